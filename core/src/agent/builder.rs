@@ -1,0 +1,99 @@
+//! Builds an [`Agent`].
+
+use super::{Agent, DEFAULT_MAX_STEPS, DEFAULT_TOOL_CONCURRENCY};
+use crate::middleware::Middleware;
+use crate::model::{Model, ModelSettings};
+use crate::tool::{Tool, ToolRegistry};
+
+/// Builds an [`Agent`]; see [`Agent::builder`].
+#[derive(Debug)]
+#[must_use = "call `build()` to get the agent"]
+pub struct AgentBuilder<M, C = ()> {
+    agent: Agent<M, C>,
+}
+
+impl<M: Model> AgentBuilder<M> {
+    pub(super) fn new(model: M) -> Self {
+        Self {
+            agent: Agent {
+                model,
+                tools: ToolRegistry::new(),
+                chain: (),
+                system_prompt: None,
+                settings: ModelSettings::new(),
+                max_steps: DEFAULT_MAX_STEPS,
+                tool_concurrency: DEFAULT_TOOL_CONCURRENCY,
+            },
+        }
+    }
+}
+
+impl<M: Model, C: Middleware> AgentBuilder<M, C> {
+    /// Sets the middleware chain: a middleware, a tuple of them, or what `chain![..]` builds.
+    pub fn chain<C2: Middleware>(self, chain: C2) -> AgentBuilder<M, C2> {
+        let Agent {
+            model,
+            tools,
+            chain: _,
+            system_prompt,
+            settings,
+            max_steps,
+            tool_concurrency,
+        } = self.agent;
+        AgentBuilder {
+            agent: Agent {
+                model,
+                tools,
+                chain,
+                system_prompt,
+                settings,
+                max_steps,
+                tool_concurrency,
+            },
+        }
+    }
+
+    /// Adds a tool.
+    pub fn tool(mut self, tool: impl Tool) -> Self {
+        self.agent.tools.register(tool);
+        self
+    }
+
+    /// Replaces the tools with `tools`.
+    pub fn tools(mut self, tools: ToolRegistry) -> Self {
+        self.agent.tools = tools;
+        self
+    }
+
+    /// Sets the system prompt of every model request.
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.agent.system_prompt = Some(prompt.into());
+        self
+    }
+
+    /// Sets the sampling and length settings of every model request.
+    pub fn settings(mut self, settings: ModelSettings) -> Self {
+        self.agent.settings = settings;
+        self
+    }
+
+    /// Bounds the number of model calls per run (default [`DEFAULT_MAX_STEPS`]); a run that
+    /// reaches it while the model still calls tools fails with
+    /// [`Error::MaxStepsExceeded`](crate::Error::MaxStepsExceeded).
+    pub fn max_steps(mut self, max_steps: usize) -> Self {
+        self.agent.max_steps = max_steps;
+        self
+    }
+
+    /// Bounds how many tool calls of one step run at the same time (default
+    /// [`DEFAULT_TOOL_CONCURRENCY`]; at least 1).
+    pub fn tool_concurrency(mut self, limit: usize) -> Self {
+        self.agent.tool_concurrency = limit.max(1);
+        self
+    }
+
+    /// The agent.
+    pub fn build(self) -> Agent<M, C> {
+        self.agent
+    }
+}

@@ -1,0 +1,77 @@
+//! The [`Agent`]: a model, tools and a middleware chain, running the loop of DESIGN §3.
+
+mod builder;
+mod innermost;
+mod input;
+mod output;
+mod run_loop;
+
+pub use builder::AgentBuilder;
+pub use input::Input;
+pub use output::{EndReason, RunOutput};
+
+use crate::model::{Model, ModelSettings};
+use crate::tool::ToolRegistry;
+
+/// The default bound on model calls per run.
+pub const DEFAULT_MAX_STEPS: usize = 25;
+
+/// The default number of tool calls of one step that run at the same time.
+pub const DEFAULT_TOOL_CONCURRENCY: usize = 8;
+
+/// An agent: a model, its tools and a static middleware chain `C`.
+///
+/// Build one with [`Agent::builder`], run it with [`Agent::run`]. One agent serves any number of
+/// runs, also concurrently: configuration lives in the agent and its middleware, the data of a
+/// run in the run.
+///
+/// ```
+/// use hookchain::prelude::*;
+///
+/// # futures::executor::block_on(async {
+/// let model = ScriptedModel::new([ModelResponse::text("Hi!")]);
+/// let agent = Agent::builder(model).system_prompt("Be brief.").build();
+/// let output = agent.run("Hello").await?;
+/// assert_eq!(output.text(), Some("Hi!"));
+/// # Ok::<(), hookchain::Error>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug)]
+pub struct Agent<M, C = ()> {
+    model: M,
+    tools: ToolRegistry,
+    chain: C,
+    system_prompt: Option<String>,
+    settings: ModelSettings,
+    max_steps: usize,
+    tool_concurrency: usize,
+}
+
+impl<M: Model> Agent<M> {
+    /// Starts building an agent around `model`, with no tools and an empty chain.
+    pub fn builder(model: M) -> AgentBuilder<M> {
+        AgentBuilder::new(model)
+    }
+}
+
+impl<M, C> Agent<M, C> {
+    /// The model.
+    pub fn model(&self) -> &M {
+        &self.model
+    }
+
+    /// The middleware chain.
+    pub fn chain(&self) -> &C {
+        &self.chain
+    }
+
+    /// The tools.
+    pub fn tools(&self) -> &ToolRegistry {
+        &self.tools
+    }
+
+    /// The bound on model calls per run.
+    pub fn max_steps(&self) -> usize {
+        self.max_steps
+    }
+}

@@ -1,0 +1,44 @@
+//! What a finished run returns.
+
+use crate::message::{Message, Role};
+use crate::model::Usage;
+
+/// The result of a run that finished.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RunOutput {
+    /// The whole history: the input, every model answer and every tool result.
+    pub messages: Vec<Message>,
+    /// Tokens used by every model call of the run.
+    pub usage: Usage,
+    /// Steps run (each step is one pass through `before_model` … `after_model`).
+    pub steps: usize,
+    /// Times the model was invoked (retries included; responses from hooks excluded).
+    pub model_calls: usize,
+    /// Tool calls answered (each with one result message).
+    pub tool_calls: usize,
+    /// Why the run ended.
+    pub end: EndReason,
+}
+
+impl RunOutput {
+    /// The last assistant message, if the model (or a hook standing in for it) answered.
+    pub fn final_message(&self) -> Option<&Message> {
+        self.messages.iter().rev().find(|m| m.role == Role::Assistant)
+    }
+
+    /// The text of the last assistant message.
+    pub fn text(&self) -> Option<&str> {
+        self.final_message().map(|m| m.content.as_str())
+    }
+}
+
+/// Why a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EndReason {
+    /// The model answered without calling tools.
+    Finished,
+    /// A hook jumped to the end.
+    Jumped,
+}

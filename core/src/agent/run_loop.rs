@@ -1,0 +1,274 @@
+//! The agent loop (DESIGN §3), kept in one place so its order can be read top to bottom.
+
+use std::panic::AssertUnwindSafe;
+
+use futures::{FutureExt, StreamExt};
+use tracing::Instrument;
+
+use super::innermost::{CallModel, CallTool};
+use super::{Agent, EndReason, Input, RunOutput};
+use crate::context::{Context, Run, ToolContext};
+use crate::error::Error;
+use crate::message::{Message, ToolCall, ToolResult};
+use crate::middleware::{
+    Bool, Flow, Hook, Jump, MarkersAgree, Middleware, ModelNext, ToolNext, check_jump,
+};
+use crate::model::{Model, ModelRequest, ModelResponse, ToolChoice};
+use crate::tool::panic_message;
+
+/// Where the loop goes next.
+enum Next {
+    /// A step; with a response that stands in for the model call.
+    Step(Option<ModelResponse>),
+    /// Run the tool calls waiting in the history, then a step.
+    Tools,
+    /// Leave the loop.
+    End,
+}
+
+impl From<Flow> for Next {
+    /// Where a flow returned before the model call leads.
+    fn from(flow: Flow) -> Next {
+        match flow {
+            Flow::Continue | Flow::Jump(Jump::Model) => Next::Step(None),
+            Flow::Respond(response) => Next::Step(Some(response)),
+            Flow::Jump(Jump::Tools) => Next::Tools,
+            Flow::Jump(Jump::End) => Next::End,
+        }
+    }
+}
+
+impl<M: Model, C: Middleware> Agent<M, C> {
+    /// Runs the agent on `input` until the model answers without calling tools, a hook jumps to
+    /// the end, or [`max_steps`](super::AgentBuilder::max_steps) is reached.
+    ///
+    /// Order of the hooks: see [`Middleware`]. Tool failures become error results the model
+    /// reads; an error from a hook or the model aborts the run (and `after_agent` does not run).
+    pub async fn run(&self, input: impl Into<Input>) -> Result<RunOutput, Error> {
+        let Input(messages) = input.into();
+        let mut run = Run::new(messages);
+        let mut state = C::State::default();
+        let span = tracing::info_span!("hookchain.run", max_steps = self.max_steps);
+        let end = self.drive(&mut run, &mut state).instrument(span).await?;
+        Ok(RunOutput {
+            messages: run.messages,
+            usage: run.usage,
+            steps: run.step,
+            model_calls: run.model_calls,
+            tool_calls: run.tool_calls,
+            end,
+        })
+    }
+
+    async fn drive(&self, run: &mut Run, state: &mut C::State) -> Result<EndReason, Error> {
+        let () = MarkersAgree::<C>::OK;
+        let mut next = Next::from(self.before_agent(run, state).await?);
+        let end = loop {
+            next = match next {
+                Next::End => break EndReason::Jumped,
+                Next::Tools => {
+                    let pending = run.pending_tool_calls();
+                    self.run_tools(run, state, pending).await;
+                    Next::Step(None)
+                }
+                Next::Step(stand_in) => match self.step(run, state, stand_in).await? {
+                    Some(next) => next,
+                    None => break EndReason::Finished,
+                },
+            };
+        };
+        close_dangling(run, "the run ended before this tool call was executed");
+        if C::HOOKS.contains(Hook::AfterAgent) {
+            self.chain
+                .after_agent(&mut Context::new(run, state))
+                .await
+                .map_err(|error| error.attribute(C::NAME, Hook::AfterAgent))?;
+        }
+        Ok(end)
+    }
+
+    async fn before_agent(&self, run: &mut Run, state: &mut C::State) -> Result<Flow, Error> {
+        if !C::HOOKS.contains(Hook::BeforeAgent) {
+            return Ok(Flow::Continue);
+        }
+        let flow = self
+            .chain
+            .before_agent(&mut Context::new(run, state))
+            .await
+            .map_err(|error| error.attribute(C::NAME, Hook::BeforeAgent))?;
+        check_jump::<C>(flow, Hook::BeforeAgent)
+    }
+
+    /// One step: `before_model`, the model call (or its stand-in), `after_model`, the tools.
+    /// Returns where to go next, or `None` when the model answered without calling tools.
+    async fn step(
+        &self,
+        run: &mut Run,
+        state: &mut C::State,
+        stand_in: Option<ModelResponse>,
+    ) -> Result<Option<Next>, Error> {
+        // Tool calls left unanswered in the input history are answered before the model is called.
+        let pending = run.pending_tool_calls();
+        if !pending.is_empty() {
+            self.run_tools(run, state, pending).await;
+        }
+        if run.step >= self.max_steps {
+            return Err(Error::MaxStepsExceeded {
+                max_steps: self.max_steps,
+            });
+        }
+        run.step += 1;
+        tracing::debug!(step = run.step, "step");
+
+        let mut response = match stand_in {
+            Some(response) => response,
+            None => {
+                let mut request = self.request(run);
+                match self.before_model(run, state, &mut request).await? {
+                    Flow::Continue | Flow::Jump(Jump::Model) => {
+                        self.call_model(run, state, request).await?
+                    }
+                    Flow::Respond(response) => response,
+                    Flow::Jump(Jump::Tools) => return Ok(Some(Next::Tools)),
+                    Flow::Jump(Jump::End) => return Ok(Some(Next::End)),
+                }
+            }
+        };
+        run.usage += response.usage;
+
+        let flow = self.after_model(run, state, &mut response).await?;
+        let calls = response.message.tool_calls.clone();
+        run.messages.push(response.message);
+        match flow {
+            Flow::Jump(Jump::Model) => {
+                skip_calls(run, &calls, "a middleware sent the run back to the model");
+                Ok(Some(Next::Step(None)))
+            }
+            Flow::Jump(Jump::End) => {
+                skip_calls(run, &calls, "a middleware ended the run");
+                Ok(Some(Next::End))
+            }
+            _ if calls.is_empty() => Ok(None),
+            _ => {
+                self.run_tools(run, state, calls).await;
+                Ok(Some(Next::Step(None)))
+            }
+        }
+    }
+
+    /// The request of the next model call, built from the history.
+    fn request(&self, run: &Run) -> ModelRequest {
+        ModelRequest {
+            messages: run.messages.clone(),
+            system_prompt: self.system_prompt.clone(),
+            tools: self.tools.specs().to_vec(),
+            tool_choice: ToolChoice::Auto,
+            settings: self.settings.clone(),
+        }
+    }
+
+    async fn before_model(
+        &self,
+        run: &mut Run,
+        state: &mut C::State,
+        request: &mut ModelRequest,
+    ) -> Result<Flow, Error> {
+        if !C::HOOKS.contains(Hook::BeforeModel) {
+            return Ok(Flow::Continue);
+        }
+        let flow = self
+            .chain
+            .before_model(&mut Context::new(run, state), request)
+            .await
+            .map_err(|error| error.attribute(C::NAME, Hook::BeforeModel))?;
+        check_jump::<C>(flow, Hook::BeforeModel)
+    }
+
+    /// The model call through the chain's onion.
+    async fn call_model(
+        &self,
+        run: &mut Run,
+        state: &mut C::State,
+        request: ModelRequest,
+    ) -> Result<ModelResponse, Error> {
+        let model = CallModel { model: &self.model };
+        let mut onion = <C::WrapsModel as Bool>::model_layer(&self.chain, state, model);
+        onion.call(&mut Context::new(run, &mut ()), request).await
+    }
+
+    async fn after_model(
+        &self,
+        run: &mut Run,
+        state: &mut C::State,
+        response: &mut ModelResponse,
+    ) -> Result<Flow, Error> {
+        if !C::HOOKS.contains(Hook::AfterModel) {
+            return Ok(Flow::Continue);
+        }
+        let flow = self
+            .chain
+            .after_model(&mut Context::new(run, state), response)
+            .await
+            .map_err(|error| error.attribute(C::NAME, Hook::AfterModel))?;
+        match check_jump::<C>(flow, Hook::AfterModel)? {
+            Flow::Respond(replacement) => {
+                *response = replacement;
+                Ok(Flow::Continue)
+            }
+            flow => Ok(flow),
+        }
+    }
+
+    /// Runs `calls` through the tool onion, concurrently (bounded), and appends one result
+    /// message per call, in call order.
+    async fn run_tools(&self, run: &mut Run, state: &C::State, calls: Vec<ToolCall>) {
+        let results: Vec<ToolResult> = {
+            let cx = ToolContext::new(&*run, state);
+            futures::stream::iter(calls.into_iter().map(|call| self.call_tool(cx, call)))
+                .buffered(self.tool_concurrency)
+                .collect()
+                .await
+        };
+        run.tool_calls += results.len();
+        run.messages.extend(results.into_iter().map(Message::tool));
+    }
+
+    /// One tool call through the chain's onion; every failure becomes an error result.
+    async fn call_tool(&self, cx: ToolContext<'_, C::State>, call: ToolCall) -> ToolResult {
+        let id = call.id.clone();
+        let onion = async {
+            let tool = CallTool { tools: &self.tools };
+            let mut onion = <C::WrapsTool as Bool>::tool_layer(&self.chain, cx.state, tool);
+            onion.call(&ToolContext::new(cx.run, &()), call).await
+        };
+        // A panic in a wrap hook must not take the run down either.
+        match AssertUnwindSafe(onion).catch_unwind().await {
+            Ok(Ok(result)) => ToolResult { call_id: id, ..result },
+            Ok(Err(error)) => ToolResult::error(id, format!("tool call failed: {error}")),
+            Err(payload) => ToolResult::error(
+                id,
+                format!(
+                    "tool call failed: a middleware panicked: {}",
+                    panic_message(payload.as_ref())
+                ),
+            ),
+        }
+    }
+}
+
+/// Gives each of `calls` an error result saying it was not executed, and why.
+fn skip_calls(run: &mut Run, calls: &[ToolCall], why: &str) {
+    run.tool_calls += calls.len();
+    run.messages.extend(calls.iter().map(|call| {
+        Message::tool(ToolResult::error(
+            &call.id,
+            format!("tool call `{}` was not executed: {why}", call.name),
+        ))
+    }));
+}
+
+/// Answers every tool call still waiting in the history, so none is left dangling.
+fn close_dangling(run: &mut Run, why: &str) {
+    let pending = run.pending_tool_calls();
+    skip_calls(run, &pending, why);
+}

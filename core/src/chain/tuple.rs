@@ -1,0 +1,228 @@
+//! `Middleware` for tuples: the flat, static chain.
+//!
+//! A tuple `(A, B, C)` runs the sequential hooks of all its members in one `async` block (no
+//! future per member is nested in another), and builds the wrap onion inside out from only the
+//! members whose `WrapsModel`/`WrapsTool` marker is [`True`](crate::middleware::True): a
+//! non-wrapping member adds neither a layer nor a type to the onion. Tuples go up to 12 members
+//! (the largest tuple whose state has a `Default`); `chain!` nests tuples for longer chains.
+
+use std::future::Future;
+
+use crate::context::{Context, ToolContext};
+use crate::error::Error;
+use crate::message::{ToolCall, ToolResult};
+use crate::middleware::{
+    Bool, Flow, Hook, HookSet, JumpSet, MarkersAgree, Middleware, ModelNext, ToolNext, check_jump,
+    phase,
+};
+use crate::model::{ModelRequest, ModelResponse};
+
+/// The type-level `||` of the members' markers.
+macro_rules! any_wraps {
+    ($assoc:ident; $M:ident) => { <$M as Middleware>::$assoc };
+    ($assoc:ident; $M:ident, $($rest:ident),+) => {
+        <<$M as Middleware>::$assoc as Bool>::Or<any_wraps!($assoc; $($rest),+)>
+    };
+}
+
+/// Awaits one member's sequential hook if it implements it, returning early on anything but
+/// `Flow::Continue`.
+macro_rules! run_hook {
+    (
+        $self:ident . $idx:tt : $M:ident,
+        $hook:ident,
+        $kind:ident,
+        $run:ident,
+        $state:ident
+        $(, $arg:ident)?
+    ) => {
+        if <$M as Middleware>::HOOKS.contains(Hook::$kind) {
+            let flow = $self
+                .$idx
+                .$hook(&mut Context::new(&mut **$run, $state) $(, $arg)?)
+                .await
+                .map_err(|error| error.attribute(<$M as Middleware>::NAME, Hook::$kind))?;
+            let flow = check_jump::<$M>(flow, Hook::$kind)?;
+            if !flow.is_continue() {
+                return Ok(flow);
+            }
+        }
+    };
+}
+
+macro_rules! tuple_chain {
+    ([$($M:ident $s:ident $idx:tt),+], [$($RM:ident $rs:ident $ridx:tt),+]) => {
+        impl<$($M: Middleware),+> Middleware for ($($M,)+) {
+            type State = ($($M::State,)+);
+            type Phase = phase::Wrap;
+            type WrapsModel = any_wraps!(WrapsModel; $($M),+);
+            type WrapsTool = any_wraps!(WrapsTool; $($M),+);
+            const NAME: &'static str = "chain";
+            const HOOKS: HookSet = HookSet::NONE$(.union($M::HOOKS))+;
+            const JUMPS: JumpSet = JumpSet::NONE$(.union($M::JUMPS))+;
+
+            fn before_agent(
+                &self,
+                cx: &mut Context<'_, Self::State>,
+            ) -> impl Future<Output = Result<Flow, Error>> + Send {
+                $(let () = MarkersAgree::<$M>::OK;)+
+                async move {
+                    let Context { run, state } = cx;
+                    let ($($s,)+) = &mut **state;
+                    $(run_hook!(self.$idx: $M, before_agent, BeforeAgent, run, $s);)+
+                    Ok(Flow::Continue)
+                }
+            }
+
+            fn before_model(
+                &self,
+                cx: &mut Context<'_, Self::State>,
+                request: &mut ModelRequest,
+            ) -> impl Future<Output = Result<Flow, Error>> + Send {
+                async move {
+                    let Context { run, state } = cx;
+                    let ($($s,)+) = &mut **state;
+                    $(run_hook!(self.$idx: $M, before_model, BeforeModel, run, $s, request);)+
+                    Ok(Flow::Continue)
+                }
+            }
+
+            fn wrap_model_call<N: ModelNext>(
+                &self,
+                cx: &mut Context<'_, Self::State>,
+                request: ModelRequest,
+                next: N,
+            ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
+                async move {
+                    let Context { run, state } = cx;
+                    let ($($s,)+) = &mut **state;
+                    $(
+                        let next = <$RM::WrapsModel as Bool>::model_layer(&self.$ridx, $rs, next);
+                    )+
+                    let mut next = next;
+                    next.call(&mut Context::new(&mut **run, &mut ()), request).await
+                }
+            }
+
+            fn after_model(
+                &self,
+                cx: &mut Context<'_, Self::State>,
+                response: &mut ModelResponse,
+            ) -> impl Future<Output = Result<Flow, Error>> + Send {
+                async move {
+                    let Context { run, state } = cx;
+                    let ($($s,)+) = &mut **state;
+                    $(
+                        if <$RM as Middleware>::HOOKS.contains(Hook::AfterModel) {
+                            let flow = self
+                                .$ridx
+                                .after_model(&mut Context::new(&mut **run, $rs), response)
+                                .await
+                                .map_err(|error| {
+                                    error.attribute(<$RM as Middleware>::NAME, Hook::AfterModel)
+                                })?;
+                            // A replacement response goes on through the remaining hooks.
+                            match check_jump::<$RM>(flow, Hook::AfterModel)? {
+                                Flow::Continue => {}
+                                Flow::Respond(replacement) => *response = replacement,
+                                flow => return Ok(flow),
+                            }
+                        }
+                    )+
+                    Ok(Flow::Continue)
+                }
+            }
+
+            fn wrap_tool_call<N: ToolNext>(
+                &self,
+                cx: &ToolContext<'_, Self::State>,
+                call: ToolCall,
+                next: N,
+            ) -> impl Future<Output = Result<ToolResult, Error>> + Send {
+                async move {
+                    let ($($s,)+) = cx.state;
+                    $(
+                        let next = <$RM::WrapsTool as Bool>::tool_layer(&self.$ridx, $rs, next);
+                    )+
+                    let mut next = next;
+                    next.call(&ToolContext::new(cx.run, &()), call).await
+                }
+            }
+
+            fn after_agent(
+                &self,
+                cx: &mut Context<'_, Self::State>,
+            ) -> impl Future<Output = Result<(), Error>> + Send {
+                async move {
+                    let Context { run, state } = cx;
+                    let ($($s,)+) = &mut **state;
+                    // Every member's after_agent runs, even after one fails; the first error wins.
+                    let mut result = Ok(());
+                    $(
+                        if <$RM as Middleware>::HOOKS.contains(Hook::AfterAgent) {
+                            let outcome = self
+                                .$ridx
+                                .after_agent(&mut Context::new(&mut **run, $rs))
+                                .await
+                                .map_err(|error| {
+                                    error.attribute(<$RM as Middleware>::NAME, Hook::AfterAgent)
+                                });
+                            if result.is_ok() {
+                                result = outcome;
+                            }
+                        }
+                    )+
+                    result
+                }
+            }
+        }
+    };
+}
+
+/// The empty chain: every hook passes through.
+impl Middleware for () {
+    type State = ();
+    type Phase = phase::Wrap;
+    type WrapsModel = crate::middleware::False;
+    type WrapsTool = crate::middleware::False;
+    const NAME: &'static str = "chain";
+    const HOOKS: HookSet = HookSet::NONE;
+    const JUMPS: JumpSet = JumpSet::NONE;
+}
+
+tuple_chain!([A a 0], [A a 0]);
+tuple_chain!([A a 0, B b 1], [B b 1, A a 0]);
+tuple_chain!([A a 0, B b 1, C c 2], [C c 2, B b 1, A a 0]);
+tuple_chain!([A a 0, B b 1, C c 2, D d 3], [D d 3, C c 2, B b 1, A a 0]);
+tuple_chain!(
+    [A a 0, B b 1, C c 2, D d 3, E e 4],
+    [E e 4, D d 3, C c 2, B b 1, A a 0]
+);
+tuple_chain!(
+    [A a 0, B b 1, C c 2, D d 3, E e 4, F f 5],
+    [F f 5, E e 4, D d 3, C c 2, B b 1, A a 0]
+);
+tuple_chain!(
+    [A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6],
+    [G g 6, F f 5, E e 4, D d 3, C c 2, B b 1, A a 0]
+);
+tuple_chain!(
+    [A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7],
+    [H h 7, G g 6, F f 5, E e 4, D d 3, C c 2, B b 1, A a 0]
+);
+tuple_chain!(
+    [A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8],
+    [I i 8, H h 7, G g 6, F f 5, E e 4, D d 3, C c 2, B b 1, A a 0]
+);
+tuple_chain!(
+    [A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9],
+    [J j 9, I i 8, H h 7, G g 6, F f 5, E e 4, D d 3, C c 2, B b 1, A a 0]
+);
+tuple_chain!(
+    [A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10],
+    [K k 10, J j 9, I i 8, H h 7, G g 6, F f 5, E e 4, D d 3, C c 2, B b 1, A a 0]
+);
+tuple_chain!(
+    [A a 0, B b 1, C c 2, D d 3, E e 4, F f 5, G g 6, H h 7, I i 8, J j 9, K k 10, L l 11],
+    [L l 11, K k 10, J j 9, I i 8, H h 7, G g 6, F f 5, E e 4, D d 3, C c 2, B b 1, A a 0]
+);

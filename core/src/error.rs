@@ -1,0 +1,155 @@
+//! The errors of a run.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::middleware::{Hook, Jump};
+
+/// A type-erased error, as carried inside [`Error`] and [`ModelError`].
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Why a run stopped with an error.
+///
+/// Tool failures are not errors: they become error tool results that the model reads (see
+/// [`ToolResult`](crate::ToolResult)). Only failures outside the tool path abort a run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The model call failed (after whatever retries the middleware made).
+    #[error("model call failed: {0}")]
+    Model(#[from] ModelError),
+    /// A middleware hook failed; the error names the middleware and the hook.
+    #[error(transparent)]
+    Middleware(#[from] MiddlewareError),
+    /// The model was still calling tools after `max_steps` model calls.
+    #[error(
+        "the agent did not finish within max_steps = {max_steps}: the model was still calling tools"
+    )]
+    MaxStepsExceeded {
+        /// The configured limit.
+        max_steps: usize,
+    },
+    /// A middleware returned [`Flow::Jump`](crate::Flow::Jump) to a target it does not declare in
+    /// [`Middleware::JUMPS`](crate::Middleware::JUMPS).
+    #[error(
+        "middleware `{middleware}` jumped to `{target}` from `{hook}`, but does not declare that \
+         target: add it to the middleware's JUMPS"
+    )]
+    UndeclaredJump {
+        /// The middleware that jumped.
+        middleware: &'static str,
+        /// The hook it jumped from.
+        hook: Hook,
+        /// Where it tried to jump.
+        target: Jump,
+    },
+}
+
+impl Error {
+    /// Wraps an error raised inside a hook.
+    ///
+    /// The chain fills in the middleware's name and the hook when the error leaves that
+    /// middleware, so a hook need not name itself. A [`hookchain::Error`](Error) passed here (for
+    /// example one returned by `next` in a wrap hook) is kept as it is, not wrapped again.
+    pub fn hook(error: impl Into<BoxError>) -> Self {
+        match error.into().downcast::<Error>() {
+            Ok(error) => *error,
+            Err(source) => Error::Middleware(MiddlewareError {
+                middleware: None,
+                hook: None,
+                source,
+            }),
+        }
+    }
+
+    /// Names the middleware and hook of an error raised by a hook that did not name them yet.
+    ///
+    /// Errors that already carry a name (raised deeper in the chain) are returned unchanged, so an
+    /// error is attributed once, to the middleware that raised it.
+    #[doc(hidden)]
+    pub fn attribute(self, middleware: &'static str, hook: Hook) -> Self {
+        match self {
+            Error::Middleware(mut error) if error.middleware.is_none() => {
+                error.middleware = Some(middleware);
+                error.hook = Some(hook);
+                Error::Middleware(error)
+            }
+            other => other,
+        }
+    }
+}
+
+/// A failure raised by a middleware hook.
+#[derive(Debug)]
+pub struct MiddlewareError {
+    middleware: Option<&'static str>,
+    hook: Option<Hook>,
+    source: BoxError,
+}
+
+impl MiddlewareError {
+    /// The name of the middleware that failed ([`Middleware::NAME`](crate::Middleware::NAME)),
+    /// if the error left a chain.
+    pub fn middleware(&self) -> Option<&'static str> {
+        self.middleware
+    }
+
+    /// The hook that failed, if the error left a chain.
+    pub fn hook(&self) -> Option<Hook> {
+        self.hook
+    }
+
+    /// The error the hook raised.
+    pub fn inner(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &*self.source
+    }
+}
+
+impl fmt::Display for MiddlewareError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.middleware, self.hook) {
+            (Some(middleware), Some(hook)) => {
+                write!(f, "middleware `{middleware}` failed in `{hook}`: ")?
+            }
+            _ => f.write_str("middleware hook failed: ")?,
+        }
+        fmt::Display::fmt(&self.source, f)
+    }
+}
+
+impl std::error::Error for MiddlewareError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.source)
+    }
+}
+
+/// Why a [`Model`](crate::Model) call failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelError {
+    /// A [`ScriptedModel`](crate::ScriptedModel) received more requests than its script holds.
+    #[error("the scripted model has no response left for request #{request}")]
+    ScriptExhausted {
+        /// The 1-based number of the request that found the script empty.
+        request: usize,
+    },
+    /// The provider rate-limited the request.
+    #[error("the model provider rate-limited the request")]
+    RateLimited {
+        /// How long the provider asked to wait, if it said.
+        retry_after: Option<Duration>,
+    },
+    /// The call took too long.
+    #[error("the model call timed out after {0:?}")]
+    Timeout(Duration),
+    /// The provider (or a scripted rule) failed.
+    #[error("the model provider failed: {0}")]
+    Provider(#[source] BoxError),
+}
+
+impl ModelError {
+    /// Wraps a provider's error.
+    pub fn provider(error: impl Into<BoxError>) -> Self {
+        ModelError::Provider(error.into())
+    }
+}

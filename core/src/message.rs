@@ -1,0 +1,158 @@
+//! Conversation messages: what the model reads and writes.
+
+use serde::{Deserialize, Serialize};
+
+/// Who wrote a [`Message`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Instructions for the model.
+    System,
+    /// The person (or program) the agent works for.
+    User,
+    /// The model.
+    Assistant,
+    /// The result of a tool call, answering one [`ToolCall`] by its id.
+    Tool,
+}
+
+/// One message of a conversation.
+///
+/// Content is text. An assistant message may carry [`ToolCall`]s; a tool message answers exactly
+/// one of them through [`tool_call_id`](Self::tool_call_id).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    /// Who wrote the message.
+    pub role: Role,
+    /// The text of the message (may be empty for an assistant message that only calls tools).
+    pub content: String,
+    /// Tool calls requested by the model (assistant messages only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// The id of the tool call this message answers (tool messages only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// Whether a tool message reports a failure (tool messages only).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+}
+
+impl Message {
+    fn new(role: Role, content: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+            is_error: false,
+        }
+    }
+
+    /// A system message.
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::new(Role::System, content)
+    }
+
+    /// A user message.
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::new(Role::User, content)
+    }
+
+    /// An assistant message with text only.
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self::new(Role::Assistant, content)
+    }
+
+    /// An assistant message that calls tools (with optional accompanying text).
+    pub fn assistant_with_tool_calls(
+        content: impl Into<String>,
+        tool_calls: impl IntoIterator<Item = ToolCall>,
+    ) -> Self {
+        Self {
+            tool_calls: tool_calls.into_iter().collect(),
+            ..Self::new(Role::Assistant, content)
+        }
+    }
+
+    /// A tool message carrying `result`.
+    pub fn tool(result: ToolResult) -> Self {
+        Self {
+            tool_call_id: Some(result.call_id),
+            is_error: result.is_error,
+            ..Self::new(Role::Tool, result.content)
+        }
+    }
+
+    /// Whether this is an assistant message that calls at least one tool.
+    pub fn has_tool_calls(&self) -> bool {
+        !self.tool_calls.is_empty()
+    }
+}
+
+/// A tool call requested by the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// Identifies the call; the tool message that answers it carries the same id.
+    pub id: String,
+    /// The name of the tool to call.
+    pub name: String,
+    /// The arguments, as JSON (normally an object matching the tool's schema).
+    pub arguments: serde_json::Value,
+}
+
+impl ToolCall {
+    /// A tool call.
+    pub fn new(
+        id: impl Into<String>,
+        name: impl Into<String>,
+        arguments: serde_json::Value,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            arguments,
+        }
+    }
+}
+
+/// The outcome of one tool call, as the model will read it.
+///
+/// Failures are results too: an unknown tool, arguments that do not match the schema, an error or
+/// a panic in the tool all become a result with [`is_error`](Self::is_error) set, so the model can
+/// read what went wrong and the run goes on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolResult {
+    /// The id of the [`ToolCall`] this result answers.
+    pub call_id: String,
+    /// What the tool returned, or what went wrong.
+    pub content: String,
+    /// Whether the call failed.
+    #[serde(default)]
+    pub is_error: bool,
+}
+
+impl ToolResult {
+    /// A successful result.
+    pub fn ok(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Self {
+            call_id: call_id.into(),
+            content: content.into(),
+            is_error: false,
+        }
+    }
+
+    /// A failed result; `content` tells the model what went wrong.
+    pub fn error(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Self {
+            call_id: call_id.into(),
+            content: content.into(),
+            is_error: true,
+        }
+    }
+}
+
+impl From<ToolResult> for Message {
+    fn from(result: ToolResult) -> Self {
+        Message::tool(result)
+    }
+}

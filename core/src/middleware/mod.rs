@@ -1,0 +1,221 @@
+//! The [`Middleware`] trait: six hooks around an agent's run, composed statically.
+//!
+//! # Hooks
+//!
+//! | hook              | runs                                   | may                                       |
+//! |-------------------|----------------------------------------|-------------------------------------------|
+//! | `before_agent`    | once per run, chain order              | edit the history, respond, jump           |
+//! | `before_model`    | before every model call, chain order   | edit the request, respond (skip the model), jump |
+//! | `wrap_model_call` | around every model call, first listed = outermost | call `next` 0..n times, edit request/response |
+//! | `after_model`     | after every model call, reverse order  | edit the response, jump                   |
+//! | `wrap_tool_call`  | around every tool call, first listed = outermost; the calls of one step run concurrently | call `next` 0..n times, edit call/result |
+//! | `after_agent`     | once per run, reverse order; always runs once `before_agent` ran, also after a jump to end | edit the history |
+//!
+//! One run:
+//!
+//! ```text
+//! before_agent                       (chain order)
+//! loop {                             until no tool calls, a jump to end, or max_steps
+//!     before_model                   (chain order)
+//!     wrap_model_call -> model       (onion, first listed = outermost)
+//!     after_model                    (reverse chain order)
+//!     wrap_tool_call -> tool         (onion, per tool call, concurrently)
+//! }
+//! after_agent                        (reverse chain order)
+//! ```
+//!
+//! # Phases
+//!
+//! See [`phase`]: `Input` middleware (only `before_*` hooks) are listed first, `Wrap` middleware
+//! (any hook, the default) next, `Output` middleware (only `after_*` hooks) last.
+//!
+//! # Implementing by hand
+//!
+//! The `#[middleware]` and `#[hook]` macros write this impl for you. By hand, declare the
+//! associated types and constants and override the hooks you need. Set [`Middleware::HOOKS`] to
+//! exactly the hooks you override: it defaults to *all* hooks (a forgotten hook must not be
+//! skipped silently), and the chain skips the hooks not in it. `WrapsModel`/`WrapsTool` must be
+//! [`True`] exactly when `HOOKS` has the wrap hook; the chain checks this when it is built
+//! (`cargo build`), so a wrap hook cannot be skipped by mistake.
+//!
+//! ```
+//! use hookchain::prelude::*;
+//! use hookchain::middleware::{HookSet, False, phase};
+//!
+//! /// Adds a line to the system prompt of every model call.
+//! #[derive(Debug, Clone)]
+//! struct Stamp(&'static str);
+//!
+//! impl Middleware for Stamp {
+//!     type State = ();
+//!     type Phase = phase::Input;
+//!     type WrapsModel = False;
+//!     type WrapsTool = False;
+//!     const NAME: &'static str = "Stamp";
+//!     const HOOKS: HookSet = HookSet::of(Hook::BeforeModel);
+//!
+//!     async fn before_model(
+//!         &self,
+//!         _cx: &mut Context<'_>,
+//!         request: &mut ModelRequest,
+//!     ) -> Result<Flow, Error> {
+//!         let prompt = request.system_prompt.get_or_insert_with(String::new);
+//!         prompt.push_str(self.0);
+//!         Ok(Flow::Continue)
+//!     }
+//! }
+//! ```
+
+mod flow;
+mod hooks;
+mod marker;
+mod next;
+mod option;
+pub mod phase;
+
+use std::future::Future;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+pub use flow::{Flow, Jump, JumpSet};
+pub use hooks::{Hook, HookSet};
+pub use marker::{Bool, False, True};
+pub use next::{ModelLayer, ModelNext, ToolLayer, ToolNext};
+pub use phase::{Phase, PhaseMarker};
+
+use crate::context::{Context, ToolContext};
+use crate::error::Error;
+use crate::message::{ToolCall, ToolResult};
+use crate::model::{ModelRequest, ModelResponse};
+
+/// The state a middleware keeps per run: created with `Default`, serializable so that it can be
+/// part of a checkpoint, and shared read-only by concurrent tool calls.
+///
+/// Blanket-implemented; `()` is the state of a middleware that keeps none.
+pub trait MiddlewareState: Default + Serialize + DeserializeOwned + Send + Sync + 'static {}
+
+impl<T: Default + Serialize + DeserializeOwned + Send + Sync + 'static> MiddlewareState for T {}
+
+/// Hooks around an agent's run. See the [module docs](self) for the order of the hooks.
+///
+/// A chain of middleware — a tuple such as `(a, b, c)`, or what `chain![a, b, c]` builds —
+/// implements `Middleware` too, so chains nest. [`Option<M>`] is a middleware that does nothing
+/// when `None`: a run-time toggle that keeps the chain static.
+///
+/// Configuration lives in the middleware value, which every run shares; data of one run lives in
+/// [`Middleware::State`], which each run creates afresh.
+pub trait Middleware: Send + Sync {
+    /// This middleware's per-run state; `()` if it keeps none.
+    type State: MiddlewareState;
+
+    /// The phase ([`phase::Input`], [`phase::Wrap`] or [`phase::Output`]).
+    type Phase: PhaseMarker;
+
+    /// [`True`] if this middleware overrides [`wrap_model_call`](Middleware::wrap_model_call).
+    type WrapsModel: Bool;
+
+    /// [`True`] if this middleware overrides [`wrap_tool_call`](Middleware::wrap_tool_call).
+    type WrapsTool: Bool;
+
+    /// The name errors and descriptions use.
+    const NAME: &'static str;
+
+    /// The hooks this middleware implements; the chain calls no other. Defaults to all hooks.
+    const HOOKS: HookSet = HookSet::ALL;
+
+    /// The targets this middleware may [`Flow::Jump`] to; a jump elsewhere is an
+    /// [`Error::UndeclaredJump`]. Defaults to all targets.
+    const JUMPS: JumpSet = JumpSet::ALL;
+
+    /// Runs once, before the first model call.
+    fn before_agent(
+        &self,
+        cx: &mut Context<'_, Self::State>,
+    ) -> impl Future<Output = Result<Flow, Error>> + Send {
+        let _ = cx;
+        async { Ok(Flow::Continue) }
+    }
+
+    /// Runs before every model call; may edit the request (this call only).
+    fn before_model(
+        &self,
+        cx: &mut Context<'_, Self::State>,
+        request: &mut ModelRequest,
+    ) -> impl Future<Output = Result<Flow, Error>> + Send {
+        let _ = (cx, request);
+        async { Ok(Flow::Continue) }
+    }
+
+    /// Wraps every model call; `next` runs the inner layers and the model.
+    fn wrap_model_call<N: ModelNext>(
+        &self,
+        cx: &mut Context<'_, Self::State>,
+        request: ModelRequest,
+        mut next: N,
+    ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
+        async move { next.call(cx, request).await }
+    }
+
+    /// Runs after every model call; may edit the response before it enters the history.
+    fn after_model(
+        &self,
+        cx: &mut Context<'_, Self::State>,
+        response: &mut ModelResponse,
+    ) -> impl Future<Output = Result<Flow, Error>> + Send {
+        let _ = (cx, response);
+        async { Ok(Flow::Continue) }
+    }
+
+    /// Wraps every tool call; `next` runs the inner layers and the tool.
+    fn wrap_tool_call<N: ToolNext>(
+        &self,
+        cx: &ToolContext<'_, Self::State>,
+        call: ToolCall,
+        mut next: N,
+    ) -> impl Future<Output = Result<ToolResult, Error>> + Send {
+        async move { next.call(cx, call).await }
+    }
+
+    /// Runs once at the end of the run, also after a jump to end.
+    fn after_agent(
+        &self,
+        cx: &mut Context<'_, Self::State>,
+    ) -> impl Future<Output = Result<(), Error>> + Send {
+        let _ = cx;
+        async { Ok(()) }
+    }
+}
+
+/// Checks that `M` declared the target of a jump it returned.
+pub(crate) fn check_jump<M: Middleware>(flow: Flow, hook: Hook) -> Result<Flow, Error> {
+    match flow {
+        Flow::Jump(target) if !M::JUMPS.contains(target) => Err(Error::UndeclaredJump {
+            middleware: M::NAME,
+            hook,
+            target,
+        }),
+        flow => Ok(flow),
+    }
+}
+
+/// Compile-time check that a middleware's wrap markers agree with its `HOOKS`.
+///
+/// Evaluated when a chain holding `M` is built, so a hand-written impl that overrides a wrap hook
+/// but says `False` (or the reverse) fails `cargo build` instead of being skipped silently.
+pub(crate) struct MarkersAgree<M>(std::marker::PhantomData<M>);
+
+impl<M: Middleware> MarkersAgree<M> {
+    pub(crate) const OK: () = {
+        assert!(
+            M::HOOKS.contains(Hook::WrapModelCall) == <M::WrapsModel as Bool>::VALUE,
+            "a middleware's `WrapsModel` must be `True` exactly when its `HOOKS` contain \
+             `Hook::WrapModelCall`"
+        );
+        assert!(
+            M::HOOKS.contains(Hook::WrapToolCall) == <M::WrapsTool as Bool>::VALUE,
+            "a middleware's `WrapsTool` must be `True` exactly when its `HOOKS` contain \
+             `Hook::WrapToolCall`"
+        );
+    };
+}

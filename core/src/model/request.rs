@@ -1,0 +1,87 @@
+//! What the agent sends to the model.
+
+use serde::{Deserialize, Serialize};
+
+use crate::message::Message;
+use crate::tool::ToolSpec;
+
+/// One request to a [`Model`](super::Model).
+///
+/// The agent builds a fresh request for every model call from the conversation history. Edits a
+/// middleware makes to the request (in `before_model` or `wrap_model_call`) affect that call only;
+/// to change the history, edit it through the [`Context`](crate::Context).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ModelRequest {
+    /// The conversation so far, oldest first.
+    pub messages: Vec<Message>,
+    /// Instructions sent ahead of the messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// The tools the model may call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolSpec>,
+    /// Whether and which tools the model must call.
+    #[serde(default)]
+    pub tool_choice: ToolChoice,
+    /// Sampling and length settings.
+    #[serde(default)]
+    pub settings: ModelSettings,
+}
+
+/// Whether and which tools the model must call.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ToolChoice {
+    /// The model decides.
+    #[default]
+    Auto,
+    /// The model must not call tools.
+    None,
+    /// The model must call at least one tool.
+    Required,
+    /// The model must call the named tool.
+    Tool(String),
+}
+
+/// Sampling and length settings of a model call. `None` leaves the provider's default.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ModelSettings {
+    /// Sampling temperature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+    /// Upper bound on generated tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// Nucleus sampling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f32>,
+    /// Sequences that stop generation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stop: Vec<String>,
+}
+
+impl ModelSettings {
+    /// Settings that leave every choice to the provider.
+    pub const fn new() -> Self {
+        Self {
+            temperature: None,
+            max_tokens: None,
+            top_p: None,
+            stop: Vec::new(),
+        }
+    }
+
+    /// Sets the sampling temperature.
+    pub const fn temperature(mut self, temperature: f32) -> Self {
+        self.temperature = Some(temperature);
+        self
+    }
+
+    /// Sets the upper bound on generated tokens.
+    pub const fn max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
+    }
+}

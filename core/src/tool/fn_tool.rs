@@ -1,0 +1,102 @@
+//! Tools made from async closures, with the argument schema derived by `schemars`.
+
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::{Tool, ToolError, ToolSpec};
+use crate::error::BoxError;
+
+/// A tool made from an async closure taking typed arguments.
+///
+/// The argument type `A` gives the schema (through `schemars::JsonSchema`) and is deserialized
+/// from the model's JSON; arguments that do not match become an error result for the model. The
+/// closure's `Ok` value is turned into text: a string as is, anything else as JSON.
+///
+/// ```
+/// use hookchain::{FnTool, Tool};
+/// use schemars::JsonSchema;
+/// use serde::Deserialize;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Add {
+///     a: i64,
+///     b: i64,
+/// }
+///
+/// let add = FnTool::new("add", "Adds two integers.", |args: Add| async move {
+///     Ok::<_, std::convert::Infallible>(args.a + args.b)
+/// });
+/// assert_eq!(add.spec().name, "add");
+/// ```
+pub struct FnTool<A, F> {
+    spec: ToolSpec,
+    run: F,
+    arguments: PhantomData<fn(A)>,
+}
+
+impl<A, F, Fut, T, E> FnTool<A, F>
+where
+    A: DeserializeOwned + JsonSchema + Send + 'static,
+    F: Fn(A) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<T, E>> + Send,
+    T: Serialize,
+    E: Into<BoxError>,
+{
+    /// A tool named `name`, described to the model by `description`, running `run`.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, run: F) -> Self {
+        let schema = schemars::schema_for!(A);
+        Self {
+            spec: ToolSpec {
+                name: name.into(),
+                description: description.into(),
+                parameters: schema.to_value(),
+            },
+            run,
+            arguments: PhantomData,
+        }
+    }
+}
+
+impl<A, F> fmt::Debug for FnTool<A, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FnTool").field("spec", &self.spec).finish()
+    }
+}
+
+impl<A, F, Fut, T, E> Tool for FnTool<A, F>
+where
+    A: DeserializeOwned + JsonSchema + Send + 'static,
+    F: Fn(A) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<T, E>> + Send,
+    T: Serialize,
+    E: Into<BoxError>,
+{
+    fn spec(&self) -> ToolSpec {
+        self.spec.clone()
+    }
+
+    async fn call(&self, arguments: serde_json::Value) -> Result<String, ToolError> {
+        let tool = || self.spec.name.clone();
+        let arguments = serde_json::from_value::<A>(arguments)
+            .map_err(|source| ToolError::InvalidArguments {
+                tool: tool(),
+                source,
+            })?;
+        let output = (self.run)(arguments)
+            .await
+            .map_err(|error| ToolError::failed(tool(), error))?;
+        match serde_json::to_value(output) {
+            Ok(serde_json::Value::String(text)) => Ok(text),
+            Ok(value) => Ok(value.to_string()),
+            Err(source) => Err(ToolError::Output {
+                tool: tool(),
+                source,
+            }),
+        }
+    }
+}

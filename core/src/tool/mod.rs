@@ -1,0 +1,42 @@
+//! Tools the model can call: the [`Tool`] trait, tools made from async closures ([`FnTool`]), and
+//! the [`ToolRegistry`] that dispatches calls by name.
+
+mod error;
+mod fn_tool;
+mod registry;
+
+use std::future::Future;
+
+use serde::{Deserialize, Serialize};
+
+pub use error::ToolError;
+pub use fn_tool::FnTool;
+pub(crate) use registry::panic_message;
+pub use registry::ToolRegistry;
+
+/// What the model is told about a tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// The name the model calls the tool by.
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// The JSON schema of the tool's arguments.
+    pub parameters: serde_json::Value,
+}
+
+/// A tool the model can call.
+///
+/// Most tools are made with [`FnTool::new`] from an async closure and an argument type deriving
+/// `serde::Deserialize` and `schemars::JsonSchema`. Implement the trait directly for tools with
+/// their own schema or dispatch.
+pub trait Tool: Send + Sync + 'static {
+    /// The tool's name, description and argument schema.
+    fn spec(&self) -> ToolSpec;
+
+    /// Runs the tool on the model's arguments; the `Ok` text is what the model reads.
+    fn call(
+        &self,
+        arguments: serde_json::Value,
+    ) -> impl Future<Output = Result<String, ToolError>> + Send;
+}

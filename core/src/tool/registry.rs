@@ -1,0 +1,137 @@
+//! Dispatches tool calls by name.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::panic::AssertUnwindSafe;
+
+use futures::FutureExt;
+use futures::future::BoxFuture;
+
+use super::{Tool, ToolError, ToolSpec};
+use crate::message::{ToolCall, ToolResult};
+
+/// Object-safe form of [`Tool`], so tools of different types can share one registry.
+///
+/// The registry is the one place that boxes: one future per tool call, off the middleware chain.
+trait ErasedTool: Send + Sync {
+    fn call_boxed(&self, arguments: serde_json::Value) -> BoxFuture<'_, Result<String, ToolError>>;
+}
+
+impl<T: Tool> ErasedTool for T {
+    fn call_boxed(&self, arguments: serde_json::Value) -> BoxFuture<'_, Result<String, ToolError>> {
+        Box::pin(self.call(arguments))
+    }
+}
+
+struct Entry {
+    spec: ToolSpec,
+    tool: Box<dyn ErasedTool>,
+}
+
+/// The tools of an agent, by name.
+///
+/// [`execute`](Self::execute) never fails: an unknown tool, bad arguments, a tool error or a
+/// panicking tool each become an error [`ToolResult`] that the model can read.
+#[derive(Default)]
+pub struct ToolRegistry {
+    tools: BTreeMap<String, Entry>,
+    specs: Vec<ToolSpec>,
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `tool`, replacing a tool of the same name.
+    pub fn register(&mut self, tool: impl Tool) -> &mut Self {
+        let spec = tool.spec();
+        self.specs.retain(|existing| existing.name != spec.name);
+        self.specs.push(spec.clone());
+        self.tools.insert(
+            spec.name.clone(),
+            Entry {
+                spec,
+                tool: Box::new(tool),
+            },
+        );
+        self
+    }
+
+    /// Adds `tool` and returns the registry, for chaining.
+    pub fn with(mut self, tool: impl Tool) -> Self {
+        self.register(tool);
+        self
+    }
+
+    /// The specs of every tool, in registration order (as the model is told about them).
+    pub fn specs(&self) -> &[ToolSpec] {
+        &self.specs
+    }
+
+    /// The spec of the tool named `name`.
+    pub fn spec(&self, name: &str) -> Option<&ToolSpec> {
+        self.tools.get(name).map(|entry| &entry.spec)
+    }
+
+    /// The number of tools.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether there are no tools.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// Runs `call`, turning every failure into an error result.
+    pub async fn execute(&self, call: &ToolCall) -> ToolResult {
+        match self.try_execute(call).await {
+            Ok(content) => ToolResult::ok(&call.id, content),
+            Err(error) => {
+                tracing::debug!(tool = %call.name, call_id = %call.id, %error, "tool call failed");
+                ToolResult::error(&call.id, error.to_string())
+            }
+        }
+    }
+
+    /// Runs `call`, reporting failures as [`ToolError`].
+    pub async fn try_execute(&self, call: &ToolCall) -> Result<String, ToolError> {
+        let Some(entry) = self.tools.get(&call.name) else {
+            return Err(ToolError::UnknownTool {
+                name: call.name.clone(),
+                available: self.tools.keys().cloned().collect::<Vec<_>>().join(", "),
+            });
+        };
+        // A panicking tool must not take the run down: it becomes an error result.
+        AssertUnwindSafe(entry.tool.call_boxed(call.arguments.clone()))
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|payload| {
+                Err(ToolError::Panicked {
+                    tool: call.name.clone(),
+                    message: panic_message(payload.as_ref()),
+                })
+            })
+    }
+}
+
+impl fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list()
+            .entries(self.specs.iter().map(|spec| &spec.name))
+            .finish()
+    }
+}
+
+/// The text of a panic payload, when it is a string.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        (*text).to_owned()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "(non-string panic payload)".to_owned()
+    }
+}
