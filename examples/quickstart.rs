@@ -27,7 +27,8 @@ impl Middleware for RequestLogger {
 
     async fn before_model(
         &self,
-        cx: &mut Context<'_>,
+        cx: &mut Context,
+        _state: &mut (),
         request: &mut ModelRequest,
     ) -> Result<Flow, Error> {
         println!(
@@ -54,7 +55,8 @@ impl Middleware for ToolCallCounter {
 
     async fn wrap_tool_call<N: ToolNext>(
         &self,
-        cx: &ToolContext<'_, u32>,
+        cx: &Context,
+        _state: &u32,
         call: ToolCall,
         mut next: N,
     ) -> Result<ToolResult, Error> {
@@ -62,10 +64,10 @@ impl Middleware for ToolCallCounter {
         next.call(cx, call).await
     }
 
-    async fn after_agent(&self, cx: &mut Context<'_, u32>) -> Result<(), Error> {
+    async fn after_agent(&self, cx: &mut Context, count: &mut u32) -> Result<(), Error> {
         let calls = cx.messages().iter().filter(|m| m.role == Role::Tool).count();
-        *cx.state_mut() = u32::try_from(calls).unwrap_or(u32::MAX);
-        println!("  [ToolCallCounter] {} tool call(s) this run", cx.state());
+        *count = u32::try_from(calls).unwrap_or(u32::MAX);
+        println!("  [ToolCallCounter] {count} tool call(s) this run");
         Ok(())
     }
 }

@@ -27,10 +27,11 @@
 //!
 //!     async fn before_model(
 //!         &self,
-//!         cx: &mut Context<'_, u32>,
+//!         _cx: &mut Context,
+//!         calls: &mut u32,
 //!         _request: &mut ModelRequest,
 //!     ) -> Result<Flow, Error> {
-//!         *cx.state_mut() += 1;
+//!         *calls += 1;
 //!         Ok(Flow::Continue)
 //!     }
 //! }

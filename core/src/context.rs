@@ -3,9 +3,14 @@
 use crate::message::{Message, ToolCall};
 use crate::model::Usage;
 
-/// The shared data of one agent run: the conversation history and the run's counters.
+/// What every hook sees of the run: the conversation history and the run's counters.
+///
+/// Hooks on the model path get `&mut Context` and may edit the history; those edits persist for
+/// the rest of the run, while edits to a [`ModelRequest`](crate::ModelRequest) affect one model
+/// call only. `wrap_tool_call` hooks get `&Context`, because the tool calls of one step run
+/// concurrently.
 #[derive(Debug, Clone, Default)]
-pub struct Run {
+pub struct Context {
     pub(crate) messages: Vec<Message>,
     pub(crate) step: usize,
     pub(crate) model_calls: usize,
@@ -13,10 +18,10 @@ pub struct Run {
     pub(crate) usage: Usage,
 }
 
-impl Run {
-    /// A run whose history starts with `messages`.
+impl Context {
+    /// The context of a run whose history starts with `messages`.
     ///
-    /// The agent creates the run; this constructor exists so hooks can be unit-tested on their own.
+    /// The agent creates the context of each run; this constructor lets hooks be unit-tested.
     pub fn new(messages: Vec<Message>) -> Self {
         Self {
             messages,
@@ -29,7 +34,12 @@ impl Run {
         &self.messages
     }
 
-    /// The 1-based number of the current step (one model call per step); 0 before the first.
+    /// The conversation history, to edit (summarize, trim, annotate) for the rest of the run.
+    pub fn messages_mut(&mut self) -> &mut Vec<Message> {
+        &mut self.messages
+    }
+
+    /// The 1-based number of the current step (one model call per step); 0 in `before_agent`.
     pub fn step(&self) -> usize {
         self.step
     }
@@ -65,104 +75,5 @@ impl Run {
             .filter(|call| !answered(&call.id))
             .cloned()
             .collect()
-    }
-}
-
-/// What a hook on the model path (`before_agent`, `before_model`, `wrap_model_call`,
-/// `after_model`, `after_agent`) sees: the run, mutably, and its own middleware's state `S`.
-///
-/// Edits to the history made here persist for the rest of the run; edits to a
-/// [`ModelRequest`](crate::ModelRequest) affect one model call only.
-#[derive(Debug)]
-pub struct Context<'a, S = ()> {
-    pub(crate) run: &'a mut Run,
-    pub(crate) state: &'a mut S,
-}
-
-impl<'a, S> Context<'a, S> {
-    /// A context over `run` and `state`; the chain makes these, this is for unit tests of hooks.
-    pub fn new(run: &'a mut Run, state: &'a mut S) -> Self {
-        Self { run, state }
-    }
-
-    /// The run.
-    pub fn run(&self) -> &Run {
-        self.run
-    }
-
-    /// The conversation history, oldest first.
-    pub fn messages(&self) -> &[Message] {
-        &self.run.messages
-    }
-
-    /// The conversation history, to edit (summarize, trim, annotate) for the rest of the run.
-    pub fn messages_mut(&mut self) -> &mut Vec<Message> {
-        &mut self.run.messages
-    }
-
-    /// The 1-based number of the current step; 0 in `before_agent`.
-    pub fn step(&self) -> usize {
-        self.run.step
-    }
-
-    /// This middleware's state.
-    pub fn state(&self) -> &S {
-        self.state
-    }
-
-    /// This middleware's state, to update.
-    pub fn state_mut(&mut self) -> &mut S {
-        self.state
-    }
-
-    /// A shorter-lived context over the same run and state, to hand to `next` more than once.
-    pub fn reborrow(&mut self) -> Context<'_, S> {
-        Context {
-            run: self.run,
-            state: self.state,
-        }
-    }
-}
-
-/// What a `wrap_tool_call` hook sees: the run and its own middleware's state, read-only, because
-/// the tool calls of one step run concurrently.
-#[derive(Debug)]
-pub struct ToolContext<'a, S = ()> {
-    pub(crate) run: &'a Run,
-    pub(crate) state: &'a S,
-}
-
-impl<S> Clone for ToolContext<'_, S> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<S> Copy for ToolContext<'_, S> {}
-
-impl<'a, S> ToolContext<'a, S> {
-    /// A context over `run` and `state`; the chain makes these, this is for unit tests of hooks.
-    pub fn new(run: &'a Run, state: &'a S) -> Self {
-        Self { run, state }
-    }
-
-    /// The run.
-    pub fn run(&self) -> &'a Run {
-        self.run
-    }
-
-    /// The conversation history, oldest first.
-    pub fn messages(&self) -> &'a [Message] {
-        &self.run.messages
-    }
-
-    /// The 1-based number of the current step.
-    pub fn step(&self) -> usize {
-        self.run.step
-    }
-
-    /// This middleware's state.
-    pub fn state(&self) -> &'a S {
-        self.state
     }
 }

@@ -62,6 +62,26 @@ impl Error {
         }
     }
 
+    /// An error raised by the middleware named `middleware` in `hook`.
+    ///
+    /// Use this in wrap hooks: the chain names errors from sequential hooks itself, but adds no
+    /// layer around wrap hooks that could.
+    pub fn middleware(middleware: &'static str, hook: Hook, error: impl Into<BoxError>) -> Self {
+        Error::hook(error).attribute(middleware, hook)
+    }
+
+    /// Records the hook of an error that left a chain unnamed (a wrap hook that raised
+    /// [`Error::hook`]): the middleware stays unknown, the hook is known.
+    pub(crate) fn attribute_hook(self, hook: Hook) -> Self {
+        match self {
+            Error::Middleware(mut error) if error.hook.is_none() => {
+                error.hook = Some(hook);
+                Error::Middleware(error)
+            }
+            other => other,
+        }
+    }
+
     /// Names the middleware and hook of an error raised by a hook that did not name them yet.
     ///
     /// Errors that already carry a name (raised deeper in the chain) are returned unchanged, so an
@@ -111,7 +131,8 @@ impl fmt::Display for MiddlewareError {
             (Some(middleware), Some(hook)) => {
                 write!(f, "middleware `{middleware}` failed in `{hook}`: ")?
             }
-            _ => f.write_str("middleware hook failed: ")?,
+            (None, Some(hook)) => write!(f, "a middleware failed in `{hook}`: ")?,
+            _ => f.write_str("a middleware hook failed: ")?,
         }
         fmt::Display::fmt(&self.source, f)
     }

@@ -21,7 +21,7 @@ pub mod model;
 pub mod tool;
 
 pub use agent::{Agent, AgentBuilder, EndReason, Input, RunOutput};
-pub use context::{Context, Run, ToolContext};
+pub use context::Context;
 pub use error::{BoxError, Error, MiddlewareError, ModelError};
 pub use message::{Message, Role, ToolCall, ToolResult};
 pub use middleware::{Flow, Hook, Jump, Middleware, ModelNext, ToolNext};
@@ -32,7 +32,7 @@ pub use tool::{FnTool, Tool, ToolError, ToolRegistry, ToolSpec};
 pub mod prelude {
     pub use crate::{
         Agent, Context, Error, Flow, Hook, Jump, Message, Middleware, ModelNext, ModelRequest,
-        ModelResponse, ScriptedModel, ToolCall, ToolContext, ToolNext, ToolResult,
+        ModelResponse, ScriptedModel, ToolCall, ToolNext, ToolResult,
     };
 }
 
@@ -41,9 +41,10 @@ pub mod __private {
     //! What generated code names, as `::hookchain::__private::…`. Not public API: it changes
     //! without notice.
     pub use crate::middleware::{
-        Bool, False, Flow, Hook, HookSet, JumpSet, Middleware, ModelNext, ToolNext, True, phase,
+        Bool, False, Flow, Hook, HookSet, JumpSet, Middleware, ModelNext, ModelWrap, Splice,
+        ToolNext, ToolWrap, True, phase,
     };
-    pub use crate::{Context, Error, ModelRequest, ModelResponse, ToolCall, ToolContext, ToolResult};
+    pub use crate::{Context, Error, ModelRequest, ModelResponse, ToolCall, ToolResult};
     pub use std::future::Future;
     pub use std::marker::{PhantomData, Send, Sync};
     pub use std::option::Option;

@@ -2,7 +2,7 @@
 
 use std::future::Future;
 
-use crate::context::{Context, ToolContext};
+use crate::context::Context;
 use crate::error::Error;
 use crate::message::{ToolCall, ToolResult};
 use crate::middleware::{ModelNext, ToolNext};
@@ -15,12 +15,12 @@ pub(super) struct CallModel<'a, M> {
 }
 
 impl<M: Model> ModelNext for CallModel<'_, M> {
-    fn call<S: Send>(
+    fn call(
         &mut self,
-        cx: &mut Context<'_, S>,
+        cx: &mut Context,
         request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
-        cx.run.model_calls += 1;
+        cx.model_calls += 1;
         let model = self.model;
         async move { Ok(model.invoke(&request).await?) }
     }
@@ -32,9 +32,9 @@ pub(super) struct CallTool<'a> {
 }
 
 impl ToolNext for CallTool<'_> {
-    fn call<S: Sync>(
+    fn call(
         &mut self,
-        _cx: &ToolContext<'_, S>,
+        _cx: &Context,
         call: ToolCall,
     ) -> impl Future<Output = Result<ToolResult, Error>> + Send {
         let tools = self.tools;

@@ -7,11 +7,12 @@ use tracing::Instrument;
 
 use super::innermost::{CallModel, CallTool};
 use super::{Agent, EndReason, Input, RunOutput};
-use crate::context::{Context, Run, ToolContext};
+use crate::context::Context;
 use crate::error::Error;
 use crate::message::{Message, ToolCall, ToolResult};
 use crate::middleware::{
-    Bool, Flow, Hook, Jump, MarkersAgree, Middleware, ModelNext, ToolNext, check_jump,
+    Flow, Hook, Jump, MarkersAgree, Middleware, ModelNext, ModelWrap, ToolNext, ToolWrap,
+    check_jump,
 };
 use crate::model::{Model, ModelRequest, ModelResponse, ToolChoice};
 use crate::tool::panic_message;
@@ -46,7 +47,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// reads; an error from a hook or the model aborts the run (and `after_agent` does not run).
     pub async fn run(&self, input: impl Into<Input>) -> Result<RunOutput, Error> {
         let Input(messages) = input.into();
-        let mut run = Run::new(messages);
+        let mut run = Context::new(messages);
         let mut state = C::State::default();
         let span = tracing::info_span!("hookchain.run", max_steps = self.max_steps);
         let end = self.drive(&mut run, &mut state).instrument(span).await?;
@@ -60,7 +61,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         })
     }
 
-    async fn drive(&self, run: &mut Run, state: &mut C::State) -> Result<EndReason, Error> {
+    async fn drive(&self, run: &mut Context, state: &mut C::State) -> Result<EndReason, Error> {
         let () = MarkersAgree::<C>::OK;
         let mut next = Next::from(self.before_agent(run, state).await?);
         let end = loop {
@@ -80,20 +81,20 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         close_dangling(run, "the run ended before this tool call was executed");
         if C::HOOKS.contains(Hook::AfterAgent) {
             self.chain
-                .after_agent(&mut Context::new(run, state))
+                .after_agent(run, state)
                 .await
                 .map_err(|error| error.attribute(C::NAME, Hook::AfterAgent))?;
         }
         Ok(end)
     }
 
-    async fn before_agent(&self, run: &mut Run, state: &mut C::State) -> Result<Flow, Error> {
+    async fn before_agent(&self, run: &mut Context, state: &mut C::State) -> Result<Flow, Error> {
         if !C::HOOKS.contains(Hook::BeforeAgent) {
             return Ok(Flow::Continue);
         }
         let flow = self
             .chain
-            .before_agent(&mut Context::new(run, state))
+            .before_agent(run, state)
             .await
             .map_err(|error| error.attribute(C::NAME, Hook::BeforeAgent))?;
         check_jump::<C>(flow, Hook::BeforeAgent)
@@ -103,7 +104,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// Returns where to go next, or `None` when the model answered without calling tools.
     async fn step(
         &self,
-        run: &mut Run,
+        run: &mut Context,
         state: &mut C::State,
         stand_in: Option<ModelResponse>,
     ) -> Result<Option<Next>, Error> {
@@ -126,7 +127,15 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 let mut request = self.request(run);
                 match self.before_model(run, state, &mut request).await? {
                     Flow::Continue | Flow::Jump(Jump::Model) => {
-                        self.call_model(run, state, request).await?
+                        // The onion is awaited here rather than in a helper `async fn`: one
+                        // future less between the run and the deepest wrap hook.
+                        let model = CallModel { model: &self.model };
+                        let mut onion =
+                            <C::WrapsModel as ModelWrap<C>>::layer(&self.chain, state, model);
+                        onion
+                            .call(run, request)
+                            .await
+                            .map_err(|error| error.attribute_hook(Hook::WrapModelCall))?
                     }
                     Flow::Respond(response) => response,
                     Flow::Jump(Jump::Tools) => return Ok(Some(Next::Tools)),
@@ -157,7 +166,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     }
 
     /// The request of the next model call, built from the history.
-    fn request(&self, run: &Run) -> ModelRequest {
+    fn request(&self, run: &Context) -> ModelRequest {
         ModelRequest {
             messages: run.messages.clone(),
             system_prompt: self.system_prompt.clone(),
@@ -169,7 +178,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
 
     async fn before_model(
         &self,
-        run: &mut Run,
+        run: &mut Context,
         state: &mut C::State,
         request: &mut ModelRequest,
     ) -> Result<Flow, Error> {
@@ -178,27 +187,15 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         }
         let flow = self
             .chain
-            .before_model(&mut Context::new(run, state), request)
+            .before_model(run, state, request)
             .await
             .map_err(|error| error.attribute(C::NAME, Hook::BeforeModel))?;
         check_jump::<C>(flow, Hook::BeforeModel)
     }
 
-    /// The model call through the chain's onion.
-    async fn call_model(
-        &self,
-        run: &mut Run,
-        state: &mut C::State,
-        request: ModelRequest,
-    ) -> Result<ModelResponse, Error> {
-        let model = CallModel { model: &self.model };
-        let mut onion = <C::WrapsModel as Bool>::model_layer(&self.chain, state, model);
-        onion.call(&mut Context::new(run, &mut ()), request).await
-    }
-
     async fn after_model(
         &self,
-        run: &mut Run,
+        run: &mut Context,
         state: &mut C::State,
         response: &mut ModelResponse,
     ) -> Result<Flow, Error> {
@@ -207,7 +204,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         }
         let flow = self
             .chain
-            .after_model(&mut Context::new(run, state), response)
+            .after_model(run, state, response)
             .await
             .map_err(|error| error.attribute(C::NAME, Hook::AfterModel))?;
         match check_jump::<C>(flow, Hook::AfterModel)? {
@@ -221,10 +218,10 @@ impl<M: Model, C: Middleware> Agent<M, C> {
 
     /// Runs `calls` through the tool onion, concurrently (bounded), and appends one result
     /// message per call, in call order.
-    async fn run_tools(&self, run: &mut Run, state: &C::State, calls: Vec<ToolCall>) {
+    async fn run_tools(&self, run: &mut Context, state: &C::State, calls: Vec<ToolCall>) {
         let results: Vec<ToolResult> = {
-            let cx = ToolContext::new(&*run, state);
-            futures::stream::iter(calls.into_iter().map(|call| self.call_tool(cx, call)))
+            let cx = &*run;
+            futures::stream::iter(calls.into_iter().map(|call| self.call_tool(cx, state, call)))
                 .buffered(self.tool_concurrency)
                 .collect()
                 .await
@@ -234,17 +231,20 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     }
 
     /// One tool call through the chain's onion; every failure becomes an error result.
-    async fn call_tool(&self, cx: ToolContext<'_, C::State>, call: ToolCall) -> ToolResult {
+    async fn call_tool(&self, cx: &Context, state: &C::State, call: ToolCall) -> ToolResult {
         let id = call.id.clone();
         let onion = async {
             let tool = CallTool { tools: &self.tools };
-            let mut onion = <C::WrapsTool as Bool>::tool_layer(&self.chain, cx.state, tool);
-            onion.call(&ToolContext::new(cx.run, &()), call).await
+            let mut onion = <C::WrapsTool as ToolWrap<C>>::layer(&self.chain, state, tool);
+            onion.call(cx, call).await
         };
         // A panic in a wrap hook must not take the run down either.
         match AssertUnwindSafe(onion).catch_unwind().await {
             Ok(Ok(result)) => ToolResult { call_id: id, ..result },
-            Ok(Err(error)) => ToolResult::error(id, format!("tool call failed: {error}")),
+            Ok(Err(error)) => {
+                let error = error.attribute_hook(Hook::WrapToolCall);
+                ToolResult::error(id, format!("tool call failed: {error}"))
+            }
             Err(payload) => ToolResult::error(
                 id,
                 format!(
@@ -257,7 +257,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
 }
 
 /// Gives each of `calls` an error result saying it was not executed, and why.
-fn skip_calls(run: &mut Run, calls: &[ToolCall], why: &str) {
+fn skip_calls(run: &mut Context, calls: &[ToolCall], why: &str) {
     run.tool_calls += calls.len();
     run.messages.extend(calls.iter().map(|call| {
         Message::tool(ToolResult::error(
@@ -268,7 +268,7 @@ fn skip_calls(run: &mut Run, calls: &[ToolCall], why: &str) {
 }
 
 /// Answers every tool call still waiting in the history, so none is left dangling.
-fn close_dangling(run: &mut Run, why: &str) {
+fn close_dangling(run: &mut Context, why: &str) {
     let pending = run.pending_tool_calls();
     skip_calls(run, &pending, why);
 }

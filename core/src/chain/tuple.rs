@@ -8,20 +8,22 @@
 
 use std::future::Future;
 
-use crate::context::{Context, ToolContext};
+use crate::context::Context;
 use crate::error::Error;
 use crate::message::{ToolCall, ToolResult};
 use crate::middleware::{
-    Bool, Flow, Hook, HookSet, JumpSet, MarkersAgree, Middleware, ModelNext, ToolNext, check_jump,
-    phase,
+    Flow, Hook, HookSet, JumpSet, MarkersAgree, Middleware, ModelNext, ModelWrap, Splice,
+    ToolNext, ToolWrap, check_jump, phase,
 };
 use crate::model::{ModelRequest, ModelResponse};
 
-/// The type-level `||` of the members' markers.
-macro_rules! any_wraps {
-    ($assoc:ident; $M:ident) => { <$M as Middleware>::$assoc };
-    ($assoc:ident; $M:ident, $($rest:ident),+) => {
-        <<$M as Middleware>::$assoc as Bool>::Or<any_wraps!($assoc; $($rest),+)>
+/// The type of the members' layers around `$N`, first member outermost.
+macro_rules! layers {
+    ($Wrap:ident, $assoc:ident, $N:ident; $M:ident) => {
+        <<$M as Middleware>::$assoc as $Wrap<$M>>::Layer<'a, $N>
+    };
+    ($Wrap:ident, $assoc:ident, $N:ident; $M:ident, $($rest:ident),+) => {
+        <<$M as Middleware>::$assoc as $Wrap<$M>>::Layer<'a, layers!($Wrap, $assoc, $N; $($rest),+)>
     };
 }
 
@@ -32,14 +34,14 @@ macro_rules! run_hook {
         $self:ident . $idx:tt : $M:ident,
         $hook:ident,
         $kind:ident,
-        $run:ident,
+        $cx:ident,
         $state:ident
         $(, $arg:ident)?
     ) => {
         if <$M as Middleware>::HOOKS.contains(Hook::$kind) {
             let flow = $self
                 .$idx
-                .$hook(&mut Context::new(&mut **$run, $state) $(, $arg)?)
+                .$hook($cx, $state $(, $arg)?)
                 .await
                 .map_err(|error| error.attribute(<$M as Middleware>::NAME, Hook::$kind))?;
             let flow = check_jump::<$M>(flow, Hook::$kind)?;
@@ -55,68 +57,64 @@ macro_rules! tuple_chain {
         impl<$($M: Middleware),+> Middleware for ($($M,)+) {
             type State = ($($M::State,)+);
             type Phase = phase::Wrap;
-            type WrapsModel = any_wraps!(WrapsModel; $($M),+);
-            type WrapsTool = any_wraps!(WrapsTool; $($M),+);
+            type WrapsModel = Splice;
+            type WrapsTool = Splice;
             const NAME: &'static str = "chain";
             const HOOKS: HookSet = HookSet::NONE$(.union($M::HOOKS))+;
             const JUMPS: JumpSet = JumpSet::NONE$(.union($M::JUMPS))+;
 
             fn before_agent(
                 &self,
-                cx: &mut Context<'_, Self::State>,
+                cx: &mut Context,
+                state: &mut Self::State,
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 $(let () = MarkersAgree::<$M>::OK;)+
                 async move {
-                    let Context { run, state } = cx;
-                    let ($($s,)+) = &mut **state;
-                    $(run_hook!(self.$idx: $M, before_agent, BeforeAgent, run, $s);)+
+                    let ($($s,)+) = state;
+                    $(run_hook!(self.$idx: $M, before_agent, BeforeAgent, cx, $s);)+
                     Ok(Flow::Continue)
                 }
             }
 
             fn before_model(
                 &self,
-                cx: &mut Context<'_, Self::State>,
+                cx: &mut Context,
+                state: &mut Self::State,
                 request: &mut ModelRequest,
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 async move {
-                    let Context { run, state } = cx;
-                    let ($($s,)+) = &mut **state;
-                    $(run_hook!(self.$idx: $M, before_model, BeforeModel, run, $s, request);)+
+                    let ($($s,)+) = state;
+                    $(run_hook!(self.$idx: $M, before_model, BeforeModel, cx, $s, request);)+
                     Ok(Flow::Continue)
                 }
             }
 
             fn wrap_model_call<N: ModelNext>(
                 &self,
-                cx: &mut Context<'_, Self::State>,
+                cx: &mut Context,
+                state: &mut Self::State,
                 request: ModelRequest,
                 next: N,
             ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
                 async move {
-                    let Context { run, state } = cx;
-                    let ($($s,)+) = &mut **state;
-                    $(
-                        let next = <$RM::WrapsModel as Bool>::model_layer(&self.$ridx, $rs, next);
-                    )+
-                    let mut next = next;
-                    next.call(&mut Context::new(&mut **run, &mut ()), request).await
+                    let mut onion = <Splice as ModelWrap<Self>>::layer(self, state, next);
+                    onion.call(cx, request).await
                 }
             }
 
             fn after_model(
                 &self,
-                cx: &mut Context<'_, Self::State>,
+                cx: &mut Context,
+                state: &mut Self::State,
                 response: &mut ModelResponse,
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 async move {
-                    let Context { run, state } = cx;
-                    let ($($s,)+) = &mut **state;
+                    let ($($s,)+) = state;
                     $(
                         if <$RM as Middleware>::HOOKS.contains(Hook::AfterModel) {
                             let flow = self
                                 .$ridx
-                                .after_model(&mut Context::new(&mut **run, $rs), response)
+                                .after_model(cx, $rs, response)
                                 .await
                                 .map_err(|error| {
                                     error.attribute(<$RM as Middleware>::NAME, Hook::AfterModel)
@@ -135,34 +133,31 @@ macro_rules! tuple_chain {
 
             fn wrap_tool_call<N: ToolNext>(
                 &self,
-                cx: &ToolContext<'_, Self::State>,
+                cx: &Context,
+                state: &Self::State,
                 call: ToolCall,
                 next: N,
             ) -> impl Future<Output = Result<ToolResult, Error>> + Send {
                 async move {
-                    let ($($s,)+) = cx.state;
-                    $(
-                        let next = <$RM::WrapsTool as Bool>::tool_layer(&self.$ridx, $rs, next);
-                    )+
-                    let mut next = next;
-                    next.call(&ToolContext::new(cx.run, &()), call).await
+                    let mut onion = <Splice as ToolWrap<Self>>::layer(self, state, next);
+                    onion.call(cx, call).await
                 }
             }
 
             fn after_agent(
                 &self,
-                cx: &mut Context<'_, Self::State>,
+                cx: &mut Context,
+                state: &mut Self::State,
             ) -> impl Future<Output = Result<(), Error>> + Send {
                 async move {
-                    let Context { run, state } = cx;
-                    let ($($s,)+) = &mut **state;
+                    let ($($s,)+) = state;
                     // Every member's after_agent runs, even after one fails; the first error wins.
                     let mut result = Ok(());
                     $(
                         if <$RM as Middleware>::HOOKS.contains(Hook::AfterAgent) {
                             let outcome = self
                                 .$ridx
-                                .after_agent(&mut Context::new(&mut **run, $rs))
+                                .after_agent(cx, $rs)
                                 .await
                                 .map_err(|error| {
                                     error.attribute(<$RM as Middleware>::NAME, Hook::AfterAgent)
@@ -174,6 +169,46 @@ macro_rules! tuple_chain {
                     )+
                     result
                 }
+            }
+        }
+
+        /// Splices the members' layers into the enclosing onion, first member outermost.
+        impl<$($M: Middleware),+> ModelWrap<($($M,)+)> for Splice {
+            type Layer<'a, N: ModelNext> = layers!(ModelWrap, WrapsModel, N; $($M),+)
+            where
+                ($($M,)+): 'a;
+
+            fn layer<'a, N: ModelNext>(
+                chain: &'a ($($M,)+),
+                state: &'a mut ($($M::State,)+),
+                next: N,
+            ) -> Self::Layer<'a, N>
+            where
+                ($($M,)+): 'a,
+            {
+                let ($($s,)+) = state;
+                $(let next = <$RM::WrapsModel as ModelWrap<$RM>>::layer(&chain.$ridx, $rs, next);)+
+                next
+            }
+        }
+
+        /// Splices the members' layers into the enclosing onion, first member outermost.
+        impl<$($M: Middleware),+> ToolWrap<($($M,)+)> for Splice {
+            type Layer<'a, N: ToolNext> = layers!(ToolWrap, WrapsTool, N; $($M),+)
+            where
+                ($($M,)+): 'a;
+
+            fn layer<'a, N: ToolNext>(
+                chain: &'a ($($M,)+),
+                state: &'a ($($M::State,)+),
+                next: N,
+            ) -> Self::Layer<'a, N>
+            where
+                ($($M,)+): 'a,
+            {
+                let ($($s,)+) = state;
+                $(let next = <$RM::WrapsTool as ToolWrap<$RM>>::layer(&chain.$ridx, $rs, next);)+
+                next
             }
         }
     };

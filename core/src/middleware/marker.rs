@@ -1,11 +1,16 @@
-//! Type-level booleans that let the chain leave non-wrapping middleware out of the onion.
+//! Type-level markers that build the wrap onion without a future per non-wrapping member.
 //!
 //! A middleware says with [`Middleware::WrapsModel`](super::Middleware::WrapsModel) and
-//! [`Middleware::WrapsTool`](super::Middleware::WrapsTool) whether it wraps the model and tool
-//! calls. The chain builds the onion inside out, asking each member's marker for the layer to add:
-//! [`True`] adds a layer that calls the member's wrap hook, [`False`] returns the inner `next`
-//! unchanged. A non-wrapping member therefore does not appear in the onion's type at all, which
-//! keeps future types small and nesting shallow (only wrapping members nest).
+//! [`Middleware::WrapsTool`](super::Middleware::WrapsTool) how it takes part in the onions:
+//!
+//! - [`True`]: it implements the wrap hook; it adds one layer that calls the hook.
+//! - [`False`]: it does not; it adds nothing, and does not appear in the onion's type.
+//! - [`Splice`]: it is a chain; it splices its members' layers into the enclosing onion, so a
+//!   nested chain costs no layer of its own.
+//!
+//! The onion is built inside out through [`ModelWrap::layer`] / [`ToolWrap::layer`]. Only
+//! wrapping members nest a future, exactly one each, which keeps deep onions within the
+//! compiler's query-depth limit.
 
 use super::Middleware;
 use super::next::{ModelLayer, ModelNext, ToolLayer, ToolNext};
@@ -14,13 +19,21 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// A type-level boolean: [`True`] or [`False`].
-pub trait Bool: sealed::Sealed + Send + Sync + 'static {
+/// Any onion marker: [`True`], [`False`] or [`Splice`].
+pub trait Marker: sealed::Sealed + Send + Sync + 'static {
+    /// `Some(wraps)` for [`True`] and [`False`]; `None` for [`Splice`] (it depends on the
+    /// members).
+    const LEAF: Option<bool>;
+
+    /// The leaf marker of a middleware that adapts one with this marker at run time (such as
+    /// `Option<M>`): [`False`] stays [`False`], anything else becomes [`True`].
+    type AsLeaf: Bool;
+}
+
+/// A leaf marker, [`True`] or [`False`]: a type-level boolean.
+pub trait Bool: Marker {
     /// The boolean as a value.
     const VALUE: bool;
-
-    /// `Self || B`.
-    type Or<B: Bool>: Bool;
 
     /// The model-call layer a member with this marker adds around `N`.
     type ModelLayer<'a, M: Middleware + 'a, N: ModelNext>: ModelNext;
@@ -43,6 +56,36 @@ pub trait Bool: sealed::Sealed + Send + Sync + 'static {
     ) -> Self::ToolLayer<'a, M, N>;
 }
 
+/// How the middleware `M` adds its layers to the model-call onion.
+pub trait ModelWrap<M: Middleware + ?Sized>: Marker {
+    /// `M`'s layers around `N`.
+    type Layer<'a, N: ModelNext>: ModelNext
+    where
+        M: 'a;
+
+    /// Adds `M`'s layers around `next`.
+    fn layer<'a, N: ModelNext>(
+        middleware: &'a M,
+        state: &'a mut M::State,
+        next: N,
+    ) -> Self::Layer<'a, N>
+    where
+        M: 'a;
+}
+
+/// How the middleware `M` adds its layers to the tool-call onion.
+pub trait ToolWrap<M: Middleware + ?Sized>: Marker {
+    /// `M`'s layers around `N`.
+    type Layer<'a, N: ToolNext>: ToolNext
+    where
+        M: 'a;
+
+    /// Adds `M`'s layers around `next`.
+    fn layer<'a, N: ToolNext>(middleware: &'a M, state: &'a M::State, next: N) -> Self::Layer<'a, N>
+    where
+        M: 'a;
+}
+
 /// Type-level `true`: the middleware implements the wrap hook.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct True;
@@ -51,12 +94,31 @@ pub struct True;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct False;
 
+/// The marker of a chain: its members' layers are spliced into the enclosing onion.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Splice;
+
 impl sealed::Sealed for True {}
 impl sealed::Sealed for False {}
+impl sealed::Sealed for Splice {}
+
+impl Marker for True {
+    const LEAF: Option<bool> = Some(true);
+    type AsLeaf = True;
+}
+
+impl Marker for False {
+    const LEAF: Option<bool> = Some(false);
+    type AsLeaf = False;
+}
+
+impl Marker for Splice {
+    const LEAF: Option<bool> = None;
+    type AsLeaf = True;
+}
 
 impl Bool for True {
     const VALUE: bool = true;
-    type Or<B: Bool> = True;
     type ModelLayer<'a, M: Middleware + 'a, N: ModelNext> = ModelLayer<'a, M, N>;
     type ToolLayer<'a, M: Middleware + 'a, N: ToolNext> = ToolLayer<'a, M, N>;
 
@@ -79,7 +141,6 @@ impl Bool for True {
 
 impl Bool for False {
     const VALUE: bool = false;
-    type Or<B: Bool> = B;
     type ModelLayer<'a, M: Middleware + 'a, N: ModelNext> = N;
     type ToolLayer<'a, M: Middleware + 'a, N: ToolNext> = N;
 
@@ -93,5 +154,37 @@ impl Bool for False {
 
     fn tool_layer<'a, M: Middleware + 'a, N: ToolNext>(_: &'a M, _: &'a M::State, next: N) -> N {
         next
+    }
+}
+
+impl<B: Bool, M: Middleware> ModelWrap<M> for B {
+    type Layer<'a, N: ModelNext>
+        = B::ModelLayer<'a, M, N>
+    where
+        M: 'a;
+
+    fn layer<'a, N: ModelNext>(
+        middleware: &'a M,
+        state: &'a mut M::State,
+        next: N,
+    ) -> Self::Layer<'a, N>
+    where
+        M: 'a,
+    {
+        B::model_layer(middleware, state, next)
+    }
+}
+
+impl<B: Bool, M: Middleware> ToolWrap<M> for B {
+    type Layer<'a, N: ToolNext>
+        = B::ToolLayer<'a, M, N>
+    where
+        M: 'a;
+
+    fn layer<'a, N: ToolNext>(middleware: &'a M, state: &'a M::State, next: N) -> Self::Layer<'a, N>
+    where
+        M: 'a,
+    {
+        B::tool_layer(middleware, state, next)
     }
 }

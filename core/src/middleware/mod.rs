@@ -56,7 +56,8 @@
 //!
 //!     async fn before_model(
 //!         &self,
-//!         _cx: &mut Context<'_>,
+//!         _cx: &mut Context,
+//!         _state: &mut (),
 //!         request: &mut ModelRequest,
 //!     ) -> Result<Flow, Error> {
 //!         let prompt = request.system_prompt.get_or_insert_with(String::new);
@@ -80,11 +81,11 @@ use serde::de::DeserializeOwned;
 
 pub use flow::{Flow, Jump, JumpSet};
 pub use hooks::{Hook, HookSet};
-pub use marker::{Bool, False, True};
+pub use marker::{Bool, False, Marker, ModelWrap, Splice, ToolWrap, True};
 pub use next::{ModelLayer, ModelNext, ToolLayer, ToolNext};
 pub use phase::{Phase, PhaseMarker};
 
-use crate::context::{Context, ToolContext};
+use crate::context::Context;
 use crate::error::Error;
 use crate::message::{ToolCall, ToolResult};
 use crate::model::{ModelRequest, ModelResponse};
@@ -112,11 +113,13 @@ pub trait Middleware: Send + Sync {
     /// The phase ([`phase::Input`], [`phase::Wrap`] or [`phase::Output`]).
     type Phase: PhaseMarker;
 
-    /// [`True`] if this middleware overrides [`wrap_model_call`](Middleware::wrap_model_call).
-    type WrapsModel: Bool;
+    /// [`True`] if this middleware overrides [`wrap_model_call`](Middleware::wrap_model_call),
+    /// [`False`] if not ([`Splice`] for chains).
+    type WrapsModel: ModelWrap<Self>;
 
-    /// [`True`] if this middleware overrides [`wrap_tool_call`](Middleware::wrap_tool_call).
-    type WrapsTool: Bool;
+    /// [`True`] if this middleware overrides [`wrap_tool_call`](Middleware::wrap_tool_call),
+    /// [`False`] if not ([`Splice`] for chains).
+    type WrapsTool: ToolWrap<Self>;
 
     /// The name errors and descriptions use.
     const NAME: &'static str;
@@ -131,58 +134,74 @@ pub trait Middleware: Send + Sync {
     /// Runs once, before the first model call.
     fn before_agent(
         &self,
-        cx: &mut Context<'_, Self::State>,
+        cx: &mut Context,
+        state: &mut Self::State,
     ) -> impl Future<Output = Result<Flow, Error>> + Send {
-        let _ = cx;
+        let _ = (cx, state);
         async { Ok(Flow::Continue) }
     }
 
     /// Runs before every model call; may edit the request (this call only).
     fn before_model(
         &self,
-        cx: &mut Context<'_, Self::State>,
+        cx: &mut Context,
+        state: &mut Self::State,
         request: &mut ModelRequest,
     ) -> impl Future<Output = Result<Flow, Error>> + Send {
-        let _ = (cx, request);
+        let _ = (cx, state, request);
         async { Ok(Flow::Continue) }
     }
 
     /// Wraps every model call; `next` runs the inner layers and the model.
+    ///
+    /// The chain adds no future of its own around a wrap hook (that keeps deep onions within
+    /// the compiler's limits), so it cannot name errors raised here: raise them with
+    /// [`Error::middleware`] to name this middleware.
     fn wrap_model_call<N: ModelNext>(
         &self,
-        cx: &mut Context<'_, Self::State>,
+        cx: &mut Context,
+        state: &mut Self::State,
         request: ModelRequest,
         mut next: N,
     ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
+        let _ = state;
         async move { next.call(cx, request).await }
     }
 
     /// Runs after every model call; may edit the response before it enters the history.
     fn after_model(
         &self,
-        cx: &mut Context<'_, Self::State>,
+        cx: &mut Context,
+        state: &mut Self::State,
         response: &mut ModelResponse,
     ) -> impl Future<Output = Result<Flow, Error>> + Send {
-        let _ = (cx, response);
+        let _ = (cx, state, response);
         async { Ok(Flow::Continue) }
     }
 
     /// Wraps every tool call; `next` runs the inner layers and the tool.
+    ///
+    /// Name errors raised here with [`Error::middleware`], as in
+    /// [`wrap_model_call`](Middleware::wrap_model_call); an error that escapes becomes the call's
+    /// error result.
     fn wrap_tool_call<N: ToolNext>(
         &self,
-        cx: &ToolContext<'_, Self::State>,
+        cx: &Context,
+        state: &Self::State,
         call: ToolCall,
         mut next: N,
     ) -> impl Future<Output = Result<ToolResult, Error>> + Send {
+        let _ = state;
         async move { next.call(cx, call).await }
     }
 
     /// Runs once at the end of the run, also after a jump to end.
     fn after_agent(
         &self,
-        cx: &mut Context<'_, Self::State>,
+        cx: &mut Context,
+        state: &mut Self::State,
     ) -> impl Future<Output = Result<(), Error>> + Send {
-        let _ = cx;
+        let _ = (cx, state);
         async { Ok(()) }
     }
 }
@@ -207,15 +226,19 @@ pub(crate) struct MarkersAgree<M>(std::marker::PhantomData<M>);
 
 impl<M: Middleware> MarkersAgree<M> {
     pub(crate) const OK: () = {
-        assert!(
-            M::HOOKS.contains(Hook::WrapModelCall) == <M::WrapsModel as Bool>::VALUE,
-            "a middleware's `WrapsModel` must be `True` exactly when its `HOOKS` contain \
-             `Hook::WrapModelCall`"
-        );
-        assert!(
-            M::HOOKS.contains(Hook::WrapToolCall) == <M::WrapsTool as Bool>::VALUE,
-            "a middleware's `WrapsTool` must be `True` exactly when its `HOOKS` contain \
-             `Hook::WrapToolCall`"
-        );
+        if let Some(wraps) = <M::WrapsModel as Marker>::LEAF {
+            assert!(
+                M::HOOKS.contains(Hook::WrapModelCall) == wraps,
+                "a middleware's `WrapsModel` must be `True` exactly when its `HOOKS` contain \
+                 `Hook::WrapModelCall`"
+            );
+        }
+        if let Some(wraps) = <M::WrapsTool as Marker>::LEAF {
+            assert!(
+                M::HOOKS.contains(Hook::WrapToolCall) == wraps,
+                "a middleware's `WrapsTool` must be `True` exactly when its `HOOKS` contain \
+                 `Hook::WrapToolCall`"
+            );
+        }
     };
 }

@@ -2,8 +2,8 @@
 
 use std::future::Future;
 
-use super::{Hook, Middleware};
-use crate::context::{Context, ToolContext};
+use super::Middleware;
+use crate::context::Context;
 use crate::error::Error;
 use crate::message::{ToolCall, ToolResult};
 use crate::model::{ModelRequest, ModelResponse};
@@ -15,19 +15,17 @@ use crate::model::{ModelRequest, ModelResponse};
 /// layer's edit to the request appears exactly once per attempt.
 pub trait ModelNext: Send {
     /// Runs the inner layers and the model on `request`.
-    ///
-    /// Pass the hook's own context; the inner layers see the same run with their own state.
-    fn call<S: Send>(
+    fn call(
         &mut self,
-        cx: &mut Context<'_, S>,
+        cx: &mut Context,
         request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, Error>> + Send;
 }
 
 impl<N: ModelNext + ?Sized> ModelNext for &mut N {
-    fn call<S: Send>(
+    fn call(
         &mut self,
-        cx: &mut Context<'_, S>,
+        cx: &mut Context,
         request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
         (**self).call(cx, request)
@@ -40,17 +38,17 @@ impl<N: ModelNext + ?Sized> ModelNext for &mut N {
 /// [`ToolResult::is_error`] set; `Err` means a hook failed.
 pub trait ToolNext: Send {
     /// Runs the inner layers and the tool on `call`.
-    fn call<S: Sync>(
+    fn call(
         &mut self,
-        cx: &ToolContext<'_, S>,
+        cx: &Context,
         call: ToolCall,
     ) -> impl Future<Output = Result<ToolResult, Error>> + Send;
 }
 
 impl<N: ToolNext + ?Sized> ToolNext for &mut N {
-    fn call<S: Sync>(
+    fn call(
         &mut self,
-        cx: &ToolContext<'_, S>,
+        cx: &Context,
         call: ToolCall,
     ) -> impl Future<Output = Result<ToolResult, Error>> + Send {
         (**self).call(cx, call)
@@ -77,16 +75,15 @@ impl<'a, M: Middleware, N> ModelLayer<'a, M, N> {
 }
 
 impl<M: Middleware, N: ModelNext> ModelNext for ModelLayer<'_, M, N> {
-    async fn call<S: Send>(
+    // Returns the hook's future itself: a layer adds no future of its own, so each wrapping
+    // member nests exactly one future (see the crate docs on onion depth).
+    fn call(
         &mut self,
-        cx: &mut Context<'_, S>,
+        cx: &mut Context,
         request: ModelRequest,
-    ) -> Result<ModelResponse, Error> {
-        let mut own = Context::new(&mut *cx.run, &mut *self.state);
+    ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
         self.middleware
-            .wrap_model_call(&mut own, request, &mut self.next)
-            .await
-            .map_err(|error| error.attribute(M::NAME, Hook::WrapModelCall))
+            .wrap_model_call(cx, self.state, request, &mut self.next)
     }
 }
 
@@ -110,15 +107,12 @@ impl<'a, M: Middleware, N> ToolLayer<'a, M, N> {
 }
 
 impl<M: Middleware, N: ToolNext> ToolNext for ToolLayer<'_, M, N> {
-    async fn call<S: Sync>(
+    fn call(
         &mut self,
-        cx: &ToolContext<'_, S>,
+        cx: &Context,
         call: ToolCall,
-    ) -> Result<ToolResult, Error> {
-        let own = ToolContext::new(cx.run, self.state);
+    ) -> impl Future<Output = Result<ToolResult, Error>> + Send {
         self.middleware
-            .wrap_tool_call(&own, call, &mut self.next)
-            .await
-            .map_err(|error| error.attribute(M::NAME, Hook::WrapToolCall))
+            .wrap_tool_call(cx, self.state, call, &mut self.next)
     }
 }

@@ -1,7 +1,7 @@
 //! `Option<M>`: a middleware that can be switched off at run time without leaving the static chain.
 
-use super::{Middleware, ModelNext, ToolNext};
-use crate::context::{Context, ToolContext};
+use super::{Bool, Hook, HookSet, Marker, Middleware, ModelNext, ToolNext};
+use crate::context::Context;
 use crate::error::Error;
 use crate::message::{ToolCall, ToolResult};
 use crate::middleware::Flow;
@@ -11,69 +11,81 @@ use crate::model::{ModelRequest, ModelResponse};
 impl<M: Middleware> Middleware for Option<M> {
     type State = M::State;
     type Phase = M::Phase;
-    type WrapsModel = M::WrapsModel;
-    type WrapsTool = M::WrapsTool;
+    // `None` is decided at run time, so `Option<M>` is one layer (or none if `M` never wraps).
+    type WrapsModel = <M::WrapsModel as Marker>::AsLeaf;
+    type WrapsTool = <M::WrapsTool as Marker>::AsLeaf;
     const NAME: &'static str = M::NAME;
-    const HOOKS: super::HookSet = M::HOOKS;
+    const HOOKS: HookSet = M::HOOKS
+        .union(wrap_hook(<Self::WrapsModel as Bool>::VALUE, Hook::WrapModelCall))
+        .union(wrap_hook(<Self::WrapsTool as Bool>::VALUE, Hook::WrapToolCall));
     const JUMPS: super::JumpSet = M::JUMPS;
 
-    async fn before_agent(&self, cx: &mut Context<'_, Self::State>) -> Result<Flow, Error> {
+    async fn before_agent(&self, cx: &mut Context, state: &mut Self::State) -> Result<Flow, Error> {
         match self {
-            Some(m) => m.before_agent(cx).await,
+            Some(m) => m.before_agent(cx, state).await,
             None => Ok(Flow::Continue),
         }
     }
 
     async fn before_model(
         &self,
-        cx: &mut Context<'_, Self::State>,
+        cx: &mut Context,
+        state: &mut Self::State,
         request: &mut ModelRequest,
     ) -> Result<Flow, Error> {
         match self {
-            Some(m) => m.before_model(cx, request).await,
+            Some(m) => m.before_model(cx, state, request).await,
             None => Ok(Flow::Continue),
         }
     }
 
     async fn wrap_model_call<N: ModelNext>(
         &self,
-        cx: &mut Context<'_, Self::State>,
+        cx: &mut Context,
+        state: &mut Self::State,
         request: ModelRequest,
         mut next: N,
     ) -> Result<ModelResponse, Error> {
         match self {
-            Some(m) => m.wrap_model_call(cx, request, next).await,
+            Some(m) => m.wrap_model_call(cx, state, request, next).await,
             None => next.call(cx, request).await,
         }
     }
 
     async fn after_model(
         &self,
-        cx: &mut Context<'_, Self::State>,
+        cx: &mut Context,
+        state: &mut Self::State,
         response: &mut ModelResponse,
     ) -> Result<Flow, Error> {
         match self {
-            Some(m) => m.after_model(cx, response).await,
+            Some(m) => m.after_model(cx, state, response).await,
             None => Ok(Flow::Continue),
         }
     }
 
     async fn wrap_tool_call<N: ToolNext>(
         &self,
-        cx: &ToolContext<'_, Self::State>,
+        cx: &Context,
+        state: &Self::State,
         call: ToolCall,
         mut next: N,
     ) -> Result<ToolResult, Error> {
         match self {
-            Some(m) => m.wrap_tool_call(cx, call, next).await,
+            Some(m) => m.wrap_tool_call(cx, state, call, next).await,
             None => next.call(cx, call).await,
         }
     }
 
-    async fn after_agent(&self, cx: &mut Context<'_, Self::State>) -> Result<(), Error> {
+    async fn after_agent(&self, cx: &mut Context, state: &mut Self::State) -> Result<(), Error> {
         match self {
-            Some(m) => m.after_agent(cx).await,
+            Some(m) => m.after_agent(cx, state).await,
             None => Ok(()),
         }
     }
+}
+
+/// `hook` if `wraps`, else nothing.
+const fn wrap_hook(wraps: bool, hook: Hook) -> HookSet {
+    if wraps { HookSet::of(hook) } else { HookSet::NONE }
 }
