@@ -60,12 +60,19 @@ impl Middleware for ToolCallCounter {
         call: ToolCall,
         mut next: N,
     ) -> Result<ToolResult, Error> {
-        println!("  [ToolCallCounter] calling `{}` with {}", call.name, call.arguments);
+        println!(
+            "  [ToolCallCounter] calling `{}` with {}",
+            call.name, call.arguments
+        );
         next.call(cx, call).await
     }
 
     async fn after_agent(&self, cx: &mut Context, count: &mut u32) -> Result<(), Error> {
-        let calls = cx.messages().iter().filter(|m| m.role == Role::Tool).count();
+        let calls = cx
+            .messages()
+            .iter()
+            .filter(|m| m.role == Role::Tool)
+            .count();
         *count = u32::try_from(calls).unwrap_or(u32::MAX);
         println!("  [ToolCallCounter] {count} tool call(s) this run");
         Ok(())

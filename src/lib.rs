@@ -50,3 +50,8 @@
 #![forbid(unsafe_code)]
 
 pub use hookchain_core::*;
+
+/// The README's examples, compiled and run as doctests so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

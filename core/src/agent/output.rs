@@ -24,7 +24,10 @@ pub struct RunOutput {
 impl RunOutput {
     /// The last assistant message, if the model (or a hook standing in for it) answered.
     pub fn final_message(&self) -> Option<&Message> {
-        self.messages.iter().rev().find(|m| m.role == Role::Assistant)
+        self.messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant)
     }
 
     /// The text of the last assistant message.

@@ -47,54 +47,54 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// reads; an error from a hook or the model aborts the run (and `after_agent` does not run).
     pub async fn run(&self, input: impl Into<Input>) -> Result<RunOutput, Error> {
         let Input(messages) = input.into();
-        let mut run = Context::new(messages);
+        let mut cx = Context::new(messages);
         let mut state = C::State::default();
         let span = tracing::info_span!("hookchain.run", max_steps = self.max_steps);
-        let end = self.drive(&mut run, &mut state).instrument(span).await?;
+        let end = self.drive(&mut cx, &mut state).instrument(span).await?;
         Ok(RunOutput {
-            messages: run.messages,
-            usage: run.usage,
-            steps: run.step,
-            model_calls: run.model_calls,
-            tool_calls: run.tool_calls,
+            messages: cx.messages,
+            usage: cx.usage,
+            steps: cx.step,
+            model_calls: cx.model_calls,
+            tool_calls: cx.tool_calls,
             end,
         })
     }
 
-    async fn drive(&self, run: &mut Context, state: &mut C::State) -> Result<EndReason, Error> {
+    async fn drive(&self, cx: &mut Context, state: &mut C::State) -> Result<EndReason, Error> {
         let () = MarkersAgree::<C>::OK;
-        let mut next = Next::from(self.before_agent(run, state).await?);
+        let mut next = Next::from(self.before_agent(cx, state).await?);
         let end = loop {
             next = match next {
                 Next::End => break EndReason::Jumped,
                 Next::Tools => {
-                    let pending = run.pending_tool_calls();
-                    self.run_tools(run, state, pending).await;
+                    let pending = cx.pending_tool_calls();
+                    self.run_tools(cx, state, pending).await;
                     Next::Step(None)
                 }
-                Next::Step(stand_in) => match self.step(run, state, stand_in).await? {
+                Next::Step(stand_in) => match self.step(cx, state, stand_in).await? {
                     Some(next) => next,
                     None => break EndReason::Finished,
                 },
             };
         };
-        close_dangling(run, "the run ended before this tool call was executed");
+        close_dangling(cx, "the run ended before this tool call was executed");
         if C::HOOKS.contains(Hook::AfterAgent) {
             self.chain
-                .after_agent(run, state)
+                .after_agent(cx, state)
                 .await
                 .map_err(|error| error.attribute(C::NAME, Hook::AfterAgent))?;
         }
         Ok(end)
     }
 
-    async fn before_agent(&self, run: &mut Context, state: &mut C::State) -> Result<Flow, Error> {
+    async fn before_agent(&self, cx: &mut Context, state: &mut C::State) -> Result<Flow, Error> {
         if !C::HOOKS.contains(Hook::BeforeAgent) {
             return Ok(Flow::Continue);
         }
         let flow = self
             .chain
-            .before_agent(run, state)
+            .before_agent(cx, state)
             .await
             .map_err(|error| error.attribute(C::NAME, Hook::BeforeAgent))?;
         check_jump::<C>(flow, Hook::BeforeAgent)
@@ -104,28 +104,28 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// Returns where to go next, or `None` when the model answered without calling tools.
     async fn step(
         &self,
-        run: &mut Context,
+        cx: &mut Context,
         state: &mut C::State,
         stand_in: Option<ModelResponse>,
     ) -> Result<Option<Next>, Error> {
         // Tool calls left unanswered in the input history are answered before the model is called.
-        let pending = run.pending_tool_calls();
+        let pending = cx.pending_tool_calls();
         if !pending.is_empty() {
-            self.run_tools(run, state, pending).await;
+            self.run_tools(cx, state, pending).await;
         }
-        if run.step >= self.max_steps {
+        if cx.step >= self.max_steps {
             return Err(Error::MaxStepsExceeded {
                 max_steps: self.max_steps,
             });
         }
-        run.step += 1;
-        tracing::debug!(step = run.step, "step");
+        cx.step += 1;
+        tracing::debug!(step = cx.step, "step");
 
         let mut response = match stand_in {
             Some(response) => response,
             None => {
-                let mut request = self.request(run);
-                match self.before_model(run, state, &mut request).await? {
+                let mut request = self.request(cx);
+                match self.before_model(cx, state, &mut request).await? {
                     Flow::Continue | Flow::Jump(Jump::Model) => {
                         // The onion is awaited here rather than in a helper `async fn`: one
                         // future less between the run and the deepest wrap hook.
@@ -133,7 +133,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                         let mut onion =
                             <C::WrapsModel as ModelWrap<C>>::layer(&self.chain, state, model);
                         onion
-                            .call(run, request)
+                            .call(cx, request)
                             .await
                             .map_err(|error| error.attribute_hook(Hook::WrapModelCall))?
                     }
@@ -143,32 +143,32 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 }
             }
         };
-        run.usage += response.usage;
+        cx.usage += response.usage;
 
-        let flow = self.after_model(run, state, &mut response).await?;
+        let flow = self.after_model(cx, state, &mut response).await?;
         let calls = response.message.tool_calls.clone();
-        run.messages.push(response.message);
+        cx.messages.push(response.message);
         match flow {
             Flow::Jump(Jump::Model) => {
-                skip_calls(run, &calls, "a middleware sent the run back to the model");
+                skip_calls(cx, &calls, "a middleware sent the run back to the model");
                 Ok(Some(Next::Step(None)))
             }
             Flow::Jump(Jump::End) => {
-                skip_calls(run, &calls, "a middleware ended the run");
+                skip_calls(cx, &calls, "a middleware ended the run");
                 Ok(Some(Next::End))
             }
             _ if calls.is_empty() => Ok(None),
             _ => {
-                self.run_tools(run, state, calls).await;
+                self.run_tools(cx, state, calls).await;
                 Ok(Some(Next::Step(None)))
             }
         }
     }
 
     /// The request of the next model call, built from the history.
-    fn request(&self, run: &Context) -> ModelRequest {
+    fn request(&self, cx: &Context) -> ModelRequest {
         ModelRequest {
-            messages: run.messages.clone(),
+            messages: cx.messages.clone(),
             system_prompt: self.system_prompt.clone(),
             tools: self.tools.specs().to_vec(),
             tool_choice: ToolChoice::Auto,
@@ -178,7 +178,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
 
     async fn before_model(
         &self,
-        run: &mut Context,
+        cx: &mut Context,
         state: &mut C::State,
         request: &mut ModelRequest,
     ) -> Result<Flow, Error> {
@@ -187,7 +187,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         }
         let flow = self
             .chain
-            .before_model(run, state, request)
+            .before_model(cx, state, request)
             .await
             .map_err(|error| error.attribute(C::NAME, Hook::BeforeModel))?;
         check_jump::<C>(flow, Hook::BeforeModel)
@@ -195,7 +195,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
 
     async fn after_model(
         &self,
-        run: &mut Context,
+        cx: &mut Context,
         state: &mut C::State,
         response: &mut ModelResponse,
     ) -> Result<Flow, Error> {
@@ -204,7 +204,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         }
         let flow = self
             .chain
-            .after_model(run, state, response)
+            .after_model(cx, state, response)
             .await
             .map_err(|error| error.attribute(C::NAME, Hook::AfterModel))?;
         match check_jump::<C>(flow, Hook::AfterModel)? {
@@ -218,16 +218,20 @@ impl<M: Model, C: Middleware> Agent<M, C> {
 
     /// Runs `calls` through the tool onion, concurrently (bounded), and appends one result
     /// message per call, in call order.
-    async fn run_tools(&self, run: &mut Context, state: &C::State, calls: Vec<ToolCall>) {
+    async fn run_tools(&self, cx: &mut Context, state: &C::State, calls: Vec<ToolCall>) {
         let results: Vec<ToolResult> = {
-            let cx = &*run;
-            futures::stream::iter(calls.into_iter().map(|call| self.call_tool(cx, state, call)))
-                .buffered(self.tool_concurrency)
-                .collect()
-                .await
+            let cx = &*cx;
+            futures::stream::iter(
+                calls
+                    .into_iter()
+                    .map(|call| self.call_tool(cx, state, call)),
+            )
+            .buffered(self.tool_concurrency)
+            .collect()
+            .await
         };
-        run.tool_calls += results.len();
-        run.messages.extend(results.into_iter().map(Message::tool));
+        cx.tool_calls += results.len();
+        cx.messages.extend(results.into_iter().map(Message::tool));
     }
 
     /// One tool call through the chain's onion; every failure becomes an error result.
@@ -240,7 +244,10 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         };
         // A panic in a wrap hook must not take the run down either.
         match AssertUnwindSafe(onion).catch_unwind().await {
-            Ok(Ok(result)) => ToolResult { call_id: id, ..result },
+            Ok(Ok(result)) => ToolResult {
+                call_id: id,
+                ..result
+            },
             Ok(Err(error)) => {
                 let error = error.attribute_hook(Hook::WrapToolCall);
                 ToolResult::error(id, format!("tool call failed: {error}"))
@@ -257,9 +264,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
 }
 
 /// Gives each of `calls` an error result saying it was not executed, and why.
-fn skip_calls(run: &mut Context, calls: &[ToolCall], why: &str) {
-    run.tool_calls += calls.len();
-    run.messages.extend(calls.iter().map(|call| {
+fn skip_calls(cx: &mut Context, calls: &[ToolCall], why: &str) {
+    cx.tool_calls += calls.len();
+    cx.messages.extend(calls.iter().map(|call| {
         Message::tool(ToolResult::error(
             &call.id,
             format!("tool call `{}` was not executed: {why}", call.name),
@@ -268,7 +275,7 @@ fn skip_calls(run: &mut Context, calls: &[ToolCall], why: &str) {
 }
 
 /// Answers every tool call still waiting in the history, so none is left dangling.
-fn close_dangling(run: &mut Context, why: &str) {
-    let pending = run.pending_tool_calls();
-    skip_calls(run, &pending, why);
+fn close_dangling(cx: &mut Context, why: &str) {
+    let pending = cx.pending_tool_calls();
+    skip_calls(cx, &pending, why);
 }

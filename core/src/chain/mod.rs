@@ -8,4 +8,7 @@
 //! Order: `before_*` hooks run in the order listed, `after_*` hooks in reverse, and wraps nest
 //! with the first listed outermost.
 
+mod describe;
 mod tuple;
+
+pub use describe::{Description, Member};

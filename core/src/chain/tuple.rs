@@ -8,12 +8,13 @@
 
 use std::future::Future;
 
+use crate::chain::Description;
 use crate::context::Context;
 use crate::error::Error;
 use crate::message::{ToolCall, ToolResult};
 use crate::middleware::{
-    Flow, Hook, HookSet, JumpSet, MarkersAgree, Middleware, ModelNext, ModelWrap, Splice,
-    ToolNext, ToolWrap, check_jump, phase,
+    Flow, Hook, HookSet, JumpSet, MarkersAgree, Middleware, ModelNext, ModelWrap, Splice, ToolNext,
+    ToolWrap, check_jump, phase,
 };
 use crate::model::{ModelRequest, ModelResponse};
 
@@ -144,6 +145,10 @@ macro_rules! tuple_chain {
                 }
             }
 
+            fn describe_into(&self, description: &mut Description) {
+                $(self.$idx.describe_into(description);)+
+            }
+
             fn after_agent(
                 &self,
                 cx: &mut Context,
@@ -223,6 +228,8 @@ impl Middleware for () {
     const NAME: &'static str = "chain";
     const HOOKS: HookSet = HookSet::NONE;
     const JUMPS: JumpSet = JumpSet::NONE;
+
+    fn describe_into(&self, _: &mut Description) {}
 }
 
 tuple_chain!([A a 0], [A a 0]);

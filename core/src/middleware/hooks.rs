@@ -96,7 +96,9 @@ impl HookSet {
 
     /// The hooks in the set, in [`Hook::ALL`] order.
     pub fn iter(self) -> impl Iterator<Item = Hook> {
-        Hook::ALL.into_iter().filter(move |hook| self.contains(*hook))
+        Hook::ALL
+            .into_iter()
+            .filter(move |hook| self.contains(*hook))
     }
 }
 

@@ -81,7 +81,11 @@ pub trait ToolWrap<M: Middleware + ?Sized>: Marker {
         M: 'a;
 
     /// Adds `M`'s layers around `next`.
-    fn layer<'a, N: ToolNext>(middleware: &'a M, state: &'a M::State, next: N) -> Self::Layer<'a, N>
+    fn layer<'a, N: ToolNext>(
+        middleware: &'a M,
+        state: &'a M::State,
+        next: N,
+    ) -> Self::Layer<'a, N>
     where
         M: 'a;
 }

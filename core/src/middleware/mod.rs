@@ -85,6 +85,7 @@ pub use marker::{Bool, False, Marker, ModelWrap, Splice, ToolWrap, True};
 pub use next::{ModelLayer, ModelNext, ToolLayer, ToolNext};
 pub use phase::{Phase, PhaseMarker};
 
+use crate::chain::{Description, Member};
 use crate::context::Context;
 use crate::error::Error;
 use crate::message::{ToolCall, ToolResult};
@@ -193,6 +194,27 @@ pub trait Middleware: Send + Sync {
     ) -> impl Future<Output = Result<ToolResult, Error>> + Send {
         let _ = state;
         async move { next.call(cx, call).await }
+    }
+
+    /// Adds this middleware (or, for a chain, each member) to `description`.
+    ///
+    /// Chains override this to list their members; a disabled `Option<M>` lists nothing.
+    fn describe_into(&self, description: &mut Description) {
+        description.push(Member {
+            name: Self::NAME,
+            phase: <Self::Phase as PhaseMarker>::PHASE,
+            hooks: Self::HOOKS,
+        });
+    }
+
+    /// The members of this chain and, per hook, the order in which they run.
+    fn describe(&self) -> Description
+    where
+        Self: Sized,
+    {
+        let mut description = Description::default();
+        self.describe_into(&mut description);
+        description
     }
 
     /// Runs once at the end of the run, also after a jump to end.

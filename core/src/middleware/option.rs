@@ -16,8 +16,14 @@ impl<M: Middleware> Middleware for Option<M> {
     type WrapsTool = <M::WrapsTool as Marker>::AsLeaf;
     const NAME: &'static str = M::NAME;
     const HOOKS: HookSet = M::HOOKS
-        .union(wrap_hook(<Self::WrapsModel as Bool>::VALUE, Hook::WrapModelCall))
-        .union(wrap_hook(<Self::WrapsTool as Bool>::VALUE, Hook::WrapToolCall));
+        .union(wrap_hook(
+            <Self::WrapsModel as Bool>::VALUE,
+            Hook::WrapModelCall,
+        ))
+        .union(wrap_hook(
+            <Self::WrapsTool as Bool>::VALUE,
+            Hook::WrapToolCall,
+        ));
     const JUMPS: super::JumpSet = M::JUMPS;
 
     async fn before_agent(&self, cx: &mut Context, state: &mut Self::State) -> Result<Flow, Error> {
@@ -77,6 +83,12 @@ impl<M: Middleware> Middleware for Option<M> {
         }
     }
 
+    fn describe_into(&self, description: &mut crate::chain::Description) {
+        if let Some(m) = self {
+            m.describe_into(description);
+        }
+    }
+
     async fn after_agent(&self, cx: &mut Context, state: &mut Self::State) -> Result<(), Error> {
         match self {
             Some(m) => m.after_agent(cx, state).await,
@@ -87,5 +99,9 @@ impl<M: Middleware> Middleware for Option<M> {
 
 /// `hook` if `wraps`, else nothing.
 const fn wrap_hook(wraps: bool, hook: Hook) -> HookSet {
-    if wraps { HookSet::of(hook) } else { HookSet::NONE }
+    if wraps {
+        HookSet::of(hook)
+    } else {
+        HookSet::NONE
+    }
 }

@@ -116,7 +116,9 @@ impl ScriptedModel {
 /// Locks `mutex`, recovering the data if a panicking thread poisoned it: the script and the
 /// recorded requests stay meaningful after a panic elsewhere.
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Model for ScriptedModel {

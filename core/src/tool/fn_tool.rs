@@ -82,11 +82,12 @@ where
 
     async fn call(&self, arguments: serde_json::Value) -> Result<String, ToolError> {
         let tool = || self.spec.name.clone();
-        let arguments = serde_json::from_value::<A>(arguments)
-            .map_err(|source| ToolError::InvalidArguments {
+        let arguments = serde_json::from_value::<A>(arguments).map_err(|source| {
+            ToolError::InvalidArguments {
                 tool: tool(),
                 source,
-            })?;
+            }
+        })?;
         let output = (self.run)(arguments)
             .await
             .map_err(|error| ToolError::failed(tool(), error))?;

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 
 pub use error::ToolError;
 pub use fn_tool::FnTool;
-pub(crate) use registry::panic_message;
 pub use registry::ToolRegistry;
+pub(crate) use registry::panic_message;
 
 /// What the model is told about a tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
