@@ -35,6 +35,12 @@ impl Context {
     }
 
     /// The conversation history, to edit (summarize, trim, annotate) for the rest of the run.
+    ///
+    /// The request of a step is built from the history when the step begins, so an edit made
+    /// in `before_model` shows from the next step on. To change the current call too, edit the
+    /// request as well (a summarizer replaces old messages in both). The request is never
+    /// rebuilt behind a hook's back: that would undo an earlier hook's request-only edit, such
+    /// as input redaction.
     pub fn messages_mut(&mut self) -> &mut Vec<Message> {
         &mut self.messages
     }

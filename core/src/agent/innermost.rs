@@ -1,9 +1,17 @@
 //! The centre of each onion: the model call and the tool call themselves.
+//!
+//! Both return futures that are not `async` blocks: the deepest path of an onion runs through
+//! them, and each `async` state machine on that path counts against the compiler's query-depth
+//! limit (see the crate docs on onion depth).
 
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
+
+use futures::future::BoxFuture;
 
 use crate::context::Context;
-use crate::error::Error;
+use crate::error::{Error, ModelError};
 use crate::message::{ToolCall, ToolResult};
 use crate::middleware::{ModelNext, ToolNext};
 use crate::model::{Model, ModelRequest, ModelResponse};
@@ -21,8 +29,25 @@ impl<M: Model> ModelNext for CallModel<'_, M> {
         request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
         cx.model_calls += 1;
-        let model = self.model;
-        async move { Ok(model.invoke(&request).await?) }
+        ModelCall {
+            invoke: self.model.invoke(request),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The model's own future, with its error lifted into [`Error::Model`].
+    struct ModelCall<F> {
+        #[pin]
+        invoke: F,
+    }
+}
+
+impl<F: Future<Output = Result<ModelResponse, ModelError>>> Future for ModelCall<F> {
+    type Output = Result<ModelResponse, Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        self.project().invoke.poll(cx).map_err(Error::Model)
     }
 }
 
@@ -37,7 +62,11 @@ impl ToolNext for CallTool<'_> {
         _cx: &Context,
         call: ToolCall,
     ) -> impl Future<Output = Result<ToolResult, Error>> + Send {
+        // The registry boxes the call anyway (tools of different types share it); a boxed
+        // future also ends the onion's type, whatever the tool's future is.
         let tools = self.tools;
-        async move { Ok(tools.execute(&call).await) }
+        let run: BoxFuture<'_, Result<ToolResult, Error>> =
+            Box::pin(async move { Ok(tools.execute(&call).await) });
+        run
     }
 }

@@ -44,7 +44,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// the end, or [`max_steps`](super::AgentBuilder::max_steps) is reached.
     ///
     /// Order of the hooks: see [`Middleware`]. Tool failures become error results the model
-    /// reads; an error from a hook or the model aborts the run (and `after_agent` does not run).
+    /// reads. An error from a hook or the model ends the loop; `after_agent` still runs (it
+    /// always does once the run has started), then the error is returned.
     pub async fn run(&self, input: impl Into<Input>) -> Result<RunOutput, Error> {
         let Input(messages) = input.into();
         let mut cx = Context::new(messages);
@@ -61,31 +62,83 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         })
     }
 
+    /// The loop itself. The model-call onion is awaited directly in it, not in a helper `async
+    /// fn`: every state machine between the run and the deepest wrap hook counts against the
+    /// compiler's query-depth limit.
     async fn drive(&self, cx: &mut Context, state: &mut C::State) -> Result<EndReason, Error> {
         let () = MarkersAgree::<C>::OK;
-        let mut next = Next::from(self.before_agent(cx, state).await?);
-        let end = loop {
-            next = match next {
-                Next::End => break EndReason::Jumped,
+        /// `?` for the loop: an error leaves the loop, so `after_agent` still runs.
+        macro_rules! attempt {
+            ($result:expr) => {
+                match $result {
+                    Ok(value) => value,
+                    Err(error) => break Err(error),
+                }
+            };
+        }
+        let mut next = self.before_agent(cx, state).await.map(Next::from);
+        let outcome = loop {
+            let stand_in = match attempt!(next) {
+                Next::End => break Ok(EndReason::Jumped),
                 Next::Tools => {
                     let pending = cx.pending_tool_calls();
                     self.run_tools(cx, state, pending).await;
-                    Next::Step(None)
+                    next = Ok(Next::Step(None));
+                    continue;
                 }
-                Next::Step(stand_in) => match self.step(cx, state, stand_in).await? {
-                    Some(next) => next,
-                    None => break EndReason::Finished,
-                },
+                Next::Step(stand_in) => stand_in,
+            };
+            attempt!(self.begin_step(cx, state).await);
+            let response = match stand_in {
+                Some(response) => response,
+                None => {
+                    let mut request = self.request(cx);
+                    match attempt!(self.before_model(cx, state, &mut request).await) {
+                        Flow::Continue | Flow::Jump(Jump::Model) => {
+                            let model = CallModel { model: &self.model };
+                            let mut onion =
+                                <C::WrapsModel as ModelWrap<C>>::layer(&self.chain, state, model);
+                            let response = onion.call(cx, request).await;
+                            attempt!(response.map_err(|e| e.attribute_hook(Hook::WrapModelCall)))
+                        }
+                        Flow::Respond(response) => response,
+                        Flow::Jump(Jump::Tools) => {
+                            next = Ok(Next::Tools);
+                            continue;
+                        }
+                        Flow::Jump(Jump::End) => {
+                            next = Ok(Next::End);
+                            continue;
+                        }
+                    }
+                }
+            };
+            next = match attempt!(self.end_step(cx, state, response).await) {
+                Some(next) => Ok(next),
+                None => break Ok(EndReason::Finished),
             };
         };
         close_dangling(cx, "the run ended before this tool call was executed");
-        if C::HOOKS.contains(Hook::AfterAgent) {
-            self.chain
-                .after_agent(cx, state)
-                .await
-                .map_err(|error| error.attribute(C::NAME, Hook::AfterAgent))?;
+        let after_agent = self.after_agent(cx, state).await;
+        match (outcome, after_agent) {
+            (Ok(end), Ok(())) => Ok(end),
+            (Err(error), Ok(())) | (Ok(_), Err(error)) => Err(error),
+            (Err(error), Err(also)) => {
+                tracing::warn!(error = %also, "after_agent failed after the run had failed");
+                Err(error)
+            }
         }
-        Ok(end)
+    }
+
+    /// Runs every `after_agent` hook: once the run has started, whatever ended it.
+    async fn after_agent(&self, cx: &mut Context, state: &mut C::State) -> Result<(), Error> {
+        if !C::HOOKS.contains(Hook::AfterAgent) {
+            return Ok(());
+        }
+        self.chain
+            .after_agent(cx, state)
+            .await
+            .map_err(|error| error.attribute(C::NAME, Hook::AfterAgent))
     }
 
     async fn before_agent(&self, cx: &mut Context, state: &mut C::State) -> Result<Flow, Error> {
@@ -100,15 +153,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         check_jump::<C>(flow, Hook::BeforeAgent)
     }
 
-    /// One step: `before_model`, the model call (or its stand-in), `after_model`, the tools.
-    /// Returns where to go next, or `None` when the model answered without calling tools.
-    async fn step(
-        &self,
-        cx: &mut Context,
-        state: &mut C::State,
-        stand_in: Option<ModelResponse>,
-    ) -> Result<Option<Next>, Error> {
-        // Tool calls left unanswered in the input history are answered before the model is called.
+    /// Opens a step: answers tool calls left unanswered in the input history (the model must
+    /// not be called with a dangling call), enforces `max_steps`, counts the step.
+    async fn begin_step(&self, cx: &mut Context, state: &C::State) -> Result<(), Error> {
         let pending = cx.pending_tool_calls();
         if !pending.is_empty() {
             self.run_tools(cx, state, pending).await;
@@ -120,31 +167,18 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         }
         cx.step += 1;
         tracing::debug!(step = cx.step, "step");
+        Ok(())
+    }
 
-        let mut response = match stand_in {
-            Some(response) => response,
-            None => {
-                let mut request = self.request(cx);
-                match self.before_model(cx, state, &mut request).await? {
-                    Flow::Continue | Flow::Jump(Jump::Model) => {
-                        // The onion is awaited here rather than in a helper `async fn`: one
-                        // future less between the run and the deepest wrap hook.
-                        let model = CallModel { model: &self.model };
-                        let mut onion =
-                            <C::WrapsModel as ModelWrap<C>>::layer(&self.chain, state, model);
-                        onion
-                            .call(cx, request)
-                            .await
-                            .map_err(|error| error.attribute_hook(Hook::WrapModelCall))?
-                    }
-                    Flow::Respond(response) => response,
-                    Flow::Jump(Jump::Tools) => return Ok(Some(Next::Tools)),
-                    Flow::Jump(Jump::End) => return Ok(Some(Next::End)),
-                }
-            }
-        };
+    /// Closes a step: `after_model`, the response into the history, then the tools. Returns
+    /// where to go next, or `None` when the model answered without calling tools.
+    async fn end_step(
+        &self,
+        cx: &mut Context,
+        state: &mut C::State,
+        mut response: ModelResponse,
+    ) -> Result<Option<Next>, Error> {
         cx.usage += response.usage;
-
         let flow = self.after_model(cx, state, &mut response).await?;
         let calls = response.message.tool_calls.clone();
         cx.messages.push(response.message);

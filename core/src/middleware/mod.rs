@@ -9,7 +9,7 @@
 //! | `wrap_model_call` | around every model call, first listed = outermost | call `next` 0..n times, edit request/response |
 //! | `after_model`     | after every model call, reverse order  | edit the response, jump                   |
 //! | `wrap_tool_call`  | around every tool call, first listed = outermost; the calls of one step run concurrently | call `next` 0..n times, edit call/result |
-//! | `after_agent`     | once per run, reverse order; always runs once `before_agent` ran, also after a jump to end | edit the history |
+//! | `after_agent`     | once per run, reverse order; always runs once the run started: also after a jump to end or an error | edit the history |
 //!
 //! One run:
 //!
@@ -217,7 +217,7 @@ pub trait Middleware: Send + Sync {
         description
     }
 
-    /// Runs once at the end of the run, also after a jump to end.
+    /// Runs once at the end of the run, also after a jump to end or an error.
     fn after_agent(
         &self,
         cx: &mut Context,

@@ -24,14 +24,14 @@ pub trait Model: Send + Sync {
     /// Calls the model once.
     fn invoke(
         &self,
-        request: &ModelRequest,
+        request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send;
 }
 
 impl<M: Model + ?Sized> Model for &M {
     fn invoke(
         &self,
-        request: &ModelRequest,
+        request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
         (**self).invoke(request)
     }
@@ -40,7 +40,7 @@ impl<M: Model + ?Sized> Model for &M {
 impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
     fn invoke(
         &self,
-        request: &ModelRequest,
+        request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
         (**self).invoke(request)
     }

@@ -23,11 +23,11 @@ enum Source {
 /// use hookchain::{Model, ModelRequest, ModelResponse, ScriptedModel};
 ///
 /// let model = ScriptedModel::new([ModelResponse::text("hello")]);
-/// let response = model.invoke(&ModelRequest::default()).await.unwrap();
+/// let response = model.invoke(ModelRequest::default()).await.unwrap();
 /// assert_eq!(response.message.content, "hello");
 /// assert_eq!(model.requests().len(), 1);
 /// // The script is exhausted: the next call fails with a clear error.
-/// assert!(model.invoke(&ModelRequest::default()).await.is_err());
+/// assert!(model.invoke(ModelRequest::default()).await.is_err());
 /// # });
 /// # fn tokio_test_block(f: impl std::future::Future<Output = ()>) {
 /// #     futures::executor::block_on(f)
@@ -99,17 +99,18 @@ impl ScriptedModel {
         self.calls.load(Ordering::SeqCst)
     }
 
-    fn answer(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
+    fn answer(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
         let number = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
-        if self.record {
-            lock(&self.requests).push(request.clone());
-        }
-        match &self.source {
+        let answer = match &self.source {
             Source::Script(script) => lock(script)
                 .pop_front()
                 .unwrap_or(Err(ModelError::ScriptExhausted { request: number })),
-            Source::Rule(rule) => rule(request),
+            Source::Rule(rule) => rule(&request),
+        };
+        if self.record {
+            lock(&self.requests).push(request);
         }
+        answer
     }
 }
 
@@ -125,7 +126,7 @@ impl Model for ScriptedModel {
     // Answers synchronously: a ready future keeps benchmarks free of an extra state machine.
     fn invoke(
         &self,
-        request: &ModelRequest,
+        request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
         std::future::ready(self.answer(request))
     }

@@ -44,11 +44,17 @@ impl ToolRegistry {
         Self::default()
     }
 
-    /// Adds `tool`, replacing a tool of the same name.
+    /// Adds `tool`; a tool of the same name is replaced, keeping its place in [`specs`](Self::specs).
     pub fn register(&mut self, tool: impl Tool) -> &mut Self {
         let spec = tool.spec();
-        self.specs.retain(|existing| existing.name != spec.name);
-        self.specs.push(spec.clone());
+        match self
+            .specs
+            .iter_mut()
+            .find(|existing| existing.name == spec.name)
+        {
+            Some(existing) => *existing = spec.clone(),
+            None => self.specs.push(spec.clone()),
+        }
         self.tools.insert(
             spec.name.clone(),
             Entry {

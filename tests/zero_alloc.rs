@@ -1,0 +1,436 @@
+//! DESIGN §1, promise 2: the chain makes no heap allocation per call.
+//!
+//! Allocations are counted per thread by `allocation-counter` (a counting global allocator behind
+//! a safe API; the workspace forbids `unsafe`). Every future here runs on the test's own thread,
+//! polled by a minimal executor with a no-op waker, so the counts hold only what the measured
+//! code allocates.
+//!
+//! The chain under test has 10 members, each bumping its `u64` state in `before_model`, passing
+//! through `wrap_model_call` and `wrap_tool_call`, and reading the response in `after_model`. It
+//! is compared with the empty chain `()`, so the allocations of the model, the tools and the
+//! agent loop cancel out.
+
+use std::cell::Cell;
+use std::convert::Infallible;
+use std::future::Future;
+use std::hint::black_box;
+use std::pin::pin;
+use std::task::{Context as TaskContext, Poll, Waker};
+
+use hookchain::middleware::{False, HookSet, ModelWrap, ToolWrap, True, phase};
+use hookchain::prelude::*;
+use hookchain::{FnTool, Role, StopReason, Usage};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+/// Model calls (or tool calls, or runs) per measurement.
+const CALLS: u64 = 1000;
+/// Calls before measuring, so one-time set-up (thread-locals, tracing call sites) is not counted.
+const WARM_UP: u64 = 10;
+
+thread_local! {
+    /// `wrap_model_call` hooks run on this thread (a `const` thread-local never allocates).
+    static MODEL_WRAPS: Cell<u64> = const { Cell::new(0) };
+    /// `wrap_tool_call` hooks run on this thread.
+    static TOOL_WRAPS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn bump(counter: &'static std::thread::LocalKey<Cell<u64>>) {
+    counter.with(|count| count.set(count.get() + 1));
+}
+
+fn read(counter: &'static std::thread::LocalKey<Cell<u64>>) -> u64 {
+    counter.with(Cell::get)
+}
+
+/// Runs `future` to completion on this thread; allocates nothing.
+fn run<F: Future>(future: F) -> F::Output {
+    let mut future = pin!(future);
+    let mut cx = TaskContext::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// Allocations made on this thread by `f`.
+fn allocations(f: impl FnOnce()) -> u64 {
+    allocation_counter::measure(f).count_total
+}
+
+/// One member of the measured chain.
+#[derive(Debug, Clone, Copy)]
+struct Bump;
+
+impl Middleware for Bump {
+    type State = u64;
+    type Phase = phase::Wrap;
+    type WrapsModel = True;
+    type WrapsTool = True;
+    const NAME: &'static str = "Bump";
+    const HOOKS: HookSet = HookSet::of(Hook::BeforeModel)
+        .with(Hook::WrapModelCall)
+        .with(Hook::AfterModel)
+        .with(Hook::WrapToolCall);
+
+    async fn before_model(
+        &self,
+        _cx: &mut Context,
+        count: &mut u64,
+        _request: &mut ModelRequest,
+    ) -> Result<Flow, Error> {
+        *count += 1;
+        Ok(Flow::Continue)
+    }
+
+    async fn wrap_model_call<N: ModelNext>(
+        &self,
+        cx: &mut Context,
+        _count: &mut u64,
+        request: ModelRequest,
+        mut next: N,
+    ) -> Result<ModelResponse, Error> {
+        bump(&MODEL_WRAPS);
+        next.call(cx, request).await
+    }
+
+    async fn after_model(
+        &self,
+        _cx: &mut Context,
+        _count: &mut u64,
+        response: &mut ModelResponse,
+    ) -> Result<Flow, Error> {
+        black_box(response.message.content.len());
+        Ok(Flow::Continue)
+    }
+
+    async fn wrap_tool_call<N: ToolNext>(
+        &self,
+        cx: &Context,
+        _count: &u64,
+        call: ToolCall,
+        mut next: N,
+    ) -> Result<ToolResult, Error> {
+        bump(&TOOL_WRAPS);
+        next.call(cx, call).await
+    }
+}
+
+type Ten = (Bump, Bump, Bump, Bump, Bump, Bump, Bump, Bump, Bump, Bump);
+const TEN: Ten = (Bump, Bump, Bump, Bump, Bump, Bump, Bump, Bump, Bump, Bump);
+
+/// A member whose wrap boxes the inner future, as a `Box<dyn>` chain would: one allocation per
+/// model call. It shows that the measurement sees what a chain allocates.
+#[derive(Debug, Clone, Copy)]
+struct Boxing;
+
+impl Middleware for Boxing {
+    type State = ();
+    type Phase = phase::Wrap;
+    type WrapsModel = True;
+    type WrapsTool = False;
+    const NAME: &'static str = "Boxing";
+    const HOOKS: HookSet = HookSet::of(Hook::WrapModelCall);
+
+    async fn wrap_model_call<N: ModelNext>(
+        &self,
+        cx: &mut Context,
+        _state: &mut (),
+        request: ModelRequest,
+        mut next: N,
+    ) -> Result<ModelResponse, Error> {
+        Box::pin(next.call(cx, request)).await
+    }
+}
+
+/// The same ten members in nested groups, as `chain!` builds long chains.
+type NestedTen = (
+    (Bump, Bump, Bump),
+    (Bump, (Bump, Bump), Bump),
+    (Bump, Bump, Bump),
+);
+const NESTED_TEN: NestedTen = (
+    (Bump, Bump, Bump),
+    (Bump, (Bump, Bump), Bump),
+    (Bump, Bump, Bump),
+);
+
+/// The innermost `next` of the model onion: answers without allocating.
+struct Answer;
+
+impl ModelNext for Answer {
+    fn call(
+        &mut self,
+        _cx: &mut Context,
+        request: ModelRequest,
+    ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
+        drop(request);
+        std::future::ready(Ok(ModelResponse {
+            message: Message::assistant(String::new()),
+            usage: Usage::new(1, 1),
+            stop_reason: StopReason::EndTurn,
+        }))
+    }
+}
+
+/// The innermost `next` of the tool onion: answers without allocating.
+struct ToolAnswer;
+
+impl ToolNext for ToolAnswer {
+    fn call(
+        &mut self,
+        _cx: &Context,
+        call: ToolCall,
+    ) -> impl Future<Output = Result<ToolResult, Error>> + Send {
+        std::future::ready(Ok(ToolResult::ok(call.id, String::new())))
+    }
+}
+
+/// One model call through the chain's public hooks, as the agent loop makes it: `before_model`,
+/// the onion built with `ModelWrap::layer`, `after_model`.
+async fn model_call<C: Middleware>(
+    chain: &C,
+    cx: &mut Context,
+    state: &mut C::State,
+) -> ModelResponse {
+    // `ModelRequest::default()` holds only empty collections: no allocation.
+    let mut request = ModelRequest::default();
+    let flow = chain
+        .before_model(cx, state, &mut request)
+        .await
+        .expect("before_model");
+    assert!(flow.is_continue());
+    let mut response = {
+        let mut onion = <C::WrapsModel as ModelWrap<C>>::layer(chain, state, Answer);
+        onion.call(cx, request).await.expect("wrap_model_call")
+    };
+    let flow = chain
+        .after_model(cx, state, &mut response)
+        .await
+        .expect("after_model");
+    assert!(flow.is_continue());
+    response
+}
+
+/// One model call through the chain's own `wrap_model_call` (which builds the onion itself).
+async fn model_call_via_chain_hook<C: Middleware>(
+    chain: &C,
+    cx: &mut Context,
+    state: &mut C::State,
+) -> ModelResponse {
+    chain
+        .wrap_model_call(cx, state, ModelRequest::default(), Answer)
+        .await
+        .expect("wrap_model_call")
+}
+
+/// One tool call through the onion built with `ToolWrap::layer`.
+async fn tool_call<C: Middleware>(chain: &C, cx: &Context, state: &C::State) -> ToolResult {
+    // Empty strings and `Null` arguments: no allocation.
+    let call = ToolCall::new(String::new(), String::new(), serde_json::Value::Null);
+    let mut onion = <C::WrapsTool as ToolWrap<C>>::layer(chain, state, ToolAnswer);
+    onion.call(cx, call).await.expect("wrap_tool_call")
+}
+
+/// Allocations of `CALLS` model calls through `chain`, after a warm-up; and the final state.
+fn measure_model_calls<C: Middleware>(chain: &C) -> (u64, C::State) {
+    let mut cx = Context::new(Vec::new());
+    let mut state = C::State::default();
+    for _ in 0..WARM_UP {
+        black_box(run(model_call(chain, &mut cx, &mut state)));
+    }
+    let allocs = allocations(|| {
+        for _ in 0..CALLS {
+            black_box(run(model_call(chain, &mut cx, &mut state)));
+        }
+    });
+    (allocs, state)
+}
+
+#[test]
+fn ten_member_chain_model_call_allocates_nothing() {
+    let wraps_before = read(&MODEL_WRAPS);
+    let (ten, state) = measure_model_calls(&TEN);
+    let wraps = read(&MODEL_WRAPS) - wraps_before;
+    let (empty, ()) = measure_model_calls(&());
+    println!(
+        "model call, hooks called directly: 10 members {ten} allocs / {CALLS} calls, empty chain {empty}"
+    );
+
+    // Every hook of every member ran on every call.
+    let n = WARM_UP + CALLS;
+    assert_eq!(state, (n, n, n, n, n, n, n, n, n, n));
+    assert_eq!(wraps, 10 * n);
+
+    assert_eq!(empty, 0, "the empty chain allocated");
+    assert_eq!(
+        ten, 0,
+        "10 members allocated {ten} times in {CALLS} model calls"
+    );
+}
+
+#[test]
+fn the_measurement_sees_allocations_in_the_chain() {
+    assert_eq!(allocations(|| drop(black_box(Box::new(1_u64)))), 1);
+    let boxing = (
+        Boxing, Boxing, Boxing, Boxing, Boxing, Boxing, Boxing, Boxing, Boxing, Boxing,
+    );
+    let (allocs, _) = measure_model_calls(&boxing);
+    println!("model call, 10 members that box the inner future: {allocs} allocs / {CALLS} calls");
+    assert_eq!(allocs, 10 * CALLS);
+}
+
+#[test]
+fn nested_ten_member_chain_model_call_allocates_nothing() {
+    let wraps_before = read(&MODEL_WRAPS);
+    let (ten, state) = measure_model_calls(&NESTED_TEN);
+    let wraps = read(&MODEL_WRAPS) - wraps_before;
+    let n = WARM_UP + CALLS;
+    assert_eq!(state, ((n, n, n), (n, (n, n), n), (n, n, n)));
+    assert_eq!(wraps, 10 * n);
+    assert_eq!(
+        ten, 0,
+        "10 nested members allocated {ten} times in {CALLS} model calls"
+    );
+}
+
+#[test]
+fn chain_wrap_model_call_hook_allocates_nothing() {
+    fn measure<C: Middleware>(chain: &C) -> u64 {
+        let mut cx = Context::new(Vec::new());
+        let mut state = C::State::default();
+        for _ in 0..WARM_UP {
+            black_box(run(model_call_via_chain_hook(chain, &mut cx, &mut state)));
+        }
+        allocations(|| {
+            for _ in 0..CALLS {
+                black_box(run(model_call_via_chain_hook(chain, &mut cx, &mut state)));
+            }
+        })
+    }
+    let wraps_before = read(&MODEL_WRAPS);
+    let ten = measure(&TEN);
+    assert_eq!(read(&MODEL_WRAPS) - wraps_before, 10 * (WARM_UP + CALLS));
+    let empty = measure(&());
+    assert_eq!(empty, 0);
+    assert_eq!(ten, 0, "10 members allocated {ten} times in {CALLS} wraps");
+}
+
+#[test]
+fn ten_member_chain_tool_call_allocates_nothing() {
+    fn measure<C: Middleware>(chain: &C) -> u64 {
+        let cx = Context::new(Vec::new());
+        let state = C::State::default();
+        for _ in 0..WARM_UP {
+            black_box(run(tool_call(chain, &cx, &state)));
+        }
+        allocations(|| {
+            for _ in 0..CALLS {
+                black_box(run(tool_call(chain, &cx, &state)));
+            }
+        })
+    }
+    let wraps_before = read(&TOOL_WRAPS);
+    let ten = measure(&TEN);
+    let wraps = read(&TOOL_WRAPS) - wraps_before;
+    let nested = measure(&NESTED_TEN);
+    let empty = measure(&());
+    println!(
+        "tool call, onion called directly: 10 members {ten} allocs / {CALLS} calls, nested {nested}, empty chain {empty}"
+    );
+
+    assert_eq!(wraps, 10 * (WARM_UP + CALLS));
+    assert_eq!(empty, 0, "the empty chain allocated");
+    assert_eq!(
+        ten, 0,
+        "10 members allocated {ten} times in {CALLS} tool calls"
+    );
+    assert_eq!(
+        nested, 0,
+        "10 nested members allocated {nested} times in {CALLS} tool calls"
+    );
+}
+
+/// Arguments of the `ping` tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Ping {}
+
+/// Allocations of `CALLS` whole runs of an agent with `chain`, after a warm-up; with the number
+/// of model calls and tool calls of one run.
+fn measure_runs<C: Middleware>(chain: C, calls_a_tool: bool) -> (u64, usize, usize) {
+    let model = ScriptedModel::from_rule(move |request| {
+        let last = request.messages.last().expect("a message");
+        Ok(if calls_a_tool && last.role == Role::User {
+            ModelResponse::tool_calls([ToolCall::new("call_1", "ping", json!({}))])
+        } else {
+            ModelResponse::text("done")
+        })
+    })
+    .without_recording();
+    let ping = FnTool::new("ping", "Answers pong.", |_: Ping| async {
+        Ok::<_, Infallible>("pong")
+    });
+    let agent = Agent::builder(model).tool(ping).chain(chain).build();
+
+    let once = || {
+        let output = run(agent.run("hi")).expect("the run succeeds");
+        assert_eq!(output.text(), Some("done"));
+        black_box(output)
+    };
+    let first = once();
+    for _ in 1..WARM_UP {
+        once();
+    }
+    let allocs = allocations(|| {
+        for _ in 0..CALLS {
+            once();
+        }
+    });
+    (allocs, first.model_calls, first.tool_calls)
+}
+
+#[test]
+fn agent_run_with_ten_members_allocates_as_the_empty_chain() {
+    let wraps_before = read(&MODEL_WRAPS);
+    let (ten, model_calls, _) = measure_runs(TEN, false);
+    let wraps = read(&MODEL_WRAPS) - wraps_before;
+    let (empty, ..) = measure_runs((), false);
+    println!(
+        "Agent::run, 1 model call: 10 members {ten} allocs / {CALLS} runs ({} per run), empty chain {empty} ({} per run)",
+        ten / CALLS,
+        empty / CALLS
+    );
+
+    assert_eq!(model_calls, 1);
+    assert_eq!(wraps, 10 * (WARM_UP + CALLS));
+    assert_eq!(
+        ten, empty,
+        "10 members: {ten} allocs in {CALLS} runs, empty chain: {empty}"
+    );
+}
+
+#[test]
+fn agent_run_with_a_tool_call_and_ten_members_allocates_as_the_empty_chain() {
+    let model_wraps_before = read(&MODEL_WRAPS);
+    let tool_wraps_before = read(&TOOL_WRAPS);
+    let (ten, model_calls, tool_calls) = measure_runs(TEN, true);
+    let model_wraps = read(&MODEL_WRAPS) - model_wraps_before;
+    let tool_wraps = read(&TOOL_WRAPS) - tool_wraps_before;
+    let (empty, ..) = measure_runs((), true);
+    println!(
+        "Agent::run, 2 model calls + 1 tool call: 10 members {ten} allocs / {CALLS} runs ({} per run), empty chain {empty} ({} per run)",
+        ten / CALLS,
+        empty / CALLS
+    );
+
+    assert_eq!((model_calls, tool_calls), (2, 1));
+    assert_eq!(model_wraps, 2 * 10 * (WARM_UP + CALLS));
+    assert_eq!(tool_wraps, 10 * (WARM_UP + CALLS));
+    assert_eq!(
+        ten, empty,
+        "10 members: {ten} allocs in {CALLS} runs, empty chain: {empty}"
+    );
+}
