@@ -50,6 +50,7 @@
 #![forbid(unsafe_code)]
 
 pub use hookchain_core::*;
+pub use hookchain_macros::{chain, hook, middleware};
 
 /// The README's examples, compiled and run as doctests so they cannot rot.
 #[cfg(doctest)]

@@ -37,16 +37,5 @@ pub mod prelude {
 }
 
 #[doc(hidden)]
-pub mod __private {
-    //! What generated code names, as `::hookchain::__private::…`. Not public API: it changes
-    //! without notice.
-    pub use crate::middleware::{
-        Bool, False, Flow, Hook, HookSet, JumpSet, Middleware, ModelNext, ModelWrap, Splice,
-        ToolNext, ToolWrap, True, phase,
-    };
-    pub use crate::{Context, Error, ModelRequest, ModelResponse, ToolCall, ToolResult};
-    pub use std::future::Future;
-    pub use std::marker::{PhantomData, Send, Sync};
-    pub use std::option::Option;
-    pub use std::result::Result;
-}
+#[path = "private/mod.rs"]
+pub mod __private;

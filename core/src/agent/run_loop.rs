@@ -7,12 +7,12 @@ use tracing::Instrument;
 
 use super::innermost::{CallModel, CallTool};
 use super::{Agent, EndReason, Input, RunOutput};
+use crate::chain::ChainChecks;
 use crate::context::Context;
 use crate::error::Error;
 use crate::message::{Message, ToolCall, ToolResult};
 use crate::middleware::{
-    Flow, Hook, Jump, MarkersAgree, Middleware, ModelNext, ModelWrap, ToolNext, ToolWrap,
-    check_jump,
+    Flow, Hook, Jump, Middleware, ModelNext, ModelWrap, ToolNext, ToolWrap, check_jump,
 };
 use crate::model::{Model, ModelRequest, ModelResponse, ToolChoice};
 use crate::tool::panic_message;
@@ -66,7 +66,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// fn`: every state machine between the run and the deepest wrap hook counts against the
     /// compiler's query-depth limit.
     async fn drive(&self, cx: &mut Context, state: &mut C::State) -> Result<EndReason, Error> {
-        let () = MarkersAgree::<C>::OK;
+        let () = ChainChecks::<C>::OK;
         /// `?` for the loop: an error leaves the loop, so `after_agent` still runs.
         macro_rules! attempt {
             ($result:expr) => {

@@ -8,7 +8,11 @@
 //! Order: `before_*` hooks run in the order listed, `after_*` hooks in reverse, and wraps nest
 //! with the first listed outermost.
 
+mod constraints;
 mod describe;
 mod tuple;
 
+pub use constraints::{
+    ChainChecks, Constraints, Identified, MAX_MEMBERS, MemberInfo, MemberList, Named,
+};
 pub use describe::{Description, Member};

@@ -8,15 +8,22 @@
 
 use std::future::Future;
 
-use crate::chain::Description;
+use crate::chain::{Description, MemberList};
 use crate::context::Context;
 use crate::error::Error;
 use crate::message::{ToolCall, ToolResult};
 use crate::middleware::{
-    Flow, Hook, HookSet, JumpSet, MarkersAgree, Middleware, ModelNext, ModelWrap, Splice, ToolNext,
+    Flow, Hook, HookSet, JumpSet, Middleware, ModelNext, ModelWrap, PhaseMarker, Splice, ToolNext,
     ToolWrap, check_jump, phase,
 };
 use crate::model::{ModelRequest, ModelResponse};
+
+/// The first of a list of types.
+macro_rules! first {
+    ($first:ident $(, $rest:ident)*) => {
+        $first
+    };
+}
 
 /// The type of the members' layers around `$N`, first member outermost.
 macro_rules! layers {
@@ -57,19 +64,22 @@ macro_rules! tuple_chain {
     ([$($M:ident $s:ident $idx:tt),+], [$($RM:ident $rs:ident $ridx:tt),+]) => {
         impl<$($M: Middleware),+> Middleware for ($($M,)+) {
             type State = ($($M::State,)+);
-            type Phase = phase::Wrap;
+            type Phase = phase::Span<
+                <<first!($($M),+) as Middleware>::Phase as PhaseMarker>::First,
+                <<first!($($RM),+) as Middleware>::Phase as PhaseMarker>::Last,
+            >;
             type WrapsModel = Splice;
             type WrapsTool = Splice;
             const NAME: &'static str = "chain";
             const HOOKS: HookSet = HookSet::NONE$(.union($M::HOOKS))+;
             const JUMPS: JumpSet = JumpSet::NONE$(.union($M::JUMPS))+;
+            const MEMBERS: MemberList = MemberList::EMPTY$(.concat(&$M::MEMBERS))+;
 
             fn before_agent(
                 &self,
                 cx: &mut Context,
                 state: &mut Self::State,
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
-                $(let () = MarkersAgree::<$M>::OK;)+
                 async move {
                     let ($($s,)+) = state;
                     $(run_hook!(self.$idx: $M, before_agent, BeforeAgent, cx, $s);)+
@@ -228,6 +238,7 @@ impl Middleware for () {
     const NAME: &'static str = "chain";
     const HOOKS: HookSet = HookSet::NONE;
     const JUMPS: JumpSet = JumpSet::NONE;
+    const MEMBERS: MemberList = MemberList::EMPTY;
 
     fn describe_into(&self, _: &mut Description) {}
 }

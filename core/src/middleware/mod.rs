@@ -83,9 +83,9 @@ pub use flow::{Flow, Jump, JumpSet};
 pub use hooks::{Hook, HookSet};
 pub use marker::{Bool, False, Marker, ModelWrap, Splice, ToolWrap, True};
 pub use next::{ModelLayer, ModelNext, ToolLayer, ToolNext};
-pub use phase::{Phase, PhaseMarker};
+pub use phase::{LeafPhase, Phase, PhaseMarker};
 
-use crate::chain::{Description, Member};
+use crate::chain::{Constraints, Description, Member, MemberInfo, MemberList};
 use crate::context::Context;
 use crate::error::Error;
 use crate::message::{ToolCall, ToolResult};
@@ -107,6 +107,13 @@ impl<T: Default + Serialize + DeserializeOwned + Send + Sync + 'static> Middlewa
 ///
 /// Configuration lives in the middleware value, which every run shares; data of one run lives in
 /// [`Middleware::State`], which each run creates afresh.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a middleware",
+    label = "not a middleware",
+    note = "a middleware is a `#[hook]` function, a type with a `#[middleware]` impl block, a \
+            hand-written `impl Middleware`, a chain (`chain![..]` or a tuple of middleware), or \
+            an `Option` of one"
+)]
 pub trait Middleware: Send + Sync {
     /// This middleware's per-run state; `()` if it keeps none.
     type State: MiddlewareState;
@@ -131,6 +138,18 @@ pub trait Middleware: Send + Sync {
     /// The targets this middleware may [`Flow::Jump`] to; a jump elsewhere is an
     /// [`Error::UndeclaredJump`]. Defaults to all targets.
     const JUMPS: JumpSet = JumpSet::ALL;
+
+    /// The identity other middleware name this one by in their constraints (see
+    /// [`Identified`](crate::chain::Identified)); `None` if it cannot be named.
+    const IDENTITY: Option<&'static str> = None;
+
+    /// Where this middleware must sit relative to others (`before`, `after`, `requires`),
+    /// checked when the chain is built.
+    const CONSTRAINTS: Constraints = Constraints::NONE;
+
+    /// The chain's members, flattened, for the compile-time checks. A chain overrides it.
+    #[doc(hidden)]
+    const MEMBERS: MemberList = MemberList::one(MemberInfo::of::<Self>());
 
     /// Runs once, before the first model call.
     fn before_agent(
@@ -202,7 +221,7 @@ pub trait Middleware: Send + Sync {
     fn describe_into(&self, description: &mut Description) {
         description.push(Member {
             name: Self::NAME,
-            phase: <Self::Phase as PhaseMarker>::PHASE,
+            phase: <<Self::Phase as PhaseMarker>::First as LeafPhase>::PHASE,
             hooks: Self::HOOKS,
         });
     }
@@ -238,29 +257,4 @@ pub(crate) fn check_jump<M: Middleware>(flow: Flow, hook: Hook) -> Result<Flow, 
         }),
         flow => Ok(flow),
     }
-}
-
-/// Compile-time check that a middleware's wrap markers agree with its `HOOKS`.
-///
-/// Evaluated when a chain holding `M` is built, so a hand-written impl that overrides a wrap hook
-/// but says `False` (or the reverse) fails `cargo build` instead of being skipped silently.
-pub(crate) struct MarkersAgree<M>(std::marker::PhantomData<M>);
-
-impl<M: Middleware> MarkersAgree<M> {
-    pub(crate) const OK: () = {
-        if let Some(wraps) = <M::WrapsModel as Marker>::LEAF {
-            assert!(
-                M::HOOKS.contains(Hook::WrapModelCall) == wraps,
-                "a middleware's `WrapsModel` must be `True` exactly when its `HOOKS` contain \
-                 `Hook::WrapModelCall`"
-            );
-        }
-        if let Some(wraps) = <M::WrapsTool as Marker>::LEAF {
-            assert!(
-                M::HOOKS.contains(Hook::WrapToolCall) == wraps,
-                "a middleware's `WrapsTool` must be `True` exactly when its `HOOKS` contain \
-                 `Hook::WrapToolCall`"
-            );
-        }
-    };
 }

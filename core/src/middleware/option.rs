@@ -25,6 +25,10 @@ impl<M: Middleware> Middleware for Option<M> {
             Hook::WrapToolCall,
         ));
     const JUMPS: super::JumpSet = M::JUMPS;
+    const IDENTITY: Option<&'static str> = M::IDENTITY;
+    const CONSTRAINTS: crate::chain::Constraints = M::CONSTRAINTS;
+    // Checked as the members of `M`: `Option<M>` is `M`, switched off or on at run time.
+    const MEMBERS: crate::chain::MemberList = M::MEMBERS;
 
     async fn before_agent(&self, cx: &mut Context, state: &mut Self::State) -> Result<Flow, Error> {
         match self {

@@ -9,6 +9,7 @@
 //! Phases are types so that the compiler can check a chain's order through trait bounds.
 
 use std::fmt;
+use std::marker::PhantomData;
 
 use serde::{Deserialize, Serialize};
 
@@ -34,12 +35,21 @@ impl fmt::Display for Phase {
     }
 }
 
-mod sealed {
+pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
-/// A phase as a type: [`Input`], [`Wrap`] or [`Output`].
+/// The phase of a middleware as a type: [`Input`], [`Wrap`] or [`Output`] for one middleware,
+/// [`Span`] for a chain (from its first member's phase to its last member's).
 pub trait PhaseMarker: sealed::Sealed + Send + Sync + 'static {
+    /// The phase of the first member (the phase itself for one middleware).
+    type First: LeafPhase;
+    /// The phase of the last member (the phase itself for one middleware).
+    type Last: LeafPhase;
+}
+
+/// The phase of one middleware: [`Input`], [`Wrap`] or [`Output`].
+pub trait LeafPhase: PhaseMarker {
     /// The phase as a value.
     const PHASE: Phase;
 }
@@ -56,13 +66,48 @@ pub struct Wrap;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Output;
 
-macro_rules! phase_marker {
+/// The phases of a chain: from `F` (its first member's) to `L` (its last member's).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Span<F, L>(PhantomData<fn() -> (F, L)>);
+
+impl<F, L> sealed::Sealed for Span<F, L> {}
+
+impl<F: LeafPhase, L: LeafPhase> PhaseMarker for Span<F, L> {
+    type First = F;
+    type Last = L;
+}
+
+macro_rules! leaf_phase {
     ($($ty:ident => $phase:ident),*) => {$(
         impl sealed::Sealed for $ty {}
         impl PhaseMarker for $ty {
+            type First = $ty;
+            type Last = $ty;
+        }
+        impl LeafPhase for $ty {
             const PHASE: Phase = Phase::$phase;
         }
     )*};
 }
 
-phase_marker!(Input => Input, Wrap => Wrap, Output => Output);
+leaf_phase!(Input => Input, Wrap => Wrap, Output => Output);
+
+/// `Next` (whose phase is `Self`) may be listed right after `Prev` (whose phase is
+/// `PrevPhase`): implemented exactly for the orders Input → Wrap → Output allows.
+///
+/// `chain!` checks it for every pair of neighbours, so a wrong order is a compile error that
+/// names both middleware.
+#[diagnostic::on_unimplemented(
+    message = "`{Next}` cannot be listed after `{Prev}`: phases run Input → Wrap → Output",
+    label = "this middleware's phase comes before the phase of the middleware listed before it",
+    note = "`{Prev}` ends in phase `{PrevPhase}` and `{Next}` starts in phase `{Self}`",
+    note = "list Input middleware first, then Wrap middleware, then Output middleware"
+)]
+pub trait Follows<PrevPhase, Prev, Next> {}
+
+impl<P, N> Follows<Input, P, N> for Input {}
+impl<P, N> Follows<Input, P, N> for Wrap {}
+impl<P, N> Follows<Input, P, N> for Output {}
+impl<P, N> Follows<Wrap, P, N> for Wrap {}
+impl<P, N> Follows<Wrap, P, N> for Output {}
+impl<P, N> Follows<Output, P, N> for Output {}

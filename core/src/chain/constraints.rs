@@ -1,0 +1,348 @@
+//! Ordering constraints between middleware (`before`, `after`, `requires`), checked when a chain
+//! is built.
+//!
+//! A middleware names other middleware *types* in its constraints; the compiler resolves each
+//! name, and [`Identified`] gives every nameable type an identity made from its module path and
+//! name. The check itself runs in constant evaluation over the chain's flattened members, so a
+//! violation fails `cargo build` (and `cargo test`) with a message naming both middleware.
+
+use crate::middleware::{Hook, HookSet, LeafPhase, Marker, Middleware, Phase, PhaseMarker};
+
+/// The most members a chain can have (nested chains included) for its constraints to be checked.
+pub const MAX_MEMBERS: usize = 256;
+
+/// A middleware type that constraints can name.
+///
+/// `#[middleware]` and `#[hook]` implement it; implement it by hand for a hand-written
+/// middleware that others should be able to name in `before`, `after` or `requires`, with
+/// [`Middleware::IDENTITY`] set to the same value.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be named in a `before`, `after` or `requires` constraint",
+    label = "not a middleware declared with `#[middleware]` or `#[hook]`",
+    note = "constraints name middleware types; a hand-written middleware can be named once it \
+            implements `hookchain::chain::Identified` (with the same value as its \
+            `Middleware::IDENTITY`)"
+)]
+pub trait Identified {
+    /// The identity: unique per type, e.g. `my_crate::audit::Audit`.
+    const IDENTITY: &'static str;
+    /// The name shown in messages.
+    const NAME: &'static str;
+}
+
+/// A middleware named in a constraint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Named {
+    /// Its [`Identified::IDENTITY`].
+    pub identity: &'static str,
+    /// Its [`Identified::NAME`].
+    pub name: &'static str,
+}
+
+impl Named {
+    /// The middleware type `M`.
+    pub const fn of<M: Identified + ?Sized>() -> Named {
+        Named {
+            identity: M::IDENTITY,
+            name: M::NAME,
+        }
+    }
+}
+
+/// What a middleware requires of the chain it is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Constraints {
+    /// Wherever one of these is in the chain, this middleware must be listed before it.
+    pub before: &'static [Named],
+    /// Wherever one of these is in the chain, this middleware must be listed after it.
+    pub after: &'static [Named],
+    /// Each of these must be in the same chain.
+    pub requires: &'static [Named],
+}
+
+impl Constraints {
+    /// No constraint.
+    pub const NONE: Constraints = Constraints {
+        before: &[],
+        after: &[],
+        requires: &[],
+    };
+}
+
+/// One member of a flattened chain, as the constraint check sees it.
+#[derive(Debug, Clone, Copy)]
+pub struct MemberInfo {
+    name: &'static str,
+    identity: Option<&'static str>,
+    phase: Phase,
+    hooks: HookSet,
+    wraps_model: Option<bool>,
+    wraps_tool: Option<bool>,
+    constraints: Constraints,
+}
+
+impl MemberInfo {
+    const EMPTY: MemberInfo = MemberInfo {
+        name: "",
+        identity: None,
+        phase: Phase::Wrap,
+        hooks: HookSet::NONE,
+        wraps_model: None,
+        wraps_tool: None,
+        constraints: Constraints::NONE,
+    };
+
+    /// The member `M` (one middleware, not a chain).
+    pub const fn of<M: Middleware + ?Sized>() -> MemberInfo {
+        MemberInfo {
+            name: M::NAME,
+            identity: M::IDENTITY,
+            phase: <<M::Phase as PhaseMarker>::First as LeafPhase>::PHASE,
+            hooks: M::HOOKS,
+            wraps_model: <M::WrapsModel as Marker>::LEAF,
+            wraps_tool: <M::WrapsTool as Marker>::LEAF,
+            constraints: M::CONSTRAINTS,
+        }
+    }
+}
+
+/// The members of a chain, flattened through nested chains, in listing order.
+#[derive(Debug, Clone, Copy)]
+pub struct MemberList {
+    len: usize,
+    items: [MemberInfo; MAX_MEMBERS],
+}
+
+impl MemberList {
+    /// No members.
+    pub const EMPTY: MemberList = MemberList {
+        len: 0,
+        items: [MemberInfo::EMPTY; MAX_MEMBERS],
+    };
+
+    /// The list holding only `member`.
+    pub const fn one(member: MemberInfo) -> MemberList {
+        let mut list = MemberList::EMPTY;
+        list.items[0] = member;
+        list.len = 1;
+        list
+    }
+
+    /// This list followed by `other`; members past [`MAX_MEMBERS`] are dropped (and counted).
+    pub const fn concat(mut self, other: &MemberList) -> MemberList {
+        let mut i = 0;
+        while i < other.len {
+            if self.len < MAX_MEMBERS {
+                self.items[self.len] = other.items[i];
+            }
+            self.len += 1;
+            i += 1;
+        }
+        self
+    }
+
+    /// The number of members.
+    pub const fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the list is empty.
+    pub const fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// The checks a chain must pass to run, evaluated at compile time (post-monomorphization: they
+/// fail `cargo build`, not `cargo check`). `chain!` and the agent evaluate them.
+#[derive(Debug)]
+pub struct ChainChecks<C: ?Sized>(core::marker::PhantomData<C>);
+
+impl<C: Middleware + ?Sized> ChainChecks<C> {
+    /// Evaluating this constant runs every check on `C`'s members.
+    pub const OK: () = check_members(&C::MEMBERS);
+}
+
+/// Panics (at compile time) with a message naming the middleware at fault.
+const fn check_members(list: &MemberList) {
+    assert!(
+        list.len <= MAX_MEMBERS,
+        "this chain has more than 256 members (nested chains included): split it"
+    );
+    let mut i = 0;
+    while i < list.len {
+        let member = &list.items[i];
+        check_markers(member);
+        check_phase_hooks(member);
+        check_order(list, i, member.constraints.after, Side::After);
+        check_order(list, i, member.constraints.before, Side::Before);
+        let mut k = 0;
+        while k < member.constraints.requires.len() {
+            let required = member.constraints.requires[k];
+            if position(list, required.identity, 0).is_none() {
+                fail(&[
+                    "middleware `",
+                    member.name,
+                    "` requires `",
+                    required.name,
+                    "` in the same chain (it declares `requires = ",
+                    required.name,
+                    "`): add `",
+                    required.name,
+                    "` to the chain",
+                ]);
+            }
+            k += 1;
+        }
+        i += 1;
+    }
+}
+
+/// A wrap marker must say `True` exactly when `HOOKS` has the wrap hook: a hand-written impl
+/// that overrides a wrap hook but says `False` would otherwise be skipped without a word.
+const fn check_markers(member: &MemberInfo) {
+    if let Some(wraps) = member.wraps_model {
+        if wraps != member.hooks.contains(Hook::WrapModelCall) {
+            fail(&[
+                "middleware `",
+                member.name,
+                "`: `WrapsModel` must be `True` exactly when `HOOKS` contains \
+                 `Hook::WrapModelCall`",
+            ]);
+        }
+    }
+    if let Some(wraps) = member.wraps_tool {
+        if wraps != member.hooks.contains(Hook::WrapToolCall) {
+            fail(&[
+                "middleware `",
+                member.name,
+                "`: `WrapsTool` must be `True` exactly when `HOOKS` contains \
+                 `Hook::WrapToolCall`",
+            ]);
+        }
+    }
+}
+
+/// Input middleware may only have `before_*` hooks, Output middleware only `after_*` hooks.
+const fn check_phase_hooks(member: &MemberInfo) {
+    let hooks = member.hooks;
+    let before_only = !hooks.contains(Hook::WrapModelCall)
+        && !hooks.contains(Hook::WrapToolCall)
+        && !hooks.contains(Hook::AfterModel)
+        && !hooks.contains(Hook::AfterAgent);
+    let after_only = !hooks.contains(Hook::WrapModelCall)
+        && !hooks.contains(Hook::WrapToolCall)
+        && !hooks.contains(Hook::BeforeModel)
+        && !hooks.contains(Hook::BeforeAgent);
+    match member.phase {
+        Phase::Input if !before_only => fail(&[
+            "middleware `",
+            member.name,
+            "` is in the Input phase but has `after_*` or wrap hooks: Input middleware may \
+             only have `before_agent` and `before_model` hooks",
+        ]),
+        Phase::Output if !after_only => fail(&[
+            "middleware `",
+            member.name,
+            "` is in the Output phase but has `before_*` or wrap hooks: Output middleware may \
+             only have `after_model` and `after_agent` hooks",
+        ]),
+        _ => {}
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Side {
+    Before,
+    After,
+}
+
+/// Every occurrence of each named middleware must be on the right side of member `at`.
+const fn check_order(list: &MemberList, at: usize, named: &[Named], side: Side) {
+    let member = &list.items[at];
+    let mut k = 0;
+    while k < named.len() {
+        let mut from = 0;
+        while let Some(j) = position(list, named[k].identity, from) {
+            match side {
+                Side::After if j > at => fail(&[
+                    "middleware `",
+                    member.name,
+                    "` must be listed after `",
+                    named[k].name,
+                    "` (it declares `after = ",
+                    named[k].name,
+                    "`): move it after `",
+                    named[k].name,
+                    "` in the chain",
+                ]),
+                Side::Before if j < at => fail(&[
+                    "middleware `",
+                    member.name,
+                    "` must be listed before `",
+                    named[k].name,
+                    "` (it declares `before = ",
+                    named[k].name,
+                    "`): move it before `",
+                    named[k].name,
+                    "` in the chain",
+                ]),
+                _ => {}
+            }
+            from = j + 1;
+        }
+        k += 1;
+    }
+}
+
+/// The position of the first member at or after `from` whose identity is `identity`.
+const fn position(list: &MemberList, identity: &str, from: usize) -> Option<usize> {
+    let mut j = from;
+    while j < list.len {
+        if let Some(candidate) = list.items[j].identity {
+            if str_eq(candidate, identity) {
+                return Some(j);
+            }
+        }
+        j += 1;
+    }
+    None
+}
+
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Panics with `parts` joined: const panics take one `&str`, so the message is assembled in a
+/// fixed buffer first.
+const fn fail(parts: &[&str]) -> ! {
+    const CAPACITY: usize = 512;
+    let mut buffer = [0u8; CAPACITY];
+    let mut len = 0;
+    let mut p = 0;
+    while p < parts.len() {
+        let bytes = parts[p].as_bytes();
+        let mut b = 0;
+        while b < bytes.len() && len < CAPACITY {
+            buffer[len] = bytes[b];
+            len += 1;
+            b += 1;
+        }
+        p += 1;
+    }
+    let (message, _) = buffer.split_at(len);
+    match core::str::from_utf8(message) {
+        Ok(message) => panic!("{}", message),
+        Err(_) => panic!("a middleware constraint is violated"),
+    }
+}

@@ -1,0 +1,31 @@
+//! What generated code names, as `::hookchain::__private::…`. Not public API: it changes
+//! without notice.
+
+mod convert;
+mod probe;
+
+pub use convert::{
+    Conversion, Converted, IntoDone, IntoFlow, IntoModelResponse, IntoToolResult, ToDone, ToFlow,
+    ToModelResponse, ToToolResult, converted, ready_converted,
+};
+pub use probe::{
+    AnyPhase, ChainProbe, ChainProbeOther, NotMiddleware, PhaseOf, PhaseProbe, PhaseProbeOther,
+    Probe, TypeProbe, is_middleware, phase_order, type_probe,
+};
+
+pub use crate::chain::{ChainChecks, Constraints, Identified, Named};
+pub use crate::middleware::{
+    Bool, False, Flow, Hook, HookSet, Jump, JumpSet, Middleware, ModelNext, ModelWrap, Splice,
+    ToolNext, ToolWrap, True, phase,
+};
+pub use crate::{Context, Error, ModelRequest, ModelResponse, ToolCall, ToolResult};
+
+pub use std::clone::Clone;
+pub use std::default::Default;
+pub use std::fmt::Debug;
+pub use std::future::Future;
+pub use std::marker::{Copy, PhantomData, Send, Sync};
+pub use std::module_path;
+pub use std::option::Option::{self, None, Some};
+pub use std::result::Result;
+pub use std::{concat, stringify};

@@ -1,0 +1,79 @@
+//! Generation for `chain!`: evaluate the elements in order, check each (is it a middleware?)
+//! and each pair of neighbours (phase order) at the element's own tokens, group them into
+//! tuples of at most 12 (nested for longer chains), and run the chain's compile-time checks.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use super::parse::ChainInput;
+use crate::private::Private;
+
+/// The largest tuple the core implements `Middleware` for.
+const GROUP: usize = 12;
+
+pub(crate) fn expand(chain: &ChainInput) -> TokenStream {
+    let p = Private::new(chain.krate.as_ref());
+    if chain.elements.is_empty() {
+        return quote!(());
+    }
+    let bindings: Vec<syn::Ident> = (0..chain.elements.len())
+        .map(|i| format_ident!("__hookchain_{}", i))
+        .collect();
+    let lets = chain
+        .elements
+        .iter()
+        .zip(&bindings)
+        .map(|(element, binding)| quote!(let #binding = #element;));
+    let is_middleware = chain
+        .elements
+        .iter()
+        .zip(&bindings)
+        .map(|(element, binding)| {
+            let span = located(element);
+            let p = p.at(span);
+            quote_spanned!(span=> #p::is_middleware(&#binding);)
+        });
+    let phase_checks = chain.elements.iter().zip(bindings.windows(2)).skip(1);
+    let phase_checks = phase_checks.map(|(element, pair)| {
+        let (previous, next) = (&pair[0], &pair[1]);
+        let span = located(element);
+        let p = p.at(span);
+        quote_spanned!(span=>
+            #p::phase_order(
+                (&#p::type_probe(&#previous)).phase(),
+                (&#p::type_probe(&#next)).phase(),
+            );
+        )
+    });
+    let grouped = group(bindings.iter().map(|binding| quote!(#binding)).collect());
+    quote! {{
+        #[allow(unused_imports)]
+        use #p::{ChainProbe as _, ChainProbeOther as _, PhaseProbe as _, PhaseProbeOther as _};
+        #(#lets)*
+        #(#is_middleware)*
+        #(#phase_checks)*
+        (&#p::Probe::new(#grouped)).checked()
+    }}
+}
+
+/// The elements as one tuple of at most [`GROUP`] members, nesting groups for longer chains.
+fn group(mut items: Vec<TokenStream>) -> TokenStream {
+    while items.len() > GROUP {
+        items = items
+            .chunks(GROUP)
+            .map(|chunk| quote!((#(#chunk,)*)))
+            .collect();
+    }
+    quote!((#(#items,)*))
+}
+
+/// On a syntax error: the error, and the empty chain in place of the chain.
+pub(crate) fn fallback(error: syn::Error) -> TokenStream {
+    let error = error.to_compile_error();
+    quote!({ #error () })
+}
+
+fn located(element: &syn::Expr) -> Span {
+    Span::call_site().located_at(element.span())
+}

@@ -1,0 +1,101 @@
+//! Generation for `#[hook]`: no decisions, no errors.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::Attribute;
+
+use super::parse::{HookAttr, HookItem};
+use super::validate::HookModel;
+use crate::private::Private;
+use crate::trait_impl::{self, HookImpl, ImplModel};
+
+/// The unit type, the function as its associated `call`, and the trait impls.
+pub(crate) fn expand(function: &HookItem, attr: &HookAttr, model: HookModel<'_>) -> TokenStream {
+    let p = Private::new(attr.options.krate.as_ref());
+    let ident = &function.sig.ident;
+    let name = attr
+        .options
+        .name
+        .as_ref()
+        .map_or_else(|| ident.to_string(), |name| name.value());
+    let phase = model.phase;
+    let hook = HookImpl {
+        sig: model.sig,
+        roles: model.roles,
+        callee: quote!(#ident::call),
+        method: false,
+        jumps: model.jumps,
+    };
+    let implementation = trait_impl::expand(&ImplModel {
+        private: p.clone(),
+        self_ty: quote!(#ident),
+        generics: syn::Generics::default(),
+        name,
+        type_name: ident.to_string(),
+        phase,
+        state: attr.options.state.clone(),
+        hooks: vec![hook],
+        before: Vec::new(),
+        after: Vec::new(),
+        requires: Vec::new(),
+    });
+    let unit = unit_type(function, &p);
+    quote! {
+        #unit
+        const _: () = {
+            #implementation
+        };
+    }
+}
+
+/// On error: the errors, the function as written (still callable as `name::call`), and an inert
+/// middleware in place of the hook, so code using it gets no second error.
+pub(crate) fn fallback(function: &HookItem, attr: &HookAttr, error: syn::Error) -> TokenStream {
+    let p = Private::new(attr.options.krate.as_ref());
+    let ident = &function.sig.ident;
+    let name = ident.to_string();
+    let unit = unit_type(function, &p);
+    let error = error.to_compile_error();
+    quote! {
+        #error
+        #unit
+        const _: () = {
+            #[automatically_derived]
+            impl #p::Middleware for #ident {
+                type State = ();
+                type Phase = #p::phase::Wrap;
+                type WrapsModel = #p::False;
+                type WrapsTool = #p::False;
+                const NAME: &'static str = #name;
+                const HOOKS: #p::HookSet = #p::HookSet::NONE;
+            }
+        };
+    }
+}
+
+/// `struct name;` with the function's docs, and the function itself as `name::call`.
+fn unit_type(function: &HookItem, p: &Private) -> TokenStream {
+    let HookItem {
+        attrs,
+        vis,
+        sig,
+        body,
+    } = function;
+    let ident = &sig.ident;
+    let docs: Vec<&Attribute> = attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
+    let mut call_sig = sig.clone();
+    call_sig.ident = syn::Ident::new("call", ident.span());
+    let struct_token = quote_spanned!(ident.span()=> struct);
+    quote! {
+        #(#docs)*
+        #[allow(non_camel_case_types)]
+        #[derive(#p::Clone, #p::Copy, #p::Debug, #p::Default)]
+        #vis #struct_token #ident;
+
+        impl #ident {
+            /// The hook function itself, callable on its own (in unit tests, say).
+            #(#attrs)*
+            #vis #call_sig #body
+        }
+    }
+}

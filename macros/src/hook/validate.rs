@@ -1,0 +1,120 @@
+//! The rules of `#[hook]`: a known kind, options that fit it, a signature that fits it.
+
+use crate::attr::{JumpValue, PhaseValue, Place};
+use crate::ctxt::Ctxt;
+use crate::kinds::{HookKind, Role};
+use crate::signature::{HookSig, validate as validate_signature};
+
+use super::parse::{HookAttr, HookItem};
+
+/// A `#[hook]` that passed every rule.
+pub(crate) struct HookModel<'a> {
+    pub(crate) sig: HookSig<'a>,
+    pub(crate) roles: Vec<Role>,
+    pub(crate) phase: PhaseValue,
+    pub(crate) jumps: Vec<JumpValue>,
+}
+
+pub(crate) fn validate<'a>(
+    ctxt: &Ctxt,
+    attr: &HookAttr,
+    function: &'a HookItem,
+) -> Option<HookModel<'a>> {
+    let (kind, _) = kind(ctxt, attr)?;
+    for extra in &attr.extra_kinds {
+        ctxt.error_spanned_by(
+            extra,
+            "a `#[hook]` function implements one hook; for several, put `#[hook(..)]` methods in \
+             a `#[middleware]` impl block",
+        );
+    }
+    let phase = phase_fits(ctxt, attr, kind);
+    let jumps = jumps_fit(ctxt, attr, kind);
+    let sig = HookSig::parse(kind, &function.sig);
+    let roles = validate_signature(ctxt, &sig, Place::HookFn, attr.options.state.is_some());
+    Some(HookModel {
+        sig,
+        roles,
+        phase,
+        jumps,
+    })
+}
+
+/// The hook's kind, or `None` after reporting why there is none.
+pub(crate) fn kind<'a>(ctxt: &Ctxt, attr: &'a HookAttr) -> Option<(HookKind, &'a syn::Ident)> {
+    match &attr.kind {
+        None => {
+            ctxt.error_at(
+                attr.span,
+                format!(
+                    "`#[hook]` needs the hook it implements first, e.g. `#[hook(before_model)]`: \
+                     one of {}",
+                    HookKind::list()
+                ),
+            );
+            None
+        }
+        Some((ident, None)) => {
+            let hint = HookKind::suggest(&ident.to_string())
+                .map(|kind| format!("; did you mean `{}`?", kind.name()))
+                .unwrap_or_default();
+            ctxt.error_spanned_by(
+                ident,
+                format!(
+                    "unknown hook `{ident}`: expected one of {}{hint}",
+                    HookKind::list()
+                ),
+            );
+            None
+        }
+        Some((ident, Some(kind))) => Some((*kind, ident)),
+    }
+}
+
+/// Input middleware only have `before_*` hooks, Output middleware only `after_*` hooks.
+pub(crate) fn phase_allows(phase: PhaseValue, kind: HookKind) -> Result<(), &'static str> {
+    match phase {
+        PhaseValue::Input if !kind.is_before() => Err(
+            "an Input middleware prepares what the rest of the chain sees: it may only have \
+             `before_agent` and `before_model` hooks",
+        ),
+        PhaseValue::Output if !kind.is_after() => Err(
+            "an Output middleware cleans up what the rest of the chain sees: it may only have \
+             `after_model` and `after_agent` hooks",
+        ),
+        _ => Ok(()),
+    }
+}
+
+fn phase_fits(ctxt: &Ctxt, attr: &HookAttr, kind: HookKind) -> PhaseValue {
+    let Some((phase, span)) = attr.options.phase else {
+        return PhaseValue::Wrap;
+    };
+    if let Err(why) = phase_allows(phase, kind) {
+        ctxt.error_at(
+            span,
+            format!(
+                "a `{}` hook cannot be in the {} phase: {why}; use `phase = wrap` (the default)",
+                kind.name(),
+                phase.type_name()
+            ),
+        );
+    }
+    phase
+}
+
+pub(crate) fn jumps_fit(ctxt: &Ctxt, attr: &HookAttr, kind: HookKind) -> Vec<JumpValue> {
+    let Some((jumps, span)) = &attr.options.jumps else {
+        return Vec::new();
+    };
+    if !kind.can_jump() {
+        ctxt.error_at(
+            *span,
+            format!(
+                "a `{}` hook cannot jump (it does not return a `Flow`): remove `jumps`",
+                kind.name()
+            ),
+        );
+    }
+    jumps.clone()
+}

@@ -1,0 +1,81 @@
+//! Generation for `#[middleware]`: no decisions, no errors.
+
+use proc_macro2::TokenStream;
+use quote::{ToTokens, quote};
+use syn::ItemImpl;
+
+use super::parse::Parsed;
+use super::validate::MiddlewareModel;
+use crate::private::Private;
+use crate::trait_impl::{self, HookImpl, ImplModel};
+
+/// The block as written (hook attributes removed) and the trait impls.
+pub(crate) fn expand(block: &ItemImpl, parsed: &Parsed, model: MiddlewareModel<'_>) -> TokenStream {
+    let p = Private::new(parsed.options.krate.as_ref());
+    let options = &parsed.options;
+    let name = options
+        .name
+        .as_ref()
+        .map_or_else(|| model.type_name.clone(), |name| name.value());
+    let hooks = model
+        .hooks
+        .into_iter()
+        .map(|hook| {
+            let method = hook.method;
+            HookImpl {
+                sig: hook.sig,
+                roles: hook.roles,
+                callee: quote!(Self::#method),
+                method: true,
+                jumps: hook.jumps,
+            }
+        })
+        .collect();
+    let implementation = trait_impl::expand(&ImplModel {
+        private: p,
+        self_ty: block.self_ty.to_token_stream(),
+        generics: block.generics.clone(),
+        name,
+        type_name: model.type_name,
+        phase: model.phase,
+        state: options.state.clone(),
+        hooks,
+        before: options.before.clone(),
+        after: options.after.clone(),
+        requires: options.requires.clone(),
+    });
+    quote! {
+        #block
+        const _: () = {
+            #implementation
+        };
+    }
+}
+
+/// On error: the errors, the block as written, and an inert middleware, so code using the type
+/// gets no second error.
+pub(crate) fn fallback(block: &ItemImpl, parsed: &Parsed, error: syn::Error) -> TokenStream {
+    let p = Private::new(parsed.options.krate.as_ref());
+    let error = error.to_compile_error();
+    if block.trait_.is_some() {
+        return quote!(#error #block);
+    }
+    let self_ty = &block.self_ty;
+    let (impl_generics, _, where_clause) = block.generics.split_for_impl();
+    let name = self_ty.to_token_stream().to_string();
+    quote! {
+        #error
+        #block
+        const _: () = {
+            #[automatically_derived]
+            impl #impl_generics #p::Middleware for #self_ty #where_clause {
+                type State = ();
+                type Phase = #p::phase::Wrap;
+                type WrapsModel = #p::False;
+                type WrapsTool = #p::False;
+                const NAME: &'static str = #name;
+                const HOOKS: #p::HookSet = #p::HookSet::NONE;
+            }
+        };
+    }
+}

@@ -1,0 +1,120 @@
+//! The rules of `#[middleware]`: an inherent impl block of a named type, at most one hook of
+//! each kind, hooks that fit the phase, signatures that fit their hooks.
+
+use syn::{ImplItem, ItemImpl, Type};
+
+use super::parse::{Parsed, self_span};
+use crate::attr::{JumpValue, PhaseValue, Place};
+use crate::ctxt::Ctxt;
+use crate::hook::{jumps_fit, kind, phase_allows};
+use crate::kinds::{HookKind, Role};
+use crate::signature::{HookSig, validate as validate_signature};
+
+/// A `#[middleware]` block that passed every rule.
+pub(crate) struct MiddlewareModel<'a> {
+    pub(crate) type_name: String,
+    pub(crate) phase: PhaseValue,
+    pub(crate) hooks: Vec<ValidHook<'a>>,
+}
+
+/// One hook method that passed every rule.
+pub(crate) struct ValidHook<'a> {
+    pub(crate) sig: HookSig<'a>,
+    pub(crate) roles: Vec<Role>,
+    pub(crate) method: &'a syn::Ident,
+    pub(crate) jumps: Vec<JumpValue>,
+}
+
+pub(crate) fn validate<'a>(
+    ctxt: &Ctxt,
+    parsed: &Parsed,
+    block: &'a ItemImpl,
+) -> Option<MiddlewareModel<'a>> {
+    if let Some((_, path, _)) = &block.trait_ {
+        ctxt.error_spanned_by(
+            path,
+            "`#[middleware]` goes on an inherent impl block (`impl Audit { .. }`), not on a trait \
+             impl",
+        );
+    }
+    if let Some(unsafety) = &block.unsafety {
+        ctxt.error_spanned_by(unsafety, "`#[middleware]` impl blocks cannot be `unsafe`");
+    }
+    let type_name = type_name(ctxt, block);
+    let phase = parsed
+        .options
+        .phase
+        .map_or(PhaseValue::Wrap, |(phase, _)| phase);
+    let has_state = parsed.options.state.is_some();
+    let mut hooks: Vec<ValidHook<'a>> = Vec::new();
+    for (index, attr) in &parsed.hooks {
+        let ImplItem::Fn(method) = &block.items[*index] else {
+            continue;
+        };
+        let Some((kind, kind_ident)) = kind(ctxt, attr) else {
+            continue;
+        };
+        for extra in &attr.extra_kinds {
+            ctxt.error_spanned_by(
+                extra,
+                "one `#[hook(..)]` per method: give each hook its own method",
+            );
+        }
+        if let Some(first) = hooks.iter().find(|hook| hook.sig.kind == kind) {
+            ctxt.error_spanned_by(
+                kind_ident,
+                format!(
+                    "a second `{}` hook: a middleware has at most one of each hook, and `{}` \
+                     is already its `{}`",
+                    kind.name(),
+                    first.method,
+                    kind.name()
+                ),
+            );
+        }
+        if let Err(why) = phase_allows(phase, kind) {
+            ctxt.error_spanned_by(
+                kind_ident,
+                format!(
+                    "a `{}` hook in an {} middleware: {why}; move this hook to another \
+                     middleware, or change the phase",
+                    kind.name(),
+                    phase.type_name()
+                ),
+            );
+        }
+        let jumps = jumps_fit(ctxt, attr, kind);
+        let sig = HookSig::parse(kind, &method.sig);
+        let roles = validate_signature(ctxt, &sig, Place::HookMethod, has_state);
+        hooks.push(ValidHook {
+            sig,
+            roles,
+            method: &method.sig.ident,
+            jumps,
+        });
+    }
+    let _ = HookKind::ALL;
+    Some(MiddlewareModel {
+        type_name: type_name?,
+        phase,
+        hooks,
+    })
+}
+
+/// The name of the block's type (`Audit` in `impl Audit` or `impl<T> Audit<T>`).
+fn type_name(ctxt: &Ctxt, block: &ItemImpl) -> Option<String> {
+    match &*block.self_ty {
+        Type::Path(path) if path.qself.is_none() => path
+            .path
+            .segments
+            .last()
+            .map(|segment| segment.ident.to_string()),
+        _ => {
+            ctxt.error_at(
+                self_span(block),
+                "`#[middleware]` goes on the impl block of a named struct or enum",
+            );
+            None
+        }
+    }
+}

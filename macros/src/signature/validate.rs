@@ -1,0 +1,206 @@
+//! Every rule a hook function's signature must follow; each broken rule is one error at the
+//! user's token, saying the fix.
+
+use quote::ToTokens;
+use syn::{FnArg, GenericParam, Type};
+
+use super::parse::{HookSig, Param};
+use crate::attr::Place;
+use crate::ctxt::Ctxt;
+use crate::kinds::{Form, HookKind, Role};
+
+/// Checks `sig` and returns the role of each typed parameter, in order (for the call the
+/// generated code makes). `has_state`: the middleware declares a state type.
+pub(crate) fn validate(ctxt: &Ctxt, sig: &HookSig<'_>, place: Place, has_state: bool) -> Vec<Role> {
+    check_qualifiers(ctxt, sig);
+    check_receiver(ctxt, sig, place);
+    check_generics(ctxt, sig);
+    let mut roles: Vec<Role> = Vec::new();
+    for param in &sig.params {
+        let role = role_of(ctxt, sig, param, has_state);
+        if let Some(role) = role {
+            if roles.contains(&role) {
+                ctxt.error_spanned_by(
+                    param.ty,
+                    format!(
+                        "{} is already a parameter of this hook: each is taken at most once",
+                        role.describe()
+                    ),
+                );
+            }
+            roles.push(role);
+        } else {
+            roles.push(Role::State);
+        }
+    }
+    roles
+}
+
+fn check_qualifiers(ctxt: &Ctxt, sig: &HookSig<'_>) {
+    let original = sig.original;
+    let kind = sig.kind;
+    if original.asyncness.is_none() && kind.is_wrap() {
+        ctxt.error_spanned_by(
+            original.fn_token,
+            format!(
+                "a `{}` hook must be an `async fn`: it awaits `next`; write `async fn {}`",
+                kind.name(),
+                original.ident
+            ),
+        );
+    }
+    if let Some(constness) = &original.constness {
+        ctxt.error_spanned_by(constness, "a hook cannot be a `const fn`: remove `const`");
+    }
+    if let Some(unsafety) = &original.unsafety {
+        ctxt.error_spanned_by(unsafety, "a hook cannot be an `unsafe fn`: remove `unsafe`");
+    }
+    if let Some(abi) = &original.abi {
+        ctxt.error_spanned_by(abi, "a hook cannot have an ABI: remove it");
+    }
+    if let Some(variadic) = &original.variadic {
+        ctxt.error_spanned_by(variadic, "a hook cannot be variadic");
+    }
+}
+
+fn check_receiver(ctxt: &Ctxt, sig: &HookSig<'_>, place: Place) {
+    let receiver = sig.receiver();
+    match (place, receiver) {
+        (Place::HookFn, Some(receiver)) => ctxt.error_spanned_by(
+            receiver,
+            "`#[hook]` on a method: put `#[middleware]` on the impl block, which turns its \
+             `#[hook]` methods into one middleware",
+        ),
+        (Place::HookMethod, None) => ctxt.error_spanned_by(
+            &sig.original.ident,
+            "a hook method takes `&self` first: the middleware's configuration",
+        ),
+        (Place::HookMethod, Some(receiver))
+            if receiver.reference.is_none() || receiver.mutability.is_some() =>
+        {
+            ctxt.error_spanned_by(
+                receiver,
+                "a hook method takes `&self`: the middleware is shared by every run; keep \
+                 per-run data in its state",
+            )
+        }
+        _ => {}
+    }
+    if place == Place::HookMethod {
+        if let Some(FnArg::Typed(first)) = sig.original.inputs.first() {
+            ctxt.error_spanned_by(
+                first,
+                "a hook method takes `&self` first: the middleware's configuration",
+            );
+        }
+    }
+}
+
+fn check_generics(ctxt: &Ctxt, sig: &HookSig<'_>) {
+    let next_params: Vec<&Param<'_>> = sig
+        .params
+        .iter()
+        .filter(|param| param.role == Some(Role::Next))
+        .collect();
+    for param in &sig.original.generics.params {
+        match param {
+            GenericParam::Lifetime(_) => {}
+            GenericParam::Type(ty) => {
+                let used_as_next = next_params.iter().any(
+                    |next| matches!(next.ty, Type::Path(path) if path.path.is_ident(&ty.ident)),
+                );
+                if !(sig.kind.is_wrap() && used_as_next) {
+                    ctxt.error_spanned_by(
+                        param,
+                        "a hook function cannot be generic (except over its `next`): put \
+                         configuration in the fields of a `#[middleware]` type",
+                    );
+                }
+            }
+            GenericParam::Const(_) => ctxt.error_spanned_by(
+                param,
+                "a hook function cannot have const parameters: put configuration in the fields \
+                 of a `#[middleware]` type",
+            ),
+        }
+    }
+}
+
+/// The role of `param` in this hook, or `None` after reporting why it has none.
+fn role_of(ctxt: &Ctxt, sig: &HookSig<'_>, param: &Param<'_>, has_state: bool) -> Option<Role> {
+    let kind = sig.kind;
+    let Some(role) = param.role else {
+        // Not a type any hook takes: the state, if there is one and it is passed by reference.
+        let state_form = kind.form(Role::State);
+        if has_state && Some(param.form) == state_form {
+            return Some(Role::State);
+        }
+        let written = param.ty.to_token_stream().to_string();
+        let fix = if has_state {
+            format!(
+                "; the state is passed as `{}`",
+                Role::State.spelled(state_form.unwrap_or(Form::Mut), "")
+            )
+        } else if param.form != Form::Owned {
+            " (or the middleware's state, once declared with `state = …`)".to_owned()
+        } else {
+            String::new()
+        };
+        ctxt.error_spanned_by(
+            param.ty,
+            format!(
+                "`{written}` is not a parameter `{}` takes: it takes {}{fix}",
+                kind.name(),
+                kind.accepted()
+            ),
+        );
+        return None;
+    };
+    let Some(form) = kind.form(role) else {
+        let hint = HookKind::taking(role)
+            .filter(|other| *other != kind)
+            .map(|other| format!("; did you mean `#[hook({})]`?", other.name()))
+            .unwrap_or_default();
+        ctxt.error_spanned_by(
+            param.ty,
+            format!(
+                "`{}` hooks do not take {}: they take {}{hint}",
+                kind.name(),
+                role.describe(),
+                kind.accepted()
+            ),
+        );
+        return None;
+    };
+    let next_trait = if kind.on_tool_path() {
+        "ToolNext"
+    } else {
+        "ModelNext"
+    };
+    if role == Role::Next {
+        if param.next_trait.as_deref() != Some(next_trait) {
+            ctxt.error_spanned_by(
+                param.ty,
+                format!(
+                    "the `next` of a `{}` hook is `impl {next_trait}`",
+                    kind.name()
+                ),
+            );
+            return None;
+        }
+        return Some(role);
+    }
+    if param.form != form {
+        ctxt.error_spanned_by(
+            param.ty,
+            format!(
+                "`{}` takes {} as `{}`",
+                kind.name(),
+                role.describe(),
+                role.spelled(form, next_trait)
+            ),
+        );
+        return None;
+    }
+    Some(role)
+}

@@ -1,0 +1,205 @@
+//! Generates `impl Middleware` (and `impl Identified`) from a validated model. Shared by
+//! `#[hook]` and `#[middleware]`; makes no decisions and reports no errors.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::{Generics, Type};
+
+use crate::attr::{JumpValue, PhaseValue};
+use crate::kinds::{HookKind, Role};
+use crate::private::Private;
+use crate::signature::HookSig;
+
+/// A middleware type, ready to generate.
+pub(crate) struct ImplModel<'a> {
+    pub(crate) private: Private,
+    /// The type the impls are for.
+    pub(crate) self_ty: TokenStream,
+    pub(crate) generics: Generics,
+    /// `Middleware::NAME`.
+    pub(crate) name: String,
+    /// The type's own name, for its identity.
+    pub(crate) type_name: String,
+    pub(crate) phase: PhaseValue,
+    pub(crate) state: Option<Type>,
+    pub(crate) hooks: Vec<HookImpl<'a>>,
+    pub(crate) before: Vec<Type>,
+    pub(crate) after: Vec<Type>,
+    pub(crate) requires: Vec<Type>,
+}
+
+/// One hook, ready to generate.
+pub(crate) struct HookImpl<'a> {
+    pub(crate) sig: HookSig<'a>,
+    /// The role of each typed parameter, in order.
+    pub(crate) roles: Vec<Role>,
+    /// The function to call: `stamp::call` or `Self::redact`.
+    pub(crate) callee: TokenStream,
+    /// Whether the call passes `self` first.
+    pub(crate) method: bool,
+    pub(crate) jumps: Vec<JumpValue>,
+}
+
+pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
+    let p = &model.private;
+    let self_ty = &model.self_ty;
+    let (impl_generics, _, where_clause) = model.generics.split_for_impl();
+    let name = &model.name;
+    let type_name = &model.type_name;
+    let phase = format_ident!("{}", model.phase.type_name());
+    let state = match &model.state {
+        Some(state) => quote!(#state),
+        None => quote!(()),
+    };
+    let has = |kind: HookKind| model.hooks.iter().any(|hook| hook.sig.kind == kind);
+    let marker = |kind: HookKind| {
+        if has(kind) {
+            quote!(#p::True)
+        } else {
+            quote!(#p::False)
+        }
+    };
+    let wraps_model = marker(HookKind::WrapModelCall);
+    let wraps_tool = marker(HookKind::WrapToolCall);
+    let hooks = model.hooks.iter().map(|hook| {
+        let variant = format_ident!("{}", hook.sig.kind.variant());
+        quote!(.with(#p::Hook::#variant))
+    });
+    let jumps = model.hooks.iter().flat_map(|hook| &hook.jumps).map(|jump| {
+        let variant = format_ident!("{}", jump.variant());
+        quote!(.with(#p::Jump::#variant))
+    });
+    let named = |types: &[Type]| {
+        let items = types.iter().map(|ty| {
+            let span = Span::call_site().located_at(syn::spanned::Spanned::span(ty));
+            let p = p.at(span);
+            quote_spanned!(span=> #p::Named::of::<#ty>())
+        });
+        quote!(&[#(#items),*])
+    };
+    let (before, after, requires) = (
+        named(&model.before),
+        named(&model.after),
+        named(&model.requires),
+    );
+    let methods = model.hooks.iter().map(|hook| method(p, hook));
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #p::Middleware for #self_ty #where_clause {
+            type State = #state;
+            type Phase = #p::phase::#phase;
+            type WrapsModel = #wraps_model;
+            type WrapsTool = #wraps_tool;
+            const NAME: &'static str = #name;
+            const HOOKS: #p::HookSet = #p::HookSet::NONE #(#hooks)*;
+            const JUMPS: #p::JumpSet = #p::JumpSet::NONE #(#jumps)*;
+            const IDENTITY: #p::Option<&'static str> =
+                #p::Some(<Self as #p::Identified>::IDENTITY);
+            const CONSTRAINTS: #p::Constraints = #p::Constraints {
+                before: #before,
+                after: #after,
+                requires: #requires,
+            };
+            #(#methods)*
+        }
+
+        #[automatically_derived]
+        impl #impl_generics #p::Identified for #self_ty #where_clause {
+            const IDENTITY: &'static str =
+                #p::concat!(#p::module_path!(), "::", #type_name);
+            const NAME: &'static str = #name;
+        }
+    }
+}
+
+/// The trait method of one hook: it calls the user's function and converts what it returns.
+fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
+    let kind = hook.sig.kind;
+    let method = format_ident!("{}", kind.name());
+    let variant = format_ident!("{}", kind.variant());
+    let conversion = format_ident!("{}", kind.conversion());
+    let tool = kind.on_tool_path();
+    let cx_ty = if tool {
+        quote!(&#p::Context)
+    } else {
+        quote!(&mut #p::Context)
+    };
+    let state_ty = if tool {
+        quote!(&<Self as #p::Middleware>::State)
+    } else {
+        quote!(&mut <Self as #p::Middleware>::State)
+    };
+    let (generics, subject, output) = match kind {
+        HookKind::BeforeAgent | HookKind::AfterAgent => (quote!(), quote!(), None),
+        HookKind::BeforeModel => (
+            quote!(),
+            quote!(, __hookchain_request: &mut #p::ModelRequest),
+            None,
+        ),
+        HookKind::AfterModel => (
+            quote!(),
+            quote!(, __hookchain_response: &mut #p::ModelResponse),
+            None,
+        ),
+        HookKind::WrapModelCall => (
+            quote!(<__HookchainNext: #p::ModelNext>),
+            quote!(, __hookchain_request: #p::ModelRequest, __hookchain_next: __HookchainNext),
+            Some(quote!(#p::ModelResponse)),
+        ),
+        HookKind::WrapToolCall => (
+            quote!(<__HookchainNext: #p::ToolNext>),
+            quote!(, __hookchain_call: #p::ToolCall, __hookchain_next: __HookchainNext),
+            Some(quote!(#p::ToolResult)),
+        ),
+    };
+    let output = match (kind, output) {
+        (HookKind::AfterAgent, _) => quote!(#p::Result<(), #p::Error>),
+        (_, Some(output)) => quote!(#p::Result<#output, #p::Error>),
+        (_, None) => quote!(#p::Result<#p::Flow, #p::Error>),
+    };
+    // Each argument carries the span of the user's parameter type, so a mismatch (a state of
+    // the wrong type, say) is reported at that parameter.
+    let args = hook
+        .roles
+        .iter()
+        .zip(&hook.sig.params)
+        .map(|(role, param)| {
+            let span = syn::spanned::Spanned::span(param.ty);
+            let ident = match role {
+                Role::Context => "__hookchain_cx",
+                Role::State => "__hookchain_state",
+                Role::Request => "__hookchain_request",
+                Role::Response => "__hookchain_response",
+                Role::Call => "__hookchain_call",
+                Role::Next => "__hookchain_next",
+            };
+            let ident = syn::Ident::new(ident, Span::call_site().located_at(span));
+            quote!(#ident)
+        });
+    let receiver = hook.method.then(|| quote!(self,));
+    let callee = &hook.callee;
+    let span = Span::call_site().located_at(hook.sig.output_span);
+    let pp = p.at(span);
+    let convert = if hook.sig.is_async() {
+        quote_spanned!(span=> #pp::converted::<#pp::#conversion, _>)
+    } else {
+        quote_spanned!(span=> #pp::ready_converted::<#pp::#conversion, _>)
+    };
+    let name_span = Span::call_site().located_at(hook.sig.original.ident.span());
+    let future = quote_spanned!(name_span=> impl #p::Future<Output = #output> + #p::Send);
+    quote! {
+        #[inline]
+        fn #method #generics(
+            &self,
+            __hookchain_cx: #cx_ty,
+            __hookchain_state: #state_ty
+            #subject
+        ) -> #future {
+            #convert(
+                #callee(#receiver #(#args),*),
+                <Self as #p::Middleware>::NAME,
+                #p::Hook::#variant,
+            )
+        }
+    }
+}
