@@ -185,8 +185,9 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
     } else {
         quote_spanned!(span=> #pp::ready_converted::<#pp::#conversion, _>)
     };
-    let name_span = Span::call_site().located_at(hook.sig.original.ident.span());
-    let future = quote_spanned!(name_span=> impl #p::Future<Output = #output> + #p::Send);
+    // A wrong return type, or a future that is not `Send`, is reported at the user's `-> T`
+    // (at the function's name when there is none).
+    let future = quote_spanned!(span=> impl #pp::Future<Output = #output> + #pp::Send);
     quote! {
         #[inline]
         fn #method #generics(

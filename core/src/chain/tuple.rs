@@ -62,6 +62,7 @@ macro_rules! run_hook {
 
 macro_rules! tuple_chain {
     ([$($M:ident $s:ident $idx:tt),+], [$($RM:ident $rs:ident $ridx:tt),+]) => {
+        #[diagnostic::do_not_recommend]
         impl<$($M: Middleware),+> Middleware for ($($M,)+) {
             type State = ($($M::State,)+);
             type Phase = phase::Span<
@@ -230,6 +231,7 @@ macro_rules! tuple_chain {
 }
 
 /// The empty chain: every hook passes through.
+#[diagnostic::do_not_recommend]
 impl Middleware for () {
     type State = ();
     type Phase = phase::Wrap;

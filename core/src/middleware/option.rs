@@ -8,6 +8,7 @@ use crate::middleware::Flow;
 use crate::model::{ModelRequest, ModelResponse};
 
 /// `Some(m)` behaves as `m`; `None` lets every hook pass through.
+#[diagnostic::do_not_recommend]
 impl<M: Middleware> Middleware for Option<M> {
     type State = M::State;
     type Phase = M::Phase;

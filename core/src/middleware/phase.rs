@@ -105,9 +105,15 @@ leaf_phase!(Input => Input, Wrap => Wrap, Output => Output);
 )]
 pub trait Follows<PrevPhase, Prev, Next> {}
 
+#[diagnostic::do_not_recommend]
 impl<P, N> Follows<Input, P, N> for Input {}
+#[diagnostic::do_not_recommend]
 impl<P, N> Follows<Input, P, N> for Wrap {}
+#[diagnostic::do_not_recommend]
 impl<P, N> Follows<Input, P, N> for Output {}
+#[diagnostic::do_not_recommend]
 impl<P, N> Follows<Wrap, P, N> for Wrap {}
+#[diagnostic::do_not_recommend]
 impl<P, N> Follows<Wrap, P, N> for Output {}
+#[diagnostic::do_not_recommend]
 impl<P, N> Follows<Output, P, N> for Output {}

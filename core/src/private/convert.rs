@@ -25,24 +25,28 @@ pub trait IntoFlow {
     fn into_flow(self) -> Result<Flow, Error>;
 }
 
+#[diagnostic::do_not_recommend]
 impl IntoFlow for () {
     fn into_flow(self) -> Result<Flow, Error> {
         Ok(Flow::Continue)
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl IntoFlow for Flow {
     fn into_flow(self) -> Result<Flow, Error> {
         Ok(self)
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<E: Into<BoxError>> IntoFlow for Result<(), E> {
     fn into_flow(self) -> Result<Flow, Error> {
         self.map(|()| Flow::Continue).map_err(Error::hook)
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<E: Into<BoxError>> IntoFlow for Result<Flow, E> {
     fn into_flow(self) -> Result<Flow, Error> {
         self.map_err(Error::hook)
@@ -60,12 +64,14 @@ pub trait IntoDone {
     fn into_done(self) -> Result<(), Error>;
 }
 
+#[diagnostic::do_not_recommend]
 impl IntoDone for () {
     fn into_done(self) -> Result<(), Error> {
         Ok(())
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<E: Into<BoxError>> IntoDone for Result<(), E> {
     fn into_done(self) -> Result<(), Error> {
         self.map_err(Error::hook)
@@ -84,12 +90,14 @@ pub trait IntoModelResponse {
     fn into_model_response(self) -> Result<ModelResponse, Error>;
 }
 
+#[diagnostic::do_not_recommend]
 impl IntoModelResponse for ModelResponse {
     fn into_model_response(self) -> Result<ModelResponse, Error> {
         Ok(self)
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<E: Into<BoxError>> IntoModelResponse for Result<ModelResponse, E> {
     fn into_model_response(self) -> Result<ModelResponse, Error> {
         self.map_err(Error::hook)
@@ -108,12 +116,14 @@ pub trait IntoToolResult {
     fn into_tool_result(self) -> Result<ToolResult, Error>;
 }
 
+#[diagnostic::do_not_recommend]
 impl IntoToolResult for ToolResult {
     fn into_tool_result(self) -> Result<ToolResult, Error> {
         Ok(self)
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<E: Into<BoxError>> IntoToolResult for Result<ToolResult, E> {
     fn into_tool_result(self) -> Result<ToolResult, Error> {
         self.map_err(Error::hook)
@@ -141,6 +151,7 @@ pub enum ToModelResponse {}
 #[derive(Debug)]
 pub enum ToToolResult {}
 
+#[diagnostic::do_not_recommend]
 impl<O: IntoFlow> Conversion<O> for ToFlow {
     type Output = Result<Flow, Error>;
     fn convert(output: O, middleware: &'static str, hook: Hook) -> Self::Output {
@@ -150,6 +161,7 @@ impl<O: IntoFlow> Conversion<O> for ToFlow {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<O: IntoDone> Conversion<O> for ToDone {
     type Output = Result<(), Error>;
     fn convert(output: O, middleware: &'static str, hook: Hook) -> Self::Output {
@@ -159,6 +171,7 @@ impl<O: IntoDone> Conversion<O> for ToDone {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<O: IntoModelResponse> Conversion<O> for ToModelResponse {
     type Output = Result<ModelResponse, Error>;
     fn convert(output: O, middleware: &'static str, hook: Hook) -> Self::Output {
@@ -168,6 +181,7 @@ impl<O: IntoModelResponse> Conversion<O> for ToModelResponse {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<O: IntoToolResult> Conversion<O> for ToToolResult {
     type Output = Result<ToolResult, Error>;
     fn convert(output: O, middleware: &'static str, hook: Hook) -> Self::Output {

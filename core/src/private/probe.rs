@@ -129,9 +129,13 @@ impl LeafPhase for AnyPhase {
     const PHASE: Phase = Phase::Wrap;
 }
 
+#[diagnostic::do_not_recommend]
 impl<X, P, N> Follows<X, P, N> for AnyPhase {}
+#[diagnostic::do_not_recommend]
 impl<P, N> Follows<AnyPhase, P, N> for Input {}
+#[diagnostic::do_not_recommend]
 impl<P, N> Follows<AnyPhase, P, N> for Wrap {}
+#[diagnostic::do_not_recommend]
 impl<P, N> Follows<AnyPhase, P, N> for Output {}
 
 /// Checks that `next` may be listed right after `prev`.
