@@ -25,12 +25,16 @@ pub(crate) fn expand(chain: &ChainInput) -> TokenStream {
         .iter()
         .zip(&bindings)
         .map(|(element, binding)| quote!(let #binding = #element;));
-    let is_middleware = chain.elements.iter().zip(&bindings).map(|(element, binding)| {
-        let span = located(element);
-        let p = p.at(span);
-        let binding = syn::Ident::new(&binding.to_string(), span);
-        quote_spanned!(span=> #p::is_middleware(&#binding);)
-    });
+    let is_middleware = chain
+        .elements
+        .iter()
+        .zip(&bindings)
+        .map(|(element, binding)| {
+            let span = located(element);
+            let p = p.at(span);
+            let binding = syn::Ident::new(&binding.to_string(), span);
+            quote_spanned!(span=> #p::is_middleware(&#binding);)
+        });
     // The check of each pair of neighbours sits at the later element.
     let phase_checks = chain.elements.iter().skip(1).zip(bindings.windows(2));
     let phase_checks = phase_checks.map(|(element, pair)| {
