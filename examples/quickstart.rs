@@ -1,65 +1,46 @@
 //! A complete agent on the built-in scripted model: no API key, no network.
 //!
 //! The model asks for the weather, the tool answers, the model replies. Two middleware watch the
-//! run: `RequestLogger` prints every model request, `ToolCallCounter` counts tool calls in its
-//! per-run state and reports the total at the end.
+//! run: `log_request`, a `#[hook]` function, prints every model request; `ToolCallCounter`, a
+//! `#[middleware]` type, counts tool calls in its per-run state and reports the total at the
+//! end.
 //!
 //! Run it with `cargo run --example quickstart`.
 
-use hookchain::middleware::{False, HookSet, True, phase};
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use hookchain::prelude::*;
-use hookchain::{FnTool, Role};
+use hookchain::{FnTool, Role, chain, hook, middleware};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
 /// Prints a one-line summary of every model request.
-#[derive(Debug)]
-struct RequestLogger;
-
-impl Middleware for RequestLogger {
-    type State = ();
-    type Phase = phase::Wrap;
-    type WrapsModel = False;
-    type WrapsTool = False;
-    const NAME: &'static str = "RequestLogger";
-    const HOOKS: HookSet = HookSet::of(Hook::BeforeModel);
-
-    async fn before_model(
-        &self,
-        cx: &mut Context,
-        _state: &mut (),
-        request: &mut ModelRequest,
-    ) -> Result<Flow, Error> {
-        println!(
-            "  [RequestLogger] step {}: {} messages, {} tools offered",
-            cx.step(),
-            request.messages.len(),
-            request.tools.len()
-        );
-        Ok(Flow::Continue)
-    }
+#[hook(before_model)]
+fn log_request(cx: &mut Context, request: &mut ModelRequest) {
+    println!(
+        "  [log_request] step {}: {} messages, {} tools offered",
+        cx.step(),
+        request.messages.len(),
+        request.tools.len()
+    );
 }
 
-/// Counts the tool calls of a run (in its state, so runs never share a count).
-#[derive(Debug)]
+/// Counts the tool calls of a run. The count lives in the middleware's state, created afresh
+/// for every run; on the tool path the state is shared by concurrent calls, hence the atomic.
 struct ToolCallCounter;
 
-impl Middleware for ToolCallCounter {
-    type State = u32;
-    type Phase = phase::Wrap;
-    type WrapsModel = False;
-    type WrapsTool = True;
-    const NAME: &'static str = "ToolCallCounter";
-    const HOOKS: HookSet = HookSet::of(Hook::WrapToolCall).with(Hook::AfterAgent);
-
-    async fn wrap_tool_call<N: ToolNext>(
+#[middleware(state = AtomicU32)]
+impl ToolCallCounter {
+    #[hook(wrap_tool_call)]
+    async fn count(
         &self,
         cx: &Context,
-        _state: &u32,
+        calls: &AtomicU32,
         call: ToolCall,
-        mut next: N,
+        mut next: impl ToolNext,
     ) -> Result<ToolResult, Error> {
+        calls.fetch_add(1, Ordering::Relaxed);
         println!(
             "  [ToolCallCounter] calling `{}` with {}",
             call.name, call.arguments
@@ -67,15 +48,12 @@ impl Middleware for ToolCallCounter {
         next.call(cx, call).await
     }
 
-    async fn after_agent(&self, cx: &mut Context, count: &mut u32) -> Result<(), Error> {
-        let calls = cx
-            .messages()
-            .iter()
-            .filter(|m| m.role == Role::Tool)
-            .count();
-        *count = u32::try_from(calls).unwrap_or(u32::MAX);
-        println!("  [ToolCallCounter] {count} tool call(s) this run");
-        Ok(())
+    #[hook(after_agent)]
+    fn report(&self, calls: &mut AtomicU32) {
+        println!(
+            "  [ToolCallCounter] {} tool call(s) this run",
+            calls.get_mut()
+        );
     }
 }
 
@@ -114,9 +92,10 @@ async fn main() -> Result<(), Error> {
     let agent = Agent::builder(model)
         .system_prompt("You are a helpful weather assistant.")
         .tool(weather)
-        .chain((RequestLogger, ToolCallCounter))
+        .chain(chain![log_request, ToolCallCounter])
         .build();
 
+    println!("The chain, per hook:\n{}", agent.chain().describe());
     println!("Running the agent:");
     let output = agent.run("What's the weather in Lisbon?").await?;
 

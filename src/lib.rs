@@ -11,41 +11,55 @@
 //!
 //! ```
 //! use hookchain::prelude::*;
-//! use hookchain::middleware::{HookSet, False, phase};
+//! use hookchain::{chain, hook, middleware};
 //!
-//! /// Counts the model calls of a run, in its per-run state.
-//! #[derive(Debug)]
-//! struct CountCalls;
+//! /// A function is a middleware with one hook.
+//! #[hook(before_model, phase = input)]
+//! fn stamp(request: &mut ModelRequest) {
+//!     request.system_prompt = Some("Be brief.".into());
+//! }
 //!
-//! impl Middleware for CountCalls {
-//!     type State = u32;
-//!     type Phase = phase::Wrap;
-//!     type WrapsModel = False;
-//!     type WrapsTool = False;
-//!     const NAME: &'static str = "CountCalls";
-//!     const HOOKS: HookSet = HookSet::of(Hook::BeforeModel);
+//! /// A type with `#[hook]` methods is a middleware with several; its fields configure it and
+//! /// its state is created afresh for every run.
+//! struct Budget {
+//!     max_calls: u32,
+//! }
 //!
-//!     async fn before_model(
-//!         &self,
-//!         _cx: &mut Context,
-//!         calls: &mut u32,
-//!         _request: &mut ModelRequest,
-//!     ) -> Result<Flow, Error> {
+//! #[middleware(state = u32)]
+//! impl Budget {
+//!     #[hook(before_model, jumps = [end])]
+//!     fn check(&self, calls: &mut u32) -> Flow {
 //!         *calls += 1;
-//!         Ok(Flow::Continue)
+//!         if *calls > self.max_calls { Flow::end() } else { Flow::Continue }
+//!     }
+//!
+//!     #[hook(after_agent)]
+//!     fn report(&self, cx: &mut Context, calls: &mut u32) {
+//!         assert_eq!(*calls as usize, cx.step());
 //!     }
 //! }
 //!
 //! # futures::executor::block_on(async {
 //! let model = ScriptedModel::new([ModelResponse::text("Hello!")]);
-//! let agent = Agent::builder(model).chain((CountCalls,)).build();
+//! let agent = Agent::builder(model)
+//!     .chain(chain![stamp, Budget { max_calls: 5 }])
+//!     .build();
 //! let output = agent.run("Hi").await?;
 //! assert_eq!(output.text(), Some("Hello!"));
 //! # Ok::<(), hookchain::Error>(())
 //! # }).unwrap();
 //! ```
 //!
-//! See [`Middleware`] for the order in which hooks run and what each may do.
+//! # Where to read on
+//!
+//! - [`Middleware`]: the six hooks, the order they run in, phases, state, and how to implement
+//!   one by hand.
+//! - [`macro@hook`], [`macro@middleware`], [`chain!`]: the DSL — accepted signatures, options,
+//!   what each expands to, and the checks the compiler makes.
+//! - [`Agent`]: the agent loop; [`Flow`] and [`Jump`]: what sequential hooks return.
+//! - [`Tool`], [`FnTool`], [`ToolRegistry`]: tools with JSON schemas; [`ScriptedModel`]: the
+//!   offline model for tests and examples.
+//! - [`chain::Description`]: `chain.describe()` lists, per hook, the order the middleware run in.
 
 #![forbid(unsafe_code)]
 

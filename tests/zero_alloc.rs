@@ -434,3 +434,83 @@ fn agent_run_with_a_tool_call_and_ten_members_allocates_as_the_empty_chain() {
         "10 members: {ten} allocs in {CALLS} runs, empty chain: {empty}"
     );
 }
+
+/// The macro-generated twin of [`Bump`]: the same hooks, written with `#[middleware]`.
+#[derive(Debug, Clone, Copy)]
+struct MacroBump;
+
+#[hookchain::middleware(state = u64)]
+impl MacroBump {
+    #[hook(before_model)]
+    fn count(&self, count: &mut u64) {
+        *count += 1;
+    }
+
+    #[hook(wrap_model_call)]
+    async fn pass_model(
+        &self,
+        cx: &mut Context,
+        request: ModelRequest,
+        mut next: impl ModelNext,
+    ) -> Result<ModelResponse, Error> {
+        bump(&MODEL_WRAPS);
+        next.call(cx, request).await
+    }
+
+    #[hook(after_model)]
+    async fn read(&self, response: &mut ModelResponse) {
+        black_box(response.message.content.len());
+    }
+
+    #[hook(wrap_tool_call)]
+    async fn pass_tool(
+        &self,
+        cx: &Context,
+        call: ToolCall,
+        mut next: impl ToolNext,
+    ) -> Result<ToolResult, Error> {
+        bump(&TOOL_WRAPS);
+        next.call(cx, call).await
+    }
+}
+
+#[test]
+fn macro_generated_ten_member_chain_allocates_nothing() {
+    let chain = hookchain::chain![
+        MacroBump, MacroBump, MacroBump, MacroBump, MacroBump, MacroBump, MacroBump, MacroBump,
+        MacroBump, MacroBump,
+    ];
+    let wraps_before = read(&MODEL_WRAPS);
+    let (allocs, state) = measure_model_calls(&chain);
+    let wraps = read(&MODEL_WRAPS) - wraps_before;
+    println!("model call, 10 macro-generated members: {allocs} allocs / {CALLS} calls");
+
+    let n = WARM_UP + CALLS;
+    assert_eq!(state, (n, n, n, n, n, n, n, n, n, n));
+    assert_eq!(wraps, 10 * n);
+    assert_eq!(
+        allocs, 0,
+        "10 macro-generated members allocated {allocs} times"
+    );
+
+    let cx = Context::new(Vec::new());
+    let state = Default::default();
+    let tool_wraps_before = read(&TOOL_WRAPS);
+    let allocs = allocations(|| {
+        for _ in 0..CALLS {
+            black_box(run(tool_call(&chain, &cx, &state)));
+        }
+    });
+    assert_eq!(read(&TOOL_WRAPS) - tool_wraps_before, 10 * CALLS);
+    assert_eq!(
+        allocs, 0,
+        "10 macro-generated members allocated {allocs} times per tool call"
+    );
+
+    let (runs, ..) = measure_runs(chain, true);
+    let (empty, ..) = measure_runs((), true);
+    assert_eq!(
+        runs, empty,
+        "Agent::run with 10 macro-generated members vs the empty chain"
+    );
+}

@@ -1,9 +1,9 @@
 //! Procedural macros of [hookchain](https://docs.rs/hookchain): `#[hook]`, `#[middleware]` and
 //! `chain!`.
 //!
-//! Use them through the `hookchain` crate, which re-exports and documents them; the generated
-//! code names only `::hookchain::__private`, so this crate is not meant to be depended on
-//! directly. Set `HOOKCHAIN_MACROS_DEBUG=1` to print every expansion.
+//! Use them through the `hookchain` crate, which re-exports them; the generated code names only
+//! `::hookchain::__private`, so this crate is not meant to be depended on directly. Set
+//! `HOOKCHAIN_MACROS_DEBUG=1` to print every expansion.
 
 #![forbid(unsafe_code)]
 
@@ -19,19 +19,236 @@ mod trait_impl;
 
 use proc_macro::TokenStream;
 
-/// See the `hookchain` crate's documentation of `#[hook]`.
+/// Turns a function into a middleware with one hook.
+///
+/// ```
+/// use hookchain::prelude::*;
+/// use hookchain::{chain, hook};
+///
+/// /// Tells the model the date.
+/// #[hook(before_model, phase = input)]
+/// fn stamp(request: &mut ModelRequest) {
+///     request.system_prompt = Some("Today is 2026-11-22.".into());
+/// }
+///
+/// // A middleware, by the function's name:
+/// let chain = chain![stamp];
+/// // And still a function, as `name::call`:
+/// let mut request = ModelRequest::default();
+/// stamp::call(&mut request);
+/// assert!(request.system_prompt.is_some());
+/// ```
+///
+/// # Hooks and their parameters
+///
+/// The first argument names the hook. The function's parameters are recognised by their types,
+/// in any order, and each is optional:
+///
+/// | hook              | parameters                                                                  | returns |
+/// |-------------------|-----------------------------------------------------------------------------|---------|
+/// | `before_agent`    | `&mut Context`, `&mut S`                                                    | `()`, `Flow`, `Result<(), E>`, `Result<Flow, E>` |
+/// | `before_model`    | `&mut Context`, `&mut S`, `&mut ModelRequest`                               | same |
+/// | `wrap_model_call` | `&mut Context`, `&mut S`, `ModelRequest`, `next: impl ModelNext`            | `ModelResponse`, `Result<ModelResponse, E>` |
+/// | `after_model`     | `&mut Context`, `&mut S`, `&mut ModelResponse`                              | `()`, `Flow`, `Result<(), E>`, `Result<Flow, E>` |
+/// | `wrap_tool_call`  | `&Context`, `&S`, `ToolCall`, `next: impl ToolNext`                         | `ToolResult`, `Result<ToolResult, E>` |
+/// | `after_agent`     | `&mut Context`, `&mut S`                                                    | `()`, `Result<(), E>` |
+///
+/// `S` is the state declared with `state = S`; `E` is any error convertible into
+/// `Box<dyn Error + Send + Sync>` (such as `hookchain::Error`). `next` may also be a type
+/// parameter bounded by `ModelNext`/`ToolNext`. Sequential hooks may be plain `fn`s (they then
+/// cost no state machine at all); wrap hooks are `async fn`s, since they await `next`.
+///
+/// # Options
+///
+/// - `phase = input | wrap | output` (default `wrap`): Input middleware may only have `before_*`
+///   hooks and are listed first; Output middleware only `after_*` hooks and are listed last.
+/// - `name = "…"`: the name errors and `describe()` use (default: the function's name).
+/// - `jumps = [model, tools, end]`: the targets the hook may `Flow::Jump` to; a jump elsewhere
+///   is a run error naming the middleware.
+/// - `state = T`: a per-run state (`Default + Serialize + DeserializeOwned + Send + Sync`),
+///   passed as `&mut T` (`&T` on the tool path).
+/// - `crate = path`: where `hookchain` is, if the dependency is renamed.
+///
+/// # What it expands to
+///
+/// ```
+/// # use hookchain::prelude::*;
+/// # mod expanded {
+/// # use hookchain::prelude::*;
+/// #[allow(non_camel_case_types)]
+/// #[derive(Clone, Copy, Debug, Default)]
+/// struct stamp;
+///
+/// impl stamp {
+///     fn call(request: &mut ModelRequest) {
+///         request.system_prompt = Some("Today is 2026-11-22.".into());
+///     }
+/// }
+///
+/// impl Middleware for stamp {
+///     type State = ();
+///     type Phase = hookchain::middleware::phase::Input;
+///     type WrapsModel = hookchain::middleware::False;
+///     type WrapsTool = hookchain::middleware::False;
+///     const NAME: &'static str = "stamp";
+///     const HOOKS: hookchain::middleware::HookSet =
+///         hookchain::middleware::HookSet::of(Hook::BeforeModel);
+///     const JUMPS: hookchain::middleware::JumpSet = hookchain::middleware::JumpSet::NONE;
+///     // (also `IDENTITY` and `CONSTRAINTS`, and an `Identified` impl, so that other
+///     // middleware can name `stamp` in their constraints)
+///
+///     fn before_model(
+///         &self,
+///         _cx: &mut Context,
+///         _state: &mut (),
+///         request: &mut ModelRequest,
+///     ) -> impl Future<Output = Result<Flow, Error>> + Send {
+///         // Calls the function and converts what it returns; for a plain `fn`, a ready future.
+///         stamp::call(request);
+///         std::future::ready(Ok(Flow::Continue))
+///     }
+/// }
+/// # }
+/// ```
+///
+/// # Limitations
+///
+/// - The function becomes a type: call it as `stamp::call(..)`, not `stamp(..)`.
+/// - Parameters are recognised by the last segment of their type (`Context`, `ModelRequest`,
+///   `ModelResponse`, `ToolCall`); a type alias of one of them is not recognised.
+/// - A hook function cannot be generic (except over its `next`): configuration belongs in the
+///   fields of a `#[middleware]` type.
+///
+/// # Performance
+///
+/// The generated trait method calls the function directly. An `async fn` hook's future is
+/// wrapped in one small struct that converts its output; a plain `fn` hook returns a ready
+/// future. Hooks a middleware does not have are skipped at compile time.
+///
+/// ```compile_fail
+/// use hookchain::hook;
+/// use hookchain::prelude::*;
+///
+/// // `before_model` receives the request as `&mut ModelRequest`.
+/// #[hook(before_model)]
+/// fn stamp(request: ModelRequest) {}
+/// ```
 #[proc_macro_attribute]
 pub fn hook(attr: TokenStream, item: TokenStream) -> TokenStream {
     debug("hook", hook::expand(attr.into(), item.into()))
 }
 
-/// See the `hookchain` crate's documentation of `#[middleware]`.
+/// Turns the `#[hook(..)]` methods of an impl block into one middleware; the type's fields are
+/// its configuration.
+///
+/// ```
+/// use hookchain::prelude::*;
+/// use hookchain::{chain, middleware};
+///
+/// /// Stops a run after `limit` model calls.
+/// struct CallLimit {
+///     limit: u32,
+/// }
+///
+/// #[middleware(state = u32)]
+/// impl CallLimit {
+///     #[hook(before_model, jumps = [end])]
+///     fn check(&self, calls: &mut u32) -> Flow {
+///         *calls += 1;
+///         if *calls > self.limit { Flow::end() } else { Flow::Continue }
+///     }
+///
+///     /// An ordinary method: only `#[hook]` methods become hooks.
+///     fn limit(&self) -> u32 {
+///         self.limit
+///     }
+/// }
+///
+/// let chain = chain![CallLimit { limit: 3 }];
+/// ```
+///
+/// Each `#[hook(kind)]` method takes `&self` and then the parameters listed for
+/// [`hook`](macro@hook); a middleware has at most one hook of each kind. `#[hook]` on a
+/// method takes only `jumps = [..]`; the other options go on `#[middleware(..)]`.
+///
+/// # Options
+///
+/// `phase`, `name`, `state` and `crate` as for [`hook`](macro@hook), plus ordering
+/// constraints naming other middleware types (declared with `#[middleware]` or `#[hook]`):
+///
+/// - `before = T` or `before = [T, U]`: wherever `T` is in the chain, this middleware is listed
+///   before it;
+/// - `after = T`: wherever `T` is in the chain, this middleware is listed after it;
+/// - `requires = T`: `T` must be in the same chain.
+///
+/// A broken constraint fails the build, with a message naming both middleware. The check runs
+/// when the chain is built (`chain!` or `Agent::run`), over the whole chain, nested chains
+/// included.
+///
+/// # What it expands to
+///
+/// The impl block as written (its `#[hook]` attributes removed: the methods stay ordinary
+/// methods), plus `impl Middleware for CallLimit` whose hooks call the methods — see
+/// [`hook`](macro@hook) for the shape — and `impl Identified for CallLimit`.
+///
+/// # Limitations
+///
+/// Constraints are checked after monomorphization: `cargo build` and `cargo test` report them,
+/// `cargo check` does not.
 #[proc_macro_attribute]
 pub fn middleware(attr: TokenStream, item: TokenStream) -> TokenStream {
     debug("middleware", middleware::expand(attr.into(), item.into()))
 }
 
-/// See the `hookchain` crate's documentation of `chain!`.
+/// Composes middleware into one static chain.
+///
+/// ```
+/// use hookchain::prelude::*;
+/// use hookchain::{chain, hook};
+///
+/// #[hook(before_model, phase = input)]
+/// fn redact(request: &mut ModelRequest) {}
+///
+/// #[hook(after_model)]
+/// fn audit(response: &mut ModelResponse) {}
+///
+/// #[hook(after_model, phase = output)]
+/// fn scrub(response: &mut ModelResponse) {}
+///
+/// let debug = true;
+/// let chain = chain![redact, audit, debug.then_some(audit), scrub];
+/// let agent = Agent::builder(ScriptedModel::new([])).chain(chain).build();
+/// ```
+///
+/// Elements are any expressions whose values are middleware: `#[hook]` functions, values of
+/// `#[middleware]` types, `Option`s of them (toggles), and other chains. They are evaluated in
+/// order; `before_*` hooks run in that order, `after_*` hooks in reverse, and wraps nest with
+/// the first listed outermost.
+///
+/// # Checks
+///
+/// - Each element is a middleware (the error points at the element).
+/// - Phases are in order, Input → Wrap → Output (the error points at the element listed too
+///   late, and names both middleware).
+/// - After monomorphization (so in `cargo build`, not `cargo check`): `before`, `after` and
+///   `requires` constraints, and the rules hand-written impls must follow.
+///
+/// # What it expands to
+///
+/// A block that binds each element, runs the checks above, and returns a tuple of the elements,
+/// nested in groups of 12 for longer chains. Nested chains cost nothing at run time: their
+/// members' wrap layers are spliced into the enclosing onion. 64 middleware with 16 wrapping
+/// ones build without a `recursion_limit` attribute.
+///
+/// `chain![crate = path; a, b]` names a renamed `hookchain` dependency.
+///
+/// ```compile_fail
+/// use hookchain::chain;
+///
+/// struct Settings;
+/// // `Settings` is not a middleware.
+/// let chain = chain![Settings];
+/// ```
 #[proc_macro]
 pub fn chain(input: TokenStream) -> TokenStream {
     debug("chain", chain::expand(input.into()))
