@@ -33,7 +33,8 @@ pub enum Error {
     /// [`Middleware::JUMPS`](crate::Middleware::JUMPS).
     #[error(
         "middleware `{middleware}` jumped to `{target}` from `{hook}`, but does not declare that \
-         target: add it to the middleware's JUMPS"
+         target: declare it with `#[hook({hook}, jumps = [{target}])]` (or in `const JUMPS` of a \
+         hand-written impl)"
     )]
     UndeclaredJump {
         /// The middleware that jumped.
