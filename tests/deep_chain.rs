@@ -1,5 +1,6 @@
 //! A 64-member chain (every member with a sequential hook, 16 of them also wrapping the model
-//! call) builds with no `recursion_limit` attribute and runs every hook once per call.
+//! call) builds with no `recursion_limit` attribute and runs every hook once per call: once
+//! written by hand, once with the macros. CI also builds this file in release.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -164,4 +165,120 @@ async fn sixty_four_members_sixteen_wrapping() {
     assert_eq!(BEFORE.load(Ordering::Relaxed), 48);
     assert_eq!(WRAPS.load(Ordering::Relaxed), 16);
     assert_eq!(AFTER.load(Ordering::Relaxed), 16);
+}
+
+static MACRO_BEFORE: AtomicUsize = AtomicUsize::new(0);
+static MACRO_WRAPS: AtomicUsize = AtomicUsize::new(0);
+
+/// Bumps a counter in `before_model`; written with `#[hook]`.
+#[hookchain::hook(before_model)]
+fn count_before() {
+    MACRO_BEFORE.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Wraps the model call and reads the response; written with `#[middleware]`, generic so that
+/// 16 distinct types take part.
+struct Wrapping<const I: usize>;
+
+#[hookchain::middleware(state = u64)]
+impl<const I: usize> Wrapping<I> {
+    #[hook(wrap_model_call)]
+    async fn around(
+        &self,
+        cx: &mut Context,
+        calls: &mut u64,
+        request: ModelRequest,
+        mut next: impl ModelNext,
+    ) -> Result<ModelResponse, Error> {
+        MACRO_WRAPS.fetch_add(1, Ordering::Relaxed);
+        *calls += 1;
+        next.call(cx, request).await
+    }
+
+    #[hook(after_model)]
+    fn read(&self, response: &mut ModelResponse) {
+        assert_eq!(response.message.content, "done");
+    }
+}
+
+#[tokio::test]
+async fn sixty_four_macro_members_sixteen_wrapping() {
+    use hookchain::chain;
+    let b = count_before;
+    let chain = chain![
+        b,
+        b,
+        Wrapping::<0>,
+        b,
+        b,
+        Wrapping::<1>,
+        b,
+        b,
+        Wrapping::<2>,
+        b,
+        b,
+        Wrapping::<3>,
+        b,
+        b,
+        Wrapping::<4>,
+        b,
+        b,
+        Wrapping::<5>,
+        b,
+        b,
+        Wrapping::<6>,
+        b,
+        b,
+        Wrapping::<7>,
+        b,
+        b,
+        Wrapping::<8>,
+        b,
+        b,
+        Wrapping::<9>,
+        b,
+        b,
+        Wrapping::<10>,
+        b,
+        b,
+        Wrapping::<11>,
+        b,
+        b,
+        Wrapping::<12>,
+        b,
+        b,
+        Wrapping::<13>,
+        b,
+        b,
+        Wrapping::<14>,
+        b,
+        b,
+        Wrapping::<15>,
+        b,
+        b,
+        b,
+        b,
+        b,
+        b,
+        b,
+        b,
+        b,
+        b,
+        b,
+        b,
+        b,
+        b,
+        b,
+        b,
+    ];
+    assert_eq!(chain.describe().members().len(), 64);
+    let model = ScriptedModel::new([ModelResponse::text("done")]);
+    let agent = Agent::builder(model).chain(chain).build();
+    let output = tokio::spawn(async move { agent.run("hi").await })
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(output.text(), Some("done"));
+    assert_eq!(MACRO_BEFORE.load(Ordering::Relaxed), 48);
+    assert_eq!(MACRO_WRAPS.load(Ordering::Relaxed), 16);
 }
