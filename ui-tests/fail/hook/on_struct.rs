@@ -1,0 +1,6 @@
+use hookchain::hook;
+
+#[hook(before_model)]
+struct Stamp;
+
+fn main() {}

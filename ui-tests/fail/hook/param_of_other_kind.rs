@@ -1,0 +1,9 @@
+use hookchain::hook;
+use hookchain::prelude::*;
+
+#[hook(before_model)]
+async fn redact(response: &mut ModelResponse) {
+    response.message.content.clear();
+}
+
+fn main() {}

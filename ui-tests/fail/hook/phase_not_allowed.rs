@@ -1,0 +1,9 @@
+use hookchain::hook;
+use hookchain::prelude::*;
+
+#[hook(after_model, phase = input)]
+async fn redact(response: &mut ModelResponse) {
+    response.message.content.clear();
+}
+
+fn main() {}

@@ -1,0 +1,6 @@
+use hookchain::middleware;
+
+#[middleware]
+struct Audit;
+
+fn main() {}
