@@ -1,8 +1,10 @@
 //! Checks only `cargo build` can see: the ordering constraints (`before`, `after`, `requires`),
 //! the phase/hook rules of hand-written middleware and the wrap-marker rule are evaluated after
-//! monomorphization, which `cargo check` (and so trybuild) does not reach. Each binary of the
-//! fixture crate `ui-tests/build-fail` breaks one rule and names the message it expects in a
-//! `// expect: …` first line.
+//! monomorphization, which `cargo check` does not reach. Their primary location is the constant
+//! evaluation in hookchain's own source, followed by a long backtrace, so they are checked here by
+//! message rather than snapshotted by trybuild. Each binary of the fixture crate
+//! `ui-tests/build-fail` breaks one rule and names the message it expects in a `// expect: …`
+//! first line; each must fail with exactly that one error.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -173,8 +173,24 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
                 Role::Call => "__hookchain_call",
                 Role::Next => "__hookchain_next",
             };
-            let ident = syn::Ident::new(ident, Span::call_site().located_at(span));
-            quote!(#ident)
+            let located = Span::call_site().located_at(span);
+            let ident = syn::Ident::new(ident, located);
+            match (role, param.ty) {
+                // The state passes through `StateIs`, whose bound explains a type mismatch.
+                (Role::State, Type::Reference(reference)) => {
+                    let inner = &reference.elem;
+                    let pp = p.at(span);
+                    let convert = if reference.mutability.is_some() {
+                        quote_spanned!(located=> mutable)
+                    } else {
+                        quote_spanned!(located=> shared)
+                    };
+                    quote_spanned!(located=>
+                        <#inner as #pp::StateIs<<Self as #pp::Middleware>::State>>::#convert(#ident)
+                    )
+                }
+                _ => quote!(#ident),
+            }
         });
     let receiver = hook.method.then(|| quote!(self,));
     let callee = &hook.callee;

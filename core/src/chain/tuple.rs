@@ -234,7 +234,7 @@ macro_rules! tuple_chain {
 #[diagnostic::do_not_recommend]
 impl Middleware for () {
     type State = ();
-    type Phase = phase::Wrap;
+    type Phase = phase::Any;
     type WrapsModel = crate::middleware::False;
     type WrapsTool = crate::middleware::False;
     const NAME: &'static str = "chain";

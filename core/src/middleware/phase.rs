@@ -66,6 +66,21 @@ pub struct Wrap;
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Output;
 
+/// The phase of the empty chain: it may be listed anywhere.
+#[derive(Debug, Clone, Copy)]
+pub enum Any {}
+
+impl sealed::Sealed for Any {}
+
+impl PhaseMarker for Any {
+    type First = Any;
+    type Last = Any;
+}
+
+impl LeafPhase for Any {
+    const PHASE: Phase = Phase::Wrap;
+}
+
 /// The phases of a chain: from `F` (its first member's) to `L` (its last member's).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Span<F, L>(PhantomData<fn() -> (F, L)>);
@@ -117,3 +132,11 @@ impl<P, N> Follows<Wrap, P, N> for Wrap {}
 impl<P, N> Follows<Wrap, P, N> for Output {}
 #[diagnostic::do_not_recommend]
 impl<P, N> Follows<Output, P, N> for Output {}
+#[diagnostic::do_not_recommend]
+impl<X, P, N> Follows<X, P, N> for Any {}
+#[diagnostic::do_not_recommend]
+impl<P, N> Follows<Any, P, N> for Input {}
+#[diagnostic::do_not_recommend]
+impl<P, N> Follows<Any, P, N> for Wrap {}
+#[diagnostic::do_not_recommend]
+impl<P, N> Follows<Any, P, N> for Output {}

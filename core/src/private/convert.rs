@@ -151,7 +151,6 @@ pub enum ToModelResponse {}
 #[derive(Debug)]
 pub enum ToToolResult {}
 
-#[diagnostic::do_not_recommend]
 impl<O: IntoFlow> Conversion<O> for ToFlow {
     type Output = Result<Flow, Error>;
     fn convert(output: O, middleware: &'static str, hook: Hook) -> Self::Output {
@@ -161,7 +160,6 @@ impl<O: IntoFlow> Conversion<O> for ToFlow {
     }
 }
 
-#[diagnostic::do_not_recommend]
 impl<O: IntoDone> Conversion<O> for ToDone {
     type Output = Result<(), Error>;
     fn convert(output: O, middleware: &'static str, hook: Hook) -> Self::Output {
@@ -171,7 +169,6 @@ impl<O: IntoDone> Conversion<O> for ToDone {
     }
 }
 
-#[diagnostic::do_not_recommend]
 impl<O: IntoModelResponse> Conversion<O> for ToModelResponse {
     type Output = Result<ModelResponse, Error>;
     fn convert(output: O, middleware: &'static str, hook: Hook) -> Self::Output {
@@ -181,7 +178,6 @@ impl<O: IntoModelResponse> Conversion<O> for ToModelResponse {
     }
 }
 
-#[diagnostic::do_not_recommend]
 impl<O: IntoToolResult> Conversion<O> for ToToolResult {
     type Output = Result<ToolResult, Error>;
     fn convert(output: O, middleware: &'static str, hook: Hook) -> Self::Output {
@@ -234,4 +230,29 @@ pub fn ready_converted<K: Conversion<O>, O>(
     hook: Hook,
 ) -> Ready<K::Output> {
     ready(K::convert(output, middleware, hook))
+}
+
+/// The state parameter of a hook is the middleware's declared state: the argument passes
+/// through this identity conversion, whose bound gives the message when they differ.
+#[diagnostic::on_unimplemented(
+    message = "this hook takes its state as `{Self}`, but the middleware's state is `{Declared}`",
+    label = "take the state as `&mut {Declared}` here (`&{Declared}` in `wrap_tool_call`)",
+    note = "the state type is the one declared with `state = …` on the attribute"
+)]
+pub trait StateIs<Declared> {
+    /// The state, mutably.
+    fn mutable(state: &mut Declared) -> &mut Self;
+    /// The state, shared.
+    fn shared(state: &Declared) -> &Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T> StateIs<T> for T {
+    fn mutable(state: &mut T) -> &mut T {
+        state
+    }
+
+    fn shared(state: &T) -> &T {
+        state
+    }
 }

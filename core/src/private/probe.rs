@@ -11,7 +11,7 @@ use std::cell::Cell;
 
 use crate::chain::ChainChecks;
 use crate::middleware::Middleware;
-use crate::middleware::phase::{Follows, Input, LeafPhase, Output, Phase, PhaseMarker, Wrap};
+use crate::middleware::phase::{Follows, PhaseMarker};
 
 /// Reports, at the element, a value that is not a middleware.
 pub fn is_middleware<M: Middleware>(_: &M) {}
@@ -111,32 +111,11 @@ pub trait ChainProbeOther {
 impl<T> ChainProbeOther for &Probe<T> {}
 
 /// The phase of an element that is not a middleware: follows and precedes anything.
-#[derive(Debug)]
-pub enum AnyPhase {}
+pub use crate::middleware::phase::Any as AnyPhase;
 
 /// The type of an element that is not a middleware.
 #[derive(Debug)]
 pub enum NotMiddleware {}
-
-impl crate::middleware::phase::sealed::Sealed for AnyPhase {}
-
-impl PhaseMarker for AnyPhase {
-    type First = AnyPhase;
-    type Last = AnyPhase;
-}
-
-impl LeafPhase for AnyPhase {
-    const PHASE: Phase = Phase::Wrap;
-}
-
-#[diagnostic::do_not_recommend]
-impl<X, P, N> Follows<X, P, N> for AnyPhase {}
-#[diagnostic::do_not_recommend]
-impl<P, N> Follows<AnyPhase, P, N> for Input {}
-#[diagnostic::do_not_recommend]
-impl<P, N> Follows<AnyPhase, P, N> for Wrap {}
-#[diagnostic::do_not_recommend]
-impl<P, N> Follows<AnyPhase, P, N> for Output {}
 
 /// Checks that `next` may be listed right after `prev`.
 pub fn phase_order<PP, P, NP, N>(_: PhaseOf<PP, P>, _: PhaseOf<NP, N>)

@@ -8,6 +8,11 @@ use proc_macro2::TokenStream;
 pub(crate) fn expand(input: TokenStream) -> TokenStream {
     match syn::parse2::<parse::ChainInput>(input) {
         Ok(chain) => expand::expand(&chain),
-        Err(error) => expand::fallback(error),
+        Err(error) => {
+            let message = format!(
+                "{error}: `chain!` takes middleware separated by commas, as in `chain![a, b, c]`"
+            );
+            expand::fallback(syn::Error::new(error.span(), message))
+        }
     }
 }

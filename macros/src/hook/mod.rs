@@ -24,6 +24,17 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             return quote::quote!(#item #error);
         }
     };
+    if let Some(receiver) = function.sig.receiver() {
+        // A method in a plain impl block: anything generated next to it would not be valid
+        // there, so the method is given back as it is, with the error alone.
+        let error = syn::Error::new_spanned(
+            receiver,
+            "`#[hook]` on a method: put `#[middleware]` on the impl block, which turns its \
+             `#[hook]` methods into one middleware",
+        )
+        .to_compile_error();
+        return quote::quote!(#error #item);
+    }
     let ctxt = Ctxt::new();
     let attr = parse::HookAttr::parse(&ctxt, attr);
     let model = validate::validate(&ctxt, &attr, &function);

@@ -72,18 +72,26 @@ pub(crate) fn kind<'a>(ctxt: &Ctxt, attr: &'a HookAttr) -> Option<(HookKind, &'a
 }
 
 /// Input middleware only have `before_*` hooks, Output middleware only `after_*` hooks.
-pub(crate) fn phase_allows(phase: PhaseValue, kind: HookKind) -> Result<(), &'static str> {
-    match phase {
-        PhaseValue::Input if !kind.is_before() => Err(
-            "an Input middleware prepares what the rest of the chain sees: it may only have \
-             `before_agent` and `before_model` hooks",
+pub(crate) fn phase_allows(phase: PhaseValue, kind: HookKind) -> Result<(), String> {
+    let (allowed, purpose, other) = match phase {
+        PhaseValue::Input if !kind.is_before() => (
+            "`before_agent` and `before_model`",
+            "prepares what the rest of the chain sees",
+            "wrap` or `phase = output",
         ),
-        PhaseValue::Output if !kind.is_after() => Err(
-            "an Output middleware cleans up what the rest of the chain sees: it may only have \
-             `after_model` and `after_agent` hooks",
+        PhaseValue::Output if !kind.is_after() => (
+            "`after_model` and `after_agent`",
+            "cleans up what the rest of the chain sees",
+            "wrap` or `phase = input",
         ),
-        _ => Ok(()),
-    }
+        _ => return Ok(()),
+    };
+    Err(format!(
+        "an {} middleware {purpose}, so it may only have {allowed} hooks, not `{}`; use \
+         `phase = {other}`",
+        phase.type_name(),
+        kind.name()
+    ))
 }
 
 fn phase_fits(ctxt: &Ctxt, attr: &HookAttr, kind: HookKind) -> PhaseValue {
@@ -91,14 +99,7 @@ fn phase_fits(ctxt: &Ctxt, attr: &HookAttr, kind: HookKind) -> PhaseValue {
         return PhaseValue::Wrap;
     };
     if let Err(why) = phase_allows(phase, kind) {
-        ctxt.error_at(
-            span,
-            format!(
-                "a `{}` hook cannot be in the {} phase: {why}; use `phase = wrap` (the default)",
-                kind.name(),
-                phase.type_name()
-            ),
-        );
+        ctxt.error_at(span, why);
     }
     phase
 }

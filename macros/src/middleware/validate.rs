@@ -75,12 +75,7 @@ pub(crate) fn validate<'a>(
         if let Err(why) = phase_allows(phase, kind) {
             ctxt.error_spanned_by(
                 kind_ident,
-                format!(
-                    "a `{}` hook in an {} middleware: {why}; move this hook to another \
-                     middleware, or change the phase",
-                    kind.name(),
-                    phase.type_name()
-                ),
+                format!("{why} (or move this hook to another middleware)"),
             );
         }
         let jumps = jumps_fit(ctxt, attr, kind);

@@ -2,7 +2,7 @@
 //! user's token, saying the fix.
 
 use quote::ToTokens;
-use syn::{FnArg, GenericParam, Type};
+use syn::{GenericParam, Type};
 
 use super::parse::{HookSig, Param};
 use crate::attr::Place;
@@ -43,7 +43,7 @@ fn check_qualifiers(ctxt: &Ctxt, sig: &HookSig<'_>) {
         ctxt.error_spanned_by(
             original.fn_token,
             format!(
-                "a `{}` hook must be an `async fn`: it awaits `next`; write `async fn {}`",
+                "a `{}` hook is an `async fn`: it awaits `next`; write `async fn {}`",
                 kind.name(),
                 original.ident
             ),
@@ -64,35 +64,28 @@ fn check_qualifiers(ctxt: &Ctxt, sig: &HookSig<'_>) {
 }
 
 fn check_receiver(ctxt: &Ctxt, sig: &HookSig<'_>, place: Place) {
-    let receiver = sig.receiver();
-    match (place, receiver) {
-        (Place::HookFn, Some(receiver)) => ctxt.error_spanned_by(
-            receiver,
-            "`#[hook]` on a method: put `#[middleware]` on the impl block, which turns its \
-             `#[hook]` methods into one middleware",
-        ),
-        (Place::HookMethod, None) => ctxt.error_spanned_by(
-            &sig.original.ident,
-            "a hook method takes `&self` first: the middleware's configuration",
-        ),
-        (Place::HookMethod, Some(receiver))
-            if receiver.reference.is_none() || receiver.mutability.is_some() =>
-        {
-            ctxt.error_spanned_by(
-                receiver,
-                "a hook method takes `&self`: the middleware is shared by every run; keep \
-                 per-run data in its state",
-            )
-        }
-        _ => {}
+    if place != Place::HookMethod {
+        return;
     }
-    if place == Place::HookMethod {
-        if let Some(FnArg::Typed(first)) = sig.original.inputs.first() {
+    match sig.receiver() {
+        None => {
+            let first = sig.original.inputs.first();
+            let at = first.map_or_else(
+                || sig.original.ident.to_token_stream(),
+                ToTokens::to_token_stream,
+            );
             ctxt.error_spanned_by(
-                first,
+                at,
                 "a hook method takes `&self` first: the middleware's configuration",
             );
         }
+        Some(receiver) if receiver.reference.is_none() || receiver.mutability.is_some() => ctxt
+            .error_spanned_by(
+                receiver,
+                "a hook method takes `&self`: the middleware is shared by every run; keep \
+                 per-run data in its state",
+            ),
+        Some(_) => {}
     }
 }
 
@@ -131,25 +124,27 @@ fn role_of(ctxt: &Ctxt, sig: &HookSig<'_>, param: &Param<'_>, has_state: bool) -
     let kind = sig.kind;
     let Some(role) = param.role else {
         // Not a type any hook takes: the state, if there is one and it is passed by reference.
-        let state_form = kind.form(Role::State);
-        if has_state && Some(param.form) == state_form {
+        let state_form = kind.form(Role::State).unwrap_or(Form::Mut);
+        if has_state && param.form == state_form {
             return Some(Role::State);
         }
-        let written = param.ty.to_token_stream().to_string();
-        let fix = if has_state {
-            format!(
+        let written = pretty(param.ty);
+        let fix = match (&param.ty, has_state) {
+            (Type::Reference(reference), false) => format!(
+                "; if it is the state, declare its type on the attribute: `state = {}`",
+                pretty(&reference.elem)
+            ),
+            (_, true) => format!(
                 "; the state is passed as `{}`",
-                Role::State.spelled(state_form.unwrap_or(Form::Mut), "")
-            )
-        } else if param.form != Form::Owned {
-            " (or the middleware's state, once declared with `state = …`)".to_owned()
-        } else {
-            String::new()
+                Role::State.spelled(state_form, "")
+            ),
+            (_, false) => String::new(),
         };
         ctxt.error_spanned_by(
             param.ty,
             format!(
-                "`{written}` is not a parameter `{}` takes: it takes {}{fix}",
+                "`{written}` is not a parameter {} `{}` hook takes: it takes {}{fix}",
+                article(kind),
                 kind.name(),
                 kind.accepted()
             ),
@@ -203,4 +198,27 @@ fn role_of(ctxt: &Ctxt, sig: &HookSig<'_>, param: &Param<'_>, has_state: bool) -
         return None;
     }
     Some(role)
+}
+
+/// "a" or "an", before the hook's name.
+fn article(kind: HookKind) -> &'static str {
+    if kind.name().starts_with('a') {
+        "an"
+    } else {
+        "a"
+    }
+}
+
+/// A type as a person writes it (`&mut Counts`, not `& mut Counts`).
+pub(crate) fn pretty(ty: &Type) -> String {
+    ty.to_token_stream()
+        .to_string()
+        .replace("& mut ", "&mut ")
+        .replace("& ", "&")
+        .replace(" :: ", "::")
+        .replace(":: ", "::")
+        .replace(" < ", "<")
+        .replace("< ", "<")
+        .replace(" >", ">")
+        .replace(" ,", ",")
 }
