@@ -85,6 +85,7 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
     let methods = model.hooks.iter().map(|hook| method(p, hook));
     quote! {
         #[automatically_derived]
+        #[diagnostic::do_not_recommend]
         impl #impl_generics #p::Middleware for #self_ty #where_clause {
             type State = #state;
             type Phase = #p::phase::#phase;
@@ -104,6 +105,7 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
         }
 
         #[automatically_derived]
+        #[diagnostic::do_not_recommend]
         impl #impl_generics #p::Identified for #self_ty #where_clause {
             const IDENTITY: &'static str =
                 #p::concat!(#p::module_path!(), "::", #type_name);
