@@ -1,6 +1,10 @@
 //! What a hook sees of the run besides its request or response.
 
-use crate::message::{Message, ToolCall};
+use std::collections::HashMap;
+
+use serde::de::DeserializeOwned;
+
+use crate::message::{Message, ToolCall, ToolResult};
 use crate::model::Usage;
 
 /// What every hook sees of the run: the conversation history and the run's counters.
@@ -16,6 +20,33 @@ pub struct Context {
     pub(crate) model_calls: usize,
     pub(crate) tool_calls: usize,
     pub(crate) usage: Usage,
+    /// Earlier runs of the same thread.
+    pub(crate) runs: usize,
+    /// On a resumed step: where the interrupted sequential hook is (relative to the chain level
+    /// being run) and its answer.
+    pub(crate) resume: Option<ResumePoint>,
+    /// On a resumed tool phase: the answers, by tool call id, and whether the tool (rather than
+    /// a `wrap_tool_call` hook) raised the interrupt.
+    pub(crate) tool_answers: HashMap<String, (serde_json::Value, bool)>,
+    /// Results hooks supplied for tool calls, which then do not run.
+    pub(crate) answered: Vec<ToolResult>,
+}
+
+/// The order in which a chain runs its members' hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Order {
+    /// `before_*` hooks: first listed first.
+    Listed,
+    /// `after_*` hooks: last listed first.
+    Reversed,
+}
+
+/// The interrupted sequential hook of a resumed step, and its answer.
+#[derive(Debug, Clone)]
+pub(crate) struct ResumePoint {
+    /// The member's position in the flattened chain, relative to the chain level being run.
+    pub(crate) at: usize,
+    pub(crate) answer: serde_json::Value,
 }
 
 impl Context {
@@ -63,6 +94,83 @@ impl Context {
     /// Tokens used by this run's model calls so far.
     pub fn usage(&self) -> Usage {
         self.usage
+    }
+
+    /// How many runs of the same [`Thread`](crate::Thread) came before this one (0 for a run
+    /// outside a thread). A middleware keeps per-run and per-thread data apart in its state by
+    /// resetting the per-run part in `before_agent`.
+    pub fn run_index(&self) -> usize {
+        self.runs
+    }
+
+    /// When the run resumes from an interrupt this hook raised, the answer to it.
+    ///
+    /// Only the hook that raised the interrupt sees it, once, on the resumed step; everywhere
+    /// else this is `None`. See [`interrupt`](crate::interrupt).
+    pub fn resume_value(&self) -> Option<&serde_json::Value> {
+        self.resume
+            .as_ref()
+            .filter(|point| point.at == 0)
+            .map(|point| &point.answer)
+    }
+
+    /// [`resume_value`](Self::resume_value), deserialized.
+    pub fn resume_as<T: DeserializeOwned>(&self) -> Option<Result<T, serde_json::Error>> {
+        self.resume_value().map(|answer| T::deserialize(answer))
+    }
+
+    /// When the run resumes from an interrupt a `wrap_tool_call` hook raised for the tool call
+    /// `call_id`, the answer to it. (An interrupt the tool raised is answered to the tool, through
+    /// [`Tool::resume`](crate::Tool::resume).)
+    pub fn tool_resume_value(&self, call_id: &str) -> Option<&serde_json::Value> {
+        match self.tool_answers.get(call_id) {
+            Some((answer, false)) => Some(answer),
+            _ => None,
+        }
+    }
+
+    /// The answer to an interrupt the tool itself raised for `call_id`.
+    pub(crate) fn tool_answer(&self, call_id: &str) -> Option<&serde_json::Value> {
+        match self.tool_answers.get(call_id) {
+            Some((answer, true)) => Some(answer),
+            _ => None,
+        }
+    }
+
+    /// Whether the member at `start..start + len` of the chain level being run runs its hook.
+    ///
+    /// On a resumed step, the members that ran before the interrupt do not run again; the
+    /// member holding the interrupted hook runs, with the resume point made relative to it.
+    /// Call [`leave`](Self::leave) after the member's hook.
+    #[inline]
+    pub(crate) fn enter(&mut self, start: usize, len: usize, order: Order) -> bool {
+        let Some(point) = &mut self.resume else {
+            return true;
+        };
+        let already_ran = match order {
+            Order::Listed => point.at >= start + len,
+            Order::Reversed => point.at < start,
+        };
+        if already_ran {
+            return false;
+        }
+        point.at -= start;
+        true
+    }
+
+    /// After a member's hook: the resumed hook has run, so everything after it runs normally.
+    #[inline]
+    pub(crate) fn leave(&mut self) {
+        self.resume = None;
+    }
+
+    /// Supplies the result of one of the current response's tool calls (from `after_model`):
+    /// the call then does not run, and the model reads `result` instead. Used to reject a call,
+    /// or to answer it on the tool's behalf.
+    pub fn answer_tool_call(&mut self, result: ToolResult) {
+        self.answered
+            .retain(|answered| answered.call_id != result.call_id);
+        self.answered.push(result);
     }
 
     /// The tool calls of the last assistant message that have no result in the history yet.

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::interrupt::{CheckpointError, Interruption, ResumeError};
 use crate::middleware::{Hook, Jump};
 
 /// A type-erased error, as carried inside [`Error`] and [`ModelError`].
@@ -44,6 +45,21 @@ pub enum Error {
         /// Where it tried to jump.
         target: Jump,
     },
+    /// An interrupt raised where the run cannot pause: interrupts come from `before_model`,
+    /// `after_model`, `wrap_tool_call` and tools. (On the tool path this variant is how a wrap
+    /// hook raises one; the agent turns it into a pause.)
+    #[error(
+        "middleware `{}` raised an interrupt where the run cannot pause: interrupts come from \
+         `before_model`, `after_model`, `wrap_tool_call` and tools",
+        .0.source.as_deref().unwrap_or("?")
+    )]
+    Interrupted(Interruption),
+    /// A checkpoint could not be resumed.
+    #[error(transparent)]
+    Resume(#[from] ResumeError),
+    /// A checkpoint could not be made, read or written.
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
 }
 
 impl Error {
@@ -61,6 +77,12 @@ impl Error {
                 source,
             }),
         }
+    }
+
+    /// An interrupt raised by a `wrap_tool_call` hook (as `Err(Error::interrupt(payload))`): the
+    /// run pauses until it is answered; see [`interrupt`](crate::interrupt).
+    pub fn interrupt(payload: serde_json::Value) -> Self {
+        Error::Interrupted(Interruption::new(payload))
     }
 
     /// An error raised by the middleware named `middleware` in `hook`.
@@ -94,6 +116,9 @@ impl Error {
                 error.middleware = Some(middleware);
                 error.hook = Some(hook);
                 Error::Middleware(error)
+            }
+            Error::Interrupted(interruption) => {
+                Error::Interrupted(interruption.raised_by(middleware, hook))
             }
             other => other,
         }

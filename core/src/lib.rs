@@ -15,14 +15,16 @@ pub mod agent;
 pub mod chain;
 mod context;
 mod error;
+pub mod interrupt;
 mod message;
 pub mod middleware;
 pub mod model;
 pub mod tool;
 
-pub use agent::{Agent, AgentBuilder, EndReason, Input, RunOutput};
+pub use agent::{Agent, AgentBuilder, EndReason, Input, RunOutput, Thread};
 pub use context::Context;
 pub use error::{BoxError, Error, MiddlewareError, ModelError};
+pub use interrupt::{Checkpoint, Interrupt, InterruptId};
 pub use message::{Message, Role, ToolCall, ToolResult};
 pub use middleware::{Flow, Hook, Jump, Middleware, ModelNext, ToolNext};
 pub use model::{Model, ModelRequest, ModelResponse, ScriptedModel, StopReason, Usage};

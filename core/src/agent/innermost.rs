@@ -12,10 +12,11 @@ use futures::future::BoxFuture;
 
 use crate::context::Context;
 use crate::error::{Error, ModelError};
+use crate::interrupt::Interruption;
 use crate::message::{ToolCall, ToolResult};
 use crate::middleware::{ModelNext, ToolNext};
 use crate::model::{Model, ModelRequest, ModelResponse};
-use crate::tool::ToolRegistry;
+use crate::tool::{ToolError, ToolRegistry};
 
 /// Invokes the model; the innermost `next` of the model-call onion.
 pub(super) struct CallModel<'a, M> {
@@ -51,7 +52,8 @@ impl<F: Future<Output = Result<ModelResponse, ModelError>>> Future for ModelCall
     }
 }
 
-/// Runs the tool; the innermost `next` of the tool-call onion.
+/// Runs the tool (or, on a resumed call the tool interrupted, finishes it with the answer); the
+/// innermost `next` of the tool-call onion.
 pub(super) struct CallTool<'a> {
     pub(super) tools: &'a ToolRegistry,
 }
@@ -59,14 +61,29 @@ pub(super) struct CallTool<'a> {
 impl ToolNext for CallTool<'_> {
     fn call(
         &mut self,
-        _cx: &Context,
+        cx: &Context,
         call: ToolCall,
     ) -> impl Future<Output = Result<ToolResult, Error>> + Send {
         // The registry boxes the call anyway (tools of different types share it); a boxed
         // future also ends the onion's type, whatever the tool's future is.
         let tools = self.tools;
-        let run: BoxFuture<'_, Result<ToolResult, Error>> =
-            Box::pin(async move { Ok(tools.execute(&call).await) });
+        let answer = cx.tool_answer(&call.id).cloned();
+        let run: BoxFuture<'_, Result<ToolResult, Error>> = Box::pin(async move {
+            let outcome = match answer {
+                Some(answer) => tools.try_resume(&call, answer).await,
+                None => tools.try_execute(&call).await,
+            };
+            match outcome {
+                Ok(content) => Ok(ToolResult::ok(&call.id, content)),
+                Err(ToolError::Interrupt { payload }) => Err(Error::Interrupted(
+                    Interruption::new(payload).raised_by_tool(&call.name),
+                )),
+                Err(error) => {
+                    tracing::debug!(tool = %call.name, call_id = %call.id, %error, "tool call failed");
+                    Ok(ToolResult::error(&call.id, error.to_string()))
+                }
+            }
+        });
         run
     }
 }

@@ -1,14 +1,17 @@
 //! The [`Agent`]: a model, tools and a middleware chain, running the loop of DESIGN §3.
 
 mod builder;
+mod entry;
 mod innermost;
 mod input;
 mod output;
 mod run_loop;
+mod thread;
 
 pub use builder::AgentBuilder;
 pub use input::Input;
 pub use output::{EndReason, RunOutput};
+pub use thread::Thread;
 
 use crate::model::{Model, ModelSettings};
 use crate::tool::ToolRegistry;

@@ -1,5 +1,6 @@
 //! What a finished run returns.
 
+use crate::interrupt::{Checkpoint, Interrupt};
 use crate::message::{Message, Role};
 use crate::model::Usage;
 
@@ -19,6 +20,8 @@ pub struct RunOutput {
     pub tool_calls: usize,
     /// Why the run ended.
     pub end: EndReason,
+    /// When an interrupt paused the run: where to resume from.
+    pub checkpoint: Option<Checkpoint>,
 }
 
 impl RunOutput {
@@ -34,6 +37,13 @@ impl RunOutput {
     pub fn text(&self) -> Option<&str> {
         self.final_message().map(|m| m.content.as_str())
     }
+
+    /// The interrupts waiting for answers, when the run paused.
+    pub fn interrupts(&self) -> &[Interrupt] {
+        self.checkpoint
+            .as_ref()
+            .map_or(&[], |checkpoint| checkpoint.interrupts())
+    }
 }
 
 /// Why a run ended.
@@ -44,4 +54,6 @@ pub enum EndReason {
     Finished,
     /// A hook jumped to the end.
     Jumped,
+    /// An interrupt paused the run; resume it from [`RunOutput::checkpoint`].
+    Interrupted,
 }

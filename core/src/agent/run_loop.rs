@@ -3,13 +3,15 @@
 use std::panic::AssertUnwindSafe;
 
 use futures::{FutureExt, StreamExt};
-use tracing::Instrument;
 
+use super::Agent;
 use super::innermost::{CallModel, CallTool};
-use super::{Agent, EndReason, Input, RunOutput};
 use crate::chain::ChainChecks;
 use crate::context::Context;
 use crate::error::Error;
+use crate::interrupt::{
+    Checkpoint, CheckpointError, Interrupt, InterruptId, Interruption, Position,
+};
 use crate::message::{Message, ToolCall, ToolResult};
 use crate::middleware::{
     Flow, Hook, Jump, Middleware, ModelNext, ModelWrap, ToolNext, ToolWrap, check_jump,
@@ -17,55 +19,53 @@ use crate::middleware::{
 use crate::model::{Model, ModelRequest, ModelResponse, ToolChoice};
 use crate::tool::panic_message;
 
+/// Where the loop starts.
+pub(super) enum Entry {
+    /// A new run: `before_agent` first.
+    Start,
+    /// A resumed run, at the position of its checkpoint.
+    Resume(Position),
+}
+
+/// How the loop ended (errors aside).
+pub(super) enum Ending {
+    /// The model answered without calling tools.
+    Finished,
+    /// A hook jumped to the end.
+    Jumped,
+    /// An interrupt paused the run.
+    Paused(Box<Checkpoint>),
+}
+
 /// Where the loop goes next.
 enum Next {
     /// A step; with a response that stands in for the model call.
     Step(Option<ModelResponse>),
     /// Run the tool calls waiting in the history, then a step.
     Tools,
+    /// Go on from a checkpoint.
+    Resume(Position),
     /// Leave the loop.
     End,
 }
 
-impl From<Flow> for Next {
-    /// Where a flow returned before the model call leads.
-    fn from(flow: Flow) -> Next {
-        match flow {
-            Flow::Continue | Flow::Jump(Jump::Model) => Next::Step(None),
-            Flow::Respond(response) => Next::Step(Some(response)),
-            Flow::Jump(Jump::Tools) => Next::Tools,
-            Flow::Jump(Jump::End) => Next::End,
-        }
-    }
+/// How a step ended.
+enum StepEnd {
+    Next(Next),
+    Finished,
+    Paused(Box<Checkpoint>),
 }
 
 impl<M: Model, C: Middleware> Agent<M, C> {
-    /// Runs the agent on `input` until the model answers without calling tools, a hook jumps to
-    /// the end, or [`max_steps`](super::AgentBuilder::max_steps) is reached.
-    ///
-    /// Order of the hooks: see [`Middleware`]. Tool failures become error results the model
-    /// reads. An error from a hook or the model ends the loop; `after_agent` still runs (it
-    /// always does once the run has started), then the error is returned.
-    pub async fn run(&self, input: impl Into<Input>) -> Result<RunOutput, Error> {
-        let Input(messages) = input.into();
-        let mut cx = Context::new(messages);
-        let mut state = C::State::default();
-        let span = tracing::info_span!("hookchain.run", max_steps = self.max_steps);
-        let end = self.drive(&mut cx, &mut state).instrument(span).await?;
-        Ok(RunOutput {
-            messages: cx.messages,
-            usage: cx.usage,
-            steps: cx.step,
-            model_calls: cx.model_calls,
-            tool_calls: cx.tool_calls,
-            end,
-        })
-    }
-
     /// The loop itself. The model-call onion is awaited directly in it, not in a helper `async
     /// fn`: every state machine between the run and the deepest wrap hook counts against the
     /// compiler's query-depth limit.
-    async fn drive(&self, cx: &mut Context, state: &mut C::State) -> Result<EndReason, Error> {
+    pub(super) async fn drive(
+        &self,
+        cx: &mut Context,
+        state: &mut C::State,
+        entry: Entry,
+    ) -> Result<Ending, Error> {
         let () = ChainChecks::<C>::OK;
         /// `?` for the loop: an error leaves the loop, so `after_agent` still runs.
         macro_rules! attempt {
@@ -76,32 +76,66 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 }
             };
         }
-        let mut next = self.before_agent(cx, state).await.map(Next::from);
+        let mut next = match entry {
+            Entry::Start => self.before_agent(cx, state).await,
+            Entry::Resume(position) => Ok(Next::Resume(position)),
+        };
         let outcome = loop {
-            let stand_in = match attempt!(next) {
-                Next::End => break Ok(EndReason::Jumped),
+            let (request, stand_in) = match attempt!(next) {
+                Next::End => break Ok(Ending::Jumped),
                 Next::Tools => {
                     let pending = cx.pending_tool_calls();
-                    self.run_tools(cx, state, pending).await;
-                    next = Ok(Next::Step(None));
+                    let results = vec![None; pending.len()];
+                    match attempt!(self.run_tools(cx, state, pending, results).await) {
+                        Some(paused) => break Ok(Ending::Paused(paused)),
+                        None => next = Ok(Next::Step(None)),
+                    }
                     continue;
                 }
-                Next::Step(stand_in) => stand_in,
+                Next::Resume(Position::Tools { calls, results }) => {
+                    match attempt!(self.run_tools(cx, state, calls, results).await) {
+                        Some(paused) => break Ok(Ending::Paused(paused)),
+                        None => next = Ok(Next::Step(None)),
+                    }
+                    continue;
+                }
+                Next::Resume(Position::AfterModel { response, .. }) => (None, Some(response)),
+                Next::Resume(Position::BeforeModel { request, .. }) => (Some(request), None),
+                Next::Step(stand_in) => {
+                    // The model is never called while a tool call waits for its result (tool
+                    // calls left unanswered in the input history, say).
+                    if !cx.pending_tool_calls().is_empty() {
+                        next = Ok(Next::Tools);
+                        continue;
+                    }
+                    attempt!(self.begin_step(cx));
+                    match stand_in {
+                        Some(response) => {
+                            cx.usage += response.usage;
+                            (None, Some(response))
+                        }
+                        None => (Some(self.request(cx)), None),
+                    }
+                }
             };
-            attempt!(self.begin_step(cx, state).await);
-            let response = match stand_in {
-                Some(response) => response,
-                None => {
-                    let mut request = self.request(cx);
+            let response = match (request, stand_in) {
+                (_, Some(response)) => response,
+                (None, None) => unreachable!("a step has a request or a response"),
+                (Some(mut request), None) => {
                     match attempt!(self.before_model(cx, state, &mut request).await) {
                         Flow::Continue | Flow::Jump(Jump::Model) => {
                             let model = CallModel { model: &self.model };
                             let mut onion =
                                 <C::WrapsModel as ModelWrap<C>>::layer(&self.chain, state, model);
                             let response = onion.call(cx, request).await;
-                            attempt!(response.map_err(|e| e.attribute_hook(Hook::WrapModelCall)))
+                            let response = attempt!(model_response(response));
+                            cx.usage += response.usage;
+                            response
                         }
-                        Flow::Respond(response) => response,
+                        Flow::Respond(response) => {
+                            cx.usage += response.usage;
+                            response
+                        }
                         Flow::Jump(Jump::Tools) => {
                             next = Ok(Next::Tools);
                             continue;
@@ -110,14 +144,31 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                             next = Ok(Next::End);
                             continue;
                         }
+                        Flow::Interrupt(interruption) => {
+                            let member = interruption.member;
+                            let position = Position::BeforeModel { request, member };
+                            let interrupt =
+                                self.hook_interrupt(cx, Hook::BeforeModel, interruption);
+                            break self
+                                .pause(cx, state, position, vec![interrupt])
+                                .map(Ending::Paused);
+                        }
                     }
                 }
             };
             next = match attempt!(self.end_step(cx, state, response).await) {
-                Some(next) => Ok(next),
-                None => break Ok(EndReason::Finished),
+                StepEnd::Next(next) => Ok(next),
+                StepEnd::Finished => break Ok(Ending::Finished),
+                StepEnd::Paused(checkpoint) => break Ok(Ending::Paused(checkpoint)),
             };
         };
+        // A hook that failed while resuming leaves its resume point behind; nothing after may
+        // see it.
+        cx.resume = None;
+        if let Ok(Ending::Paused(_)) = outcome {
+            // The run is not over: `after_agent` runs when it ends, after the resume.
+            return outcome;
+        }
         close_dangling(cx, "the run ended before this tool call was executed");
         let after_agent = self.after_agent(cx, state).await;
         match (outcome, after_agent) {
@@ -128,6 +179,29 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 Err(error)
             }
         }
+    }
+
+    async fn before_agent(&self, cx: &mut Context, state: &mut C::State) -> Result<Next, Error> {
+        if !C::HOOKS.contains(Hook::BeforeAgent) {
+            return Ok(Next::Step(None));
+        }
+        let flow = self
+            .chain
+            .before_agent(cx, state)
+            .await
+            .map_err(|error| error.attribute(C::NAME, Hook::BeforeAgent))?;
+        Ok(match check_jump::<C>(flow, Hook::BeforeAgent)? {
+            Flow::Continue | Flow::Jump(Jump::Model) => Next::Step(None),
+            Flow::Respond(response) => Next::Step(Some(response)),
+            Flow::Jump(Jump::Tools) => Next::Tools,
+            Flow::Jump(Jump::End) => Next::End,
+            Flow::Interrupt(interruption) => {
+                let name = interruption.source.clone();
+                let interruption = interruption.raised_by(C::NAME, Hook::BeforeAgent);
+                tracing::debug!(source = ?name, "interrupt raised in before_agent");
+                return Err(Error::Interrupted(interruption));
+            }
+        })
     }
 
     /// Runs every `after_agent` hook: once the run has started, whatever ended it.
@@ -141,25 +215,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             .map_err(|error| error.attribute(C::NAME, Hook::AfterAgent))
     }
 
-    async fn before_agent(&self, cx: &mut Context, state: &mut C::State) -> Result<Flow, Error> {
-        if !C::HOOKS.contains(Hook::BeforeAgent) {
-            return Ok(Flow::Continue);
-        }
-        let flow = self
-            .chain
-            .before_agent(cx, state)
-            .await
-            .map_err(|error| error.attribute(C::NAME, Hook::BeforeAgent))?;
-        check_jump::<C>(flow, Hook::BeforeAgent)
-    }
-
-    /// Opens a step: answers tool calls left unanswered in the input history (the model must
-    /// not be called with a dangling call), enforces `max_steps`, counts the step.
-    async fn begin_step(&self, cx: &mut Context, state: &C::State) -> Result<(), Error> {
-        let pending = cx.pending_tool_calls();
-        if !pending.is_empty() {
-            self.run_tools(cx, state, pending).await;
-        }
+    /// Opens a step: enforces `max_steps`, counts the step.
+    fn begin_step(&self, cx: &mut Context) -> Result<(), Error> {
         if cx.step >= self.max_steps {
             return Err(Error::MaxStepsExceeded {
                 max_steps: self.max_steps,
@@ -171,30 +228,40 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     }
 
     /// Closes a step: `after_model`, the response into the history, then the tools. Returns
-    /// where to go next, or `None` when the model answered without calling tools.
+    /// where to go next.
     async fn end_step(
         &self,
         cx: &mut Context,
         state: &mut C::State,
         mut response: ModelResponse,
-    ) -> Result<Option<Next>, Error> {
-        cx.usage += response.usage;
+    ) -> Result<StepEnd, Error> {
         let flow = self.after_model(cx, state, &mut response).await?;
+        if let Flow::Interrupt(interruption) = flow {
+            let member = interruption.member;
+            let interrupt = self.hook_interrupt(cx, Hook::AfterModel, interruption);
+            let position = Position::AfterModel { response, member };
+            return self
+                .pause(cx, state, position, vec![interrupt])
+                .map(StepEnd::Paused);
+        }
         let calls = response.message.tool_calls.clone();
         cx.messages.push(response.message);
         match flow {
             Flow::Jump(Jump::Model) => {
                 skip_calls(cx, &calls, "a middleware sent the run back to the model");
-                Ok(Some(Next::Step(None)))
+                Ok(StepEnd::Next(Next::Step(None)))
             }
             Flow::Jump(Jump::End) => {
                 skip_calls(cx, &calls, "a middleware ended the run");
-                Ok(Some(Next::End))
+                Ok(StepEnd::Next(Next::End))
             }
-            _ if calls.is_empty() => Ok(None),
+            _ if calls.is_empty() => Ok(StepEnd::Finished),
             _ => {
-                self.run_tools(cx, state, calls).await;
-                Ok(Some(Next::Step(None)))
+                let results = vec![None; calls.len()];
+                Ok(match self.run_tools(cx, state, calls, results).await? {
+                    Some(checkpoint) => StepEnd::Paused(checkpoint),
+                    None => StepEnd::Next(Next::Step(None)),
+                })
             }
         }
     }
@@ -224,6 +291,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             .before_model(cx, state, request)
             .await
             .map_err(|error| error.attribute(C::NAME, Hook::BeforeModel))?;
+        cx.resume = None;
         check_jump::<C>(flow, Hook::BeforeModel)
     }
 
@@ -241,6 +309,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             .after_model(cx, state, response)
             .await
             .map_err(|error| error.attribute(C::NAME, Hook::AfterModel))?;
+        cx.resume = None;
         match check_jump::<C>(flow, Hook::AfterModel)? {
             Flow::Respond(replacement) => {
                 *response = replacement;
@@ -250,26 +319,83 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         }
     }
 
-    /// Runs `calls` through the tool onion, concurrently (bounded), and appends one result
-    /// message per call, in call order.
-    async fn run_tools(&self, cx: &mut Context, state: &C::State, calls: Vec<ToolCall>) {
-        let results: Vec<ToolResult> = {
+    /// Runs the tool calls of a step through the tool onion, concurrently (bounded), and, when
+    /// none interrupted, appends one result message per call, in call order. `results[i]` holds
+    /// what is already known of `calls[i]`: completed before a pause, or supplied by a hook.
+    /// Returns the checkpoint when a call interrupted the run.
+    async fn run_tools(
+        &self,
+        cx: &mut Context,
+        state: &C::State,
+        calls: Vec<ToolCall>,
+        mut results: Vec<Option<ToolResult>>,
+    ) -> Result<Option<Box<Checkpoint>>, Error> {
+        for (call, result) in calls.iter().zip(&mut results) {
+            if result.is_none() {
+                *result = take_answer(cx, &call.id);
+            }
+        }
+        cx.answered.clear();
+        let waiting: Vec<(usize, ToolCall)> = calls
+            .iter()
+            .zip(&results)
+            .enumerate()
+            .filter(|(_, (_, result))| result.is_none())
+            .map(|(i, (call, _))| (i, call.clone()))
+            .collect();
+        let outcomes: Vec<(usize, Result<ToolResult, Interruption>)> = {
             let cx = &*cx;
-            futures::stream::iter(
-                calls
-                    .into_iter()
-                    .map(|call| self.call_tool(cx, state, call)),
-            )
-            .buffered(self.tool_concurrency)
-            .collect()
-            .await
+            let calls = waiting
+                .into_iter()
+                .map(|(i, call)| self.call_tool(cx, state, i, call));
+            futures::stream::iter(calls)
+                .buffered(self.tool_concurrency)
+                .collect()
+                .await
         };
+        cx.tool_answers.clear();
+        let mut interrupts = Vec::new();
+        for (i, outcome) in outcomes {
+            match outcome {
+                Ok(result) => results[i] = Some(result),
+                Err(interruption) => interrupts.push(Interrupt {
+                    id: InterruptId::tool(cx.step, &calls[i].id),
+                    source: interruption.source.unwrap_or_else(|| calls[i].name.clone()),
+                    hook: interruption.hook,
+                    step: cx.step,
+                    tool_call_id: Some(calls[i].id.clone()),
+                    payload: interruption.payload,
+                }),
+            }
+        }
+        if !interrupts.is_empty() {
+            let position = Position::Tools { calls, results };
+            return self.pause(cx, state, position, interrupts).map(Some);
+        }
         cx.tool_calls += results.len();
-        cx.messages.extend(results.into_iter().map(Message::tool));
+        cx.messages
+            .extend(results.into_iter().flatten().map(Message::tool));
+        Ok(None)
     }
 
-    /// One tool call through the chain's onion; every failure becomes an error result.
-    async fn call_tool(&self, cx: &Context, state: &C::State, call: ToolCall) -> ToolResult {
+    /// One tool call through the chain's onion; every failure becomes an error result, an
+    /// interrupt comes back as such.
+    async fn call_tool(
+        &self,
+        cx: &Context,
+        state: &C::State,
+        index: usize,
+        call: ToolCall,
+    ) -> (usize, Result<ToolResult, Interruption>) {
+        (index, self.call_through(cx, state, call).await)
+    }
+
+    async fn call_through(
+        &self,
+        cx: &Context,
+        state: &C::State,
+        call: ToolCall,
+    ) -> Result<ToolResult, Interruption> {
         let id = call.id.clone();
         let onion = async {
             let tool = CallTool { tools: &self.tools };
@@ -278,34 +404,98 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         };
         // A panic in a wrap hook must not take the run down either.
         match AssertUnwindSafe(onion).catch_unwind().await {
-            Ok(Ok(result)) => ToolResult {
+            Ok(Ok(result)) => Ok(ToolResult {
                 call_id: id,
                 ..result
-            },
+            }),
+            Ok(Err(Error::Interrupted(interruption))) => Err(interruption),
             Ok(Err(error)) => {
                 let error = error.attribute_hook(Hook::WrapToolCall);
-                ToolResult::error(id, format!("tool call failed: {error}"))
+                Ok(ToolResult::error(id, format!("tool call failed: {error}")))
             }
-            Err(payload) => ToolResult::error(
+            Err(payload) => Ok(ToolResult::error(
                 id,
                 format!(
                     "tool call failed: a middleware panicked: {}",
                     panic_message(payload.as_ref())
                 ),
-            ),
+            )),
         }
+    }
+
+    /// The interrupt a sequential hook raised, with its id.
+    fn hook_interrupt(&self, cx: &Context, hook: Hook, interruption: Interruption) -> Interrupt {
+        let interruption = interruption.raised_by(C::NAME, hook);
+        let source = interruption.source.unwrap_or_default();
+        Interrupt {
+            id: InterruptId::hook(cx.step, hook, interruption.member, &source),
+            source,
+            hook: Some(hook),
+            step: cx.step,
+            tool_call_id: None,
+            payload: interruption.payload,
+        }
+    }
+
+    /// The checkpoint of a run paused at `position`.
+    fn pause(
+        &self,
+        cx: &Context,
+        state: &C::State,
+        position: Position,
+        interrupts: Vec<Interrupt>,
+    ) -> Result<Box<Checkpoint>, Error> {
+        tracing::debug!(step = cx.step, interrupts = interrupts.len(), "run paused");
+        Ok(Box::new(Checkpoint {
+            format: Checkpoint::format(),
+            chain: fingerprint::<C>(),
+            messages: cx.messages.clone(),
+            state: serde_json::to_value(state).map_err(CheckpointError::State)?,
+            step: cx.step,
+            model_calls: cx.model_calls,
+            tool_calls: cx.tool_calls,
+            usage: cx.usage,
+            runs: cx.runs,
+            position,
+            interrupts,
+        }))
     }
 }
 
-/// Gives each of `calls` an error result saying it was not executed, and why.
+/// The members of `C`, as a checkpoint records them: a checkpoint resumes only on the same
+/// chain.
+pub(super) fn fingerprint<C: Middleware>() -> Vec<String> {
+    C::MEMBERS.identities().map(str::to_owned).collect()
+}
+
+/// The onion's answer; an unnamed error from a wrap hook is given the hook at least.
+fn model_response(response: Result<ModelResponse, Error>) -> Result<ModelResponse, Error> {
+    response.map_err(|error| error.attribute_hook(Hook::WrapModelCall))
+}
+
+/// The result a hook supplied for `call_id`, if any.
+fn take_answer(cx: &mut Context, call_id: &str) -> Option<ToolResult> {
+    let at = cx
+        .answered
+        .iter()
+        .position(|answer| answer.call_id == call_id)?;
+    Some(cx.answered.swap_remove(at))
+}
+
+/// Gives each of `calls` its result: the one a hook supplied, or an error saying it was not
+/// executed, and why.
 fn skip_calls(cx: &mut Context, calls: &[ToolCall], why: &str) {
+    for call in calls {
+        let result = take_answer(cx, &call.id).unwrap_or_else(|| {
+            ToolResult::error(
+                &call.id,
+                format!("tool call `{}` was not executed: {why}", call.name),
+            )
+        });
+        cx.messages.push(Message::tool(result));
+    }
     cx.tool_calls += calls.len();
-    cx.messages.extend(calls.iter().map(|call| {
-        Message::tool(ToolResult::error(
-            &call.id,
-            format!("tool call `{}` was not executed: {why}", call.name),
-        ))
-    }));
+    cx.answered.clear();
 }
 
 /// Answers every tool call still waiting in the history, so none is left dangling.

@@ -150,6 +150,13 @@ impl MemberList {
     pub const fn is_empty(&self) -> bool {
         self.len == 0
     }
+
+    /// Each member's identity (its name where it has none), in listing order.
+    pub fn identities(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.items[..self.len.min(MAX_MEMBERS)]
+            .iter()
+            .map(|member| member.identity.unwrap_or(member.name))
+    }
 }
 
 /// The checks a chain must pass to run, evaluated at compile time (post-monomorphization: they

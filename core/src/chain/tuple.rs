@@ -9,7 +9,7 @@
 use std::future::Future;
 
 use crate::chain::{Description, MemberList};
-use crate::context::Context;
+use crate::context::{Context, Order};
 use crate::error::Error;
 use crate::message::{ToolCall, ToolResult};
 use crate::middleware::{
@@ -35,29 +35,51 @@ macro_rules! layers {
     };
 }
 
-/// Awaits one member's sequential hook if it implements it, returning early on anything but
-/// `Flow::Continue`.
+/// Awaits one member's sequential hook if it implements it (and, on a resumed step, if it did
+/// not run before the interrupt), returning early on anything but `Flow::Continue`.
 macro_rules! run_hook {
     (
         $self:ident . $idx:tt : $M:ident,
         $hook:ident,
         $kind:ident,
         $cx:ident,
-        $state:ident
+        $state:ident,
+        $lens:ident
         $(, $arg:ident)?
     ) => {
         if <$M as Middleware>::HOOKS.contains(Hook::$kind) {
-            let flow = $self
-                .$idx
-                .$hook($cx, $state $(, $arg)?)
-                .await
-                .map_err(|error| error.attribute(<$M as Middleware>::NAME, Hook::$kind))?;
-            let flow = check_jump::<$M>(flow, Hook::$kind)?;
-            if !flow.is_continue() {
-                return Ok(flow);
+            let start = member_start(&$lens, $idx);
+            if $cx.enter(start, <$M as Middleware>::LEN, Order::Listed) {
+                let flow = $self
+                    .$idx
+                    .$hook($cx, $state $(, $arg)?)
+                    .await
+                    .map_err(|error| error.attribute(<$M as Middleware>::NAME, Hook::$kind))?;
+                $cx.leave();
+                match check_jump::<$M>(flow, Hook::$kind)? {
+                    Flow::Continue => {}
+                    Flow::Interrupt(interruption) => {
+                        let interruption =
+                            interruption.leaving_member(start, <$M as Middleware>::NAME);
+                        return Ok(Flow::Interrupt(interruption));
+                    }
+                    flow => return Ok(flow),
+                }
             }
         }
     };
+}
+
+/// Where member `index` starts in the flattened chain (folded to a constant by the optimizer).
+#[inline(always)]
+fn member_start(lens: &[usize], index: usize) -> usize {
+    let mut start = 0;
+    let mut i = 0;
+    while i < index {
+        start += lens[i];
+        i += 1;
+    }
+    start
 }
 
 macro_rules! tuple_chain {
@@ -75,6 +97,7 @@ macro_rules! tuple_chain {
             const HOOKS: HookSet = HookSet::NONE$(.union($M::HOOKS))+;
             const JUMPS: JumpSet = JumpSet::NONE$(.union($M::JUMPS))+;
             const MEMBERS: MemberList = MemberList::EMPTY$(.concat(&$M::MEMBERS))+;
+            const LEN: usize = 0 $(+ <$M as Middleware>::LEN)+;
 
             fn before_agent(
                 &self,
@@ -83,7 +106,8 @@ macro_rules! tuple_chain {
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 async move {
                     let ($($s,)+) = state;
-                    $(run_hook!(self.$idx: $M, before_agent, BeforeAgent, cx, $s);)+
+                    let lens = [$(<$M as Middleware>::LEN),+];
+                    $(run_hook!(self.$idx: $M, before_agent, BeforeAgent, cx, $s, lens);)+
                     Ok(Flow::Continue)
                 }
             }
@@ -96,7 +120,8 @@ macro_rules! tuple_chain {
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 async move {
                     let ($($s,)+) = state;
-                    $(run_hook!(self.$idx: $M, before_model, BeforeModel, cx, $s, request);)+
+                    let lens = [$(<$M as Middleware>::LEN),+];
+                    $(run_hook!(self.$idx: $M, before_model, BeforeModel, cx, $s, lens, request);)+
                     Ok(Flow::Continue)
                 }
             }
@@ -122,20 +147,31 @@ macro_rules! tuple_chain {
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 async move {
                     let ($($s,)+) = state;
+                    let lens = [$(<$M as Middleware>::LEN),+];
                     $(
                         if <$RM as Middleware>::HOOKS.contains(Hook::AfterModel) {
-                            let flow = self
-                                .$ridx
-                                .after_model(cx, $rs, response)
-                                .await
-                                .map_err(|error| {
-                                    error.attribute(<$RM as Middleware>::NAME, Hook::AfterModel)
-                                })?;
-                            // A replacement response goes on through the remaining hooks.
-                            match check_jump::<$RM>(flow, Hook::AfterModel)? {
-                                Flow::Continue => {}
-                                Flow::Respond(replacement) => *response = replacement,
-                                flow => return Ok(flow),
+                            let start = member_start(&lens, $ridx);
+                            if cx.enter(start, <$RM as Middleware>::LEN, Order::Reversed) {
+                                let flow = self
+                                    .$ridx
+                                    .after_model(cx, $rs, response)
+                                    .await
+                                    .map_err(|error| {
+                                        error.attribute(<$RM as Middleware>::NAME, Hook::AfterModel)
+                                    })?;
+                                cx.leave();
+                                // A replacement response goes on through the remaining hooks.
+                                match check_jump::<$RM>(flow, Hook::AfterModel)? {
+                                    Flow::Continue => {}
+                                    Flow::Respond(replacement) => *response = replacement,
+                                    Flow::Interrupt(interruption) => {
+                                        let name = <$RM as Middleware>::NAME;
+                                        return Ok(Flow::Interrupt(
+                                            interruption.leaving_member(start, name),
+                                        ));
+                                    }
+                                    flow => return Ok(flow),
+                                }
                             }
                         }
                     )+
@@ -241,6 +277,7 @@ impl Middleware for () {
     const HOOKS: HookSet = HookSet::NONE;
     const JUMPS: JumpSet = JumpSet::NONE;
     const MEMBERS: MemberList = MemberList::EMPTY;
+    const LEN: usize = 0;
 
     fn describe_into(&self, _: &mut Description) {}
 }

@@ -4,6 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::interrupt::Interruption;
 use crate::model::ModelResponse;
 
 /// The outcome of a `before_agent`, `before_model` or `after_model` hook.
@@ -13,6 +14,9 @@ use crate::model::ModelResponse;
 /// | `before_agent` | next hook       | `r` stands in for the first model call        | see [`Jump`]            |
 /// | `before_model` | next hook       | skip later `before_model` hooks and the model; `r` is the response | see [`Jump`] |
 /// | `after_model`  | next hook       | replace the response with `r`, go on           | see [`Jump`]            |
+///
+/// `Interrupt` (from `before_model` and `after_model`) pauses the run; see
+/// [`interrupt`](crate::interrupt).
 ///
 /// A response that stands in for the model still passes through every `after_model` hook, so
 /// output middleware (redaction, validation) sees it like any model answer.
@@ -27,6 +31,9 @@ pub enum Flow {
     /// Jump elsewhere in the loop. The middleware must declare the target in
     /// [`Middleware::JUMPS`](super::Middleware::JUMPS).
     Jump(Jump),
+    /// Pause the run for outside input (from `before_model` and `after_model`); see
+    /// [`interrupt`](crate::interrupt).
+    Interrupt(Interruption),
 }
 
 impl Flow {
@@ -38,6 +45,13 @@ impl Flow {
     /// [`Flow::Jump`] to [`Jump::End`].
     pub const fn end() -> Flow {
         Flow::Jump(Jump::End)
+    }
+
+    /// [`Flow::Interrupt`] with `payload`: the run pauses, and resumes when the interrupt is
+    /// answered; the hook then reads the answer with
+    /// [`Context::resume_value`](crate::Context::resume_value).
+    pub fn interrupt(payload: serde_json::Value) -> Flow {
+        Flow::Interrupt(Interruption::new(payload))
     }
 }
 

@@ -151,6 +151,10 @@ pub trait Middleware: Send + Sync {
     #[doc(hidden)]
     const MEMBERS: MemberList = MemberList::one(MemberInfo::of::<Self>());
 
+    /// The number of members, flattened (1 for a middleware; a chain overrides it).
+    #[doc(hidden)]
+    const LEN: usize = 1;
+
     /// Runs once, before the first model call.
     fn before_agent(
         &self,

@@ -30,6 +30,7 @@ impl<M: Middleware> Middleware for Option<M> {
     const CONSTRAINTS: crate::chain::Constraints = M::CONSTRAINTS;
     // Checked as the members of `M`: `Option<M>` is `M`, switched off or on at run time.
     const MEMBERS: crate::chain::MemberList = M::MEMBERS;
+    const LEN: usize = M::LEN;
 
     async fn before_agent(&self, cx: &mut Context, state: &mut Self::State) -> Result<Flow, Error> {
         match self {

@@ -41,6 +41,13 @@ pub enum ToolError {
         /// The panic message, if it was a string.
         message: String,
     },
+    /// The tool pauses the run to ask for outside input (an answer from a person, say); when the
+    /// run resumes, [`Tool::resume`](crate::Tool::resume) turns the answer into the result.
+    #[error("tool asked to pause the run (an interrupt), which is not possible here")]
+    Interrupt {
+        /// What the tool wants answered.
+        payload: serde_json::Value,
+    },
     /// The tool's output could not be turned into text.
     #[error("tool `{tool}` returned output that could not be serialized: {source}")]
     Output {

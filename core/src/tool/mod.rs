@@ -35,8 +35,26 @@ pub trait Tool: Send + Sync + 'static {
     fn spec(&self) -> ToolSpec;
 
     /// Runs the tool on the model's arguments; the `Ok` text is what the model reads.
+    ///
+    /// `Err(ToolError::Interrupt { payload })` pauses the run; see
+    /// [`interrupt`](crate::interrupt).
     fn call(
         &self,
         arguments: serde_json::Value,
     ) -> impl Future<Output = Result<String, ToolError>> + Send;
+
+    /// Finishes a call that interrupted the run, given the `answer` to the interrupt; the `Ok`
+    /// text is what the model reads. By default the answer is the result: a JSON string as its
+    /// text, anything else as JSON.
+    fn resume(
+        &self,
+        arguments: serde_json::Value,
+        answer: serde_json::Value,
+    ) -> impl Future<Output = Result<String, ToolError>> + Send {
+        let _ = arguments;
+        std::future::ready(Ok(match answer {
+            serde_json::Value::String(text) => text,
+            other => other.to_string(),
+        }))
+    }
 }

@@ -15,11 +15,25 @@ use crate::message::{ToolCall, ToolResult};
 /// The registry is the one place that boxes: one future per tool call, off the middleware chain.
 trait ErasedTool: Send + Sync {
     fn call_boxed(&self, arguments: serde_json::Value) -> BoxFuture<'_, Result<String, ToolError>>;
+
+    fn resume_boxed(
+        &self,
+        arguments: serde_json::Value,
+        answer: serde_json::Value,
+    ) -> BoxFuture<'_, Result<String, ToolError>>;
 }
 
 impl<T: Tool> ErasedTool for T {
     fn call_boxed(&self, arguments: serde_json::Value) -> BoxFuture<'_, Result<String, ToolError>> {
         Box::pin(self.call(arguments))
+    }
+
+    fn resume_boxed(
+        &self,
+        arguments: serde_json::Value,
+        answer: serde_json::Value,
+    ) -> BoxFuture<'_, Result<String, ToolError>> {
+        Box::pin(self.resume(arguments, answer))
     }
 }
 
@@ -104,23 +118,48 @@ impl ToolRegistry {
 
     /// Runs `call`, reporting failures as [`ToolError`].
     pub async fn try_execute(&self, call: &ToolCall) -> Result<String, ToolError> {
-        let Some(entry) = self.tools.get(&call.name) else {
-            return Err(ToolError::UnknownTool {
+        let entry = self.entry(call)?;
+        guard(call, entry.tool.call_boxed(call.arguments.clone())).await
+    }
+
+    /// Finishes `call`, which interrupted the run, with `answer` (see [`Tool::resume`]).
+    pub async fn try_resume(
+        &self,
+        call: &ToolCall,
+        answer: serde_json::Value,
+    ) -> Result<String, ToolError> {
+        let entry = self.entry(call)?;
+        guard(
+            call,
+            entry.tool.resume_boxed(call.arguments.clone(), answer),
+        )
+        .await
+    }
+
+    fn entry(&self, call: &ToolCall) -> Result<&Entry, ToolError> {
+        self.tools
+            .get(&call.name)
+            .ok_or_else(|| ToolError::UnknownTool {
                 name: call.name.clone(),
                 available: self.tools.keys().cloned().collect::<Vec<_>>().join(", "),
-            });
-        };
-        // A panicking tool must not take the run down: it becomes an error result.
-        AssertUnwindSafe(entry.tool.call_boxed(call.arguments.clone()))
-            .catch_unwind()
-            .await
-            .unwrap_or_else(|payload| {
-                Err(ToolError::Panicked {
-                    tool: call.name.clone(),
-                    message: panic_message(payload.as_ref()),
-                })
             })
     }
+}
+
+/// Runs a tool's future; a panicking tool must not take the run down: it becomes an error.
+async fn guard(
+    call: &ToolCall,
+    run: BoxFuture<'_, Result<String, ToolError>>,
+) -> Result<String, ToolError> {
+    AssertUnwindSafe(run)
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|payload| {
+            Err(ToolError::Panicked {
+                tool: call.name.clone(),
+                message: panic_message(payload.as_ref()),
+            })
+        })
 }
 
 impl fmt::Debug for ToolRegistry {

@@ -1,0 +1,174 @@
+//! The ways into the loop: a new run, a run in a thread, a resume from a checkpoint.
+
+use std::collections::HashMap;
+
+use tracing::Instrument;
+
+use super::run_loop::{Ending, Entry, fingerprint};
+use super::{Agent, EndReason, Input, RunOutput, Thread};
+use crate::context::{Context, ResumePoint};
+use crate::error::Error;
+use crate::interrupt::{Checkpoint, InterruptId, Position, ResumeError};
+use crate::middleware::Middleware;
+use crate::model::Model;
+
+impl<M: Model, C: Middleware> Agent<M, C> {
+    /// Runs the agent on `input` until the model answers without calling tools, a hook jumps to
+    /// the end, an interrupt pauses the run, or [`max_steps`](super::AgentBuilder::max_steps) is
+    /// reached.
+    ///
+    /// Order of the hooks: see [`Middleware`]. Tool failures become error results the model
+    /// reads. An error from a hook or the model ends the loop; `after_agent` still runs (it
+    /// always does once the run has started), then the error is returned. A paused run ends
+    /// with [`EndReason::Interrupted`] and a [`Checkpoint`] to [`resume`](Self::resume) from.
+    pub async fn run(&self, input: impl Into<Input>) -> Result<RunOutput, Error> {
+        let Input(messages) = input.into();
+        let mut cx = Context::new(messages);
+        let mut state = C::State::default();
+        self.go(&mut cx, &mut state, Entry::Start).await
+    }
+
+    /// Runs the agent on `input` in `thread`: from the thread's history and chain state, which
+    /// the run then updates (also when it pauses).
+    pub async fn run_in(
+        &self,
+        thread: &mut Thread<C::State>,
+        input: impl Into<Input>,
+    ) -> Result<RunOutput, Error> {
+        let Input(input) = input.into();
+        let mut cx = Context::new(std::mem::take(&mut thread.messages));
+        cx.messages.extend(input);
+        cx.runs = thread.runs;
+        let mut state = std::mem::take(&mut thread.state);
+        let output = self.go(&mut cx, &mut state, Entry::Start).await;
+        Self::keep(thread, cx, state, &output);
+        output
+    }
+
+    /// Resumes a paused run from `checkpoint`, with an answer for each of its pending
+    /// interrupts (by [`InterruptId`]). Works in any process, with an agent built like the one
+    /// that paused (same chain; a checkpoint from another chain is refused).
+    ///
+    /// The interrupted hook runs again and reads its answer; hooks that ran before it in the
+    /// interrupted step do not run again, and tool calls that completed are never run again.
+    pub async fn resume(
+        &self,
+        checkpoint: Checkpoint,
+        answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
+    ) -> Result<RunOutput, Error> {
+        let (mut cx, mut state, position) = self.restore(checkpoint, answers)?;
+        self.go(&mut cx, &mut state, Entry::Resume(position)).await
+    }
+
+    /// [`resume`](Self::resume) a run of `thread`, updating the thread as the run goes on.
+    pub async fn resume_in(
+        &self,
+        thread: &mut Thread<C::State>,
+        checkpoint: Checkpoint,
+        answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
+    ) -> Result<RunOutput, Error> {
+        let (mut cx, mut state, position) = self.restore(checkpoint, answers)?;
+        let output = self.go(&mut cx, &mut state, Entry::Resume(position)).await;
+        Self::keep(thread, cx, state, &output);
+        output
+    }
+
+    async fn go(
+        &self,
+        cx: &mut Context,
+        state: &mut C::State,
+        entry: Entry,
+    ) -> Result<RunOutput, Error> {
+        let span = tracing::info_span!("hookchain.run", max_steps = self.max_steps);
+        let ending = self.drive(cx, state, entry).instrument(span).await?;
+        let (end, checkpoint) = match ending {
+            Ending::Finished => (EndReason::Finished, None),
+            Ending::Jumped => (EndReason::Jumped, None),
+            Ending::Paused(checkpoint) => (EndReason::Interrupted, Some(*checkpoint)),
+        };
+        Ok(RunOutput {
+            messages: cx.messages.clone(),
+            usage: cx.usage,
+            steps: cx.step,
+            model_calls: cx.model_calls,
+            tool_calls: cx.tool_calls,
+            end,
+            checkpoint,
+        })
+    }
+
+    /// Puts a run's history and state back into its thread.
+    fn keep(
+        thread: &mut Thread<C::State>,
+        cx: Context,
+        state: C::State,
+        output: &Result<RunOutput, Error>,
+    ) {
+        thread.messages = cx.messages;
+        thread.state = state;
+        thread.runs = cx.runs;
+        let paused = matches!(output, Ok(output) if output.end == EndReason::Interrupted);
+        if !paused {
+            thread.runs += 1;
+        }
+    }
+
+    /// Checks `checkpoint` and `answers` against this agent, and rebuilds the paused run.
+    fn restore(
+        &self,
+        checkpoint: Checkpoint,
+        answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
+    ) -> Result<(Context, C::State, Position), Error> {
+        let agent = fingerprint::<C>();
+        if checkpoint.chain != agent {
+            return Err(ResumeError::ChainMismatch {
+                checkpoint: checkpoint.chain,
+                agent,
+            }
+            .into());
+        }
+        if checkpoint.interrupts.is_empty() {
+            return Err(ResumeError::NothingPending.into());
+        }
+        let pending: Vec<InterruptId> = checkpoint.pending().cloned().collect();
+        let mut answers: HashMap<InterruptId, serde_json::Value> = answers.into_iter().collect();
+        if let Some(id) = answers.keys().find(|id| !pending.contains(id)) {
+            let id = id.clone();
+            return Err(ResumeError::UnknownInterrupt { id, pending }.into());
+        }
+        if let Some(id) = pending.iter().find(|id| !answers.contains_key(id)) {
+            return Err(ResumeError::MissingAnswer { id: id.clone() }.into());
+        }
+        let state: C::State =
+            serde_json::from_value(checkpoint.state).map_err(ResumeError::State)?;
+        let mut cx = Context::new(checkpoint.messages);
+        cx.step = checkpoint.step;
+        cx.model_calls = checkpoint.model_calls;
+        cx.tool_calls = checkpoint.tool_calls;
+        cx.usage = checkpoint.usage;
+        cx.runs = checkpoint.runs;
+        match &checkpoint.position {
+            Position::BeforeModel { member, .. } | Position::AfterModel { member, .. } => {
+                let interrupt = &checkpoint.interrupts[0];
+                let answer = answers.remove(&interrupt.id).unwrap_or_default();
+                cx.resume = Some(ResumePoint {
+                    at: *member,
+                    answer,
+                });
+            }
+            Position::Tools { .. } => {
+                for interrupt in &checkpoint.interrupts {
+                    let (Some(call_id), Some(answer)) =
+                        (&interrupt.tool_call_id, answers.remove(&interrupt.id))
+                    else {
+                        continue;
+                    };
+                    let raised_by_tool = interrupt.hook.is_none();
+                    cx.tool_answers
+                        .insert(call_id.clone(), (answer, raised_by_tool));
+                }
+            }
+        }
+        Ok((cx, state, checkpoint.position))
+    }
+}

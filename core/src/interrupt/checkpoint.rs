@@ -1,0 +1,148 @@
+//! A paused run, as data: everything needed to resume it, in this process or another.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Interrupt, InterruptId};
+use crate::message::{Message, ToolCall, ToolResult};
+use crate::model::{ModelRequest, ModelResponse, Usage};
+
+/// The version of the checkpoint format this crate writes and reads.
+const FORMAT: u32 = 1;
+
+/// A paused run: the history, the chain's state, the counters, where the run stopped, and the
+/// interrupts waiting for answers. Serializable (JSON), so a run can resume in a new process.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    pub(crate) format: u32,
+    /// The chain's members, in order (identities where known, names otherwise): a checkpoint
+    /// resumes only on the same chain.
+    pub(crate) chain: Vec<String>,
+    pub(crate) messages: Vec<Message>,
+    /// The chain's state, as JSON.
+    pub(crate) state: serde_json::Value,
+    pub(crate) step: usize,
+    pub(crate) model_calls: usize,
+    pub(crate) tool_calls: usize,
+    pub(crate) usage: Usage,
+    pub(crate) runs: usize,
+    pub(crate) position: Position,
+    pub(crate) interrupts: Vec<Interrupt>,
+}
+
+/// Where in a step the run stopped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "at")]
+#[non_exhaustive]
+pub enum Position {
+    /// In `before_model`, at the flattened chain's member `member`, with the request as the
+    /// hooks before it left it.
+    BeforeModel {
+        /// The request being prepared.
+        request: ModelRequest,
+        /// The interrupting member's position.
+        member: usize,
+    },
+    /// In `after_model`, at member `member`, with the response as the hooks before it left it.
+    AfterModel {
+        /// The response being processed.
+        response: ModelResponse,
+        /// The interrupting member's position.
+        member: usize,
+    },
+    /// In the tool calls of a step: `results[i]` is the result of `calls[i]` if it completed
+    /// (it never runs again), `None` if it interrupted.
+    Tools {
+        /// The step's tool calls.
+        calls: Vec<ToolCall>,
+        /// Their results so far.
+        results: Vec<Option<ToolResult>>,
+    },
+}
+
+impl Checkpoint {
+    /// The interrupts waiting for answers.
+    pub fn interrupts(&self) -> &[Interrupt] {
+        &self.interrupts
+    }
+
+    /// The ids of the interrupts waiting for answers.
+    pub fn pending(&self) -> impl Iterator<Item = &InterruptId> {
+        self.interrupts.iter().map(|interrupt| &interrupt.id)
+    }
+
+    /// The history at the pause.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// Where the run stopped.
+    pub fn position(&self) -> &Position {
+        &self.position
+    }
+
+    /// The members of the chain that made it.
+    pub fn chain(&self) -> &[String] {
+        &self.chain
+    }
+
+    /// The checkpoint as JSON.
+    pub fn to_json(&self) -> Result<String, CheckpointError> {
+        serde_json::to_string_pretty(self).map_err(CheckpointError::Encode)
+    }
+
+    /// Reads a checkpoint written by [`to_json`](Self::to_json).
+    pub fn from_json(json: &str) -> Result<Checkpoint, CheckpointError> {
+        let checkpoint: Checkpoint = serde_json::from_str(json).map_err(CheckpointError::Decode)?;
+        if checkpoint.format != FORMAT {
+            return Err(CheckpointError::Format {
+                found: checkpoint.format,
+                supported: FORMAT,
+            });
+        }
+        Ok(checkpoint)
+    }
+
+    pub(crate) fn format() -> u32 {
+        FORMAT
+    }
+}
+
+/// Why a checkpoint could not be made, read or written.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckpointError {
+    /// The chain's state could not be serialized.
+    #[error("the chain's state could not be serialized into the checkpoint: {0}")]
+    State(#[source] serde_json::Error),
+    /// The checkpoint could not be written as JSON.
+    #[error("the checkpoint could not be written as JSON: {0}")]
+    Encode(#[source] serde_json::Error),
+    /// The text is not a checkpoint (corrupt, truncated, or something else).
+    #[error("not a valid checkpoint (corrupt or truncated?): {0}")]
+    Decode(#[source] serde_json::Error),
+    /// The checkpoint was written in another format version.
+    #[error("checkpoint format {found} is not supported (this version reads format {supported})")]
+    Format {
+        /// The checkpoint's format.
+        found: u32,
+        /// The format this version reads.
+        supported: u32,
+    },
+    /// A file-backed checkpointer failed.
+    #[error("checkpoint file {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A checkpoint key that cannot name a file (empty, or with a path separator).
+    #[error("checkpoint key {key:?} cannot name a file: use letters, digits, `-`, `_` and `.`")]
+    Key {
+        /// The key.
+        key: String,
+    },
+}

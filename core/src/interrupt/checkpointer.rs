@@ -1,0 +1,146 @@
+//! Where checkpoints are kept between a pause and a resume.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use super::{Checkpoint, CheckpointError};
+
+/// A store of checkpoints by key (a thread or conversation id, say). Implement it to keep
+/// checkpoints in your own database.
+pub trait Checkpointer: Send + Sync {
+    /// Stores `checkpoint` under `key`, replacing what was there.
+    fn save(
+        &self,
+        key: &str,
+        checkpoint: &Checkpoint,
+    ) -> impl Future<Output = Result<(), CheckpointError>> + Send;
+
+    /// The checkpoint stored under `key`, if any.
+    fn load(
+        &self,
+        key: &str,
+    ) -> impl Future<Output = Result<Option<Checkpoint>, CheckpointError>> + Send;
+
+    /// Removes the checkpoint stored under `key` (no error if there is none).
+    fn delete(&self, key: &str) -> impl Future<Output = Result<(), CheckpointError>> + Send;
+}
+
+/// Keeps checkpoints in memory (as JSON, so what is loaded is what a process restart would
+/// read).
+#[derive(Debug, Default)]
+pub struct InMemoryCheckpointer {
+    checkpoints: Mutex<HashMap<String, String>>,
+}
+
+impl InMemoryCheckpointer {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
+        self.checkpoints
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl Checkpointer for InMemoryCheckpointer {
+    async fn save(&self, key: &str, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
+        let json = checkpoint.to_json()?;
+        self.map().insert(key.to_owned(), json);
+        Ok(())
+    }
+
+    async fn load(&self, key: &str) -> Result<Option<Checkpoint>, CheckpointError> {
+        let json = self.map().get(key).cloned();
+        json.map(|json| Checkpoint::from_json(&json)).transpose()
+    }
+
+    async fn delete(&self, key: &str) -> Result<(), CheckpointError> {
+        self.map().remove(key);
+        Ok(())
+    }
+}
+
+/// Keeps each checkpoint in a JSON file `<dir>/<key>.json`, written atomically (a temporary
+/// file, synced, then renamed), so a crash never leaves a half-written checkpoint.
+///
+/// The file operations are blocking; checkpoints are small and written once per pause.
+pub struct FileCheckpointer {
+    dir: PathBuf,
+}
+
+impl FileCheckpointer {
+    /// A store in `dir` (created on first save).
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        FileCheckpointer { dir: dir.into() }
+    }
+
+    /// The file of `key`.
+    pub fn path(&self, key: &str) -> Result<PathBuf, CheckpointError> {
+        let valid = !key.is_empty()
+            && key != "."
+            && key != ".."
+            && key
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !valid {
+            return Err(CheckpointError::Key {
+                key: key.to_owned(),
+            });
+        }
+        Ok(self.dir.join(format!("{key}.json")))
+    }
+}
+
+impl fmt::Debug for FileCheckpointer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FileCheckpointer")
+            .field("dir", &self.dir)
+            .finish()
+    }
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
+    move |source| CheckpointError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+impl Checkpointer for FileCheckpointer {
+    async fn save(&self, key: &str, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
+        let path = self.path(key)?;
+        let json = checkpoint.to_json()?;
+        std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
+        let temporary = self.dir.join(format!(".{key}.json.tmp"));
+        let mut file = std::fs::File::create(&temporary).map_err(io(&temporary))?;
+        file.write_all(json.as_bytes()).map_err(io(&temporary))?;
+        file.sync_all().map_err(io(&temporary))?;
+        drop(file);
+        std::fs::rename(&temporary, &path).map_err(io(&path))
+    }
+
+    async fn load(&self, key: &str) -> Result<Option<Checkpoint>, CheckpointError> {
+        let path = self.path(key)?;
+        match std::fs::read_to_string(&path) {
+            Ok(json) => Checkpoint::from_json(&json).map(Some),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(io(&path)(error)),
+        }
+    }
+
+    async fn delete(&self, key: &str) -> Result<(), CheckpointError> {
+        let path = self.path(key)?;
+        match std::fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(error) => Err(io(&path)(error)),
+        }
+    }
+}

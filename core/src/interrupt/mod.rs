@@ -1,0 +1,154 @@
+//! Interrupts: a hook or a tool pauses the run to ask for outside input (an approval, an
+//! answer), and the run resumes later, in this process or another, from a [`Checkpoint`].
+//!
+//! ```text
+//!             ┌──────────── Agent::run ────────────┐
+//!  input ───► │ … before_model / after_model /     │ ──► RunOutput { end: Interrupted,
+//!             │   wrap_tool_call / a tool raises    │                 interrupts, checkpoint }
+//!             │   an interrupt with a payload       │            │
+//!             └─────────────────────────────────────┘            ▼ serialize, store, restart…
+//!             ┌─────────── Agent::resume ──────────┐    a person (or program) answers each
+//!  checkpoint │ the interrupted hook runs again and │ ◄── interrupt by its id
+//!  + answers ►│ reads its answer; completed tool    │
+//!             │ calls are never run again           │ ──► RunOutput { end: Finished, … }
+//!             └─────────────────────────────────────┘
+//! ```
+//!
+//! - From `before_model` and `after_model`, return [`Flow::interrupt`](crate::Flow::interrupt).
+//!   On resume the step goes on from that hook: the hooks before it do not run again (their
+//!   edits to the request or response, and to their state, are in the checkpoint), and the hook
+//!   reads its answer with [`Context::resume_value`](crate::Context::resume_value).
+//! - From `wrap_tool_call`, return `Err(Error::interrupt(payload))`; from a tool, return
+//!   `Err(ToolError::Interrupt { payload })`. The other tool calls of the step complete and are
+//!   kept; on resume the interrupted call runs again through the wraps, which read the answer
+//!   with [`Context::tool_resume_value`](crate::Context::tool_resume_value), and the tool's
+//!   [`Tool::resume`](crate::Tool::resume) turns the answer into its result.
+//!
+//! Interrupt ids are deterministic: the step, the hook (or `tool`), and the middleware's
+//! position and name (or the tool call's id).
+
+mod checkpoint;
+mod checkpointer;
+mod resume;
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+pub use checkpoint::{Checkpoint, CheckpointError, Position};
+pub use checkpointer::{Checkpointer, FileCheckpointer, InMemoryCheckpointer};
+pub use resume::ResumeError;
+
+use crate::middleware::Hook;
+
+/// Identifies an interrupt within a run; answer it by this id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct InterruptId(String);
+
+impl InterruptId {
+    /// An id as written (for answers read back from a person or a file).
+    pub fn new(id: impl Into<String>) -> Self {
+        InterruptId(id.into())
+    }
+
+    /// The id of an interrupt raised by a sequential hook.
+    pub(crate) fn hook(step: usize, hook: Hook, member: usize, name: &str) -> Self {
+        InterruptId(format!("{step}:{hook}:{member}:{name}"))
+    }
+
+    /// The id of an interrupt raised on the tool path for `call_id`.
+    pub(crate) fn tool(step: usize, call_id: &str) -> Self {
+        InterruptId(format!("{step}:tool:{call_id}"))
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for InterruptId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for InterruptId {
+    fn from(id: &str) -> Self {
+        InterruptId::new(id)
+    }
+}
+
+/// A pause of the run, waiting for an answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interrupt {
+    /// Answer the interrupt by this id.
+    pub id: InterruptId,
+    /// The middleware (or tool) that raised it.
+    pub source: String,
+    /// The hook that raised it; `None` when a tool did.
+    pub hook: Option<Hook>,
+    /// The step it was raised in.
+    pub step: usize,
+    /// The tool call it concerns, on the tool path.
+    pub tool_call_id: Option<String>,
+    /// What the raiser wants answered (data only, so it survives a restart).
+    pub payload: serde_json::Value,
+}
+
+/// An interrupt on its way out of a hook, before the agent gives it an id.
+///
+/// Made by [`Flow::interrupt`](crate::Flow::interrupt) and
+/// [`Error::interrupt`](crate::Error::interrupt).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Interruption {
+    pub(crate) payload: serde_json::Value,
+    /// The position of the raising member in the flattened chain, relative to the chain level
+    /// the interruption has reached; each chain adds its member's offset on the way out.
+    pub(crate) member: usize,
+    /// The raising middleware's (or tool's) name, once known.
+    pub(crate) source: Option<String>,
+    /// The hook that raised it; `None` for a tool (or while unknown).
+    pub(crate) hook: Option<Hook>,
+}
+
+impl Interruption {
+    /// An interruption carrying `payload`.
+    pub fn new(payload: serde_json::Value) -> Self {
+        Interruption {
+            payload,
+            member: 0,
+            source: None,
+            hook: None,
+        }
+    }
+
+    /// What the raiser wants answered.
+    pub fn payload(&self) -> &serde_json::Value {
+        &self.payload
+    }
+
+    /// Moves the interruption out of a member at `offset` named `name`.
+    pub(crate) fn leaving_member(mut self, offset: usize, name: &'static str) -> Self {
+        self.member += offset;
+        self.source.get_or_insert_with(|| name.to_owned());
+        self
+    }
+
+    /// Names the middleware that raised it in `hook`, if not named yet.
+    pub(crate) fn raised_by(mut self, name: &'static str, hook: Hook) -> Self {
+        if self.source.is_none() {
+            self.source = Some(name.to_owned());
+            self.hook = Some(hook);
+        }
+        self
+    }
+
+    /// Names the tool that raised it.
+    pub(crate) fn raised_by_tool(mut self, tool: &str) -> Self {
+        self.source = Some(tool.to_owned());
+        self.hook = None;
+        self
+    }
+}
