@@ -69,6 +69,7 @@
 
 mod flow;
 mod hooks;
+pub mod human_in_the_loop;
 mod marker;
 mod next;
 mod option;

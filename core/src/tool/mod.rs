@@ -1,6 +1,7 @@
 //! Tools the model can call: the [`Tool`] trait, tools made from async closures ([`FnTool`]), and
 //! the [`ToolRegistry`] that dispatches calls by name.
 
+mod ask_user;
 mod error;
 mod fn_tool;
 mod registry;
@@ -9,6 +10,7 @@ use std::future::Future;
 
 use serde::{Deserialize, Serialize};
 
+pub use ask_user::{ASK_USER, AnswerError, AnswerKind, AskUser, Question};
 pub use error::ToolError;
 pub use fn_tool::FnTool;
 pub use registry::ToolRegistry;

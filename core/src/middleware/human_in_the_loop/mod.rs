@@ -1,0 +1,172 @@
+//! Human in the loop: tool calls a person must approve, edit, reject or answer before they run.
+//!
+//! ```
+//! use hookchain::chain;
+//! use hookchain::middleware::human_in_the_loop::{HumanInTheLoop, ToolPolicy, DecisionKind};
+//!
+//! let approval = HumanInTheLoop::new()
+//!     .interrupt_on("delete_file", ToolPolicy::always().description("Deletes a file for good"))
+//!     .interrupt_on("send_email", ToolPolicy::allowing([DecisionKind::Approve, DecisionKind::Reject]))
+//!     .never("read_file");
+//! let chain = chain![approval];
+//! ```
+//!
+//! After each model answer, the calls of gated tools are collected into **one** interrupt
+//! whose payload is an [`ApprovalRequest`]. The run resumes with an [`ApprovalResponse`]: one
+//! [`Decision`] per action, in order. Approved calls run; edited calls run with the new
+//! arguments (the history shows the edited call); rejected calls get an error result saying
+//! so, which the model reads; `respond` supplies the result without running the tool. Every
+//! tool call thus still gets exactly one result.
+
+mod decision;
+
+use std::collections::BTreeMap;
+
+use hookchain_macros::middleware;
+
+pub use decision::{
+    ActionRequest, ApprovalRequest, ApprovalResponse, Decision, DecisionKind, HumanInTheLoopError,
+};
+
+use crate::context::Context;
+use crate::message::ToolResult;
+use crate::middleware::Flow;
+use crate::model::ModelResponse;
+
+/// Which decisions a person may take on a tool's calls, and what they are shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolPolicy {
+    allowed: Vec<DecisionKind>,
+    description: Option<String>,
+}
+
+impl ToolPolicy {
+    /// Every decision allowed: approve, edit, reject, respond.
+    pub fn always() -> Self {
+        ToolPolicy {
+            allowed: DecisionKind::ALL.to_vec(),
+            description: None,
+        }
+    }
+
+    /// Only these decisions.
+    pub fn allowing(decisions: impl IntoIterator<Item = DecisionKind>) -> Self {
+        ToolPolicy {
+            allowed: decisions.into_iter().collect(),
+            description: None,
+        }
+    }
+
+    /// What the person is told about the tool.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = Some(description.into());
+        self
+    }
+}
+
+/// Pauses the run for a person's decision on the calls of gated tools (see the
+/// [module docs](self)).
+#[derive(Debug, Clone, Default)]
+pub struct HumanInTheLoop {
+    /// `None`: the tool never needs approval.
+    policies: BTreeMap<String, Option<ToolPolicy>>,
+}
+
+impl HumanInTheLoop {
+    /// No tool gated yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Calls of `tool` need a decision under `policy`.
+    pub fn interrupt_on(mut self, tool: impl Into<String>, policy: ToolPolicy) -> Self {
+        self.policies.insert(tool.into(), Some(policy));
+        self
+    }
+
+    /// Calls of `tool` never need a decision (the default for unlisted tools).
+    pub fn never(mut self, tool: impl Into<String>) -> Self {
+        self.policies.insert(tool.into(), None);
+        self
+    }
+
+    fn policy(&self, tool: &str) -> Option<&ToolPolicy> {
+        self.policies.get(tool).and_then(Option::as_ref)
+    }
+}
+
+#[middleware(crate = crate)]
+impl HumanInTheLoop {
+    /// Gates the calls of the response: interrupts with them, or applies the decisions.
+    #[hook(after_model)]
+    fn review(
+        &self,
+        cx: &mut Context,
+        response: &mut ModelResponse,
+    ) -> Result<Flow, HumanInTheLoopError> {
+        let gated: Vec<usize> = (0..response.message.tool_calls.len())
+            .filter(|&i| self.policy(&response.message.tool_calls[i].name).is_some())
+            .collect();
+        if gated.is_empty() {
+            return Ok(Flow::Continue);
+        }
+        let Some(answer) = cx.resume_value() else {
+            let actions = gated
+                .iter()
+                .map(|&i| {
+                    let call = &response.message.tool_calls[i];
+                    let policy = self
+                        .policy(&call.name)
+                        .cloned()
+                        .unwrap_or_else(ToolPolicy::always);
+                    ActionRequest {
+                        call_id: call.id.clone(),
+                        name: call.name.clone(),
+                        arguments: call.arguments.clone(),
+                        description: policy.description,
+                        allowed_decisions: policy.allowed,
+                    }
+                })
+                .collect();
+            let request = ApprovalRequest { actions };
+            return Ok(Flow::interrupt(serde_json::to_value(request)?));
+        };
+        let answer: ApprovalResponse = serde_json::from_value(answer.clone())?;
+        if answer.decisions.len() != gated.len() {
+            return Err(HumanInTheLoopError::DecisionCount {
+                expected: gated.len(),
+                found: answer.decisions.len(),
+            });
+        }
+        let mut results = Vec::new();
+        for (&i, decision) in gated.iter().zip(answer.decisions) {
+            let call = &mut response.message.tool_calls[i];
+            let allowed = self
+                .policy(&call.name)
+                .is_some_and(|policy| policy.allowed.contains(&decision.kind()));
+            if !allowed {
+                return Err(HumanInTheLoopError::NotAllowed {
+                    tool: call.name.clone(),
+                    decision: decision.kind(),
+                });
+            }
+            match decision {
+                Decision::Approve => {}
+                Decision::Edit { arguments } => call.arguments = arguments,
+                Decision::Reject { message } => results.push(ToolResult::error(
+                    &call.id,
+                    format!(
+                        "The user rejected this call of `{}`: {}",
+                        call.name,
+                        message.as_deref().unwrap_or("no reason given")
+                    ),
+                )),
+                Decision::Respond { content } => results.push(ToolResult::ok(&call.id, content)),
+            }
+        }
+        for result in results {
+            cx.answer_tool_call(result);
+        }
+        Ok(Flow::Continue)
+    }
+}

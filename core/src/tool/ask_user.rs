@@ -1,0 +1,150 @@
+//! A tool the model uses to ask the user a question: it pauses the run until the answer comes.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{Tool, ToolError, ToolSpec};
+
+/// The tool's name.
+pub const ASK_USER: &str = "ask_user";
+
+/// Lets the model ask the user a question, with free text, one option, or several options as
+/// the answer. Calling it pauses the run with an interrupt whose payload is the [`Question`];
+/// resume with the answer — a string for `free_text` and `one_of`, a list of strings for
+/// `several_of` — and the model reads it as the tool's result.
+///
+/// ```
+/// use hookchain::tool::AskUser;
+/// use hookchain::Tool;
+///
+/// assert_eq!(AskUser.spec().name, "ask_user");
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AskUser;
+
+/// What the model asks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Question {
+    /// The question, as the user will read it.
+    pub question: String,
+    /// What kind of answer is expected.
+    #[serde(default)]
+    pub answer: AnswerKind,
+}
+
+/// The kind of answer a [`Question`] expects.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum AnswerKind {
+    /// Any text.
+    #[default]
+    FreeText,
+    /// Exactly one of the options.
+    OneOf {
+        /// The options.
+        options: Vec<String>,
+    },
+    /// Any number of the options (at least one).
+    SeveralOf {
+        /// The options.
+        options: Vec<String>,
+    },
+}
+
+/// Why an answer does not fit its question.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AnswerError {
+    /// The answer should be text.
+    #[error("the answer should be text")]
+    NotText,
+    /// The answer should be a list of options.
+    #[error("the answer should be a list of the options")]
+    NotList,
+    /// The answer is not one of the options.
+    #[error("`{answer}` is not one of the options: {}", options.join(", "))]
+    NotAnOption {
+        /// The answer.
+        answer: String,
+        /// The options.
+        options: Vec<String>,
+    },
+    /// No option was chosen.
+    #[error("choose at least one option")]
+    Empty,
+}
+
+impl Question {
+    /// Checks `answer` against the question, and returns it as the text the model reads.
+    pub fn check(&self, answer: &serde_json::Value) -> Result<String, AnswerError> {
+        let text = |value: &serde_json::Value| value.as_str().map(str::to_owned);
+        match &self.answer {
+            AnswerKind::FreeText => text(answer).ok_or(AnswerError::NotText),
+            AnswerKind::OneOf { options } => {
+                let answer = text(answer).ok_or(AnswerError::NotText)?;
+                one_of(answer, options)
+            }
+            AnswerKind::SeveralOf { options } => {
+                let answers = answer.as_array().ok_or(AnswerError::NotList)?;
+                if answers.is_empty() {
+                    return Err(AnswerError::Empty);
+                }
+                let chosen = answers
+                    .iter()
+                    .map(|answer| one_of(text(answer).ok_or(AnswerError::NotText)?, options))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(chosen.join(", "))
+            }
+        }
+    }
+}
+
+fn one_of(answer: String, options: &[String]) -> Result<String, AnswerError> {
+    if options.contains(&answer) {
+        Ok(answer)
+    } else {
+        Err(AnswerError::NotAnOption {
+            answer,
+            options: options.to_vec(),
+        })
+    }
+}
+
+fn question(arguments: serde_json::Value) -> Result<Question, ToolError> {
+    serde_json::from_value(arguments).map_err(|source| ToolError::InvalidArguments {
+        tool: ASK_USER.to_owned(),
+        source,
+    })
+}
+
+impl Tool for AskUser {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: ASK_USER.to_owned(),
+            description: "Ask the user a question and wait for the answer. Use it when you need \
+                          information or a choice only the user can give."
+                .to_owned(),
+            parameters: schemars::schema_for!(Question).to_value(),
+        }
+    }
+
+    async fn call(&self, arguments: serde_json::Value) -> Result<String, ToolError> {
+        let question = question(arguments)?;
+        let payload = serde_json::to_value(&question).map_err(|source| ToolError::Output {
+            tool: ASK_USER.to_owned(),
+            source,
+        })?;
+        Err(ToolError::Interrupt { payload })
+    }
+
+    async fn resume(
+        &self,
+        arguments: serde_json::Value,
+        answer: serde_json::Value,
+    ) -> Result<String, ToolError> {
+        let question = question(arguments)?;
+        question
+            .check(&answer)
+            .map_err(|error| ToolError::failed(ASK_USER, error))
+    }
+}
