@@ -26,6 +26,57 @@
 //!
 //! Interrupt ids are deterministic: the step, the hook (or `tool`), and the middleware's
 //! position and name (or the tool call's id).
+//!
+//! # Example
+//!
+//! A hook asks before every model call whether to go on; the run pauses, the checkpoint goes
+//! through JSON (as it would through a file or a database), and the run resumes:
+//!
+//! ```
+//! use hookchain::prelude::*;
+//! use hookchain::{Checkpoint, EndReason, chain, hook};
+//! use serde_json::json;
+//!
+//! /// Asks a person before each model call.
+//! #[hook(before_model)]
+//! fn ask_first(cx: &mut Context) -> Flow {
+//!     match cx.resume_value() {
+//!         // Resumed: the answer is here.
+//!         Some(answer) if answer == &json!("go") => Flow::Continue,
+//!         Some(_) => Flow::Respond(ModelResponse::text("Stopped by the operator.")),
+//!         // First time: pause with a question.
+//!         None => Flow::interrupt(json!({ "question": "Call the model?" })),
+//!     }
+//! }
+//!
+//! # futures::executor::block_on(async {
+//! let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hello!")]))
+//!     .chain(chain![ask_first])
+//!     .build();
+//!
+//! let paused = agent.run("Hi").await?;
+//! assert_eq!(paused.end, EndReason::Interrupted);
+//! let interrupt = &paused.interrupts()[0];
+//! assert_eq!(interrupt.payload, json!({ "question": "Call the model?" }));
+//! let id = interrupt.id.clone();
+//!
+//! // Store it anywhere; a new process can resume it with an agent built the same way.
+//! let saved = paused.checkpoint.unwrap().to_json()?;
+//! let checkpoint = Checkpoint::from_json(&saved)?;
+//!
+//! let done = agent.resume(checkpoint, [(id, json!("go"))]).await?;
+//! assert_eq!(done.end, EndReason::Finished);
+//! assert_eq!(done.text(), Some("Hello!"));
+//! # Ok::<(), hookchain::Error>(())
+//! # }).unwrap();
+//! ```
+//!
+//! [`Checkpointer`] stores checkpoints by key ([`InMemoryCheckpointer`], and
+//! [`FileCheckpointer`], which writes atomically); [`HumanInTheLoop`] and [`AskUser`] are built
+//! on this mechanism.
+//!
+//! [`HumanInTheLoop`]: crate::middleware::human_in_the_loop::HumanInTheLoop
+//! [`AskUser`]: crate::tool::AskUser
 
 mod checkpoint;
 mod checkpointer;
