@@ -41,6 +41,17 @@ pub(crate) enum Order {
     Reversed,
 }
 
+/// What [`Context::enter`] decides for a member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Enter {
+    /// Run its hook (the normal case).
+    Run,
+    /// It holds the interrupted hook: run it, then [`Context::leave`].
+    Resumed,
+    /// It ran before the interrupt: skip it.
+    Skip,
+}
+
 /// The interrupted sequential hook of a resumed step, and its answer.
 #[derive(Debug, Clone)]
 pub(crate) struct ResumePoint {
@@ -139,26 +150,26 @@ impl Context {
 
     /// Whether the member at `start..start + len` of the chain level being run runs its hook.
     ///
-    /// On a resumed step, the members that ran before the interrupt do not run again; the
-    /// member holding the interrupted hook runs, with the resume point made relative to it.
-    /// Call [`leave`](Self::leave) after the member's hook.
+    /// On a resumed step, the members that ran before the interrupt do not run again
+    /// ([`Enter::Skip`]); the member holding the interrupted hook runs, with the resume point
+    /// made relative to it ([`Enter::Resumed`]: call [`leave`](Self::leave) after its hook).
     #[inline]
-    pub(crate) fn enter(&mut self, start: usize, len: usize, order: Order) -> bool {
+    pub(crate) fn enter(&mut self, start: usize, len: usize, order: Order) -> Enter {
         let Some(point) = &mut self.resume else {
-            return true;
+            return Enter::Run;
         };
         let already_ran = match order {
             Order::Listed => point.at >= start + len,
             Order::Reversed => point.at < start,
         };
         if already_ran {
-            return false;
+            return Enter::Skip;
         }
         point.at -= start;
-        true
+        Enter::Resumed
     }
 
-    /// After a member's hook: the resumed hook has run, so everything after it runs normally.
+    /// After the resumed member's hook: everything after it runs normally.
     #[inline]
     pub(crate) fn leave(&mut self) {
         self.resume = None;

@@ -9,7 +9,7 @@
 use std::future::Future;
 
 use crate::chain::{Description, MemberList};
-use crate::context::{Context, Order};
+use crate::context::{Context, Enter, Order};
 use crate::error::Error;
 use crate::message::{ToolCall, ToolResult};
 use crate::middleware::{
@@ -49,13 +49,16 @@ macro_rules! run_hook {
     ) => {
         if <$M as Middleware>::HOOKS.contains(Hook::$kind) {
             let start = member_start(&$lens, $idx);
-            if $cx.enter(start, <$M as Middleware>::LEN, Order::Listed) {
+            let entered = $cx.enter(start, <$M as Middleware>::LEN, Order::Listed);
+            if entered != Enter::Skip {
                 let flow = $self
                     .$idx
                     .$hook($cx, $state $(, $arg)?)
                     .await
                     .map_err(|error| error.attribute(<$M as Middleware>::NAME, Hook::$kind))?;
-                $cx.leave();
+                if entered == Enter::Resumed {
+                    $cx.leave();
+                }
                 match check_jump::<$M>(flow, Hook::$kind)? {
                     Flow::Continue => {}
                     Flow::Interrupt(interruption) => {
@@ -151,7 +154,9 @@ macro_rules! tuple_chain {
                     $(
                         if <$RM as Middleware>::HOOKS.contains(Hook::AfterModel) {
                             let start = member_start(&lens, $ridx);
-                            if cx.enter(start, <$RM as Middleware>::LEN, Order::Reversed) {
+                            let entered =
+                                cx.enter(start, <$RM as Middleware>::LEN, Order::Reversed);
+                            if entered != Enter::Skip {
                                 let flow = self
                                     .$ridx
                                     .after_model(cx, $rs, response)
@@ -159,7 +164,9 @@ macro_rules! tuple_chain {
                                     .map_err(|error| {
                                         error.attribute(<$RM as Middleware>::NAME, Hook::AfterModel)
                                     })?;
-                                cx.leave();
+                                if entered == Enter::Resumed {
+                                    cx.leave();
+                                }
                                 // A replacement response goes on through the remaining hooks.
                                 match check_jump::<$RM>(flow, Hook::AfterModel)? {
                                     Flow::Continue => {}
