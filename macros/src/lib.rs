@@ -10,6 +10,7 @@
 mod attr;
 mod chain;
 mod ctxt;
+mod fallback;
 mod hook;
 mod kinds;
 mod middleware;

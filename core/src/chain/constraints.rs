@@ -207,24 +207,24 @@ const fn check_members(list: &MemberList) {
 /// A wrap marker must say `True` exactly when `HOOKS` has the wrap hook: a hand-written impl
 /// that overrides a wrap hook but says `False` would otherwise be skipped without a word.
 const fn check_markers(member: &MemberInfo) {
-    if let Some(wraps) = member.wraps_model {
-        if wraps != member.hooks.contains(Hook::WrapModelCall) {
-            fail(&[
-                "middleware `",
-                member.name,
-                "`: `WrapsModel` must be `True` exactly when `HOOKS` contains \
-                 `Hook::WrapModelCall`",
-            ]);
-        }
-    }
-    if let Some(wraps) = member.wraps_tool {
-        if wraps != member.hooks.contains(Hook::WrapToolCall) {
-            fail(&[
-                "middleware `",
-                member.name,
-                "`: `WrapsTool` must be `True` exactly when `HOOKS` contains \
-                 `Hook::WrapToolCall`",
-            ]);
+    check_marker(
+        member,
+        member.wraps_model,
+        Hook::WrapModelCall,
+        "`: `WrapsModel` must be `True` exactly when `HOOKS` contains `Hook::WrapModelCall`",
+    );
+    check_marker(
+        member,
+        member.wraps_tool,
+        Hook::WrapToolCall,
+        "`: `WrapsTool` must be `True` exactly when `HOOKS` contains `Hook::WrapToolCall`",
+    );
+}
+
+const fn check_marker(member: &MemberInfo, marker: Option<bool>, hook: Hook, rule: &str) {
+    if let Some(wraps) = marker {
+        if wraps != member.hooks.contains(hook) {
+            fail(&["middleware `", member.name, rule]);
         }
     }
 }

@@ -6,6 +6,7 @@ use syn::Attribute;
 
 use super::parse::{HookAttr, HookItem};
 use super::validate::HookModel;
+use crate::fallback;
 use crate::private::Private;
 use crate::trait_impl::{self, HookImpl, ImplModel};
 
@@ -53,23 +54,18 @@ pub(crate) fn expand(function: &HookItem, attr: &HookAttr, model: HookModel<'_>)
 pub(crate) fn fallback(function: &HookItem, attr: &HookAttr, error: syn::Error) -> TokenStream {
     let p = Private::new(attr.options.krate.as_ref());
     let ident = &function.sig.ident;
-    let name = ident.to_string();
+    let inert = fallback::inert_middleware(
+        &p,
+        &quote!(#ident),
+        &syn::Generics::default(),
+        &ident.to_string(),
+    );
     let unit = unit_type(function, &p);
     let error = error.to_compile_error();
     quote! {
         #error
         #unit
-        const _: () = {
-            #[automatically_derived]
-            impl #p::Middleware for #ident {
-                type State = ();
-                type Phase = #p::phase::Wrap;
-                type WrapsModel = #p::False;
-                type WrapsTool = #p::False;
-                const NAME: &'static str = #name;
-                const HOOKS: #p::HookSet = #p::HookSet::NONE;
-            }
-        };
+        #inert
     }
 }
 

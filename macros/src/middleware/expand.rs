@@ -6,6 +6,7 @@ use syn::ItemImpl;
 
 use super::parse::Parsed;
 use super::validate::MiddlewareModel;
+use crate::fallback;
 use crate::private::Private;
 use crate::trait_impl::{self, HookImpl, ImplModel};
 
@@ -60,22 +61,12 @@ pub(crate) fn fallback(block: &ItemImpl, parsed: &Parsed, error: syn::Error) -> 
     if block.trait_.is_some() {
         return quote!(#error #block);
     }
-    let self_ty = &block.self_ty;
-    let (impl_generics, _, where_clause) = block.generics.split_for_impl();
-    let name = self_ty.to_token_stream().to_string();
+    let self_ty = block.self_ty.to_token_stream();
+    let name = self_ty.to_string();
+    let inert = fallback::inert_middleware(&p, &self_ty, &block.generics, &name);
     quote! {
         #error
         #block
-        const _: () = {
-            #[automatically_derived]
-            impl #impl_generics #p::Middleware for #self_ty #where_clause {
-                type State = ();
-                type Phase = #p::phase::Wrap;
-                type WrapsModel = #p::False;
-                type WrapsTool = #p::False;
-                const NAME: &'static str = #name;
-                const HOOKS: #p::HookSet = #p::HookSet::NONE;
-            }
-        };
+        #inert
     }
 }

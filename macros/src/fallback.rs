@@ -1,0 +1,31 @@
+//! What a macro emits next to its errors: an inert middleware, so code that uses the type (in a
+//! `chain!`, say) gets no second error (thiserror's `fallback.rs`, tokio's default config).
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::Generics;
+
+use crate::private::Private;
+
+/// `impl Middleware for self_ty` with no hook, in an anonymous const.
+pub(crate) fn inert_middleware(
+    p: &Private,
+    self_ty: &TokenStream,
+    generics: &Generics,
+    name: &str,
+) -> TokenStream {
+    let (impl_generics, _, where_clause) = generics.split_for_impl();
+    quote! {
+        const _: () = {
+            #[automatically_derived]
+            impl #impl_generics #p::Middleware for #self_ty #where_clause {
+                type State = ();
+                type Phase = #p::phase::Wrap;
+                type WrapsModel = #p::False;
+                type WrapsTool = #p::False;
+                const NAME: &'static str = #name;
+                const HOOKS: #p::HookSet = #p::HookSet::NONE;
+            }
+        };
+    }
+}
