@@ -22,6 +22,8 @@ pub struct Context {
     pub(crate) usage: Usage,
     /// Earlier runs of the same thread.
     pub(crate) runs: usize,
+    /// Pauses of this run so far (interrupt ids count them).
+    pub(crate) pauses: usize,
     /// On a resumed step: where the interrupted sequential hook is (relative to the chain level
     /// being run) and its answer.
     pub(crate) resume: Option<ResumePoint>,

@@ -28,6 +28,11 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         self.go(&mut cx, &mut state, Entry::Start).await
     }
 
+    /// An empty [`Thread`] for this agent's chain.
+    pub fn thread(&self) -> Thread<C::State> {
+        Thread::new()
+    }
+
     /// Runs the agent on `input` in `thread`: from the thread's history and chain state, which
     /// the run then updates (also when it pauses).
     pub async fn run_in(
@@ -131,7 +136,13 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             return Err(ResumeError::NothingPending.into());
         }
         let pending: Vec<InterruptId> = checkpoint.pending().cloned().collect();
-        let mut answers: HashMap<InterruptId, serde_json::Value> = answers.into_iter().collect();
+        let mut answers_by_id: HashMap<InterruptId, serde_json::Value> = HashMap::new();
+        for (id, answer) in answers {
+            if answers_by_id.insert(id.clone(), answer).is_some() {
+                return Err(ResumeError::DuplicateAnswer { id }.into());
+            }
+        }
+        let mut answers = answers_by_id;
         if let Some(id) = answers.keys().find(|id| !pending.contains(id)) {
             let id = id.clone();
             return Err(ResumeError::UnknownInterrupt { id, pending }.into());
@@ -147,6 +158,10 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         cx.tool_calls = checkpoint.tool_calls;
         cx.usage = checkpoint.usage;
         cx.runs = checkpoint.runs;
+        cx.pauses = checkpoint.pauses;
+        if let Position::AfterModel { answered, .. } = &checkpoint.position {
+            cx.answered.clone_from(answered);
+        }
         match &checkpoint.position {
             Position::BeforeModel { member, .. } | Position::AfterModel { member, .. } => {
                 let interrupt = &checkpoint.interrupts[0];

@@ -239,7 +239,13 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         if let Flow::Interrupt(interruption) = flow {
             let member = interruption.member;
             let interrupt = self.hook_interrupt(cx, Hook::AfterModel, interruption);
-            let position = Position::AfterModel { response, member };
+            // Results hooks supplied before the pause travel with the checkpoint.
+            let answered = cx.answered.clone();
+            let position = Position::AfterModel {
+                response,
+                member,
+                answered,
+            };
             return self
                 .pause(cx, state, position, vec![interrupt])
                 .map(StepEnd::Paused);
@@ -359,9 +365,17 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             match outcome {
                 Ok(result) => results[i] = Some(result),
                 Err(interruption) => interrupts.push(Interrupt {
-                    id: InterruptId::tool(cx.step, &calls[i].id),
-                    source: interruption.source.unwrap_or_else(|| calls[i].name.clone()),
-                    hook: interruption.hook,
+                    id: InterruptId::tool(cx.pauses, cx.step, &calls[i].id),
+                    // An unnamed interrupt that is not the tool's came from a hand-written
+                    // wrap hook: it is that hook's to read on resume.
+                    source: interruption
+                        .source
+                        .unwrap_or_else(|| "a wrap_tool_call hook".to_owned()),
+                    hook: if interruption.by_tool {
+                        None
+                    } else {
+                        Some(Hook::WrapToolCall)
+                    },
                     step: cx.step,
                     tool_call_id: Some(calls[i].id.clone()),
                     payload: interruption.payload,
@@ -428,7 +442,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         let interruption = interruption.raised_by(C::NAME, hook);
         let source = interruption.source.unwrap_or_default();
         Interrupt {
-            id: InterruptId::hook(cx.step, hook, interruption.member, &source),
+            id: InterruptId::hook(cx.pauses, cx.step, hook, interruption.member, &source),
             source,
             hook: Some(hook),
             step: cx.step,
@@ -456,16 +470,18 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             tool_calls: cx.tool_calls,
             usage: cx.usage,
             runs: cx.runs,
+            pauses: cx.pauses + 1,
             position,
             interrupts,
         }))
     }
 }
 
-/// The members of `C`, as a checkpoint records them: a checkpoint resumes only on the same
-/// chain.
+/// The members of `C` (their names, in order), as a checkpoint records them: a checkpoint
+/// resumes only on the same chain. Names rather than module paths, so that moving a middleware
+/// to another module does not orphan stored checkpoints.
 pub(super) fn fingerprint<C: Middleware>() -> Vec<String> {
-    C::MEMBERS.identities().map(str::to_owned).collect()
+    C::MEMBERS.names().map(str::to_owned).collect()
 }
 
 /// The onion's answer; an unnamed error from a wrap hook is given the hook at least.

@@ -151,11 +151,11 @@ impl MemberList {
         self.len == 0
     }
 
-    /// Each member's identity (its name where it has none), in listing order.
-    pub fn identities(&self) -> impl Iterator<Item = &'static str> + '_ {
+    /// Each member's name, in listing order.
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.items[..self.len.min(MAX_MEMBERS)]
             .iter()
-            .map(|member| member.identity.unwrap_or(member.name))
+            .map(|member| member.name)
     }
 }
 

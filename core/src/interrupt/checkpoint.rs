@@ -27,6 +27,8 @@ pub struct Checkpoint {
     pub(crate) tool_calls: usize,
     pub(crate) usage: Usage,
     pub(crate) runs: usize,
+    /// The pauses of the run so far, this one included.
+    pub(crate) pauses: usize,
     pub(crate) position: Position,
     pub(crate) interrupts: Vec<Interrupt>,
 }
@@ -50,6 +52,9 @@ pub enum Position {
         response: ModelResponse,
         /// The interrupting member's position.
         member: usize,
+        /// Results hooks that ran before the pause supplied for the response's tool calls.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        answered: Vec<ToolResult>,
     },
     /// In the tool calls of a step: `results[i]` is the result of `calls[i]` if it completed
     /// (it never runs again), `None` if it interrupted.
@@ -82,9 +87,19 @@ impl Checkpoint {
         &self.position
     }
 
-    /// The members of the chain that made it.
+    /// The members of the chain that made it (their names, in order).
     pub fn chain(&self) -> &[String] {
         &self.chain
+    }
+
+    /// The chain's state at the pause, as JSON.
+    pub fn state(&self) -> &serde_json::Value {
+        &self.state
+    }
+
+    /// The step the run paused in.
+    pub fn step(&self) -> usize {
+        self.step
     }
 
     /// The checkpoint as JSON.

@@ -6,6 +6,7 @@ use std::future::Future;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{Checkpoint, CheckpointError};
 
@@ -51,19 +52,38 @@ impl InMemoryCheckpointer {
 
 impl Checkpointer for InMemoryCheckpointer {
     async fn save(&self, key: &str, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
+        let key = valid_key(key)?;
         let json = checkpoint.to_json()?;
         self.map().insert(key.to_owned(), json);
         Ok(())
     }
 
     async fn load(&self, key: &str) -> Result<Option<Checkpoint>, CheckpointError> {
-        let json = self.map().get(key).cloned();
+        let json = self.map().get(valid_key(key)?).cloned();
         json.map(|json| Checkpoint::from_json(&json)).transpose()
     }
 
     async fn delete(&self, key: &str) -> Result<(), CheckpointError> {
-        self.map().remove(key);
+        self.map().remove(valid_key(key)?);
         Ok(())
+    }
+}
+
+/// Keys are the same for every store: letters, digits, `-`, `_` and `.` (so any store can
+/// become a file name).
+fn valid_key(key: &str) -> Result<&str, CheckpointError> {
+    let valid = !key.is_empty()
+        && key != "."
+        && key != ".."
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if valid {
+        Ok(key)
+    } else {
+        Err(CheckpointError::Key {
+            key: key.to_owned(),
+        })
     }
 }
 
@@ -83,18 +103,7 @@ impl FileCheckpointer {
 
     /// The file of `key`.
     pub fn path(&self, key: &str) -> Result<PathBuf, CheckpointError> {
-        let valid = !key.is_empty()
-            && key != "."
-            && key != ".."
-            && key
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-        if !valid {
-            return Err(CheckpointError::Key {
-                key: key.to_owned(),
-            });
-        }
-        Ok(self.dir.join(format!("{key}.json")))
+        Ok(self.dir.join(format!("{}.json", valid_key(key)?)))
     }
 }
 
@@ -118,7 +127,12 @@ impl Checkpointer for FileCheckpointer {
         let path = self.path(key)?;
         let json = checkpoint.to_json()?;
         std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
-        let temporary = self.dir.join(format!(".{key}.json.tmp"));
+        // A temporary name of its own, so that concurrent saves of one key never share a file.
+        static SAVES: AtomicU64 = AtomicU64::new(0);
+        let unique = SAVES.fetch_add(1, Ordering::Relaxed);
+        let temporary = self
+            .dir
+            .join(format!(".{key}.{}.{unique}.tmp", std::process::id()));
         let mut file = std::fs::File::create(&temporary).map_err(io(&temporary))?;
         file.write_all(json.as_bytes()).map_err(io(&temporary))?;
         file.sync_all().map_err(io(&temporary))?;

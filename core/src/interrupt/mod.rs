@@ -24,8 +24,9 @@
 //!   with [`Context::tool_resume_value`](crate::Context::tool_resume_value), and the tool's
 //!   [`Tool::resume`](crate::Tool::resume) turns the answer into its result.
 //!
-//! Interrupt ids are deterministic: the step, the hook (or `tool`), and the middleware's
-//! position and name (or the tool call's id).
+//! Interrupt ids are deterministic: the number of the run's earlier pauses, the step, the hook
+//! (or `tool`), and the middleware's position and name (or the tool call's id) — so the same run
+//! gives the same ids, and an answer meant for an earlier pause is refused.
 //!
 //! # Example
 //!
@@ -103,14 +104,14 @@ impl InterruptId {
         InterruptId(id.into())
     }
 
-    /// The id of an interrupt raised by a sequential hook.
-    pub(crate) fn hook(step: usize, hook: Hook, member: usize, name: &str) -> Self {
-        InterruptId(format!("{step}:{hook}:{member}:{name}"))
+    /// The id of an interrupt raised by a sequential hook, at the run's pause number `pause`.
+    pub(crate) fn hook(pause: usize, step: usize, hook: Hook, member: usize, name: &str) -> Self {
+        InterruptId(format!("{pause}/{step}:{hook}:{member}:{name}"))
     }
 
     /// The id of an interrupt raised on the tool path for `call_id`.
-    pub(crate) fn tool(step: usize, call_id: &str) -> Self {
-        InterruptId(format!("{step}:tool:{call_id}"))
+    pub(crate) fn tool(pause: usize, step: usize, call_id: &str) -> Self {
+        InterruptId(format!("{pause}/{step}:tool:{call_id}"))
     }
 
     /// The id as text.
@@ -160,8 +161,10 @@ pub struct Interruption {
     pub(crate) member: usize,
     /// The raising middleware's (or tool's) name, once known.
     pub(crate) source: Option<String>,
-    /// The hook that raised it; `None` for a tool (or while unknown).
+    /// The hook that raised it, once known.
     pub(crate) hook: Option<Hook>,
+    /// Whether the tool itself raised it (rather than a `wrap_tool_call` hook).
+    pub(crate) by_tool: bool,
 }
 
 impl Interruption {
@@ -172,6 +175,7 @@ impl Interruption {
             member: 0,
             source: None,
             hook: None,
+            by_tool: false,
         }
     }
 
@@ -200,6 +204,7 @@ impl Interruption {
     pub(crate) fn raised_by_tool(mut self, tool: &str) -> Self {
         self.source = Some(tool.to_owned());
         self.hook = None;
+        self.by_tool = true;
         self
     }
 }

@@ -29,6 +29,12 @@ pub enum ResumeError {
         /// The ids waiting for answers.
         pending: Vec<InterruptId>,
     },
+    /// The same interrupt is answered twice.
+    #[error("interrupt `{id}` is answered more than once: give one answer per interrupt")]
+    DuplicateAnswer {
+        /// The interrupt answered twice.
+        id: InterruptId,
+    },
     /// A pending interrupt has no answer.
     #[error("interrupt `{id}` has no answer: answer every pending interrupt to resume")]
     MissingAnswer {
