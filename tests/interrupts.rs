@@ -180,7 +180,7 @@ fn answer(output: &RunOutput, value: Value) -> Vec<(InterruptId, Value)> {
 #[track_caller]
 fn resume_error(result: Result<RunOutput, Error>) -> ResumeError {
     match result {
-        Err(Error::Resume(error)) => error,
+        Err(Error::Resume(error)) => *error,
         other => panic!("expected Error::Resume, got {other:?}"),
     }
 }

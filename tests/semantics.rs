@@ -35,7 +35,7 @@ fn agent<C: Middleware>(model: ScriptedModel, log: &Log, chain: C) -> Agent<Scri
 #[track_caller]
 fn middleware_error(result: Result<RunOutput, Error>) -> MiddlewareError {
     match result {
-        Err(Error::Middleware(error)) => error,
+        Err(Error::Middleware(error)) => *error,
         other => panic!("expected Error::Middleware, got {other:?}"),
     }
 }
@@ -303,7 +303,7 @@ async fn before_model_respond_skips_later_before_model_hooks_and_the_model() {
         Recorder::new("a", &log),
         Recorder::new("b", &log).returns(
             Hook::BeforeModel,
-            Flow::Respond(ModelResponse::text("stand-in")),
+            Flow::respond(ModelResponse::text("stand-in")),
         ),
         Recorder::new("c", &log),
         Peek("peek", log.clone()),
@@ -1454,7 +1454,7 @@ async fn after_model_respond_replaces_the_response_for_the_remaining_hooks() {
         Recorder::new("a", &log),
         Recorder::new("b", &log).returns(
             Hook::AfterModel,
-            Flow::Respond(ModelResponse::text("replaced")),
+            Flow::respond(ModelResponse::text("replaced")),
         ),
         Peek("last", log.clone()),
     );

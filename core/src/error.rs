@@ -21,7 +21,7 @@ pub enum Error {
     Model(#[from] ModelError),
     /// A middleware hook failed; the error names the middleware and the hook.
     #[error(transparent)]
-    Middleware(#[from] MiddlewareError),
+    Middleware(Box<MiddlewareError>),
     /// The model was still calling tools after `max_steps` model calls.
     #[error(
         "the agent did not finish within max_steps = {max_steps}: the model was still calling tools"
@@ -53,13 +53,33 @@ pub enum Error {
          `before_model`, `after_model`, `wrap_tool_call` and tools",
         .0.source.as_deref().unwrap_or("?")
     )]
-    Interrupted(Interruption),
+    Interrupted(Box<Interruption>),
     /// A checkpoint could not be resumed.
     #[error(transparent)]
-    Resume(#[from] ResumeError),
+    Resume(Box<ResumeError>),
     /// A checkpoint could not be made, read or written.
     #[error(transparent)]
-    Checkpoint(#[from] CheckpointError),
+    Checkpoint(Box<CheckpointError>),
+}
+
+// The rare, large errors are boxed so that `Result<Flow, Error>`, which every hook returns,
+// stays small to move.
+impl From<MiddlewareError> for Error {
+    fn from(error: MiddlewareError) -> Self {
+        Error::Middleware(Box::new(error))
+    }
+}
+
+impl From<ResumeError> for Error {
+    fn from(error: ResumeError) -> Self {
+        Error::Resume(Box::new(error))
+    }
+}
+
+impl From<CheckpointError> for Error {
+    fn from(error: CheckpointError) -> Self {
+        Error::Checkpoint(Box::new(error))
+    }
 }
 
 impl Error {
@@ -71,7 +91,7 @@ impl Error {
     pub fn hook(error: impl Into<BoxError>) -> Self {
         match error.into().downcast::<Error>() {
             Ok(error) => *error,
-            Err(source) => Error::Middleware(MiddlewareError {
+            Err(source) => Error::from(MiddlewareError {
                 middleware: None,
                 hook: None,
                 source,
@@ -82,7 +102,7 @@ impl Error {
     /// An interrupt raised by a `wrap_tool_call` hook (as `Err(Error::interrupt(payload))`): the
     /// run pauses until it is answered; see [`interrupt`](crate::interrupt).
     pub fn interrupt(payload: serde_json::Value) -> Self {
-        Error::Interrupted(Interruption::new(payload))
+        Error::Interrupted(Box::new(Interruption::new(payload)))
     }
 
     /// An error raised by the middleware named `middleware` in `hook`.
@@ -118,7 +138,7 @@ impl Error {
                 Error::Middleware(error)
             }
             Error::Interrupted(interruption) => {
-                Error::Interrupted(interruption.raised_by(middleware, hook))
+                Error::Interrupted(Box::new(interruption.raised_by(middleware, hook)))
             }
             other => other,
         }

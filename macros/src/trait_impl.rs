@@ -198,10 +198,15 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
     let callee = &hook.callee;
     let span = Span::call_site().located_at(hook.sig.output_span);
     let pp = p.at(span);
-    let convert = if hook.sig.is_async() {
-        quote_spanned!(span=> #pp::converted::<#pp::#conversion, _>)
+    let call = quote!(#callee(#receiver #(#args),*));
+    // An `async fn`'s future is converted as it completes; a plain `fn` is called when its
+    // future is first polled (see `__private::Lazy`).
+    let name = quote!(<Self as #p::Middleware>::NAME);
+    let which = quote!(#p::Hook::#variant);
+    let body = if hook.sig.is_async() {
+        quote_spanned!(span=> #pp::converted::<#pp::#conversion, _>(#call, #name, #which))
     } else {
-        quote_spanned!(span=> #pp::ready_converted::<#pp::#conversion, _>)
+        quote_spanned!(span=> #pp::lazy_converted::<#pp::#conversion, _>(move || #call, #name, #which))
     };
     // A wrong return type, or a future that is not `Send`, is reported at the user's `-> T`
     // (at the function's name when there is none).
@@ -214,11 +219,7 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
             __hookchain_state: #state_ty
             #subject
         ) -> #future {
-            #convert(
-                #callee(#receiver #(#args),*),
-                <Self as #p::Middleware>::NAME,
-                #p::Hook::#variant,
-            )
+            #body
         }
     }
 }

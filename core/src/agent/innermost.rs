@@ -75,9 +75,9 @@ impl ToolNext for CallTool<'_> {
             };
             match outcome {
                 Ok(content) => Ok(ToolResult::ok(&call.id, content)),
-                Err(ToolError::Interrupt { payload }) => Err(Error::Interrupted(
+                Err(ToolError::Interrupt { payload }) => Err(Error::Interrupted(Box::new(
                     Interruption::new(payload).raised_by_tool(&call.name),
-                )),
+                ))),
                 Err(error) => {
                     tracing::debug!(tool = %call.name, call_id = %call.id, %error, "tool call failed");
                     Ok(ToolResult::error(&call.id, error.to_string()))

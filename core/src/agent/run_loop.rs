@@ -134,7 +134,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                         }
                         Flow::Respond(response) => {
                             cx.usage += response.usage;
-                            response
+                            *response
                         }
                         Flow::Jump(Jump::Tools) => {
                             next = Ok(Next::Tools);
@@ -148,7 +148,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                             let member = interruption.member;
                             let position = Position::BeforeModel { request, member };
                             let interrupt =
-                                self.hook_interrupt(cx, Hook::BeforeModel, interruption);
+                                self.hook_interrupt(cx, Hook::BeforeModel, *interruption);
                             break self
                                 .pause(cx, state, position, vec![interrupt])
                                 .map(Ending::Paused);
@@ -190,16 +190,17 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             .before_agent(cx, state)
             .await
             .map_err(|error| error.attribute(C::NAME, Hook::BeforeAgent))?;
-        Ok(match check_jump::<C>(flow, Hook::BeforeAgent)? {
+        check_jump::<C>(&flow, Hook::BeforeAgent)?;
+        Ok(match flow {
             Flow::Continue | Flow::Jump(Jump::Model) => Next::Step(None),
-            Flow::Respond(response) => Next::Step(Some(response)),
+            Flow::Respond(response) => Next::Step(Some(*response)),
             Flow::Jump(Jump::Tools) => Next::Tools,
             Flow::Jump(Jump::End) => Next::End,
             Flow::Interrupt(interruption) => {
                 let name = interruption.source.clone();
                 let interruption = interruption.raised_by(C::NAME, Hook::BeforeAgent);
                 tracing::debug!(source = ?name, "interrupt raised in before_agent");
-                return Err(Error::Interrupted(interruption));
+                return Err(Error::Interrupted(Box::new(interruption)));
             }
         })
     }
@@ -238,7 +239,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         let flow = self.after_model(cx, state, &mut response).await?;
         if let Flow::Interrupt(interruption) = flow {
             let member = interruption.member;
-            let interrupt = self.hook_interrupt(cx, Hook::AfterModel, interruption);
+            let interrupt = self.hook_interrupt(cx, Hook::AfterModel, *interruption);
             // Results hooks supplied before the pause travel with the checkpoint.
             let answered = cx.answered.clone();
             let position = Position::AfterModel {
@@ -298,7 +299,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             .await
             .map_err(|error| error.attribute(C::NAME, Hook::BeforeModel))?;
         cx.resume = None;
-        check_jump::<C>(flow, Hook::BeforeModel)
+        check_jump::<C>(&flow, Hook::BeforeModel)?;
+        Ok(flow)
     }
 
     async fn after_model(
@@ -316,9 +318,10 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             .await
             .map_err(|error| error.attribute(C::NAME, Hook::AfterModel))?;
         cx.resume = None;
-        match check_jump::<C>(flow, Hook::AfterModel)? {
+        check_jump::<C>(&flow, Hook::AfterModel)?;
+        match flow {
             Flow::Respond(replacement) => {
-                *response = replacement;
+                *response = *replacement;
                 Ok(Flow::Continue)
             }
             flow => Ok(flow),
@@ -422,7 +425,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 call_id: id,
                 ..result
             }),
-            Ok(Err(Error::Interrupted(interruption))) => Err(interruption),
+            Ok(Err(Error::Interrupted(interruption))) => Err(*interruption),
             Ok(Err(error)) => {
                 let error = error.attribute_hook(Hook::WrapToolCall);
                 Ok(ToolResult::error(id, format!("tool call failed: {error}")))

@@ -43,12 +43,11 @@ macro_rules! run_hook {
         $hook:ident,
         $kind:ident,
         $cx:ident,
-        $state:ident,
-        $lens:ident
+        $state:ident
         $(, $arg:ident)?
     ) => {
         if <$M as Middleware>::HOOKS.contains(Hook::$kind) {
-            let start = member_start(&$lens, $idx);
+            let start = <Self as Starts>::STARTS[$idx];
             let entered = $cx.enter(start, <$M as Middleware>::LEN, Order::Listed);
             if entered != Enter::Skip {
                 let flow = $self
@@ -59,34 +58,43 @@ macro_rules! run_hook {
                 if entered == Enter::Resumed {
                     $cx.leave();
                 }
-                match check_jump::<$M>(flow, Hook::$kind)? {
-                    Flow::Continue => {}
-                    Flow::Interrupt(interruption) => {
-                        let interruption =
-                            interruption.leaving_member(start, <$M as Middleware>::NAME);
-                        return Ok(Flow::Interrupt(interruption));
-                    }
-                    flow => return Ok(flow),
+                if !matches!(flow, Flow::Continue) {
+                    check_jump::<$M>(&flow, Hook::$kind)?;
+                    return Ok(match flow {
+                        Flow::Interrupt(interruption) => Flow::Interrupt(
+                            interruption.leaving_member(start, <$M as Middleware>::NAME),
+                        ),
+                        flow => flow,
+                    });
                 }
             }
         }
     };
 }
 
-/// Where member `index` starts in the flattened chain (folded to a constant by the optimizer).
-#[inline(always)]
-fn member_start(lens: &[usize], index: usize) -> usize {
-    let mut start = 0;
-    let mut i = 0;
-    while i < index {
-        start += lens[i];
+/// Where each member of a chain starts in the flattened chain: constants, so that the resume
+/// bookkeeping costs nothing when the run is not resuming.
+trait Starts {
+    const STARTS: &'static [usize];
+}
+
+/// The running sums of `lens`, starting at 0.
+const fn starts<const N: usize>(lens: [usize; N]) -> [usize; N] {
+    let mut starts = [0; N];
+    let mut i = 1;
+    while i < N {
+        starts[i] = starts[i - 1] + lens[i - 1];
         i += 1;
     }
-    start
+    starts
 }
 
 macro_rules! tuple_chain {
     ([$($M:ident $s:ident $idx:tt),+], [$($RM:ident $rs:ident $ridx:tt),+]) => {
+        impl<$($M: Middleware),+> Starts for ($($M,)+) {
+            const STARTS: &'static [usize] = &starts([$(<$M as Middleware>::LEN),+]);
+        }
+
         #[diagnostic::do_not_recommend]
         impl<$($M: Middleware),+> Middleware for ($($M,)+) {
             type State = ($($M::State,)+);
@@ -109,8 +117,7 @@ macro_rules! tuple_chain {
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 async move {
                     let ($($s,)+) = state;
-                    let lens = [$(<$M as Middleware>::LEN),+];
-                    $(run_hook!(self.$idx: $M, before_agent, BeforeAgent, cx, $s, lens);)+
+                    $(run_hook!(self.$idx: $M, before_agent, BeforeAgent, cx, $s);)+
                     Ok(Flow::Continue)
                 }
             }
@@ -123,8 +130,7 @@ macro_rules! tuple_chain {
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 async move {
                     let ($($s,)+) = state;
-                    let lens = [$(<$M as Middleware>::LEN),+];
-                    $(run_hook!(self.$idx: $M, before_model, BeforeModel, cx, $s, lens, request);)+
+                    $(run_hook!(self.$idx: $M, before_model, BeforeModel, cx, $s, request);)+
                     Ok(Flow::Continue)
                 }
             }
@@ -150,10 +156,9 @@ macro_rules! tuple_chain {
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 async move {
                     let ($($s,)+) = state;
-                    let lens = [$(<$M as Middleware>::LEN),+];
                     $(
                         if <$RM as Middleware>::HOOKS.contains(Hook::AfterModel) {
-                            let start = member_start(&lens, $ridx);
+                            let start = <Self as Starts>::STARTS[$ridx];
                             let entered =
                                 cx.enter(start, <$RM as Middleware>::LEN, Order::Reversed);
                             if entered != Enter::Skip {
@@ -167,17 +172,20 @@ macro_rules! tuple_chain {
                                 if entered == Enter::Resumed {
                                     cx.leave();
                                 }
-                                // A replacement response goes on through the remaining hooks.
-                                match check_jump::<$RM>(flow, Hook::AfterModel)? {
+                                match flow {
                                     Flow::Continue => {}
-                                    Flow::Respond(replacement) => *response = replacement,
-                                    Flow::Interrupt(interruption) => {
-                                        let name = <$RM as Middleware>::NAME;
-                                        return Ok(Flow::Interrupt(
-                                            interruption.leaving_member(start, name),
-                                        ));
+                                    // A replacement response goes on through the remaining hooks.
+                                    Flow::Respond(replacement) => *response = *replacement,
+                                    flow => {
+                                        check_jump::<$RM>(&flow, Hook::AfterModel)?;
+                                        return Ok(match flow {
+                                            Flow::Interrupt(interruption) => Flow::Interrupt(
+                                                interruption
+                                                    .leaving_member(start, <$RM as Middleware>::NAME),
+                                            ),
+                                            flow => flow,
+                                        });
                                     }
-                                    flow => return Ok(flow),
                                 }
                             }
                         }

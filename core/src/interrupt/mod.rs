@@ -44,7 +44,7 @@
 //!     match cx.resume_value() {
 //!         // Resumed: the answer is here.
 //!         Some(answer) if answer == &json!("go") => Flow::Continue,
-//!         Some(_) => Flow::Respond(ModelResponse::text("Stopped by the operator.")),
+//!         Some(_) => Flow::respond(ModelResponse::text("Stopped by the operator.")),
 //!         // First time: pause with a question.
 //!         None => Flow::interrupt(json!({ "question": "Call the model?" })),
 //!     }
@@ -185,7 +185,11 @@ impl Interruption {
     }
 
     /// Moves the interruption out of a member at `offset` named `name`.
-    pub(crate) fn leaving_member(mut self, offset: usize, name: &'static str) -> Self {
+    pub(crate) fn leaving_member(
+        mut self: Box<Self>,
+        offset: usize,
+        name: &'static str,
+    ) -> Box<Self> {
         self.member += offset;
         self.source.get_or_insert_with(|| name.to_owned());
         self

@@ -26,14 +26,15 @@ use crate::model::ModelResponse;
 pub enum Flow {
     /// Go on as normal.
     Continue,
-    /// Use this response instead of calling the model.
-    Respond(ModelResponse),
+    /// Use this response instead of calling the model (see [`Flow::respond`]). Boxed: a `Flow`
+    /// stays two words, cheap to return from every hook.
+    Respond(Box<ModelResponse>),
     /// Jump elsewhere in the loop. The middleware must declare the target in
     /// [`Middleware::JUMPS`](super::Middleware::JUMPS).
     Jump(Jump),
     /// Pause the run for outside input (from `before_model` and `after_model`); see
     /// [`interrupt`](crate::interrupt).
-    Interrupt(Interruption),
+    Interrupt(Box<Interruption>),
 }
 
 impl Flow {
@@ -47,11 +48,16 @@ impl Flow {
         Flow::Jump(Jump::End)
     }
 
+    /// [`Flow::Respond`] with `response`.
+    pub fn respond(response: ModelResponse) -> Flow {
+        Flow::Respond(Box::new(response))
+    }
+
     /// [`Flow::Interrupt`] with `payload`: the run pauses, and resumes when the interrupt is
     /// answered; the hook then reads the answer with
     /// [`Context::resume_value`](crate::Context::resume_value).
     pub fn interrupt(payload: serde_json::Value) -> Flow {
-        Flow::Interrupt(Interruption::new(payload))
+        Flow::Interrupt(Box::new(Interruption::new(payload)))
     }
 }
 

@@ -252,14 +252,16 @@ pub trait Middleware: Send + Sync {
     }
 }
 
-/// Checks that `M` declared the target of a jump it returned.
-pub(crate) fn check_jump<M: Middleware>(flow: Flow, hook: Hook) -> Result<Flow, Error> {
+/// Checks that `M` declared the target of a jump it returned (by reference: a `Flow` is checked
+/// on every hook call, and never copied for it).
+#[inline]
+pub(crate) fn check_jump<M: Middleware + ?Sized>(flow: &Flow, hook: Hook) -> Result<(), Error> {
     match flow {
-        Flow::Jump(target) if !M::JUMPS.contains(target) => Err(Error::UndeclaredJump {
+        Flow::Jump(target) if !M::JUMPS.contains(*target) => Err(Error::UndeclaredJump {
             middleware: M::NAME,
             hook,
-            target,
+            target: *target,
         }),
-        flow => Ok(flow),
+        _ => Ok(()),
     }
 }

@@ -4,7 +4,7 @@
 //! return type; the macros span the conversion at the user's `-> T`, so that is where the error
 //! points.
 
-use std::future::{Future, Ready, ready};
+use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
@@ -223,13 +223,40 @@ pub fn converted<K, F>(future: F, middleware: &'static str, hook: Hook) -> Conve
     }
 }
 
-/// Converts the output of a synchronous hook function: no state machine at all.
-pub fn ready_converted<K: Conversion<O>, O>(
-    output: O,
+/// The future of a plain-`fn` hook: calls the function when first polled and converts what it
+/// returns. No state machine, and nothing large stored: the call's result goes straight out.
+#[derive(Debug)]
+pub struct Lazy<F, K> {
+    call: Option<F>,
     middleware: &'static str,
     hook: Hook,
-) -> Ready<K::Output> {
-    ready(K::convert(output, middleware, hook))
+    conversion: std::marker::PhantomData<fn() -> K>,
+}
+
+// `F` is moved out before it is called and never pinned, so `Lazy` is `Unpin` whatever `F` is.
+impl<F, K> Unpin for Lazy<F, K> {}
+
+impl<F: FnOnce() -> O, O, K: Conversion<O>> Future for Lazy<F, K> {
+    type Output = K::Output;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, _: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        match this.call.take() {
+            Some(call) => Poll::Ready(K::convert(call(), this.middleware, this.hook)),
+            None => panic!("a hook's future was polled after it completed"),
+        }
+    }
+}
+
+/// The future of a plain-`fn` hook (see [`Lazy`]). Unbounded on purpose, like [`converted`].
+pub fn lazy_converted<K, F>(call: F, middleware: &'static str, hook: Hook) -> Lazy<F, K> {
+    Lazy {
+        call: Some(call),
+        middleware,
+        hook,
+        conversion: std::marker::PhantomData,
+    }
 }
 
 /// The state parameter of a hook is the middleware's declared state: the argument passes

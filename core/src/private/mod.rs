@@ -5,8 +5,8 @@ mod convert;
 mod probe;
 
 pub use convert::{
-    Conversion, Converted, IntoDone, IntoFlow, IntoModelResponse, IntoToolResult, StateIs, ToDone,
-    ToFlow, ToModelResponse, ToToolResult, converted, ready_converted,
+    Conversion, Converted, IntoDone, IntoFlow, IntoModelResponse, IntoToolResult, Lazy, StateIs,
+    ToDone, ToFlow, ToModelResponse, ToToolResult, converted, lazy_converted,
 };
 pub use probe::{
     AnyPhase, ChainProbe, ChainProbeOther, NotMiddleware, PhaseOf, PhaseProbe, PhaseProbeOther,

@@ -38,7 +38,7 @@ async fn flow(request: &mut ModelRequest) -> Flow {
 #[hook(before_model)]
 fn flow_sync(request: &mut ModelRequest) -> Flow {
     let _ = request;
-    Flow::Respond(ModelResponse::text("early"))
+    Flow::respond(ModelResponse::text("early"))
 }
 
 #[hook(before_agent)]
