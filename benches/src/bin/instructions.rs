@@ -1,0 +1,205 @@
+//! Runs one variant's call `M` times, for instruction counting under callgrind:
+//!
+//! ```text
+//! valgrind --tool=callgrind target/release/instructions b10 1000
+//! ```
+//!
+//! Instructions per call = (total(M2) − total(M1)) / (M2 − M1): set-up and start-up cancel out.
+//! `benches/instructions.sh` does this for every variant. `instructions list` prints the
+//! variants.
+
+use std::hint::black_box;
+use std::process::ExitCode;
+
+use hookchain::prelude::*;
+use hookchain_benches::agent::{self, HandTurn};
+use hookchain_benches::exec::run;
+use hookchain_benches::fixtures::model_call;
+use hookchain_benches::macro_mw::{Absent, Active, ActiveAsync, Full, Manual, bump, bump_async};
+use hookchain_benches::{dyn_chain, hand, synaptic, ten_of};
+
+const VARIANTS: &[(&str, &str)] = &[
+    ("a0", "hookchain, empty chain (N = 0)"),
+    ("a10", "(a) hookchain, 10 absent-hook middleware"),
+    (
+        "b10",
+        "(b) hookchain, 10 active middleware (fn sequential hooks)",
+    ),
+    (
+        "b10_async",
+        "(b) hookchain, 10 active middleware (async fn sequential hooks)",
+    ),
+    (
+        "b10_manual",
+        "(b) hand-written impl Middleware (no macro), 10 active",
+    ),
+    ("c0", "(c) by hand, N = 0 (the model call alone)"),
+    ("c10", "(c) by hand, N = 10"),
+    ("d10", "(d) Vec<Arc<dyn>> + boxed futures, 10 active"),
+    ("e10", "(e) Synaptic 0.4.0, 10 no-op"),
+    ("e10_active", "(e) Synaptic 0.4.0, 10 active"),
+    ("seq10", "sequential: hookchain, 10 before_model bumps (fn)"),
+    (
+        "seq10_async",
+        "sequential: hookchain, 10 before_model bumps (async fn)",
+    ),
+    ("inline10", "sequential: 10 bumps inline"),
+    ("turn_hand", "agent turn by hand"),
+    ("turn0", "Agent::run, empty chain"),
+    ("turn10", "Agent::run, 10 middleware"),
+];
+
+fn hookchain_calls<C: Middleware>(chain: &C, m: u64) {
+    let mut cx = Context::new(Vec::new());
+    let mut state = C::State::default();
+    let (cx, state) = (black_box(&mut cx), black_box(&mut state));
+    for _ in 0..m {
+        black_box(run(model_call(black_box(chain), cx, state)).is_ok());
+    }
+}
+
+/// Prints the size of each variant's call future (moving a future costs a copy of its size).
+fn sizes() {
+    fn hookchain_future<C: Middleware>(name: &str, chain: &C) {
+        let mut cx = Context::new(Vec::new());
+        let mut state = C::State::default();
+        let future = model_call(chain, &mut cx, &mut state);
+        println!("{name:12} {:5} bytes", std::mem::size_of_val(&future));
+    }
+    println!(
+        "ModelRequest {:5} bytes",
+        std::mem::size_of::<ModelRequest>()
+    );
+    println!(
+        "ModelResponse {:4} bytes",
+        std::mem::size_of::<ModelResponse>()
+    );
+    println!("Flow         {:5} bytes", std::mem::size_of::<Flow>());
+    println!("Error        {:5} bytes", std::mem::size_of::<Error>());
+    println!(
+        "Result<Flow, Error> {:5} bytes",
+        std::mem::size_of::<Result<Flow, Error>>()
+    );
+    println!(
+        "Result<ModelResponse, Error> {:5} bytes",
+        std::mem::size_of::<Result<ModelResponse, Error>>()
+    );
+    hookchain_future("a0", &());
+    hookchain_future("a1", &hookchain::chain![Absent]);
+    hookchain_future("a10", &ten_of!(Absent));
+    hookchain_future("b1", &hookchain::chain![Active]);
+    hookchain_future("b10", &ten_of!(Active));
+    hookchain_future("b10_async", &ten_of!(ActiveAsync));
+    hookchain_future("b10_manual", &ten_of!(Manual));
+    hookchain_future("seq10", &ten_of!(bump));
+    hookchain_future("seq10_async", &ten_of!(bump_async));
+    let mut cx = Context::new(Vec::new());
+    let mut counts = [0_u64; 10];
+    println!(
+        "{:12} {:5} bytes",
+        "c0",
+        std::mem::size_of_val(&hand::hand_0(&mut cx, &mut []))
+    );
+    println!(
+        "{:12} {:5} bytes",
+        "c10",
+        std::mem::size_of_val(&hand::hand_10(&mut cx, &mut counts))
+    );
+    println!(
+        "{:12} {:5} bytes",
+        "inline10",
+        std::mem::size_of_val(&hand::inline_bumps_10(&mut cx, &mut counts))
+    );
+    let chain = dyn_chain::DynChain::active(10);
+    let mut states = chain.state();
+    println!(
+        "{:12} {:5} bytes",
+        "d10",
+        std::mem::size_of_val(&chain.model_call(&mut cx, &mut states))
+    );
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (variant, m) = match args.as_slice() {
+        [cmd] if cmd == "sizes" => {
+            sizes();
+            return ExitCode::SUCCESS;
+        }
+        [list] if list == "list" => {
+            for (name, what) in VARIANTS {
+                println!("{name:12} {what}");
+            }
+            return ExitCode::SUCCESS;
+        }
+        [variant, m] => (variant.as_str(), m.parse::<u64>().expect("M is a number")),
+        _ => {
+            eprintln!("usage: instructions VARIANT M | instructions list");
+            return ExitCode::FAILURE;
+        }
+    };
+    match variant {
+        "a0" => hookchain_calls(&(), m),
+        "a10" => hookchain_calls(&ten_of!(Absent), m),
+        "b10" => hookchain_calls(&ten_of!(Active), m),
+        "b10_async" => hookchain_calls(&ten_of!(ActiveAsync), m),
+        "b10_manual" => hookchain_calls(&ten_of!(Manual), m),
+        "seq10" => hookchain_calls(&ten_of!(bump), m),
+        "seq10_async" => hookchain_calls(&ten_of!(bump_async), m),
+        "c0" | "c10" | "inline10" => {
+            let mut cx = Context::new(Vec::new());
+            let mut counts = [0_u64; 10];
+            let (cx, counts) = (black_box(&mut cx), black_box(&mut counts));
+            for _ in 0..m {
+                let result = match variant {
+                    "c0" => run(hand::hand_0(cx, &mut [])),
+                    "c10" => run(hand::hand_10(cx, counts)),
+                    _ => run(hand::inline_bumps_10(cx, counts)),
+                };
+                black_box(result.is_ok());
+            }
+        }
+        "d10" => {
+            let chain = dyn_chain::DynChain::active(10);
+            let mut cx = Context::new(Vec::new());
+            let mut states = chain.state();
+            let (cx, states) = (black_box(&mut cx), black_box(&mut states));
+            for _ in 0..m {
+                black_box(run(chain.model_call(cx, states)).is_ok());
+            }
+        }
+        "e10" | "e10_active" => {
+            let chain = if variant == "e10" {
+                synaptic::noop_chain(10)
+            } else {
+                synaptic::active_chain(10)
+            };
+            for _ in 0..m {
+                black_box(run(synaptic::model_call(black_box(&chain))).is_ok());
+            }
+        }
+        "turn_hand" => {
+            let hand = HandTurn::default();
+            for _ in 0..m {
+                black_box(run(hand.run(black_box("hi"))).is_ok());
+            }
+        }
+        "turn0" => {
+            let agent = agent::agent(());
+            for _ in 0..m {
+                black_box(run(agent::turn(&agent)));
+            }
+        }
+        "turn10" => {
+            let agent = agent::agent(ten_of!(Full));
+            for _ in 0..m {
+                black_box(run(agent::turn(&agent)));
+            }
+        }
+        other => {
+            eprintln!("unknown variant `{other}`; `instructions list` prints them");
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
+}

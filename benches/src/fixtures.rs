@@ -1,0 +1,84 @@
+//! The fake model every variant calls, and the driver of a hookchain model call.
+
+use std::future::{Future, Ready, ready};
+
+use hookchain::middleware::ModelWrap;
+use hookchain::prelude::*;
+use hookchain::{StopReason, Usage};
+
+/// The fake model's answer: an empty assistant message. Allocates nothing.
+#[inline]
+pub fn response() -> ModelResponse {
+    ModelResponse {
+        message: Message::assistant(String::new()),
+        usage: Usage::new(1, 1),
+        stop_reason: StopReason::EndTurn,
+    }
+}
+
+/// The fake model call itself: consumes the request, answers at once.
+#[inline]
+pub fn answer(request: ModelRequest) -> Ready<Result<ModelResponse, Error>> {
+    drop(request);
+    ready(Ok(response()))
+}
+
+/// The innermost `next` of a hookchain onion: the fake model.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Answer;
+
+impl ModelNext for Answer {
+    #[inline]
+    fn call(
+        &mut self,
+        _cx: &mut Context,
+        request: ModelRequest,
+    ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
+        answer(request)
+    }
+}
+
+/// One model call through `chain`, made as the agent loop makes it (`core/src/agent/run_loop.rs`,
+/// `drive`, `before_model`, `after_model`): `before_model` of the chain, skipped when no member
+/// has it; the wrap onion built with `ModelWrap::layer` around the model; `after_model`, skipped
+/// likewise. Errors are attributed to the chain as the loop does.
+pub async fn model_call<C: Middleware>(
+    chain: &C,
+    cx: &mut Context,
+    state: &mut C::State,
+) -> Result<ModelResponse, Error> {
+    let mut request = ModelRequest::default();
+    if C::HOOKS.contains(Hook::BeforeModel) {
+        let flow = chain
+            .before_model(cx, state, &mut request)
+            .await
+            .map_err(|error| error.attribute(C::NAME, Hook::BeforeModel))?;
+        match flow {
+            Flow::Continue => {}
+            Flow::Respond(response) => return Ok(*response),
+            flow => unexpected(flow),
+        }
+    }
+    let mut response = {
+        let mut onion = <C::WrapsModel as ModelWrap<C>>::layer(chain, state, Answer);
+        onion.call(cx, request).await?
+    };
+    if C::HOOKS.contains(Hook::AfterModel) {
+        let flow = chain
+            .after_model(cx, state, &mut response)
+            .await
+            .map_err(|error| error.attribute(C::NAME, Hook::AfterModel))?;
+        match flow {
+            Flow::Continue => {}
+            Flow::Respond(replacement) => response = *replacement,
+            flow => unexpected(flow),
+        }
+    }
+    Ok(response)
+}
+
+#[cold]
+#[inline(never)]
+fn unexpected(flow: Flow) -> ! {
+    panic!("no benchmarked hook jumps, got {flow:?}")
+}
