@@ -25,7 +25,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         let Input(messages) = input.into();
         let mut cx = Context::new(messages);
         let mut state = C::State::default();
-        self.go(&mut cx, &mut state, Entry::Start).await
+        let ended = self.go(&mut cx, &mut state, Entry::Start).await?;
+        let messages = std::mem::take(&mut cx.messages);
+        Ok(output(&cx, messages, ended))
     }
 
     /// An empty [`Thread`] for this agent's chain.
@@ -45,9 +47,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         cx.messages.extend(input);
         cx.runs = thread.runs;
         let mut state = std::mem::take(&mut thread.state);
-        let output = self.go(&mut cx, &mut state, Entry::Start).await;
-        Self::keep(thread, cx, state, &output);
-        output
+        let ended = self.go(&mut cx, &mut state, Entry::Start).await;
+        self.keep(thread, cx, state, ended)
     }
 
     /// Resumes a paused run from `checkpoint`, with an answer for each of its pending
@@ -62,7 +63,11 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<RunOutput, Error> {
         let (mut cx, mut state, position) = self.restore(checkpoint, answers)?;
-        self.go(&mut cx, &mut state, Entry::Resume(position)).await
+        let ended = self
+            .go(&mut cx, &mut state, Entry::Resume(position))
+            .await?;
+        let messages = std::mem::take(&mut cx.messages);
+        Ok(output(&cx, messages, ended))
     }
 
     /// [`resume`](Self::resume) a run of `thread`, updating the thread as the run goes on.
@@ -73,9 +78,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<RunOutput, Error> {
         let (mut cx, mut state, position) = self.restore(checkpoint, answers)?;
-        let output = self.go(&mut cx, &mut state, Entry::Resume(position)).await;
-        Self::keep(thread, cx, state, &output);
-        output
+        let ended = self.go(&mut cx, &mut state, Entry::Resume(position)).await;
+        self.keep(thread, cx, state, ended)
     }
 
     async fn go(
@@ -83,39 +87,30 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         cx: &mut Context,
         state: &mut C::State,
         entry: Entry,
-    ) -> Result<RunOutput, Error> {
+    ) -> Result<Ended, Error> {
         let span = tracing::info_span!("hookchain.run", max_steps = self.max_steps);
-        let ending = self.drive(cx, state, entry).instrument(span).await?;
-        let (end, checkpoint) = match ending {
+        Ok(match self.drive(cx, state, entry).instrument(span).await? {
             Ending::Finished => (EndReason::Finished, None),
             Ending::Jumped => (EndReason::Jumped, None),
             Ending::Paused(checkpoint) => (EndReason::Interrupted, Some(*checkpoint)),
-        };
-        Ok(RunOutput {
-            messages: cx.messages.clone(),
-            usage: cx.usage,
-            steps: cx.step,
-            model_calls: cx.model_calls,
-            tool_calls: cx.tool_calls,
-            end,
-            checkpoint,
         })
     }
 
-    /// Puts a run's history and state back into its thread.
+    /// Puts a run's history and state back into its thread, and makes its output (the history
+    /// is then copied once, for the output).
     fn keep(
+        &self,
         thread: &mut Thread<C::State>,
         cx: Context,
         state: C::State,
-        output: &Result<RunOutput, Error>,
-    ) {
+        ended: Result<Ended, Error>,
+    ) -> Result<RunOutput, Error> {
+        let output = ended.map(|ended| output(&cx, cx.messages.clone(), ended));
+        let paused = matches!(&output, Ok(output) if output.end == EndReason::Interrupted);
+        thread.runs = cx.runs + usize::from(!paused);
         thread.messages = cx.messages;
         thread.state = state;
-        thread.runs = cx.runs;
-        let paused = matches!(output, Ok(output) if output.end == EndReason::Interrupted);
-        if !paused {
-            thread.runs += 1;
-        }
+        output
     }
 
     /// Checks `checkpoint` and `answers` against this agent, and rebuilds the paused run.
@@ -185,5 +180,22 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             }
         }
         Ok((cx, state, checkpoint.position))
+    }
+}
+
+/// How a run ended, and where to resume it if it paused.
+type Ended = (EndReason, Option<Checkpoint>);
+
+/// The output of a run that ended as `ended`, with `messages` as its history.
+fn output(cx: &Context, messages: Vec<crate::message::Message>, ended: Ended) -> RunOutput {
+    let (end, checkpoint) = ended;
+    RunOutput {
+        messages,
+        usage: cx.usage,
+        steps: cx.step,
+        model_calls: cx.model_calls,
+        tool_calls: cx.tool_calls,
+        end,
+        checkpoint,
     }
 }
