@@ -29,6 +29,28 @@
 //! See [`phase`]: `Input` middleware (only `before_*` hooks) are listed first, `Wrap` middleware
 //! (any hook, the default) next, `Output` middleware (only `after_*` hooks) last.
 //!
+//! # State
+//!
+//! A middleware's configuration is the value itself, shared by every run. Data of one run lives
+//! in [`Middleware::State`] (`Default + Serialize + DeserializeOwned + Send + Sync`): created
+//! afresh for each run (or kept for a whole [`Thread`](crate::Thread)), passed to every hook as
+//! `&mut` on the model path and `&` on the tool path (tool calls of one step run concurrently),
+//! and saved in checkpoints. A chain's state is the tuple of its members' states; each hook sees
+//! only its own.
+//!
+//! # Interrupts
+//!
+//! `before_model` and `after_model` may return [`Flow::interrupt`], `wrap_tool_call` may return
+//! `Err(Error::interrupt(..))`: the run pauses with a checkpoint and resumes later with an answer
+//! ([`Context::resume_value`](crate::Context::resume_value)). See [`interrupt`](crate::interrupt).
+//!
+//! # Errors
+//!
+//! A sequential hook's error is named after its middleware and hook by the chain. The chain adds
+//! nothing around a wrap hook (that keeps onions shallow), so a hand-written wrap names its own
+//! errors with [`Error::middleware`]; the macros do it for you. Errors from `next` pass through
+//! unchanged (already named).
+//!
 //! # Implementing by hand
 //!
 //! The `#[middleware]` and `#[hook]` macros write this impl for you. By hand, declare the
