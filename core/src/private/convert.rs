@@ -22,11 +22,13 @@ use crate::model::ModelResponse;
 )]
 pub trait IntoFlow {
     /// The conversion.
+    #[inline]
     fn into_flow(self) -> Result<Flow, Error>;
 }
 
 #[diagnostic::do_not_recommend]
 impl IntoFlow for () {
+    #[inline]
     fn into_flow(self) -> Result<Flow, Error> {
         Ok(Flow::Continue)
     }
@@ -34,6 +36,7 @@ impl IntoFlow for () {
 
 #[diagnostic::do_not_recommend]
 impl IntoFlow for Flow {
+    #[inline]
     fn into_flow(self) -> Result<Flow, Error> {
         Ok(self)
     }
@@ -41,6 +44,7 @@ impl IntoFlow for Flow {
 
 #[diagnostic::do_not_recommend]
 impl<E: Into<BoxError>> IntoFlow for Result<(), E> {
+    #[inline]
     fn into_flow(self) -> Result<Flow, Error> {
         self.map(|()| Flow::Continue).map_err(Error::hook)
     }
@@ -48,6 +52,7 @@ impl<E: Into<BoxError>> IntoFlow for Result<(), E> {
 
 #[diagnostic::do_not_recommend]
 impl<E: Into<BoxError>> IntoFlow for Result<Flow, E> {
+    #[inline]
     fn into_flow(self) -> Result<Flow, Error> {
         self.map_err(Error::hook)
     }
@@ -61,11 +66,13 @@ impl<E: Into<BoxError>> IntoFlow for Result<Flow, E> {
 )]
 pub trait IntoDone {
     /// The conversion.
+    #[inline]
     fn into_done(self) -> Result<(), Error>;
 }
 
 #[diagnostic::do_not_recommend]
 impl IntoDone for () {
+    #[inline]
     fn into_done(self) -> Result<(), Error> {
         Ok(())
     }
@@ -73,6 +80,7 @@ impl IntoDone for () {
 
 #[diagnostic::do_not_recommend]
 impl<E: Into<BoxError>> IntoDone for Result<(), E> {
+    #[inline]
     fn into_done(self) -> Result<(), Error> {
         self.map_err(Error::hook)
     }
@@ -87,11 +95,13 @@ impl<E: Into<BoxError>> IntoDone for Result<(), E> {
 )]
 pub trait IntoModelResponse {
     /// The conversion.
+    #[inline]
     fn into_model_response(self) -> Result<ModelResponse, Error>;
 }
 
 #[diagnostic::do_not_recommend]
 impl IntoModelResponse for ModelResponse {
+    #[inline]
     fn into_model_response(self) -> Result<ModelResponse, Error> {
         Ok(self)
     }
@@ -99,6 +109,7 @@ impl IntoModelResponse for ModelResponse {
 
 #[diagnostic::do_not_recommend]
 impl<E: Into<BoxError>> IntoModelResponse for Result<ModelResponse, E> {
+    #[inline]
     fn into_model_response(self) -> Result<ModelResponse, Error> {
         self.map_err(Error::hook)
     }
@@ -113,11 +124,13 @@ impl<E: Into<BoxError>> IntoModelResponse for Result<ModelResponse, E> {
 )]
 pub trait IntoToolResult {
     /// The conversion.
+    #[inline]
     fn into_tool_result(self) -> Result<ToolResult, Error>;
 }
 
 #[diagnostic::do_not_recommend]
 impl IntoToolResult for ToolResult {
+    #[inline]
     fn into_tool_result(self) -> Result<ToolResult, Error> {
         Ok(self)
     }
@@ -125,6 +138,7 @@ impl IntoToolResult for ToolResult {
 
 #[diagnostic::do_not_recommend]
 impl<E: Into<BoxError>> IntoToolResult for Result<ToolResult, E> {
+    #[inline]
     fn into_tool_result(self) -> Result<ToolResult, Error> {
         self.map_err(Error::hook)
     }
@@ -135,6 +149,7 @@ pub trait Conversion<O> {
     /// What the hook's trait method returns.
     type Output;
     /// Converts, naming `middleware` and `hook` in an error.
+    #[inline]
     fn convert(output: O, middleware: &'static str, hook: Hook) -> Self::Output;
 }
 
@@ -153,6 +168,7 @@ pub enum ToToolResult {}
 
 impl<O: IntoFlow> Conversion<O> for ToFlow {
     type Output = Result<Flow, Error>;
+    #[inline]
     fn convert(output: O, middleware: &'static str, hook: Hook) -> Self::Output {
         output
             .into_flow()
@@ -162,6 +178,7 @@ impl<O: IntoFlow> Conversion<O> for ToFlow {
 
 impl<O: IntoDone> Conversion<O> for ToDone {
     type Output = Result<(), Error>;
+    #[inline]
     fn convert(output: O, middleware: &'static str, hook: Hook) -> Self::Output {
         output
             .into_done()
@@ -171,6 +188,7 @@ impl<O: IntoDone> Conversion<O> for ToDone {
 
 impl<O: IntoModelResponse> Conversion<O> for ToModelResponse {
     type Output = Result<ModelResponse, Error>;
+    #[inline]
     fn convert(output: O, middleware: &'static str, hook: Hook) -> Self::Output {
         output
             .into_model_response()
@@ -180,6 +198,7 @@ impl<O: IntoModelResponse> Conversion<O> for ToModelResponse {
 
 impl<O: IntoToolResult> Conversion<O> for ToToolResult {
     type Output = Result<ToolResult, Error>;
+    #[inline]
     fn convert(output: O, middleware: &'static str, hook: Hook) -> Self::Output {
         output
             .into_tool_result()
@@ -203,6 +222,7 @@ pin_project_lite::pin_project! {
 impl<F: Future, K: Conversion<F::Output>> Future for Converted<F, K> {
     type Output = K::Output;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let (middleware, hook) = (*this.middleware, *this.hook);
@@ -214,6 +234,7 @@ impl<F: Future, K: Conversion<F::Output>> Future for Converted<F, K> {
 
 /// Converts the output of an `async` hook function's future. Unbounded on purpose: a wrong
 /// return type is then reported once, where the future must be a hook's future.
+#[inline]
 pub fn converted<K, F>(future: F, middleware: &'static str, hook: Hook) -> Converted<F, K> {
     Converted {
         future,
@@ -250,6 +271,7 @@ impl<F: FnOnce() -> O, O, K: Conversion<O>> Future for Lazy<F, K> {
 }
 
 /// The future of a plain-`fn` hook (see [`Lazy`]). Unbounded on purpose, like [`converted`].
+#[inline]
 pub fn lazy_converted<K, F>(call: F, middleware: &'static str, hook: Hook) -> Lazy<F, K> {
     Lazy {
         call: Some(call),
