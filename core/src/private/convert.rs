@@ -22,7 +22,6 @@ use crate::model::ModelResponse;
 )]
 pub trait IntoFlow {
     /// The conversion.
-    #[inline]
     fn into_flow(self) -> Result<Flow, Error>;
 }
 
@@ -66,7 +65,6 @@ impl<E: Into<BoxError>> IntoFlow for Result<Flow, E> {
 )]
 pub trait IntoDone {
     /// The conversion.
-    #[inline]
     fn into_done(self) -> Result<(), Error>;
 }
 
@@ -95,7 +93,6 @@ impl<E: Into<BoxError>> IntoDone for Result<(), E> {
 )]
 pub trait IntoModelResponse {
     /// The conversion.
-    #[inline]
     fn into_model_response(self) -> Result<ModelResponse, Error>;
 }
 
@@ -124,7 +121,6 @@ impl<E: Into<BoxError>> IntoModelResponse for Result<ModelResponse, E> {
 )]
 pub trait IntoToolResult {
     /// The conversion.
-    #[inline]
     fn into_tool_result(self) -> Result<ToolResult, Error>;
 }
 
@@ -149,7 +145,6 @@ pub trait Conversion<O> {
     /// What the hook's trait method returns.
     type Output;
     /// Converts, naming `middleware` and `hook` in an error.
-    #[inline]
     fn convert(output: O, middleware: &'static str, hook: Hook) -> Self::Output;
 }
 
