@@ -196,10 +196,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             Flow::Respond(response) => Next::Step(Some(*response)),
             Flow::Jump(Jump::Tools) => Next::Tools,
             Flow::Jump(Jump::End) => Next::End,
+            // The run cannot pause before it has started.
             Flow::Interrupt(interruption) => {
-                let name = interruption.source.clone();
                 let interruption = interruption.raised_by(C::NAME, Hook::BeforeAgent);
-                tracing::debug!(source = ?name, "interrupt raised in before_agent");
                 return Err(Error::Interrupted(Box::new(interruption)));
             }
         })
