@@ -2,7 +2,7 @@
 //! `<crate>::__private` when the user renamed the dependency with `crate = path`.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, quote_spanned};
+use quote::quote;
 
 /// The tokens of the private path.
 #[derive(Clone)]
@@ -19,9 +19,9 @@ impl Private {
     /// The path with its tokens located at `span` (call-site hygiene, user location), so that
     /// an error about an item reached through it points at the user's code.
     pub(crate) fn at(&self, span: Span) -> TokenStream {
-        let path = &self.0;
         let located = Span::call_site().located_at(span);
-        quote_spanned!(located=> #path)
+        self.0
+            .clone()
             .into_iter()
             .map(|mut tree| {
                 tree.set_span(located);

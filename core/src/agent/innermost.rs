@@ -16,7 +16,7 @@ use crate::interrupt::Interruption;
 use crate::message::{ToolCall, ToolResult};
 use crate::middleware::{ModelNext, ToolNext};
 use crate::model::{Model, ModelRequest, ModelResponse};
-use crate::tool::{ToolError, ToolRegistry};
+use crate::tool::{ToolError, ToolRegistry, result_of};
 
 /// Invokes the model; the innermost `next` of the model-call onion.
 pub(super) struct CallModel<'a, M> {
@@ -74,14 +74,10 @@ impl ToolNext for CallTool<'_> {
                 None => tools.try_execute(&call).await,
             };
             match outcome {
-                Ok(content) => Ok(ToolResult::ok(&call.id, content)),
                 Err(ToolError::Interrupt { payload }) => Err(Error::Interrupted(Box::new(
                     Interruption::new(payload).raised_by_tool(&call.name),
                 ))),
-                Err(error) => {
-                    tracing::debug!(tool = %call.name, call_id = %call.id, %error, "tool call failed");
-                    Ok(ToolResult::error(&call.id, error.to_string()))
-                }
+                outcome => Ok(result_of(&call, outcome)),
             }
         });
         run

@@ -36,19 +36,23 @@ macro_rules! layers {
 }
 
 /// Awaits one member's sequential hook if it implements it (and, on a resumed step, if it did
-/// not run before the interrupt), returning early on anything but `Flow::Continue`.
+/// not run before the interrupt), returning early on anything but `Flow::Continue` — except a
+/// `Flow::Respond` in `after_model` (`replace $response`), which replaces the response and goes
+/// on through the remaining hooks.
 macro_rules! run_hook {
     (
         $self:ident . $idx:tt : $M:ident,
         $hook:ident,
         $kind:ident,
+        $order:ident,
         $cx:ident,
         $state:ident
         $(, $arg:ident)?
+        $(; replace $response:ident)?
     ) => {
         if <$M as Middleware>::HOOKS.contains(Hook::$kind) {
             let start = <Self as Starts>::STARTS[$idx];
-            let entered = $cx.enter(start, <$M as Middleware>::LEN, Order::Listed);
+            let entered = $cx.enter(start, <$M as Middleware>::LEN, Order::$order);
             if entered != Enter::Skip {
                 let flow = $self
                     .$idx
@@ -58,14 +62,18 @@ macro_rules! run_hook {
                 if entered == Enter::Resumed {
                     $cx.leave();
                 }
-                if !matches!(flow, Flow::Continue) {
-                    check_jump::<$M>(&flow, Hook::$kind)?;
-                    return Ok(match flow {
-                        Flow::Interrupt(interruption) => Flow::Interrupt(
-                            interruption.leaving_member(start, <$M as Middleware>::NAME),
-                        ),
-                        flow => flow,
-                    });
+                match flow {
+                    Flow::Continue => {}
+                    $(Flow::Respond(replacement) => *$response = *replacement,)?
+                    flow => {
+                        check_jump::<$M>(&flow, Hook::$kind)?;
+                        return Ok(match flow {
+                            Flow::Interrupt(interruption) => Flow::Interrupt(
+                                interruption.leaving_member(start, <$M as Middleware>::NAME),
+                            ),
+                            flow => flow,
+                        });
+                    }
                 }
             }
         }
@@ -117,7 +125,7 @@ macro_rules! tuple_chain {
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 async move {
                     let ($($s,)+) = state;
-                    $(run_hook!(self.$idx: $M, before_agent, BeforeAgent, cx, $s);)+
+                    $(run_hook!(self.$idx: $M, before_agent, BeforeAgent, Listed, cx, $s);)+
                     Ok(Flow::Continue)
                 }
             }
@@ -130,7 +138,7 @@ macro_rules! tuple_chain {
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 async move {
                     let ($($s,)+) = state;
-                    $(run_hook!(self.$idx: $M, before_model, BeforeModel, cx, $s, request);)+
+                    $(run_hook!(self.$idx: $M, before_model, BeforeModel, Listed, cx, $s, request);)+
                     Ok(Flow::Continue)
                 }
             }
@@ -156,40 +164,10 @@ macro_rules! tuple_chain {
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 async move {
                     let ($($s,)+) = state;
-                    $(
-                        if <$RM as Middleware>::HOOKS.contains(Hook::AfterModel) {
-                            let start = <Self as Starts>::STARTS[$ridx];
-                            let entered =
-                                cx.enter(start, <$RM as Middleware>::LEN, Order::Reversed);
-                            if entered != Enter::Skip {
-                                let flow = self
-                                    .$ridx
-                                    .after_model(cx, $rs, response)
-                                    .await
-                                    .map_err(|error| {
-                                        error.attribute(<$RM as Middleware>::NAME, Hook::AfterModel)
-                                    })?;
-                                if entered == Enter::Resumed {
-                                    cx.leave();
-                                }
-                                match flow {
-                                    Flow::Continue => {}
-                                    // A replacement response goes on through the remaining hooks.
-                                    Flow::Respond(replacement) => *response = *replacement,
-                                    flow => {
-                                        check_jump::<$RM>(&flow, Hook::AfterModel)?;
-                                        return Ok(match flow {
-                                            Flow::Interrupt(interruption) => Flow::Interrupt(
-                                                interruption
-                                                    .leaving_member(start, <$RM as Middleware>::NAME),
-                                            ),
-                                            flow => flow,
-                                        });
-                                    }
-                                }
-                            }
-                        }
-                    )+
+                    $(run_hook!(
+                        self.$ridx: $RM, after_model, AfterModel, Reversed, cx, $rs, response;
+                        replace response
+                    );)+
                     Ok(Flow::Continue)
                 }
             }

@@ -14,7 +14,7 @@ pub use ask_user::{ASK_USER, AnswerError, AnswerKind, AskUser, Question};
 pub use error::ToolError;
 pub use fn_tool::FnTool;
 pub use registry::ToolRegistry;
-pub(crate) use registry::panic_message;
+pub(crate) use registry::{panic_message, result_of};
 
 /// What the model is told about a tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

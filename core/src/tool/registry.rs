@@ -107,13 +107,7 @@ impl ToolRegistry {
 
     /// Runs `call`, turning every failure into an error result.
     pub async fn execute(&self, call: &ToolCall) -> ToolResult {
-        match self.try_execute(call).await {
-            Ok(content) => ToolResult::ok(&call.id, content),
-            Err(error) => {
-                tracing::debug!(tool = %call.name, call_id = %call.id, %error, "tool call failed");
-                ToolResult::error(&call.id, error.to_string())
-            }
-        }
+        result_of(call, self.try_execute(call).await)
     }
 
     /// Runs `call`, reporting failures as [`ToolError`].
@@ -143,6 +137,18 @@ impl ToolRegistry {
                 name: call.name.clone(),
                 available: self.tools.keys().cloned().collect::<Vec<_>>().join(", "),
             })
+    }
+}
+
+/// The result the model reads for `call`, given what the tool did: a failure becomes an error
+/// result with the failure's message.
+pub(crate) fn result_of(call: &ToolCall, outcome: Result<String, ToolError>) -> ToolResult {
+    match outcome {
+        Ok(content) => ToolResult::ok(&call.id, content),
+        Err(error) => {
+            tracing::debug!(tool = %call.name, call_id = %call.id, %error, "tool call failed");
+            ToolResult::error(&call.id, error.to_string())
+        }
     }
 }
 

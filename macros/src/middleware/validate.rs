@@ -7,7 +7,7 @@ use super::parse::{Parsed, self_span};
 use crate::attr::{JumpValue, PhaseValue, Place};
 use crate::ctxt::Ctxt;
 use crate::hook::{jumps_fit, kind, phase_allows};
-use crate::kinds::{HookKind, Role};
+use crate::kinds::Role;
 use crate::signature::{HookSig, validate as validate_signature};
 
 /// A `#[middleware]` block that passed every rule.
@@ -88,7 +88,6 @@ pub(crate) fn validate<'a>(
             jumps,
         });
     }
-    let _ = HookKind::ALL;
     Some(MiddlewareModel {
         type_name: type_name?,
         phase,
