@@ -49,10 +49,12 @@ pub async fn model_call<C: Middleware>(
 ) -> Result<ModelResponse, Error> {
     let mut request = ModelRequest::default();
     if C::HOOKS.contains(Hook::BeforeModel) {
-        let flow = chain
-            .before_model(cx, state, &mut request)
-            .await
-            .map_err(|error| error.attribute(C::NAME, Hook::BeforeModel))?;
+        let flow = if C::SYNC_HOOKS.contains(Hook::BeforeModel) {
+            chain.before_model_sync(cx, state, &mut request)
+        } else {
+            chain.before_model(cx, state, &mut request).await
+        }
+        .map_err(|error| error.attribute(C::NAME, Hook::BeforeModel))?;
         match flow {
             Flow::Continue => {}
             Flow::Respond(response) => return Ok(*response),
@@ -64,10 +66,12 @@ pub async fn model_call<C: Middleware>(
         onion.call(cx, request).await?
     };
     if C::HOOKS.contains(Hook::AfterModel) {
-        let flow = chain
-            .after_model(cx, state, &mut response)
-            .await
-            .map_err(|error| error.attribute(C::NAME, Hook::AfterModel))?;
+        let flow = if C::SYNC_HOOKS.contains(Hook::AfterModel) {
+            chain.after_model_sync(cx, state, &mut response)
+        } else {
+            chain.after_model(cx, state, &mut response).await
+        }
+        .map_err(|error| error.attribute(C::NAME, Hook::AfterModel))?;
         match flow {
             Flow::Continue => {}
             Flow::Respond(replacement) => response = *replacement,

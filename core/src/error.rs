@@ -113,6 +113,12 @@ impl Error {
         Error::hook(error).attribute(middleware, hook)
     }
 
+    /// A chain called the synchronous form of a hook that `middleware` lists in `SYNC_HOOKS`
+    /// without implementing it (a hand-written impl that set the hidden constant).
+    pub(crate) fn no_sync_form(middleware: &'static str, hook: Hook) -> Self {
+        Error::middleware(middleware, hook, NoSyncForm)
+    }
+
     /// Records the hook of an error that left a chain unnamed (a wrap hook that raised
     /// [`Error::hook`]): the middleware stays unknown, the hook is known.
     pub(crate) fn attribute_hook(self, hook: Hook) -> Self {
@@ -144,6 +150,11 @@ impl Error {
         }
     }
 }
+
+/// See [`Error::no_sync_form`].
+#[derive(Debug, thiserror::Error)]
+#[error("the middleware lists this hook in `SYNC_HOOKS` but has no synchronous form of it")]
+struct NoSyncForm;
 
 /// A failure raised by a middleware hook.
 #[derive(Debug)]

@@ -114,6 +114,12 @@ impl HookKind {
         )
     }
 
+    /// Whether the trait has a synchronous form of this hook (`before_model_sync`, …), which the
+    /// chain calls instead of awaiting when the hook is a plain `fn`.
+    pub(crate) fn has_sync_form(self) -> bool {
+        matches!(self, HookKind::BeforeModel | HookKind::AfterModel)
+    }
+
     /// Whether the hook runs on the tool path (shared context and state).
     pub(crate) fn on_tool_path(self) -> bool {
         self == HookKind::WrapToolCall
@@ -160,14 +166,9 @@ impl HookKind {
         }
     }
 
-    /// The `__private` conversion of the return value.
-    pub(crate) fn conversion(self) -> &'static str {
-        match self {
-            HookKind::BeforeAgent | HookKind::BeforeModel | HookKind::AfterModel => "ToFlow",
-            HookKind::WrapModelCall => "ToModelResponse",
-            HookKind::WrapToolCall => "ToToolResult",
-            HookKind::AfterAgent => "ToDone",
-        }
+    /// The `__private` conversion of the return value (`BeforeModelReturn`, …).
+    pub(crate) fn conversion(self) -> String {
+        format!("{}Return", self.variant())
     }
 
     /// The hook that takes a parameter of `role`, for "did you mean" hints.

@@ -56,8 +56,10 @@ use proc_macro::TokenStream;
 ///
 /// `S` is the state declared with `state = S`; `E` is any error convertible into
 /// `Box<dyn Error + Send + Sync>` (such as `hookchain::Error`). `next` may also be a type
-/// parameter bounded by `ModelNext`/`ToolNext`. Sequential hooks may be plain `fn`s (they then
-/// cost no state machine at all); wrap hooks are `async fn`s, since they await `next`.
+/// parameter bounded by `ModelNext`/`ToolNext`. Sequential hooks may be plain `fn`s: write them so
+/// when they do not await. The chain then calls a plain-`fn` `before_model` or `after_model` hook
+/// directly, with no future at all (see *Performance*). Wrap hooks are `async fn`s, since they
+/// await `next`.
 ///
 /// # Options
 ///
@@ -98,15 +100,31 @@ use proc_macro::TokenStream;
 ///     // (also `IDENTITY` and `CONSTRAINTS`, and an `Identified` impl, so that other
 ///     // middleware can name `stamp` in their constraints)
 ///
-///     fn before_model(
+///     // A plain `fn` hook has a synchronous form, which chains call instead of awaiting.
+///     const SYNC_HOOKS: hookchain::middleware::HookSet =
+///         hookchain::middleware::HookSet::of(Hook::BeforeModel);
+///
+///     fn before_model_sync(
 ///         &self,
 ///         _cx: &mut Context,
 ///         _state: &mut (),
 ///         request: &mut ModelRequest,
-///     ) -> impl Future<Output = Result<Flow, Error>> + Send {
-///         // Calls the function and converts what it returns; for a plain `fn`, a ready future.
+///     ) -> Result<Flow, Error> {
+///         // Calls the function and converts what it returns (`()` here), naming `stamp` and
+///         // `before_model` in an error.
 ///         stamp::call(request);
-///         std::future::ready(Ok(Flow::Continue))
+///         Ok(Flow::Continue)
+///     }
+///
+///     fn before_model(
+///         &self,
+///         cx: &mut Context,
+///         state: &mut (),
+///         request: &mut ModelRequest,
+///     ) -> impl Future<Output = Result<Flow, Error>> + Send {
+///         // For a caller that awaits the hook: the synchronous form, run when first polled (the
+///         // macro uses a small struct rather than an `async` block).
+///         async move { self.before_model_sync(cx, state, request) }
 ///     }
 /// }
 /// # }
@@ -123,8 +141,11 @@ use proc_macro::TokenStream;
 /// # Performance
 ///
 /// The generated trait method calls the function directly. An `async fn` hook's future is
-/// wrapped in one small struct that converts its output; a plain `fn` hook returns a ready
-/// future. Hooks a middleware does not have are skipped at compile time.
+/// wrapped in one small struct that converts its output and stores nothing else. A plain-`fn`
+/// `before_model` or `after_model` hook also gets a synchronous form (listed in the hidden
+/// `SYNC_HOOKS`), which a chain calls instead of creating and awaiting a future: ten such hooks
+/// cost about what the same ten statements written inline do (`BENCHMARKS.md`). Hooks a
+/// middleware does not have are skipped at compile time.
 ///
 /// ```compile_fail
 /// use hookchain::hook;

@@ -40,6 +40,14 @@ pub(crate) struct HookImpl<'a> {
     pub(crate) jumps: Vec<JumpValue>,
 }
 
+impl HookImpl<'_> {
+    /// Whether the chain calls this hook through its synchronous form: a plain `fn` of a hook
+    /// that has one.
+    fn runs_sync(&self) -> bool {
+        !self.sig.is_async() && self.sig.kind.has_sync_form()
+    }
+}
+
 pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
     let p = &model.private;
     let self_ty = &model.self_ty;
@@ -65,6 +73,14 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
         let variant = format_ident!("{}", hook.sig.kind.variant());
         quote!(.with(#p::Hook::#variant))
     });
+    let sync_hooks = model
+        .hooks
+        .iter()
+        .filter(|hook| hook.runs_sync())
+        .map(|hook| {
+            let variant = format_ident!("{}", hook.sig.kind.variant());
+            quote!(.with(#p::Hook::#variant))
+        });
     let jumps = model.hooks.iter().flat_map(|hook| &hook.jumps).map(|jump| {
         let variant = format_ident!("{}", jump.variant());
         quote!(.with(#p::Jump::#variant))
@@ -94,6 +110,7 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
             const NAME: &'static str = #name;
             const HOOKS: #p::HookSet = #p::HookSet::NONE #(#hooks)*;
             const JUMPS: #p::JumpSet = #p::JumpSet::NONE #(#jumps)*;
+            const SYNC_HOOKS: #p::HookSet = #p::HookSet::NONE #(#sync_hooks)*;
             const IDENTITY: #p::Option<&'static str> =
                 #p::Some(<Self as #p::Identified>::IDENTITY);
             const CONSTRAINTS: #p::Constraints = #p::Constraints {
@@ -118,8 +135,6 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
 fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
     let kind = hook.sig.kind;
     let method = format_ident!("{}", kind.name());
-    let variant = format_ident!("{}", kind.variant());
-    let conversion = format_ident!("{}", kind.conversion());
     let tool = kind.on_tool_path();
     let cx_ty = if tool {
         quote!(&#p::Context)
@@ -197,28 +212,63 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
     let receiver = hook.method.then(|| quote!(self,));
     let callee = &hook.callee;
     let span = Span::call_site().located_at(hook.sig.output_span);
+    let conversion = syn::Ident::new(&kind.conversion(), span);
     let pp = p.at(span);
     let call = quote!(#callee(#receiver #(#args),*));
-    // An `async fn`'s future is converted as it completes; a plain `fn` is called when its
-    // future is first polled (see `__private::Lazy`).
-    let name = quote!(<Self as #p::Middleware>::NAME);
-    let which = quote!(#p::Hook::#variant);
-    let body = if hook.sig.is_async() {
-        quote_spanned!(span=> #pp::converted::<#pp::#conversion, _>(#call, #name, #which))
-    } else {
-        quote_spanned!(span=> #pp::lazy_converted::<#pp::#conversion, _>(move || #call, #name, #which))
+    let params = quote! {
+        &self,
+        __hookchain_cx: #cx_ty,
+        __hookchain_state: #state_ty
+        #subject
     };
     // A wrong return type, or a future that is not `Send`, is reported at the user's `-> T`
     // (at the function's name when there is none).
     let future = quote_spanned!(span=> impl #pp::Future<Output = #output> + #pp::Send);
+    if hook.runs_sync() {
+        // The synchronous form does the work; the future only defers it to the first poll.
+        let sync = format_ident!("{}_sync", kind.name());
+        let forwarded = match kind {
+            HookKind::BeforeModel => quote!(__hookchain_request),
+            _ => quote!(__hookchain_response),
+        };
+        // Bound first, so that the conversion, where a wrong return type is reported, is all
+        // spanned at the user's `-> T`.
+        let convert = quote_spanned!(span=>
+            #pp::convert_now::<#pp::#conversion, Self, _, _>(__hookchain_output)
+        );
+        let body = quote! {
+            let __hookchain_output = #call;
+            #convert
+        };
+        return quote! {
+            #[inline]
+            fn #sync(#params) -> #output {
+                #body
+            }
+
+            #[inline]
+            fn #method(#params) -> #future {
+                #p::lazy(move || {
+                    <Self as #p::Middleware>::#sync(
+                        self, __hookchain_cx, __hookchain_state, #forwarded
+                    )
+                })
+            }
+        };
+    }
+    // An `async fn`'s future is converted as it completes; a plain `fn` is called when its
+    // future is first polled (see `__private::Lazy`).
+    let body = if hook.sig.is_async() {
+        quote_spanned!(span=> #pp::converted::<#pp::#conversion, Self, _>(#call))
+    } else {
+        quote_spanned!(span=> #pp::lazy(move || {
+            let __hookchain_output = #call;
+            #pp::convert_now::<#pp::#conversion, Self, _, _>(__hookchain_output)
+        }))
+    };
     quote! {
         #[inline]
-        fn #method #generics(
-            &self,
-            __hookchain_cx: #cx_ty,
-            __hookchain_state: #state_ty
-            #subject
-        ) -> #future {
+        fn #method #generics(#params) -> #future {
             #body
         }
     }

@@ -292,11 +292,13 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         if !C::HOOKS.contains(Hook::BeforeModel) {
             return Ok(Flow::Continue);
         }
-        let flow = self
-            .chain
-            .before_model(cx, state, request)
-            .await
-            .map_err(|error| error.attribute(C::NAME, Hook::BeforeModel))?;
+        // A chain whose `before_model` hooks are all plain `fn`s is called without a future.
+        let flow = if C::SYNC_HOOKS.contains(Hook::BeforeModel) {
+            self.chain.before_model_sync(cx, state, request)
+        } else {
+            self.chain.before_model(cx, state, request).await
+        }
+        .map_err(|error| error.attribute(C::NAME, Hook::BeforeModel))?;
         cx.resume = None;
         check_jump::<C>(&flow, Hook::BeforeModel)?;
         Ok(flow)
@@ -311,11 +313,12 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         if !C::HOOKS.contains(Hook::AfterModel) {
             return Ok(Flow::Continue);
         }
-        let flow = self
-            .chain
-            .after_model(cx, state, response)
-            .await
-            .map_err(|error| error.attribute(C::NAME, Hook::AfterModel))?;
+        let flow = if C::SYNC_HOOKS.contains(Hook::AfterModel) {
+            self.chain.after_model_sync(cx, state, response)
+        } else {
+            self.chain.after_model(cx, state, response).await
+        }
+        .map_err(|error| error.attribute(C::NAME, Hook::AfterModel))?;
         cx.resume = None;
         check_jump::<C>(&flow, Hook::AfterModel)?;
         match flow {

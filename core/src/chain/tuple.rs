@@ -35,29 +35,24 @@ macro_rules! layers {
     };
 }
 
-/// Awaits one member's sequential hook if it implements it (and, on a resumed step, if it did
-/// not run before the interrupt), returning early on anything but `Flow::Continue` — except a
+/// Runs one member's sequential hook if it implements it (and, on a resumed step, if it did not
+/// run before the interrupt), returning early on anything but `Flow::Continue` — except a
 /// `Flow::Respond` in `after_model` (`replace $response`), which replaces the response and goes
-/// on through the remaining hooks.
+/// on through the remaining hooks. `$call` is the hook's call: awaited, or its synchronous form.
 macro_rules! run_hook {
     (
-        $self:ident . $idx:tt : $M:ident,
-        $hook:ident,
+        $idx:tt : $M:ident,
         $kind:ident,
         $order:ident,
         $cx:ident,
-        $state:ident
-        $(, $arg:ident)?
+        $call:expr
         $(; replace $response:ident)?
     ) => {
         if <$M as Middleware>::HOOKS.contains(Hook::$kind) {
             let start = <Self as Starts>::STARTS[$idx];
             let entered = $cx.enter(start, <$M as Middleware>::LEN, Order::$order);
             if entered != Enter::Skip {
-                let flow = $self
-                    .$idx
-                    .$hook($cx, $state $(, $arg)?)
-                    .await
+                let flow = $call
                     .map_err(|error| error.attribute(<$M as Middleware>::NAME, Hook::$kind))?;
                 if entered == Enter::Resumed {
                     $cx.leave();
@@ -78,6 +73,27 @@ macro_rules! run_hook {
             }
         }
     };
+}
+
+/// The call of a member's `before_model` or `after_model` inside the chain's future: its
+/// synchronous form when it has one (nothing stored in the chain's future), else awaited.
+macro_rules! sync_or_await {
+    ($self:ident . $idx:tt : $M:ident, $kind:ident, $sync:ident, $hook:ident ($($arg:ident),*)) => {
+        if <$M as Middleware>::SYNC_HOOKS.contains(Hook::$kind) {
+            $self.$idx.$sync($($arg),*)
+        } else {
+            $self.$idx.$hook($($arg),*).await
+        }
+    };
+}
+
+/// The hooks that have a synchronous form ([`Middleware::SYNC_HOOKS`]).
+const SYNC_CAPABLE: HookSet = HookSet::of(Hook::BeforeModel).with(Hook::AfterModel);
+
+/// The hooks `M` runs synchronously or not at all: the chain can run them synchronously if
+/// every member can.
+const fn sync_or_absent(hooks: HookSet, sync: HookSet) -> HookSet {
+    HookSet::ALL.difference(hooks).union(sync)
 }
 
 /// Where each member of a chain starts in the flattened chain: constants, so that the resume
@@ -117,6 +133,8 @@ macro_rules! tuple_chain {
             const JUMPS: JumpSet = JumpSet::NONE$(.union($M::JUMPS))+;
             const MEMBERS: MemberList = MemberList::EMPTY$(.concat(&$M::MEMBERS))+;
             const LEN: usize = 0 $(+ <$M as Middleware>::LEN)+;
+            const SYNC_HOOKS: HookSet = SYNC_CAPABLE
+                $(.intersection(sync_or_absent($M::HOOKS, $M::SYNC_HOOKS)))+;
 
             fn before_agent(
                 &self,
@@ -125,7 +143,10 @@ macro_rules! tuple_chain {
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 async move {
                     let ($($s,)+) = state;
-                    $(run_hook!(self.$idx: $M, before_agent, BeforeAgent, Listed, cx, $s);)+
+                    $(run_hook!(
+                        $idx: $M, BeforeAgent, Listed, cx,
+                        self.$idx.before_agent(cx, $s).await
+                    );)+
                     Ok(Flow::Continue)
                 }
             }
@@ -138,9 +159,30 @@ macro_rules! tuple_chain {
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 async move {
                     let ($($s,)+) = state;
-                    $(run_hook!(self.$idx: $M, before_model, BeforeModel, Listed, cx, $s, request);)+
+                    $(run_hook!(
+                        $idx: $M, BeforeModel, Listed, cx,
+                        sync_or_await!(
+                            self.$idx: $M, BeforeModel, before_model_sync,
+                            before_model(cx, $s, request)
+                        )
+                    );)+
                     Ok(Flow::Continue)
                 }
+            }
+
+            #[inline]
+            fn before_model_sync(
+                &self,
+                cx: &mut Context,
+                state: &mut Self::State,
+                request: &mut ModelRequest,
+            ) -> Result<Flow, Error> {
+                let ($($s,)+) = state;
+                $(run_hook!(
+                    $idx: $M, BeforeModel, Listed, cx,
+                    self.$idx.before_model_sync(cx, $s, request)
+                );)+
+                Ok(Flow::Continue)
             }
 
             fn wrap_model_call<N: ModelNext>(
@@ -165,11 +207,31 @@ macro_rules! tuple_chain {
                 async move {
                     let ($($s,)+) = state;
                     $(run_hook!(
-                        self.$ridx: $RM, after_model, AfterModel, Reversed, cx, $rs, response;
+                        $ridx: $RM, AfterModel, Reversed, cx,
+                        sync_or_await!(
+                            self.$ridx: $RM, AfterModel, after_model_sync,
+                            after_model(cx, $rs, response)
+                        );
                         replace response
                     );)+
                     Ok(Flow::Continue)
                 }
+            }
+
+            #[inline]
+            fn after_model_sync(
+                &self,
+                cx: &mut Context,
+                state: &mut Self::State,
+                response: &mut ModelResponse,
+            ) -> Result<Flow, Error> {
+                let ($($s,)+) = state;
+                $(run_hook!(
+                    $ridx: $RM, AfterModel, Reversed, cx,
+                    self.$ridx.after_model_sync(cx, $rs, response);
+                    replace response
+                );)+
+                Ok(Flow::Continue)
             }
 
             fn wrap_tool_call<N: ToolNext>(

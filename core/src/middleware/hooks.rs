@@ -84,6 +84,16 @@ impl HookSet {
         HookSet(self.0 | other.0)
     }
 
+    /// The hooks in both sets.
+    pub const fn intersection(self, other: HookSet) -> HookSet {
+        HookSet(self.0 & other.0)
+    }
+
+    /// The hooks in this set and not in `other`.
+    pub const fn difference(self, other: HookSet) -> HookSet {
+        HookSet(self.0 & !other.0)
+    }
+
     /// Whether `hook` is in the set.
     pub const fn contains(self, hook: Hook) -> bool {
         self.0 & hook.bit() != 0

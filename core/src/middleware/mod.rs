@@ -178,6 +178,15 @@ pub trait Middleware: Send + Sync {
     #[doc(hidden)]
     const LEN: usize = 1;
 
+    /// The sequential hooks the chain runs through their synchronous form
+    /// ([`before_model_sync`](Middleware::before_model_sync),
+    /// [`after_model_sync`](Middleware::after_model_sync)) instead of awaiting their future: a
+    /// hook that never awaits then costs a plain call, with no future stored in the chain's. The
+    /// macros list the hooks written as plain `fn`s; a chain lists a hook when all its members
+    /// that have it do. Only `BeforeModel` and `AfterModel` count.
+    #[doc(hidden)]
+    const SYNC_HOOKS: HookSet = HookSet::NONE;
+
     /// Runs once, before the first model call.
     fn before_agent(
         &self,
@@ -197,6 +206,19 @@ pub trait Middleware: Send + Sync {
     ) -> impl Future<Output = Result<Flow, Error>> + Send {
         let _ = (cx, state, request);
         async { Ok(Flow::Continue) }
+    }
+
+    /// `before_model` without a future; called instead of it when [`Middleware::SYNC_HOOKS`]
+    /// has `BeforeModel`, and must then do what it does.
+    #[doc(hidden)]
+    fn before_model_sync(
+        &self,
+        cx: &mut Context,
+        state: &mut Self::State,
+        request: &mut ModelRequest,
+    ) -> Result<Flow, Error> {
+        let _ = (cx, state, request);
+        Err(Error::no_sync_form(Self::NAME, Hook::BeforeModel))
     }
 
     /// Wraps every model call; `next` runs the inner layers and the model.
@@ -224,6 +246,19 @@ pub trait Middleware: Send + Sync {
     ) -> impl Future<Output = Result<Flow, Error>> + Send {
         let _ = (cx, state, response);
         async { Ok(Flow::Continue) }
+    }
+
+    /// `after_model` without a future; called instead of it when [`Middleware::SYNC_HOOKS`] has
+    /// `AfterModel`, and must then do what it does.
+    #[doc(hidden)]
+    fn after_model_sync(
+        &self,
+        cx: &mut Context,
+        state: &mut Self::State,
+        response: &mut ModelResponse,
+    ) -> Result<Flow, Error> {
+        let _ = (cx, state, response);
+        Err(Error::no_sync_form(Self::NAME, Hook::AfterModel))
     }
 
     /// Wraps every tool call; `next` runs the inner layers and the tool.

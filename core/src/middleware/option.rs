@@ -31,6 +31,7 @@ impl<M: Middleware> Middleware for Option<M> {
     // Checked as the members of `M`: `Option<M>` is `M`, switched off or on at run time.
     const MEMBERS: crate::chain::MemberList = M::MEMBERS;
     const LEN: usize = M::LEN;
+    const SYNC_HOOKS: HookSet = M::SYNC_HOOKS;
 
     async fn before_agent(&self, cx: &mut Context, state: &mut Self::State) -> Result<Flow, Error> {
         match self {
@@ -47,6 +48,18 @@ impl<M: Middleware> Middleware for Option<M> {
     ) -> Result<Flow, Error> {
         match self {
             Some(m) => m.before_model(cx, state, request).await,
+            None => Ok(Flow::Continue),
+        }
+    }
+
+    fn before_model_sync(
+        &self,
+        cx: &mut Context,
+        state: &mut Self::State,
+        request: &mut ModelRequest,
+    ) -> Result<Flow, Error> {
+        match self {
+            Some(m) => m.before_model_sync(cx, state, request),
             None => Ok(Flow::Continue),
         }
     }
@@ -72,6 +85,18 @@ impl<M: Middleware> Middleware for Option<M> {
     ) -> Result<Flow, Error> {
         match self {
             Some(m) => m.after_model(cx, state, response).await,
+            None => Ok(Flow::Continue),
+        }
+    }
+
+    fn after_model_sync(
+        &self,
+        cx: &mut Context,
+        state: &mut Self::State,
+        response: &mut ModelResponse,
+    ) -> Result<Flow, Error> {
+        match self {
+            Some(m) => m.after_model_sync(cx, state, response),
             None => Ok(Flow::Continue),
         }
     }

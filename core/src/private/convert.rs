@@ -5,12 +5,13 @@
 //! points.
 
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
 use crate::error::{BoxError, Error};
 use crate::message::ToolResult;
-use crate::middleware::{Flow, Hook};
+use crate::middleware::{Flow, Hook, Middleware};
 use crate::model::ModelResponse;
 
 /// A return type of `before_agent`, `before_model` and `after_model` hooks.
@@ -140,140 +141,176 @@ impl<E: Into<BoxError>> IntoToolResult for Result<ToolResult, E> {
     }
 }
 
-/// Which conversion a [`Converted`] future applies.
+/// The conversion of one hook's return value.
 pub trait Conversion<O> {
     /// What the hook's trait method returns.
     type Output;
-    /// Converts, naming `middleware` and `hook` in an error.
-    fn convert(output: O, middleware: &'static str, hook: Hook) -> Self::Output;
+    /// Converts, naming the middleware `M` and the hook in an error.
+    fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output;
 }
 
-/// The conversion of sequential hooks (`before_agent`, `before_model`, `after_model`).
-#[derive(Debug)]
-pub enum ToFlow {}
-/// The conversion of `after_agent` hooks.
-#[derive(Debug)]
-pub enum ToDone {}
-/// The conversion of `wrap_model_call` hooks.
-#[derive(Debug)]
-pub enum ToModelResponse {}
-/// The conversion of `wrap_tool_call` hooks.
-#[derive(Debug)]
-pub enum ToToolResult {}
+// One conversion marker per hook (written out, not generated, so that a wrong return type's
+// diagnostic shows a plain impl): the hook is in the type, so a hook's future stores nothing
+// to name it by.
 
-impl<O: IntoFlow> Conversion<O> for ToFlow {
+/// The conversion of `before_agent` hooks.
+#[derive(Debug)]
+pub enum BeforeAgentReturn {}
+
+impl<O: IntoFlow> Conversion<O> for BeforeAgentReturn {
     type Output = Result<Flow, Error>;
     #[inline]
-    fn convert(output: O, middleware: &'static str, hook: Hook) -> Self::Output {
+    fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output {
         output
             .into_flow()
-            .map_err(|e| e.attribute(middleware, hook))
+            .map_err(|e| e.attribute(M::NAME, Hook::BeforeAgent))
     }
 }
 
-impl<O: IntoDone> Conversion<O> for ToDone {
+/// The conversion of `before_model` hooks.
+#[derive(Debug)]
+pub enum BeforeModelReturn {}
+
+impl<O: IntoFlow> Conversion<O> for BeforeModelReturn {
+    type Output = Result<Flow, Error>;
+    #[inline]
+    fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output {
+        output
+            .into_flow()
+            .map_err(|e| e.attribute(M::NAME, Hook::BeforeModel))
+    }
+}
+
+/// The conversion of `after_model` hooks.
+#[derive(Debug)]
+pub enum AfterModelReturn {}
+
+impl<O: IntoFlow> Conversion<O> for AfterModelReturn {
+    type Output = Result<Flow, Error>;
+    #[inline]
+    fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output {
+        output
+            .into_flow()
+            .map_err(|e| e.attribute(M::NAME, Hook::AfterModel))
+    }
+}
+
+/// The conversion of `after_agent` hooks.
+#[derive(Debug)]
+pub enum AfterAgentReturn {}
+
+impl<O: IntoDone> Conversion<O> for AfterAgentReturn {
     type Output = Result<(), Error>;
     #[inline]
-    fn convert(output: O, middleware: &'static str, hook: Hook) -> Self::Output {
+    fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output {
         output
             .into_done()
-            .map_err(|e| e.attribute(middleware, hook))
+            .map_err(|e| e.attribute(M::NAME, Hook::AfterAgent))
     }
 }
 
-impl<O: IntoModelResponse> Conversion<O> for ToModelResponse {
+/// The conversion of `wrap_model_call` hooks.
+#[derive(Debug)]
+pub enum WrapModelCallReturn {}
+
+impl<O: IntoModelResponse> Conversion<O> for WrapModelCallReturn {
     type Output = Result<ModelResponse, Error>;
     #[inline]
-    fn convert(output: O, middleware: &'static str, hook: Hook) -> Self::Output {
+    fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output {
         output
             .into_model_response()
-            .map_err(|e| e.attribute(middleware, hook))
+            .map_err(|e| e.attribute(M::NAME, Hook::WrapModelCall))
     }
 }
 
-impl<O: IntoToolResult> Conversion<O> for ToToolResult {
+/// The conversion of `wrap_tool_call` hooks.
+#[derive(Debug)]
+pub enum WrapToolCallReturn {}
+
+impl<O: IntoToolResult> Conversion<O> for WrapToolCallReturn {
     type Output = Result<ToolResult, Error>;
     #[inline]
-    fn convert(output: O, middleware: &'static str, hook: Hook) -> Self::Output {
+    fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output {
         output
             .into_tool_result()
-            .map_err(|e| e.attribute(middleware, hook))
+            .map_err(|e| e.attribute(M::NAME, Hook::WrapToolCall))
     }
 }
 
 pin_project_lite::pin_project! {
-    /// The future of an `async` hook function, with its output converted. One small struct, not
-    /// an `async` block: it adds as little as possible to the depth of an onion.
+    /// The future of an `async` hook function of the middleware `M`, with its output converted
+    /// by `K`. One small struct, not an `async` block, storing nothing but the function's
+    /// future: it adds as little as possible to the depth and the size of an onion.
     #[derive(Debug)]
-    pub struct Converted<F, K> {
+    pub struct Converted<F, K, M: ?Sized> {
         #[pin]
         future: F,
-        middleware: &'static str,
-        hook: Hook,
-        conversion: std::marker::PhantomData<fn() -> K>,
+        conversion: PhantomData<fn(&M) -> K>,
     }
 }
 
-impl<F: Future, K: Conversion<F::Output>> Future for Converted<F, K> {
+impl<F, K, M> Future for Converted<F, K, M>
+where
+    F: Future,
+    K: Conversion<F::Output>,
+    M: Middleware + ?Sized,
+{
     type Output = K::Output;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        let (middleware, hook) = (*this.middleware, *this.hook);
-        this.future
-            .poll(cx)
-            .map(|output| K::convert(output, middleware, hook))
+        self.project().future.poll(cx).map(K::convert::<M>)
     }
 }
 
 /// Converts the output of an `async` hook function's future. Unbounded on purpose: a wrong
 /// return type is then reported once, where the future must be a hook's future.
 #[inline]
-pub fn converted<K, F>(future: F, middleware: &'static str, hook: Hook) -> Converted<F, K> {
+pub fn converted<K, M: ?Sized, F>(future: F) -> Converted<F, K, M> {
     Converted {
         future,
-        middleware,
-        hook,
-        conversion: std::marker::PhantomData,
+        conversion: PhantomData,
     }
 }
 
-/// The future of a plain-`fn` hook: calls the function when first polled and converts what it
-/// returns. No state machine, and nothing large stored: the call's result goes straight out.
+/// Converts what a plain-`fn` hook of the middleware `M` returned. The bound is where a wrong
+/// return type is reported (the macros span the call at the user's `-> T`); the result type is
+/// named, not projected, so that it is reported once.
+#[inline]
+pub fn convert_now<K, M, O, T>(output: O) -> Result<T, Error>
+where
+    K: Conversion<O, Output = Result<T, Error>>,
+    M: Middleware + ?Sized,
+{
+    K::convert::<M>(output)
+}
+
+/// The future of a plain-`fn` hook: calls the function when first polled. No state machine,
+/// and nothing stored but the call: its result goes straight out.
 #[derive(Debug)]
-pub struct Lazy<F, K> {
+pub struct Lazy<F> {
     call: Option<F>,
-    middleware: &'static str,
-    hook: Hook,
-    conversion: std::marker::PhantomData<fn() -> K>,
 }
 
 // `F` is moved out before it is called and never pinned, so `Lazy` is `Unpin` whatever `F` is.
-impl<F, K> Unpin for Lazy<F, K> {}
+impl<F> Unpin for Lazy<F> {}
 
-impl<F: FnOnce() -> O, O, K: Conversion<O>> Future for Lazy<F, K> {
-    type Output = K::Output;
+impl<F: FnOnce() -> O, O> Future for Lazy<F> {
+    type Output = O;
 
     #[inline]
-    fn poll(self: Pin<&mut Self>, _: &mut TaskContext<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        match this.call.take() {
-            Some(call) => Poll::Ready(K::convert(call(), this.middleware, this.hook)),
+    fn poll(self: Pin<&mut Self>, _: &mut TaskContext<'_>) -> Poll<O> {
+        match self.get_mut().call.take() {
+            Some(call) => Poll::Ready(call()),
             None => panic!("a hook's future was polled after it completed"),
         }
     }
 }
 
-/// The future of a plain-`fn` hook (see [`Lazy`]). Unbounded on purpose, like [`converted`].
+/// The future of a plain-`fn` hook (see [`Lazy`]).
 #[inline]
-pub fn lazy_converted<K, F>(call: F, middleware: &'static str, hook: Hook) -> Lazy<F, K> {
-    Lazy {
-        call: Some(call),
-        middleware,
-        hook,
-        conversion: std::marker::PhantomData,
-    }
+pub fn lazy<F>(call: F) -> Lazy<F> {
+    Lazy { call: Some(call) }
 }
 
 /// The state parameter of a hook is the middleware's declared state: the argument passes

@@ -5,8 +5,9 @@ mod convert;
 mod probe;
 
 pub use convert::{
-    Conversion, Converted, IntoDone, IntoFlow, IntoModelResponse, IntoToolResult, Lazy, StateIs,
-    ToDone, ToFlow, ToModelResponse, ToToolResult, converted, lazy_converted,
+    AfterAgentReturn, AfterModelReturn, BeforeAgentReturn, BeforeModelReturn, Conversion,
+    Converted, IntoDone, IntoFlow, IntoModelResponse, IntoToolResult, Lazy, StateIs,
+    WrapModelCallReturn, WrapToolCallReturn, convert_now, converted, lazy,
 };
 pub use probe::{
     AnyPhase, ChainProbe, ChainProbeOther, NotMiddleware, PhaseOf, PhaseProbe, PhaseProbeOther,
