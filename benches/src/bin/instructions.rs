@@ -16,11 +16,12 @@ use hookchain_benches::agent::{self, HandTurn};
 use hookchain_benches::exec::run;
 use hookchain_benches::fixtures::model_call;
 use hookchain_benches::macro_mw::{Absent, Active, ActiveAsync, Full, Manual, bump, bump_async};
-use hookchain_benches::{dyn_chain, hand, synaptic, ten_of};
+use hookchain_benches::{chains_of, dyn_chain, hand, synaptic, ten_of};
 
 const VARIANTS: &[(&str, &str)] = &[
     ("a0", "hookchain, empty chain (N = 0)"),
     ("a10", "(a) hookchain, 10 absent-hook middleware"),
+    ("a32", "(a) hookchain, 32 absent-hook middleware"),
     (
         "b10",
         "(b) hookchain, 10 active middleware (fn sequential hooks)",
@@ -87,6 +88,7 @@ fn sizes() {
     hookchain_future("a0", &());
     hookchain_future("a1", &hookchain::chain![Absent]);
     hookchain_future("a10", &ten_of!(Absent));
+    hookchain_future("a32", &chains_of!(Absent).4);
     hookchain_future("b1", &hookchain::chain![Active]);
     hookchain_future("b10", &ten_of!(Active));
     hookchain_future("b10_async", &ten_of!(ActiveAsync));
@@ -141,6 +143,7 @@ fn main() -> ExitCode {
     match variant {
         "a0" => hookchain_calls(&(), m),
         "a10" => hookchain_calls(&ten_of!(Absent), m),
+        "a32" => hookchain_calls(&chains_of!(Absent).4, m),
         "b10" => hookchain_calls(&ten_of!(Active), m),
         "b10_async" => hookchain_calls(&ten_of!(ActiveAsync), m),
         "b10_manual" => hookchain_calls(&ten_of!(Manual), m),

@@ -78,7 +78,7 @@ macro_rules! run_hook {
 /// The call of a member's `before_model` or `after_model` inside the chain's future: its
 /// synchronous form when it has one (nothing stored in the chain's future), else awaited.
 macro_rules! sync_or_await {
-    ($self:ident . $idx:tt : $M:ident, $kind:ident, $sync:ident, $hook:ident ($($arg:ident),*)) => {
+    ($self:ident . $idx:tt : $M:ident, $kind:ident, $sync:ident, $hook:ident ($($arg:expr),*)) => {
         if <$M as Middleware>::SYNC_HOOKS.contains(Hook::$kind) {
             $self.$idx.$sync($($arg),*)
         } else {
@@ -142,10 +142,9 @@ macro_rules! tuple_chain {
                 state: &mut Self::State,
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 async move {
-                    let ($($s,)+) = state;
                     $(run_hook!(
                         $idx: $M, BeforeAgent, Listed, cx,
-                        self.$idx.before_agent(cx, $s).await
+                        self.$idx.before_agent(cx, &mut state.$idx).await
                     );)+
                     Ok(Flow::Continue)
                 }
@@ -158,12 +157,11 @@ macro_rules! tuple_chain {
                 request: &mut ModelRequest,
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 async move {
-                    let ($($s,)+) = state;
                     $(run_hook!(
                         $idx: $M, BeforeModel, Listed, cx,
                         sync_or_await!(
                             self.$idx: $M, BeforeModel, before_model_sync,
-                            before_model(cx, $s, request)
+                            before_model(cx, &mut state.$idx, request)
                         )
                     );)+
                     Ok(Flow::Continue)
@@ -177,10 +175,9 @@ macro_rules! tuple_chain {
                 state: &mut Self::State,
                 request: &mut ModelRequest,
             ) -> Result<Flow, Error> {
-                let ($($s,)+) = state;
                 $(run_hook!(
                     $idx: $M, BeforeModel, Listed, cx,
-                    self.$idx.before_model_sync(cx, $s, request)
+                    self.$idx.before_model_sync(cx, &mut state.$idx, request)
                 );)+
                 Ok(Flow::Continue)
             }
@@ -205,12 +202,11 @@ macro_rules! tuple_chain {
                 response: &mut ModelResponse,
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 async move {
-                    let ($($s,)+) = state;
                     $(run_hook!(
                         $ridx: $RM, AfterModel, Reversed, cx,
                         sync_or_await!(
                             self.$ridx: $RM, AfterModel, after_model_sync,
-                            after_model(cx, $rs, response)
+                            after_model(cx, &mut state.$ridx, response)
                         );
                         replace response
                     );)+
@@ -225,10 +221,9 @@ macro_rules! tuple_chain {
                 state: &mut Self::State,
                 response: &mut ModelResponse,
             ) -> Result<Flow, Error> {
-                let ($($s,)+) = state;
                 $(run_hook!(
                     $ridx: $RM, AfterModel, Reversed, cx,
-                    self.$ridx.after_model_sync(cx, $rs, response);
+                    self.$ridx.after_model_sync(cx, &mut state.$ridx, response);
                     replace response
                 );)+
                 Ok(Flow::Continue)
@@ -257,14 +252,13 @@ macro_rules! tuple_chain {
                 state: &mut Self::State,
             ) -> impl Future<Output = Result<(), Error>> + Send {
                 async move {
-                    let ($($s,)+) = state;
                     // Every member's after_agent runs, even after one fails; the first error wins.
                     let mut result = Ok(());
                     $(
                         if <$RM as Middleware>::HOOKS.contains(Hook::AfterAgent) {
                             let outcome = self
                                 .$ridx
-                                .after_agent(cx, $rs)
+                                .after_agent(cx, &mut state.$ridx)
                                 .await
                                 .map_err(|error| {
                                     error.attribute(<$RM as Middleware>::NAME, Hook::AfterAgent)
