@@ -265,7 +265,7 @@ pub fn middleware(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// Only members that wrap the model (or tool) call nest a future, one each; rustc's query depth
 /// bounds how deep that onion can be. Measured on rustc 1.95: 64 middleware with 16 wrapping
-/// ones build without a `recursion_limit` attribute, and so do onions of up to 17 wrapping
+/// ones build without a `recursion_limit` attribute, and so do onions of up to 18 wrapping
 /// members written with `#[middleware]`/`#[hook]` (about 20 hand-written; the exact number
 /// depends on how deeply the code awaiting `Agent::run` nests). Deeper onions need the
 /// attribute in the crate that builds the agent: `#![recursion_limit = "256"]` is enough for 36

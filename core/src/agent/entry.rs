@@ -1,8 +1,10 @@
 //! The ways into the loop: a new run, a run in a thread, a resume from a checkpoint.
 
 use std::collections::HashMap;
+use std::future::Future;
 
 use tracing::Instrument;
+use tracing::instrument::Instrumented;
 
 use super::run_loop::{Ending, Entry, fingerprint};
 use super::{Agent, EndReason, Input, RunOutput, Thread};
@@ -25,7 +27,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         let Input(messages) = input.into();
         let mut cx = Context::new(messages);
         let mut state = C::State::default();
-        let ended = self.go(&mut cx, &mut state, Entry::Start).await?;
+        let ended = ended(self.go(&mut cx, &mut state, Entry::Start).await?);
         let messages = std::mem::take(&mut cx.messages);
         Ok(output(&cx, messages, ended))
     }
@@ -47,7 +49,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         cx.messages.extend(input);
         cx.runs = thread.runs;
         let mut state = std::mem::take(&mut thread.state);
-        let ended = self.go(&mut cx, &mut state, Entry::Start).await;
+        let ended = self.go(&mut cx, &mut state, Entry::Start).await.map(ended);
         self.keep(thread, cx, state, ended)
     }
 
@@ -63,9 +65,10 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<RunOutput, Error> {
         let (mut cx, mut state, position) = self.restore(checkpoint, answers)?;
-        let ended = self
-            .go(&mut cx, &mut state, Entry::Resume(position))
-            .await?;
+        let ended = ended(
+            self.go(&mut cx, &mut state, Entry::Resume(position))
+                .await?,
+        );
         let messages = std::mem::take(&mut cx.messages);
         Ok(output(&cx, messages, ended))
     }
@@ -78,22 +81,24 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<RunOutput, Error> {
         let (mut cx, mut state, position) = self.restore(checkpoint, answers)?;
-        let ended = self.go(&mut cx, &mut state, Entry::Resume(position)).await;
+        let ended = self
+            .go(&mut cx, &mut state, Entry::Resume(position))
+            .await
+            .map(ended);
         self.keep(thread, cx, state, ended)
     }
 
-    async fn go(
-        &self,
-        cx: &mut Context,
-        state: &mut C::State,
+    /// The loop, in the run's tracing span. A plain `fn`, not an `async fn`: every state
+    /// machine between the run and the deepest wrap hook counts against the compiler's
+    /// query-depth limit (see `drive`), and this one would cost a wrapping member.
+    fn go<'s>(
+        &'s self,
+        cx: &'s mut Context,
+        state: &'s mut C::State,
         entry: Entry,
-    ) -> Result<Ended, Error> {
+    ) -> Instrumented<impl Future<Output = Result<Ending, Error>> + 's> {
         let span = tracing::info_span!("hookchain.run", max_steps = self.max_steps);
-        Ok(match self.drive(cx, state, entry).instrument(span).await? {
-            Ending::Finished => (EndReason::Finished, None),
-            Ending::Jumped => (EndReason::Jumped, None),
-            Ending::Paused(checkpoint) => (EndReason::Interrupted, Some(*checkpoint)),
-        })
+        self.drive(cx, state, entry).instrument(span)
     }
 
     /// Puts a run's history and state back into its thread, and makes its output (the history
@@ -185,6 +190,15 @@ impl<M: Model, C: Middleware> Agent<M, C> {
 
 /// How a run ended, and where to resume it if it paused.
 type Ended = (EndReason, Option<Checkpoint>);
+
+/// How the loop's `ending` ends the run.
+fn ended(ending: Ending) -> Ended {
+    match ending {
+        Ending::Finished => (EndReason::Finished, None),
+        Ending::Jumped => (EndReason::Jumped, None),
+        Ending::Paused(checkpoint) => (EndReason::Interrupted, Some(*checkpoint)),
+    }
+}
 
 /// The output of a run that ended as `ended`, with `messages` as its history.
 fn output(cx: &Context, messages: Vec<crate::message::Message>, ended: Ended) -> RunOutput {
