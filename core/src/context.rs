@@ -188,19 +188,25 @@ impl Context {
 
     /// The tool calls of the last assistant message that have no result in the history yet.
     pub fn pending_tool_calls(&self) -> Vec<ToolCall> {
-        let Some(at) = self.messages.iter().rposition(Message::has_tool_calls) else {
-            return Vec::new();
+        self.pending().cloned().collect()
+    }
+
+    /// Whether [`pending_tool_calls`](Self::pending_tool_calls) has any, without copying them
+    /// (the loop asks before every step).
+    pub(crate) fn has_pending_tool_calls(&self) -> bool {
+        self.pending().next().is_some()
+    }
+
+    fn pending(&self) -> impl Iterator<Item = &ToolCall> {
+        let at = self.messages.iter().rposition(Message::has_tool_calls);
+        let (calls, later) = match at {
+            Some(at) => (&self.messages[at].tool_calls[..], &self.messages[at + 1..]),
+            None => (&[][..], &[][..]),
         };
-        let answered = |id: &str| {
-            self.messages[at + 1..]
+        calls.iter().filter(move |call| {
+            !later
                 .iter()
-                .any(|m| m.tool_call_id.as_deref() == Some(id))
-        };
-        self.messages[at]
-            .tool_calls
-            .iter()
-            .filter(|call| !answered(&call.id))
-            .cloned()
-            .collect()
+                .any(|m| m.tool_call_id.as_deref() == Some(call.id.as_str()))
+        })
     }
 }

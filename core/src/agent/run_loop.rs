@@ -104,7 +104,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 Next::Step(stand_in) => {
                     // The model is never called while a tool call waits for its result (tool
                     // calls left unanswered in the input history, say).
-                    if !cx.pending_tool_calls().is_empty() {
+                    if cx.has_pending_tool_calls() {
                         next = Ok(Next::Tools);
                         continue;
                     }
@@ -347,7 +347,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             }
         }
         cx.answered.clear();
-        let waiting: Vec<(usize, ToolCall)> = calls
+        let mut waiting: Vec<(usize, ToolCall)> = calls
             .iter()
             .zip(&results)
             .enumerate()
@@ -356,13 +356,24 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             .collect();
         let outcomes: Vec<(usize, Result<ToolResult, Interruption>)> = {
             let cx = &*cx;
-            let calls = waiting
-                .into_iter()
-                .map(|(i, call)| self.call_tool(cx, state, i, call));
-            futures::stream::iter(calls)
-                .buffered(self.tool_concurrency)
-                .collect()
-                .await
+            match waiting.pop() {
+                None => Vec::new(),
+                // The usual step calls one tool: awaited directly, without the concurrent
+                // stream's tasks and allocations.
+                Some((i, call)) if waiting.is_empty() => {
+                    vec![self.call_tool(cx, state, i, call).await]
+                }
+                Some(last) => {
+                    waiting.push(last);
+                    let calls = waiting
+                        .into_iter()
+                        .map(|(i, call)| self.call_tool(cx, state, i, call));
+                    futures::stream::iter(calls)
+                        .buffered(self.tool_concurrency)
+                        .collect()
+                        .await
+                }
+            }
         };
         cx.tool_answers.clear();
         let mut interrupts = Vec::new();
@@ -521,6 +532,9 @@ fn skip_calls(cx: &mut Context, calls: &[ToolCall], why: &str) {
 
 /// Answers every tool call still waiting in the history, so none is left dangling.
 fn close_dangling(cx: &mut Context, why: &str) {
+    if !cx.has_pending_tool_calls() {
+        return;
+    }
     let pending = cx.pending_tool_calls();
     skip_calls(cx, &pending, why);
 }
