@@ -125,22 +125,7 @@ async fn synchronous_and_awaited_members_keep_the_order_in_flat_nested_and_mixed
     let expected: Vec<String> = before.iter().chain(&after).cloned().collect();
     let text = format!(">{}", names.iter().rev().copied().collect::<String>());
 
-    let all_sync = chain![
-        p("0"),
-        p("1"),
-        p("2"),
-        p("3"),
-        p("4"),
-        p("5"),
-        p("6"),
-        p("7"),
-        p("8"),
-        p("9"),
-        p("10"),
-        p("11"),
-        p("12"),
-        p("13"),
-    ];
+    let all_sync = thirteen_plain_then(&log, p("13"));
     assert_eq!(
         sync_hooks(&all_sync),
         HookSet::of(Hook::BeforeModel).with(Hook::AfterModel)
@@ -149,7 +134,17 @@ async fn synchronous_and_awaited_members_keep_the_order_in_flat_nested_and_mixed
     assert_eq!(output.text(), Some(text.as_str()));
     assert_eq!(take(&log), expected);
 
-    let mixed = chain![
+    let mixed = thirteen_plain_then(&log, a("13"));
+    assert_eq!(sync_hooks(&mixed), HookSet::NONE);
+    let output = agent(mixed).run("hi").await.unwrap();
+    assert_eq!(output.text(), Some(text.as_str()));
+    assert_eq!(take(&log), expected);
+}
+
+/// A 14-member chain (nested: more than 12): `Plain` members `"0"` to `"12"`, then `last`.
+fn thirteen_plain_then<L: Middleware<Phase = phase::Wrap>>(log: &Log, last: L) -> impl Middleware {
+    let p = |n| Plain(n, log.clone());
+    chain![
         p("0"),
         p("1"),
         p("2"),
@@ -163,11 +158,8 @@ async fn synchronous_and_awaited_members_keep_the_order_in_flat_nested_and_mixed
         p("10"),
         p("11"),
         p("12"),
-        a("13"),
-    ];
-    let output = agent(mixed).run("hi").await.unwrap();
-    assert_eq!(output.text(), Some(text.as_str()));
-    assert_eq!(take(&log), expected);
+        last,
+    ]
 }
 
 #[tokio::test]
