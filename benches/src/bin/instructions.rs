@@ -113,9 +113,17 @@ fn sizes() {
         std::mem::size_of_val(&hand::inline_bumps_10(&mut cx, &mut counts))
     );
     let agent = agent::agent(());
-    println!("{:12} {:5} bytes", "turn0", std::mem::size_of_val(&agent.run("hi")));
+    println!(
+        "{:12} {:5} bytes",
+        "turn0",
+        std::mem::size_of_val(&agent.run("hi"))
+    );
     let agent = agent::agent(ten_of!(Full));
-    println!("{:12} {:5} bytes", "turn10", std::mem::size_of_val(&agent.run("hi")));
+    println!(
+        "{:12} {:5} bytes",
+        "turn10",
+        std::mem::size_of_val(&agent.run("hi"))
+    );
     let chain = dyn_chain::DynChain::active(10);
     let mut states = chain.state();
     println!(
