@@ -60,6 +60,10 @@
 //! [`True`] exactly when `HOOKS` has the wrap hook; the chain checks this when it is built
 //! (`cargo build`), so a wrap hook cannot be skipped by mistake.
 //!
+//! The chain awaits the hooks of a hand-written impl. The macros do a little better for a
+//! `before_model` or `after_model` hook written as a plain `fn`: they also generate a synchronous
+//! form, which the chain calls with no future at all (see `BENCHMARKS.md`).
+//!
 //! ```
 //! use hookchain::prelude::*;
 //! use hookchain::middleware::{HookSet, False, phase};
