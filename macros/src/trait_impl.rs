@@ -69,18 +69,8 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
     };
     let wraps_model = marker(HookKind::WrapModelCall);
     let wraps_tool = marker(HookKind::WrapToolCall);
-    let hooks = model.hooks.iter().map(|hook| {
-        let variant = format_ident!("{}", hook.sig.kind.variant());
-        quote!(.with(#p::Hook::#variant))
-    });
-    let sync_hooks = model
-        .hooks
-        .iter()
-        .filter(|hook| hook.runs_sync())
-        .map(|hook| {
-            let variant = format_ident!("{}", hook.sig.kind.variant());
-            quote!(.with(#p::Hook::#variant))
-        });
+    let hooks = hook_set(p, model.hooks.iter());
+    let sync_hooks = hook_set(p, model.hooks.iter().filter(|hook| hook.runs_sync()));
     let jumps = model.hooks.iter().flat_map(|hook| &hook.jumps).map(|jump| {
         let variant = format_ident!("{}", jump.variant());
         quote!(.with(#p::Jump::#variant))
@@ -108,9 +98,9 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
             type WrapsModel = #wraps_model;
             type WrapsTool = #wraps_tool;
             const NAME: &'static str = #name;
-            const HOOKS: #p::HookSet = #p::HookSet::NONE #(#hooks)*;
+            const HOOKS: #p::HookSet = #hooks;
             const JUMPS: #p::JumpSet = #p::JumpSet::NONE #(#jumps)*;
-            const SYNC_HOOKS: #p::HookSet = #p::HookSet::NONE #(#sync_hooks)*;
+            const SYNC_HOOKS: #p::HookSet = #sync_hooks;
             const IDENTITY: #p::Option<&'static str> =
                 #p::Some(<Self as #p::Identified>::IDENTITY);
             const CONSTRAINTS: #p::Constraints = #p::Constraints {
@@ -129,6 +119,15 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
             const NAME: &'static str = #name;
         }
     }
+}
+
+/// The `HookSet` of `hooks`, as a constant expression.
+fn hook_set<'a>(p: &Private, hooks: impl Iterator<Item = &'a HookImpl<'a>>) -> TokenStream {
+    let with = hooks.map(|hook| {
+        let variant = format_ident!("{}", hook.sig.kind.variant());
+        quote!(.with(#p::Hook::#variant))
+    });
+    quote!(#p::HookSet::NONE #(#with)*)
 }
 
 /// The trait method of one hook: it calls the user's function and converts what it returns.
@@ -224,49 +223,32 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
     // A wrong return type, or a future that is not `Send`, is reported at the user's `-> T`
     // (at the function's name when there is none).
     let future = quote_spanned!(span=> impl #pp::Future<Output = #output> + #pp::Send);
-    if hook.runs_sync() {
-        // The synchronous form does the work; the future only defers it to the first poll.
-        let sync = format_ident!("{}_sync", kind.name());
-        let forwarded = match kind {
-            HookKind::BeforeModel => quote!(__hookchain_request),
-            _ => quote!(__hookchain_response),
-        };
-        // Bound first, so that the conversion, where a wrong return type is reported, is all
-        // spanned at the user's `-> T`.
-        let convert = quote_spanned!(span=>
-            #pp::convert_now::<#pp::#conversion, Self, _, _>(__hookchain_output)
-        );
-        let body = quote! {
-            let __hookchain_output = #call;
-            #convert
-        };
-        return quote! {
-            #[inline]
-            fn #sync(#params) -> #output {
-                #body
-            }
-
-            #[inline]
-            fn #method(#params) -> #future {
-                #p::lazy(move || {
-                    <Self as #p::Middleware>::#sync(
-                        self, __hookchain_cx, __hookchain_state, #forwarded
-                    )
-                })
-            }
-        };
-    }
-    // An `async fn`'s future is converted as it completes; a plain `fn` is called when its
-    // future is first polled (see `__private::Lazy`).
+    // A plain `fn` is called and its result converted on the spot (`now`): in the synchronous
+    // form when the hook has one, and in its future when first polled (`__private::Lazy`). The
+    // call is bound first, so that the conversion, where a wrong return type is reported, is all
+    // spanned at the user's `-> T`. An `async fn`'s future is converted as it completes.
+    let convert = quote_spanned!(span=>
+        #pp::convert_now::<#pp::#conversion, Self, _, _>(__hookchain_output)
+    );
+    let now = quote! {{
+        let __hookchain_output = #call;
+        #convert
+    }};
     let body = if hook.sig.is_async() {
         quote_spanned!(span=> #pp::converted::<#pp::#conversion, Self, _>(#call))
     } else {
-        quote_spanned!(span=> #pp::lazy(move || {
-            let __hookchain_output = #call;
-            #pp::convert_now::<#pp::#conversion, Self, _, _>(__hookchain_output)
-        }))
+        quote_spanned!(span=> #pp::lazy(move || #now))
     };
+    let sync_form = hook.runs_sync().then(|| {
+        let sync = format_ident!("{}_sync", kind.name());
+        quote! {
+            #[inline]
+            fn #sync(#params) -> #output #now
+        }
+    });
     quote! {
+        #sync_form
+
         #[inline]
         fn #method #generics(#params) -> #future {
             #body
