@@ -143,8 +143,9 @@ impl Error {
                 error.hook = Some(hook);
                 Error::Middleware(error)
             }
-            Error::Interrupted(interruption) => {
-                Error::Interrupted(Box::new(interruption.raised_by(middleware, hook)))
+            Error::Interrupted(mut interruption) => {
+                interruption.raised_by(middleware);
+                Error::Interrupted(interruption)
             }
             other => other,
         }

@@ -197,9 +197,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             Flow::Jump(Jump::Tools) => Next::Tools,
             Flow::Jump(Jump::End) => Next::End,
             // The run cannot pause before it has started.
-            Flow::Interrupt(interruption) => {
-                let interruption = interruption.raised_by(C::NAME, Hook::BeforeAgent);
-                return Err(Error::Interrupted(Box::new(interruption)));
+            Flow::Interrupt(mut interruption) => {
+                interruption.raised_by(C::NAME);
+                return Err(Error::Interrupted(interruption));
             }
         })
     }
@@ -347,37 +347,28 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             }
         }
         cx.answered.clear();
-        let mut waiting: Vec<(usize, ToolCall)> = calls
-            .iter()
-            .zip(&results)
-            .enumerate()
-            .filter(|(_, (_, result))| result.is_none())
-            .map(|(i, (call, _))| (i, call.clone()))
-            .collect();
-        let outcomes: Vec<(usize, Result<ToolResult, Interruption>)> = {
+        let waiting: Vec<usize> = (0..calls.len()).filter(|&i| results[i].is_none()).collect();
+        let outcomes: Vec<Result<ToolResult, Interruption>> = {
             let cx = &*cx;
-            match waiting.pop() {
-                None => Vec::new(),
+            if let [i] = waiting[..] {
                 // The usual step calls one tool: awaited directly, without the concurrent
                 // stream's tasks and allocations.
-                Some((i, call)) if waiting.is_empty() => {
-                    vec![self.call_tool(cx, state, i, call).await]
-                }
-                Some(last) => {
-                    waiting.push(last);
-                    let calls = waiting
-                        .into_iter()
-                        .map(|(i, call)| self.call_tool(cx, state, i, call));
-                    futures::stream::iter(calls)
-                        .buffered(self.tool_concurrency)
-                        .collect()
-                        .await
-                }
+                vec![self.call_through(cx, state, calls[i].clone()).await]
+            } else {
+                // `buffered` keeps the calls' order: the outcomes line up with `waiting`.
+                let calls = waiting
+                    .iter()
+                    .copied()
+                    .map(|i| self.call_through(cx, state, calls[i].clone()));
+                futures::stream::iter(calls)
+                    .buffered(self.tool_concurrency)
+                    .collect()
+                    .await
             }
         };
         cx.tool_answers.clear();
         let mut interrupts = Vec::new();
-        for (i, outcome) in outcomes {
+        for (i, outcome) in waiting.into_iter().zip(outcomes) {
             match outcome {
                 Ok(result) => results[i] = Some(result),
                 Err(interruption) => interrupts.push(Interrupt {
@@ -410,16 +401,6 @@ impl<M: Model, C: Middleware> Agent<M, C> {
 
     /// One tool call through the chain's onion; every failure becomes an error result, an
     /// interrupt comes back as such.
-    async fn call_tool(
-        &self,
-        cx: &Context,
-        state: &C::State,
-        index: usize,
-        call: ToolCall,
-    ) -> (usize, Result<ToolResult, Interruption>) {
-        (index, self.call_through(cx, state, call).await)
-    }
-
     async fn call_through(
         &self,
         cx: &Context,
@@ -454,8 +435,13 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     }
 
     /// The interrupt a sequential hook raised, with its id.
-    fn hook_interrupt(&self, cx: &Context, hook: Hook, interruption: Interruption) -> Interrupt {
-        let interruption = interruption.raised_by(C::NAME, hook);
+    fn hook_interrupt(
+        &self,
+        cx: &Context,
+        hook: Hook,
+        mut interruption: Interruption,
+    ) -> Interrupt {
+        interruption.raised_by(C::NAME);
         let source = interruption.source.unwrap_or_default();
         Interrupt {
             id: InterruptId::hook(cx.pauses, cx.step, hook, interruption.member, &source),

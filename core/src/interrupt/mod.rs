@@ -161,8 +161,6 @@ pub struct Interruption {
     pub(crate) member: usize,
     /// The raising middleware's (or tool's) name, once known.
     pub(crate) source: Option<String>,
-    /// The hook that raised it, once known.
-    pub(crate) hook: Option<Hook>,
     /// Whether the tool itself raised it (rather than a `wrap_tool_call` hook).
     pub(crate) by_tool: bool,
 }
@@ -174,7 +172,6 @@ impl Interruption {
             payload,
             member: 0,
             source: None,
-            hook: None,
             by_tool: false,
         }
     }
@@ -195,19 +192,14 @@ impl Interruption {
         self
     }
 
-    /// Names the middleware that raised it in `hook`, if not named yet.
-    pub(crate) fn raised_by(mut self, name: &'static str, hook: Hook) -> Self {
-        if self.source.is_none() {
-            self.source = Some(name.to_owned());
-            self.hook = Some(hook);
-        }
-        self
+    /// Names the middleware that raised it, if not named yet.
+    pub(crate) fn raised_by(&mut self, name: &'static str) {
+        self.source.get_or_insert_with(|| name.to_owned());
     }
 
     /// Names the tool that raised it.
     pub(crate) fn raised_by_tool(mut self, tool: &str) -> Self {
         self.source = Some(tool.to_owned());
-        self.hook = None;
         self.by_tool = true;
         self
     }
