@@ -68,8 +68,8 @@ impl ToolPolicy {
 /// [module docs](self)).
 #[derive(Debug, Clone, Default)]
 pub struct HumanInTheLoop {
-    /// `None`: the tool never needs approval.
-    policies: BTreeMap<String, Option<ToolPolicy>>,
+    /// The gated tools; a tool not listed never needs approval.
+    policies: BTreeMap<String, ToolPolicy>,
 }
 
 impl HumanInTheLoop {
@@ -80,18 +80,14 @@ impl HumanInTheLoop {
 
     /// Calls of `tool` need a decision under `policy`.
     pub fn interrupt_on(mut self, tool: impl Into<String>, policy: ToolPolicy) -> Self {
-        self.policies.insert(tool.into(), Some(policy));
+        self.policies.insert(tool.into(), policy);
         self
     }
 
     /// Calls of `tool` never need a decision (the default for unlisted tools).
     pub fn never(mut self, tool: impl Into<String>) -> Self {
-        self.policies.insert(tool.into(), None);
+        self.policies.remove(&tool.into());
         self
-    }
-
-    fn policy(&self, tool: &str) -> Option<&ToolPolicy> {
-        self.policies.get(tool).and_then(Option::as_ref)
     }
 }
 
@@ -104,34 +100,35 @@ impl HumanInTheLoop {
         cx: &mut Context,
         response: &mut ModelResponse,
     ) -> Result<Flow, HumanInTheLoopError> {
-        let gated: Vec<usize> = (0..response.message.tool_calls.len())
-            .filter(|&i| self.policy(&response.message.tool_calls[i].name).is_some())
+        // The gated calls, by index, with their policies.
+        let gated: Vec<(usize, &ToolPolicy)> = response
+            .message
+            .tool_calls
+            .iter()
+            .enumerate()
+            .filter_map(|(i, call)| Some((i, self.policies.get(&call.name)?)))
             .collect();
         if gated.is_empty() {
             return Ok(Flow::Continue);
         }
-        let Some(answer) = cx.resume_value() else {
+        let Some(answer) = cx.resume_as::<ApprovalResponse>() else {
             let actions = gated
                 .iter()
-                .map(|&i| {
+                .map(|&(i, policy)| {
                     let call = &response.message.tool_calls[i];
-                    let policy = self
-                        .policy(&call.name)
-                        .cloned()
-                        .unwrap_or_else(ToolPolicy::always);
                     ActionRequest {
                         call_id: call.id.clone(),
                         name: call.name.clone(),
                         arguments: call.arguments.clone(),
-                        description: policy.description,
-                        allowed_decisions: policy.allowed,
+                        description: policy.description.clone(),
+                        allowed_decisions: policy.allowed.clone(),
                     }
                 })
                 .collect();
             let request = ApprovalRequest { actions };
             return Ok(Flow::interrupt(serde_json::to_value(request)?));
         };
-        let answer: ApprovalResponse = serde_json::from_value(answer.clone())?;
+        let answer = answer?;
         if answer.decisions.len() != gated.len() {
             return Err(HumanInTheLoopError::DecisionCount {
                 expected: gated.len(),
@@ -139,12 +136,9 @@ impl HumanInTheLoop {
             });
         }
         let mut results = Vec::new();
-        for (&i, decision) in gated.iter().zip(answer.decisions) {
+        for (&(i, policy), decision) in gated.iter().zip(answer.decisions) {
             let call = &mut response.message.tool_calls[i];
-            let allowed = self
-                .policy(&call.name)
-                .is_some_and(|policy| policy.allowed.contains(&decision.kind()));
-            if !allowed {
+            if !policy.allowed.contains(&decision.kind()) {
                 return Err(HumanInTheLoopError::NotAllowed {
                     tool: call.name.clone(),
                     decision: decision.kind(),
