@@ -16,6 +16,7 @@ pub mod chain;
 mod context;
 mod error;
 pub mod interrupt;
+mod lock;
 mod message;
 pub mod middleware;
 pub mod model;

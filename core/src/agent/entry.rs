@@ -121,7 +121,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// Checks `checkpoint` and `answers` against this agent, and rebuilds the paused run.
     fn restore(
         &self,
-        checkpoint: Checkpoint,
+        mut checkpoint: Checkpoint,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<(Context, C::State, Position), Error> {
         let agent = fingerprint::<C>();
@@ -159,8 +159,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         cx.usage = checkpoint.usage;
         cx.runs = checkpoint.runs;
         cx.pauses = checkpoint.pauses;
-        if let Position::AfterModel { answered, .. } = &checkpoint.position {
-            cx.answered.clone_from(answered);
+        if let Position::AfterModel { answered, .. } = &mut checkpoint.position {
+            cx.answered = std::mem::take(answered);
         }
         match &checkpoint.position {
             Position::BeforeModel { member, .. } | Position::AfterModel { member, .. } => {

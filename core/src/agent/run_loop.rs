@@ -240,7 +240,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             let member = interruption.member;
             let interrupt = self.hook_interrupt(cx, Hook::AfterModel, *interruption);
             // Results hooks supplied before the pause travel with the checkpoint.
-            let answered = cx.answered.clone();
+            let answered = std::mem::take(&mut cx.answered);
             let position = Position::AfterModel {
                 response,
                 member,

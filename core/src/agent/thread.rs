@@ -21,11 +21,7 @@ pub struct Thread<S> {
 impl<S: Default> Thread<S> {
     /// An empty thread.
     pub fn new() -> Self {
-        Thread {
-            messages: Vec::new(),
-            state: S::default(),
-            runs: 0,
-        }
+        Self::default()
     }
 }
 

@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{Checkpoint, CheckpointError};
+use crate::lock::lock;
 
 /// A store of checkpoints by key (a thread or conversation id, say). Implement it to keep
 /// checkpoints in your own database.
@@ -42,29 +43,23 @@ impl InMemoryCheckpointer {
     pub fn new() -> Self {
         Self::default()
     }
-
-    fn map(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
-        self.checkpoints
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
 }
 
 impl Checkpointer for InMemoryCheckpointer {
     async fn save(&self, key: &str, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
         let key = valid_key(key)?;
         let json = checkpoint.to_json()?;
-        self.map().insert(key.to_owned(), json);
+        lock(&self.checkpoints).insert(key.to_owned(), json);
         Ok(())
     }
 
     async fn load(&self, key: &str) -> Result<Option<Checkpoint>, CheckpointError> {
-        let json = self.map().get(valid_key(key)?).cloned();
+        let json = lock(&self.checkpoints).get(valid_key(key)?).cloned();
         json.map(|json| Checkpoint::from_json(&json)).transpose()
     }
 
     async fn delete(&self, key: &str) -> Result<(), CheckpointError> {
-        self.map().remove(valid_key(key)?);
+        lock(&self.checkpoints).remove(valid_key(key)?);
         Ok(())
     }
 }

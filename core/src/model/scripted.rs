@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::{Model, ModelRequest, ModelResponse};
 use crate::error::ModelError;
+use crate::lock::lock;
 
 type Rule = Box<dyn Fn(&ModelRequest) -> Result<ModelResponse, ModelError> + Send + Sync>;
 
@@ -112,14 +113,6 @@ impl ScriptedModel {
         }
         answer
     }
-}
-
-/// Locks `mutex`, recovering the data if a panicking thread poisoned it: the script and the
-/// recorded requests stay meaningful after a panic elsewhere.
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Model for ScriptedModel {

@@ -38,7 +38,8 @@ impl<T: Tool> ErasedTool for T {
 }
 
 struct Entry {
-    spec: ToolSpec,
+    /// Where its spec is in `specs`.
+    spec: usize,
     tool: Box<dyn ErasedTool>,
 }
 
@@ -61,21 +62,19 @@ impl ToolRegistry {
     /// Adds `tool`; a tool of the same name is replaced, keeping its place in [`specs`](Self::specs).
     pub fn register(&mut self, tool: impl Tool) -> &mut Self {
         let spec = tool.spec();
-        match self
-            .specs
-            .iter_mut()
-            .find(|existing| existing.name == spec.name)
-        {
-            Some(existing) => *existing = spec.clone(),
-            None => self.specs.push(spec.clone()),
-        }
-        self.tools.insert(
-            spec.name.clone(),
-            Entry {
-                spec,
-                tool: Box::new(tool),
-            },
-        );
+        let name = spec.name.clone();
+        let at = match self.tools.get(&name) {
+            Some(existing) => {
+                self.specs[existing.spec] = spec;
+                existing.spec
+            }
+            None => {
+                self.specs.push(spec);
+                self.specs.len() - 1
+            }
+        };
+        let tool = Box::new(tool);
+        self.tools.insert(name, Entry { spec: at, tool });
         self
     }
 
@@ -92,7 +91,7 @@ impl ToolRegistry {
 
     /// The spec of the tool named `name`.
     pub fn spec(&self, name: &str) -> Option<&ToolSpec> {
-        self.tools.get(name).map(|entry| &entry.spec)
+        self.tools.get(name).map(|entry| &self.specs[entry.spec])
     }
 
     /// The number of tools.
