@@ -136,16 +136,18 @@ impl Context {
     /// `call_id`, the answer to it. (An interrupt the tool raised is answered to the tool, through
     /// [`Tool::resume`](crate::Tool::resume).)
     pub fn tool_resume_value(&self, call_id: &str) -> Option<&serde_json::Value> {
-        match self.tool_answers.get(call_id) {
-            Some((answer, false)) => Some(answer),
-            _ => None,
-        }
+        self.tool_answer_to(call_id, false)
     }
 
     /// The answer to an interrupt the tool itself raised for `call_id`.
     pub(crate) fn tool_answer(&self, call_id: &str) -> Option<&serde_json::Value> {
+        self.tool_answer_to(call_id, true)
+    }
+
+    /// The answer for `call_id`, if it goes to the tool (`by_tool`) or else to a wrap hook.
+    fn tool_answer_to(&self, call_id: &str, by_tool: bool) -> Option<&serde_json::Value> {
         match self.tool_answers.get(call_id) {
-            Some((answer, true)) => Some(answer),
+            Some((answer, to_tool)) if *to_tool == by_tool => Some(answer),
             _ => None,
         }
     }

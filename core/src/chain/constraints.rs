@@ -231,15 +231,12 @@ const fn check_marker(member: &MemberInfo, marker: Option<bool>, hook: Hook, rul
 
 /// Input middleware may only have `before_*` hooks, Output middleware only `after_*` hooks.
 const fn check_phase_hooks(member: &MemberInfo) {
+    const WRAP: HookSet = HookSet::of(Hook::WrapModelCall).with(Hook::WrapToolCall);
+    const BEFORE: HookSet = HookSet::of(Hook::BeforeAgent).with(Hook::BeforeModel);
+    const AFTER: HookSet = HookSet::of(Hook::AfterModel).with(Hook::AfterAgent);
     let hooks = member.hooks;
-    let before_only = !hooks.contains(Hook::WrapModelCall)
-        && !hooks.contains(Hook::WrapToolCall)
-        && !hooks.contains(Hook::AfterModel)
-        && !hooks.contains(Hook::AfterAgent);
-    let after_only = !hooks.contains(Hook::WrapModelCall)
-        && !hooks.contains(Hook::WrapToolCall)
-        && !hooks.contains(Hook::BeforeModel)
-        && !hooks.contains(Hook::BeforeAgent);
+    let before_only = hooks.intersection(WRAP.union(AFTER)).is_empty();
+    let after_only = hooks.intersection(WRAP.union(BEFORE)).is_empty();
     match member.phase {
         Phase::Input if !before_only => fail(&[
             "middleware `",

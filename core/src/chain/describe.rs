@@ -68,28 +68,29 @@ impl Description {
 
     /// The names of the members that implement `hook`, in the order they run.
     pub fn order(&self, hook: Hook) -> Vec<&'static str> {
-        let implementing = self.members.iter().filter(|m| m.hooks.contains(hook));
-        let names = implementing.map(|m| m.name);
-        match hook {
-            Hook::AfterModel | Hook::AfterAgent => names.rev().collect(),
-            _ => names.collect(),
+        self.running(hook).into_iter().map(|m| m.name).collect()
+    }
+
+    /// The members that implement `hook`, in the order they run: `after_*` hooks in reverse.
+    fn running(&self, hook: Hook) -> Vec<&Member> {
+        let mut members: Vec<&Member> = self
+            .members
+            .iter()
+            .filter(|m| m.hooks.contains(hook))
+            .collect();
+        if matches!(hook, Hook::AfterModel | Hook::AfterAgent) {
+            members.reverse();
         }
+        members
     }
 }
 
 impl fmt::Display for Description {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for hook in Hook::ALL {
-            let mut members: Vec<&Member> = self
-                .members
-                .iter()
-                .filter(|m| m.hooks.contains(hook))
-                .collect();
+            let members = self.running(hook);
             if members.is_empty() {
                 continue;
-            }
-            if matches!(hook, Hook::AfterModel | Hook::AfterAgent) {
-                members.reverse();
             }
             write!(f, "{hook}: ")?;
             for (i, member) in members.iter().enumerate() {
