@@ -27,9 +27,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         let Input(messages) = input.into();
         let mut cx = Context::new(messages);
         let mut state = C::State::default();
-        let ended = ended(self.go(&mut cx, &mut state, Entry::Start).await?);
-        let messages = std::mem::take(&mut cx.messages);
-        Ok(output(&cx, messages, ended))
+        let ending = self.go(&mut cx, &mut state, Entry::Start).await;
+        finish(cx, ending)
     }
 
     /// An empty [`Thread`] for this agent's chain.
@@ -49,8 +48,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         cx.messages.extend(input);
         cx.runs = thread.runs;
         let mut state = std::mem::take(&mut thread.state);
-        let ended = self.go(&mut cx, &mut state, Entry::Start).await.map(ended);
-        self.keep(thread, cx, state, ended)
+        let ending = self.go(&mut cx, &mut state, Entry::Start).await;
+        self.keep(thread, cx, state, ending)
     }
 
     /// Resumes a paused run from `checkpoint`, with an answer for each of its pending
@@ -65,12 +64,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<RunOutput, Error> {
         let (mut cx, mut state, position) = self.restore(checkpoint, answers)?;
-        let ended = ended(
-            self.go(&mut cx, &mut state, Entry::Resume(position))
-                .await?,
-        );
-        let messages = std::mem::take(&mut cx.messages);
-        Ok(output(&cx, messages, ended))
+        let ending = self.go(&mut cx, &mut state, Entry::Resume(position)).await;
+        finish(cx, ending)
     }
 
     /// [`resume`](Self::resume) a run of `thread`, updating the thread as the run goes on.
@@ -81,11 +76,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<RunOutput, Error> {
         let (mut cx, mut state, position) = self.restore(checkpoint, answers)?;
-        let ended = self
-            .go(&mut cx, &mut state, Entry::Resume(position))
-            .await
-            .map(ended);
-        self.keep(thread, cx, state, ended)
+        let ending = self.go(&mut cx, &mut state, Entry::Resume(position)).await;
+        self.keep(thread, cx, state, ending)
     }
 
     /// The loop, in the run's tracing span. A plain `fn`, not an `async fn`: every state
@@ -108,9 +100,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         thread: &mut Thread<C::State>,
         cx: Context,
         state: C::State,
-        ended: Result<Ended, Error>,
+        ending: Result<Ending, Error>,
     ) -> Result<RunOutput, Error> {
-        let output = ended.map(|ended| output(&cx, cx.messages.clone(), ended));
+        let output = ending.map(|ending| output(&cx, cx.messages.clone(), ending));
         let paused = matches!(&output, Ok(output) if output.end == EndReason::Interrupted);
         thread.runs = cx.runs + usize::from(!paused);
         thread.messages = cx.messages;
@@ -188,21 +180,20 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     }
 }
 
-/// How a run ended, and where to resume it if it paused.
-type Ended = (EndReason, Option<Checkpoint>);
+/// The output of a run outside a thread: the history moves into it.
+fn finish(mut cx: Context, ending: Result<Ending, Error>) -> Result<RunOutput, Error> {
+    let ending = ending?;
+    let messages = std::mem::take(&mut cx.messages);
+    Ok(output(&cx, messages, ending))
+}
 
-/// How the loop's `ending` ends the run.
-fn ended(ending: Ending) -> Ended {
-    match ending {
+/// The output of a run that ended as `ending`, with `messages` as its history.
+fn output(cx: &Context, messages: Vec<crate::message::Message>, ending: Ending) -> RunOutput {
+    let (end, checkpoint) = match ending {
         Ending::Finished => (EndReason::Finished, None),
         Ending::Jumped => (EndReason::Jumped, None),
         Ending::Paused(checkpoint) => (EndReason::Interrupted, Some(*checkpoint)),
-    }
-}
-
-/// The output of a run that ended as `ended`, with `messages` as its history.
-fn output(cx: &Context, messages: Vec<crate::message::Message>, ended: Ended) -> RunOutput {
-    let (end, checkpoint) = ended;
+    };
     RunOutput {
         messages,
         usage: cx.usage,
