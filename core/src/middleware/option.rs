@@ -1,5 +1,9 @@
 //! `Option<M>`: a middleware that can be switched off at run time without leaving the static chain.
 
+use std::future::Future;
+
+use futures::future::Either;
+
 use super::{Bool, Hook, HookSet, Marker, Middleware, ModelNext, ToolNext};
 use crate::context::Context;
 use crate::error::Error;
@@ -64,16 +68,17 @@ impl<M: Middleware> Middleware for Option<M> {
         }
     }
 
-    async fn wrap_model_call<N: ModelNext>(
+    // `Some` returns the member's own future: no state machine of its own around it.
+    fn wrap_model_call<N: ModelNext>(
         &self,
         cx: &mut Context,
         state: &mut Self::State,
         request: ModelRequest,
         mut next: N,
-    ) -> Result<ModelResponse, Error> {
+    ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
         match self {
-            Some(m) => m.wrap_model_call(cx, state, request, next).await,
-            None => next.call(cx, request).await,
+            Some(m) => Either::Left(m.wrap_model_call(cx, state, request, next)),
+            None => Either::Right(async move { next.call(cx, request).await }),
         }
     }
 
@@ -101,16 +106,16 @@ impl<M: Middleware> Middleware for Option<M> {
         }
     }
 
-    async fn wrap_tool_call<N: ToolNext>(
+    fn wrap_tool_call<N: ToolNext>(
         &self,
         cx: &Context,
         state: &Self::State,
         call: ToolCall,
         mut next: N,
-    ) -> Result<ToolResult, Error> {
+    ) -> impl Future<Output = Result<ToolResult, Error>> + Send {
         match self {
-            Some(m) => m.wrap_tool_call(cx, state, call, next).await,
-            None => next.call(cx, call).await,
+            Some(m) => Either::Left(m.wrap_tool_call(cx, state, call, next)),
+            None => Either::Right(async move { next.call(cx, call).await }),
         }
     }
 
