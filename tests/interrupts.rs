@@ -33,7 +33,7 @@ use serde_json::{Value, json};
 
 use support::{
     Log, assert_no_dangling, calls_then_text, counting_tool, echo_call, echo_tool, events,
-    logged_model, new_log, push, tool_results,
+    logged_model, middleware_error, new_log, push, take_events, tool_results,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -183,11 +183,6 @@ fn resume_error(result: Result<RunOutput, Error>) -> ResumeError {
         Err(Error::Resume(error)) => *error,
         other => panic!("expected Error::Resume, got {other:?}"),
     }
-}
-
-/// Drains the log: the events so far, leaving it empty.
-fn take_events(log: &Log) -> Vec<String> {
-    std::mem::take(&mut *log.lock().unwrap())
 }
 
 /// The system prompts of every request the model received.
@@ -1454,10 +1449,7 @@ async fn human_in_the_loop_refuses_a_decision_the_policy_does_not_allow() {
     let edit = Decision::Edit {
         arguments: json!({ "path": "b.txt" }),
     };
-    let error = match decide(&agent, &output, vec![edit]).await {
-        Err(Error::Middleware(error)) => error,
-        other => panic!("expected a middleware error, got {other:?}"),
-    };
+    let error = middleware_error(decide(&agent, &output, vec![edit]).await);
     assert_eq!(error.middleware(), Some("HumanInTheLoop"));
     assert_eq!(error.hook(), Some(Hook::AfterModel));
     assert!(
@@ -1489,10 +1481,7 @@ async fn human_in_the_loop_refuses_the_wrong_number_of_decisions() {
 
     for decisions in [vec![], vec![Decision::Approve, Decision::Approve]] {
         let found = decisions.len();
-        let error = match decide(&agent, &output, decisions).await {
-            Err(Error::Middleware(error)) => error,
-            other => panic!("expected a middleware error, got {other:?}"),
-        };
+        let error = middleware_error(decide(&agent, &output, decisions).await);
         assert!(
             matches!(
                 error.inner().downcast_ref::<HumanInTheLoopError>(),
@@ -1514,10 +1503,7 @@ async fn human_in_the_loop_refuses_an_answer_that_is_not_an_approval_response() 
     let result = agent
         .resume(paused(&output), answer(&output, json!("yes please")))
         .await;
-    let error = match result {
-        Err(Error::Middleware(error)) => error,
-        other => panic!("expected a middleware error, got {other:?}"),
-    };
+    let error = middleware_error(result);
     assert!(
         error.to_string().contains("not an approval response"),
         "{error}"

@@ -14,12 +14,12 @@ use std::time::Duration;
 use futures::channel::oneshot;
 use hookchain::middleware::{False, HookSet, JumpSet, True, phase};
 use hookchain::prelude::*;
-use hookchain::{EndReason, FnTool, MiddlewareError, Role, RunOutput, Tool};
+use hookchain::{EndReason, FnTool, MiddlewareError, Role, Tool};
 use serde_json::json;
 
 use support::{
     Log, Recorder, TextArgs, assert_no_dangling, calls_then_text, counting_tool, echo_call,
-    echo_tool, events, logged_model, new_log, push, tool_results,
+    echo_tool, events, logged_model, middleware_error, new_log, push, tool_results,
 };
 
 /// An agent with the system prompt `"base"`, the `echo` tool and `chain`.
@@ -29,15 +29,6 @@ fn agent<C: Middleware>(model: ScriptedModel, log: &Log, chain: C) -> Agent<Scri
         .tool(echo_tool(log))
         .chain(chain)
         .build()
-}
-
-/// The [`MiddlewareError`] of a run that failed in a hook.
-#[track_caller]
-fn middleware_error(result: Result<RunOutput, Error>) -> MiddlewareError {
-    match result {
-        Err(Error::Middleware(error)) => *error,
-        other => panic!("expected Error::Middleware, got {other:?}"),
-    }
 }
 
 /// The contents of the messages of `messages`, as `(role, content)`.

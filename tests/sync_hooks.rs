@@ -4,22 +4,14 @@
 //! path: order, replacement of the response, jumps, errors, interrupts and resume, in flat,
 //! nested and mixed chains.
 
-use std::sync::{Arc, Mutex};
+mod support;
 
 use hookchain::middleware::{False, HookSet, phase};
 use hookchain::prelude::*;
 use hookchain::{EndReason, InterruptId, chain, hook, middleware};
 use serde_json::{Value, json};
 
-type Log = Arc<Mutex<Vec<String>>>;
-
-fn push(log: &Log, event: impl Into<String>) {
-    log.lock().unwrap().push(event.into());
-}
-
-fn take(log: &Log) -> Vec<String> {
-    std::mem::take(&mut *log.lock().unwrap())
-}
+use support::{Log, middleware_error, push, take_events as take};
 
 /// Logs its hooks; `before_model` and `after_model` are plain `fn`s (synchronous form).
 #[derive(Clone)]
@@ -55,6 +47,17 @@ impl Awaited {
         push(&self.1, format!("{}:after", self.0));
         response.message.content.push_str(self.0);
     }
+}
+
+/// A chain of `Plain` members `"0"` to `"12"` made by `$p`, then `$tail`: more than 12
+/// members, so nested.
+macro_rules! thirteen_plain_then {
+    ($p:expr; $($tail:expr),+ $(,)?) => {
+        chain![
+            $p("0"), $p("1"), $p("2"), $p("3"), $p("4"), $p("5"), $p("6"), $p("7"), $p("8"),
+            $p("9"), $p("10"), $p("11"), $p("12"), $($tail),+
+        ]
+    };
 }
 
 /// `C::SYNC_HOOKS` of a chain whose type is not written out.
@@ -125,7 +128,7 @@ async fn synchronous_and_awaited_members_keep_the_order_in_flat_nested_and_mixed
     let expected: Vec<String> = before.iter().chain(&after).cloned().collect();
     let text = format!(">{}", names.iter().rev().copied().collect::<String>());
 
-    let all_sync = thirteen_plain_then(&log, p("13"));
+    let all_sync = thirteen_plain_then!(p; p("13"));
     assert_eq!(
         sync_hooks(&all_sync),
         HookSet::of(Hook::BeforeModel).with(Hook::AfterModel)
@@ -134,32 +137,11 @@ async fn synchronous_and_awaited_members_keep_the_order_in_flat_nested_and_mixed
     assert_eq!(output.text(), Some(text.as_str()));
     assert_eq!(take(&log), expected);
 
-    let mixed = thirteen_plain_then(&log, a("13"));
+    let mixed = thirteen_plain_then!(p; a("13"));
     assert_eq!(sync_hooks(&mixed), HookSet::NONE);
     let output = agent(mixed).run("hi").await.unwrap();
     assert_eq!(output.text(), Some(text.as_str()));
     assert_eq!(take(&log), expected);
-}
-
-/// A 14-member chain (nested: more than 12): `Plain` members `"0"` to `"12"`, then `last`.
-fn thirteen_plain_then<L: Middleware<Phase = phase::Wrap>>(log: &Log, last: L) -> impl Middleware {
-    let p = |n| Plain(n, log.clone());
-    chain![
-        p("0"),
-        p("1"),
-        p("2"),
-        p("3"),
-        p("4"),
-        p("5"),
-        p("6"),
-        p("7"),
-        p("8"),
-        p("9"),
-        p("10"),
-        p("11"),
-        p("12"),
-        last,
-    ]
 }
 
 #[tokio::test]
@@ -230,17 +212,15 @@ async fn jumps_and_errors_leave_the_synchronous_path_as_they_leave_the_awaited_o
     assert_eq!(output.end, EndReason::Jumped);
     assert_eq!(take(&log), ["a:before"], "hooks after the jump do not run");
 
-    let error = agent(chain![
-        Plain("a", log.clone()),
-        refuse,
-        Plain("c", log.clone())
-    ])
-    .run("hi")
-    .await
-    .unwrap_err();
-    let Error::Middleware(error) = error else {
-        panic!("expected a middleware error, got {error:?}");
-    };
+    let error = middleware_error(
+        agent(chain![
+            Plain("a", log.clone()),
+            refuse,
+            Plain("c", log.clone())
+        ])
+        .run("hi")
+        .await,
+    );
     assert_eq!(error.middleware(), Some("refuse"));
     assert_eq!(error.hook(), Some(Hook::BeforeModel));
     assert_eq!(take(&log), ["a:before"]);
@@ -264,23 +244,7 @@ async fn an_interrupt_deep_in_a_nested_synchronous_chain_resumes_at_its_member()
     let log: Log = Log::default();
     let p = |n| Plain(n, log.clone());
     // `ask` is member 13 of 15: in the nested tuple of the chain.
-    let agent = agent(chain![
-        p("0"),
-        p("1"),
-        p("2"),
-        p("3"),
-        p("4"),
-        p("5"),
-        p("6"),
-        p("7"),
-        p("8"),
-        p("9"),
-        p("10"),
-        p("11"),
-        p("12"),
-        ask,
-        p("14"),
-    ]);
+    let agent = agent(thirteen_plain_then!(p; ask, p("14")));
     let output = agent.run("hi").await.unwrap();
     assert_eq!(output.end, EndReason::Interrupted);
     let before: Vec<String> = (0..13).map(|n| format!("{n}:before")).collect();
@@ -312,10 +276,7 @@ impl Middleware for Liar {
 
 #[tokio::test]
 async fn a_claimed_synchronous_form_that_is_missing_is_an_error_not_a_panic() {
-    let error = agent(Liar).run("hi").await.unwrap_err();
-    let Error::Middleware(error) = error else {
-        panic!("expected a middleware error, got {error:?}");
-    };
+    let error = middleware_error(agent(Liar).run("hi").await);
     assert_eq!(error.middleware(), Some("Liar"));
     assert_eq!(error.hook(), Some(Hook::BeforeModel));
     assert!(error.to_string().contains("synchronous form"), "{error}");

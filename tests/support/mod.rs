@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 
 use hookchain::middleware::{HookSet, True, phase};
 use hookchain::prelude::*;
-use hookchain::{FnTool, ModelError, Role, Tool};
+use hookchain::{FnTool, MiddlewareError, ModelError, Role, RunOutput, Tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -38,6 +38,20 @@ pub(crate) fn push(log: &Log, event: impl Into<String>) {
 /// A snapshot of the events logged so far.
 pub(crate) fn events(log: &Log) -> Vec<String> {
     log.lock().unwrap().clone()
+}
+
+/// Drains the log: the events so far, leaving it empty.
+pub(crate) fn take_events(log: &Log) -> Vec<String> {
+    std::mem::take(&mut *log.lock().unwrap())
+}
+
+/// The [`MiddlewareError`] of a run that failed in a hook.
+#[track_caller]
+pub(crate) fn middleware_error(result: Result<RunOutput, Error>) -> MiddlewareError {
+    match result {
+        Err(Error::Middleware(error)) => *error,
+        other => panic!("expected Error::Middleware, got {other:?}"),
+    }
 }
 
 /// What a sequential hook of a [`Recorder`] does after logging its event.
