@@ -3,7 +3,7 @@
 
 use std::convert::Infallible;
 
-use hookchain::{FnTool, Tool, ToolCall, ToolError, ToolRegistry, ToolSpec};
+use hookchain::{FnTool, Tool, ToolCall, ToolError, ToolRegistry, ToolResult, ToolSpec};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -97,6 +97,19 @@ fn registry_spec_lookup_matches_the_tool_spec() {
     assert!(ToolRegistry::new().is_empty());
 }
 
+/// Asserts that `result` is an error result whose text mentions each of `mentions`.
+#[track_caller]
+fn assert_error_result(result: &ToolResult, mentions: &[&str]) {
+    assert!(result.is_error, "expected an error result, got {result:?}");
+    for mention in mentions {
+        assert!(
+            result.content.contains(mention),
+            "expected {mention:?} in {:?}",
+            result.content
+        );
+    }
+}
+
 #[tokio::test]
 async fn good_arguments_return_text_non_string_output_as_json() {
     let registry = registry();
@@ -165,19 +178,8 @@ async fn bad_arguments_are_invalid_arguments_and_an_error_result() {
         "{error:?}"
     );
     let result = registry.execute(&missing).await;
-    assert!(result.is_error);
+    assert_error_result(&result, &["add", "invalid arguments", "missing field `b`"]);
     assert_eq!(result.call_id, "call_1");
-    assert!(result.content.contains("add"), "{}", result.content);
-    assert!(
-        result.content.contains("invalid arguments"),
-        "{}",
-        result.content
-    );
-    assert!(
-        result.content.contains("missing field `b`"),
-        "{}",
-        result.content
-    );
 
     // A field of the wrong type.
     let wrong_type = call("add", json!({ "a": "one", "b": 2 }));
@@ -187,13 +189,7 @@ async fn bad_arguments_are_invalid_arguments_and_an_error_result() {
         "{error:?}"
     );
     let result = registry.execute(&wrong_type).await;
-    assert!(result.is_error);
-    assert!(result.content.contains("add"), "{}", result.content);
-    assert!(
-        result.content.contains("invalid type"),
-        "{}",
-        result.content
-    );
+    assert_error_result(&result, &["add", "invalid type"]);
 
     // Not an object at all.
     let not_object = call("shout", json!("just a string"));
@@ -221,16 +217,12 @@ async fn unknown_tool_is_an_error_result_listing_the_available_tools() {
     }
 
     let result = registry.execute(&unknown).await;
-    assert!(result.is_error);
+    assert_error_result(&result, &["divide", "add", "shout"]);
     assert_eq!(result.call_id, "call_1");
-    assert!(result.content.contains("divide"), "{}", result.content);
-    assert!(result.content.contains("add"), "{}", result.content);
-    assert!(result.content.contains("shout"), "{}", result.content);
 
     // An empty registry still answers.
     let result = ToolRegistry::new().execute(&unknown).await;
-    assert!(result.is_error);
-    assert!(result.content.contains("divide"), "{}", result.content);
+    assert_error_result(&result, &["divide"]);
 }
 
 #[tokio::test]
@@ -254,23 +246,12 @@ async fn a_tool_error_becomes_an_error_result_with_its_message() {
         "{error:?}"
     );
     let result = registry.execute(&read).await;
-    assert!(result.is_error);
-    assert!(result.content.contains("read_disk"), "{}", result.content);
-    assert!(
-        result.content.contains("disk on fire"),
-        "{}",
-        result.content
-    );
+    assert_error_result(&result, &["read_disk", "disk on fire"]);
 
     let result = registry
         .execute(&call("validate", json!({ "text": "" })))
         .await;
-    assert!(result.is_error);
-    assert!(
-        result.content.contains("text must not be empty"),
-        "{}",
-        result.content
-    );
+    assert_error_result(&result, &["text must not be empty"]);
 
     let result = registry
         .execute(&call("validate", json!({ "text": "fine" })))
@@ -313,35 +294,18 @@ async fn a_panicking_tool_becomes_an_error_result_with_the_panic_message() {
         other => panic!("expected Panicked, got {other:?}"),
     }
     let result = registry.execute(&boom).await;
-    assert!(result.is_error);
+    assert_error_result(&result, &["literal", "literal panic message"]);
     assert_eq!(result.call_id, "call_1");
-    assert!(result.content.contains("literal"), "{}", result.content);
-    assert!(
-        result.content.contains("literal panic message"),
-        "{}",
-        result.content
-    );
 
     let result = registry
         .execute(&call("formatted", json!({ "text": "the answer" })))
         .await;
-    assert!(result.is_error);
-    assert!(result.content.contains("formatted"), "{}", result.content);
-    assert!(
-        result.content.contains("formatted panic: the answer is 42"),
-        "{}",
-        result.content
-    );
+    assert_error_result(&result, &["formatted", "formatted panic: the answer is 42"]);
 
     let result = registry
         .execute(&call("eager", json!({ "text": "x" })))
         .await;
-    assert!(result.is_error);
-    assert!(
-        result.content.contains("eager panic on"),
-        "{}",
-        result.content
-    );
+    assert_error_result(&result, &["eager panic on"]);
 
     // The registry still works after its tools panicked.
     let result = registry
@@ -431,13 +395,7 @@ async fn a_hand_written_tool_works_in_the_registry() {
     assert_eq!(result.content, "echo: hello");
 
     let result = registry.execute(&call("echo", json!({ "say": 7 }))).await;
-    assert!(result.is_error);
-    assert!(result.content.contains("echo"), "{}", result.content);
-    assert!(
-        result.content.contains("`say` must be a string"),
-        "{}",
-        result.content
-    );
+    assert_error_result(&result, &["echo", "`say` must be a string"]);
 
     // Other tools in the same registry are unaffected.
     let result = registry
