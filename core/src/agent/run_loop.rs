@@ -39,21 +39,32 @@ pub(super) enum Ending {
 
 /// Where the loop goes next.
 enum Next {
-    /// A step; with a response that stands in for the model call.
+    /// A new step; with a response that stands in for the model call.
     Step(Option<ModelResponse>),
-    /// Run the tool calls waiting in the history, then a step.
-    Tools,
-    /// Go on from a checkpoint.
-    Resume(Position),
+    /// `before_model` and the model call on this request (a step resumed before the model).
+    Request(ModelRequest),
+    /// `after_model` and what follows on this response.
+    Response(ModelResponse),
+    /// These tool calls; the results some of them already have.
+    Tools {
+        calls: Vec<ToolCall>,
+        results: Vec<Option<ToolResult>>,
+    },
+    /// The tool calls waiting in the history, then a step.
+    PendingTools,
     /// Leave the loop.
-    End,
+    End(Ending),
 }
 
-/// How a step ended.
-enum StepEnd {
-    Next(Next),
-    Finished,
-    Paused(Box<Checkpoint>),
+impl From<Position> for Next {
+    /// Where a resumed run goes on.
+    fn from(position: Position) -> Self {
+        match position {
+            Position::BeforeModel { request, .. } => Next::Request(request),
+            Position::AfterModel { response, .. } => Next::Response(response),
+            Position::Tools { calls, results } => Next::Tools { calls, results },
+        }
+    }
 }
 
 impl<M: Model, C: Middleware> Agent<M, C> {
@@ -78,88 +89,64 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         }
         let mut next = match entry {
             Entry::Start => self.before_agent(cx, state).await,
-            Entry::Resume(position) => Ok(Next::Resume(position)),
+            Entry::Resume(position) => Ok(Next::from(position)),
         };
         let outcome = loop {
-            let (request, stand_in) = match attempt!(next) {
-                Next::End => break Ok(Ending::Jumped),
-                Next::Tools => {
-                    let pending = cx.pending_tool_calls();
-                    let results = vec![None; pending.len()];
-                    match attempt!(self.run_tools(cx, state, pending, results).await) {
-                        Some(paused) => break Ok(Ending::Paused(paused)),
-                        None => next = Ok(Next::Step(None)),
-                    }
+            let mut request = match attempt!(next) {
+                Next::End(ending) => break Ok(ending),
+                Next::PendingTools => {
+                    let calls = cx.pending_tool_calls();
+                    let results = vec![None; calls.len()];
+                    next = Ok(Next::Tools { calls, results });
                     continue;
                 }
-                Next::Resume(Position::Tools { calls, results }) => {
-                    match attempt!(self.run_tools(cx, state, calls, results).await) {
-                        Some(paused) => break Ok(Ending::Paused(paused)),
-                        None => next = Ok(Next::Step(None)),
-                    }
+                Next::Tools { calls, results } => {
+                    next = self.run_tools(cx, state, calls, results).await;
                     continue;
                 }
-                Next::Resume(Position::AfterModel { response, .. }) => (None, Some(response)),
-                Next::Resume(Position::BeforeModel { request, .. }) => (Some(request), None),
+                Next::Response(response) => {
+                    next = self.end_step(cx, state, response).await;
+                    continue;
+                }
+                Next::Request(request) => request,
                 Next::Step(stand_in) => {
                     // The model is never called while a tool call waits for its result (tool
                     // calls left unanswered in the input history, say).
                     if cx.has_pending_tool_calls() {
-                        next = Ok(Next::Tools);
+                        next = Ok(Next::PendingTools);
                         continue;
                     }
                     attempt!(self.begin_step(cx));
-                    match stand_in {
-                        Some(response) => {
-                            cx.usage += response.usage;
-                            (None, Some(response))
-                        }
-                        None => (Some(self.request(cx)), None),
+                    if let Some(response) = stand_in {
+                        cx.usage += response.usage;
+                        next = Ok(Next::Response(response));
+                        continue;
                     }
+                    self.request(cx)
                 }
             };
-            let response = match (request, stand_in) {
-                (_, Some(response)) => response,
-                (None, None) => unreachable!("a step has a request or a response"),
-                (Some(mut request), None) => {
-                    match attempt!(self.before_model(cx, state, &mut request).await) {
-                        Flow::Continue | Flow::Jump(Jump::Model) => {
-                            let model = CallModel { model: &self.model };
-                            let mut onion =
-                                <C::WrapsModel as ModelWrap<C>>::layer(&self.chain, state, model);
-                            let response = onion.call(cx, request).await;
-                            let response = attempt!(model_response(response));
-                            cx.usage += response.usage;
-                            response
-                        }
-                        Flow::Respond(response) => {
-                            cx.usage += response.usage;
-                            *response
-                        }
-                        Flow::Jump(Jump::Tools) => {
-                            next = Ok(Next::Tools);
-                            continue;
-                        }
-                        Flow::Jump(Jump::End) => {
-                            next = Ok(Next::End);
-                            continue;
-                        }
-                        Flow::Interrupt(interruption) => {
-                            let member = interruption.member;
-                            let position = Position::BeforeModel { request, member };
-                            let interrupt =
-                                self.hook_interrupt(cx, Hook::BeforeModel, *interruption);
-                            break self
-                                .pause(cx, state, position, vec![interrupt])
-                                .map(Ending::Paused);
-                        }
-                    }
+            next = match attempt!(self.before_model(cx, state, &mut request).await) {
+                Flow::Continue | Flow::Jump(Jump::Model) => {
+                    let model = CallModel { model: &self.model };
+                    let mut onion =
+                        <C::WrapsModel as ModelWrap<C>>::layer(&self.chain, state, model);
+                    let response = onion.call(cx, request).await;
+                    let response = attempt!(model_response(response));
+                    cx.usage += response.usage;
+                    Ok(Next::Response(response))
                 }
-            };
-            next = match attempt!(self.end_step(cx, state, response).await) {
-                StepEnd::Next(next) => Ok(next),
-                StepEnd::Finished => break Ok(Ending::Finished),
-                StepEnd::Paused(checkpoint) => break Ok(Ending::Paused(checkpoint)),
+                Flow::Respond(response) => {
+                    cx.usage += response.usage;
+                    Ok(Next::Response(*response))
+                }
+                Flow::Jump(Jump::Tools) => Ok(Next::PendingTools),
+                Flow::Jump(Jump::End) => Ok(Next::End(Ending::Jumped)),
+                Flow::Interrupt(interruption) => {
+                    let member = interruption.member;
+                    let position = Position::BeforeModel { request, member };
+                    let interrupt = self.hook_interrupt(cx, Hook::BeforeModel, *interruption);
+                    self.pause(cx, state, position, vec![interrupt])
+                }
             };
         };
         // A hook that failed while resuming leaves its resume point behind; nothing after may
@@ -194,8 +181,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         Ok(match flow {
             Flow::Continue | Flow::Jump(Jump::Model) => Next::Step(None),
             Flow::Respond(response) => Next::Step(Some(*response)),
-            Flow::Jump(Jump::Tools) => Next::Tools,
-            Flow::Jump(Jump::End) => Next::End,
+            Flow::Jump(Jump::Tools) => Next::PendingTools,
+            Flow::Jump(Jump::End) => Next::End(Ending::Jumped),
             // The run cannot pause before it has started.
             Flow::Interrupt(mut interruption) => {
                 interruption.raised_by(C::NAME);
@@ -227,14 +214,14 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         Ok(())
     }
 
-    /// Closes a step: `after_model`, the response into the history, then the tools. Returns
-    /// where to go next.
+    /// Closes a step: `after_model`, the response into the history. Returns where to go next
+    /// (its tool calls, most often).
     async fn end_step(
         &self,
         cx: &mut Context,
         state: &mut C::State,
         mut response: ModelResponse,
-    ) -> Result<StepEnd, Error> {
+    ) -> Result<Next, Error> {
         let flow = self.after_model(cx, state, &mut response).await?;
         if let Flow::Interrupt(interruption) = flow {
             let member = interruption.member;
@@ -246,30 +233,25 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 member,
                 answered,
             };
-            return self
-                .pause(cx, state, position, vec![interrupt])
-                .map(StepEnd::Paused);
+            return self.pause(cx, state, position, vec![interrupt]);
         }
         let calls = response.message.tool_calls.clone();
         cx.messages.push(response.message);
-        match flow {
+        Ok(match flow {
             Flow::Jump(Jump::Model) => {
                 skip_calls(cx, &calls, "a middleware sent the run back to the model");
-                Ok(StepEnd::Next(Next::Step(None)))
+                Next::Step(None)
             }
             Flow::Jump(Jump::End) => {
                 skip_calls(cx, &calls, "a middleware ended the run");
-                Ok(StepEnd::Next(Next::End))
+                Next::End(Ending::Jumped)
             }
-            _ if calls.is_empty() => Ok(StepEnd::Finished),
+            _ if calls.is_empty() => Next::End(Ending::Finished),
             _ => {
                 let results = vec![None; calls.len()];
-                Ok(match self.run_tools(cx, state, calls, results).await? {
-                    Some(checkpoint) => StepEnd::Paused(checkpoint),
-                    None => StepEnd::Next(Next::Step(None)),
-                })
+                Next::Tools { calls, results }
             }
-        }
+        })
     }
 
     /// The request of the next model call, built from the history.
@@ -333,14 +315,14 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// Runs the tool calls of a step through the tool onion, concurrently (bounded), and, when
     /// none interrupted, appends one result message per call, in call order. `results[i]` holds
     /// what is already known of `calls[i]`: completed before a pause, or supplied by a hook.
-    /// Returns the checkpoint when a call interrupted the run.
+    /// Goes on to the next step, or pauses when a call interrupted the run.
     async fn run_tools(
         &self,
         cx: &mut Context,
         state: &C::State,
         calls: Vec<ToolCall>,
         mut results: Vec<Option<ToolResult>>,
-    ) -> Result<Option<Box<Checkpoint>>, Error> {
+    ) -> Result<Next, Error> {
         for (call, result) in calls.iter().zip(&mut results) {
             if result.is_none() {
                 *result = take_answer(cx, &call.id);
@@ -391,12 +373,12 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         }
         if !interrupts.is_empty() {
             let position = Position::Tools { calls, results };
-            return self.pause(cx, state, position, interrupts).map(Some);
+            return self.pause(cx, state, position, interrupts);
         }
         cx.tool_calls += results.len();
         cx.messages
             .extend(results.into_iter().flatten().map(Message::tool));
-        Ok(None)
+        Ok(Next::Step(None))
     }
 
     /// One tool call through the chain's onion; every failure becomes an error result, an
@@ -453,16 +435,16 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         }
     }
 
-    /// The checkpoint of a run paused at `position`.
+    /// Pauses the run at `position`: the loop ends with its checkpoint.
     fn pause(
         &self,
         cx: &Context,
         state: &C::State,
         position: Position,
         interrupts: Vec<Interrupt>,
-    ) -> Result<Box<Checkpoint>, Error> {
+    ) -> Result<Next, Error> {
         tracing::debug!(step = cx.step, interrupts = interrupts.len(), "run paused");
-        Ok(Box::new(Checkpoint {
+        Ok(Next::End(Ending::Paused(Box::new(Checkpoint {
             format: Checkpoint::format(),
             chain: fingerprint::<C>(),
             messages: cx.messages.clone(),
@@ -475,7 +457,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             pauses: cx.pauses + 1,
             position,
             interrupts,
-        }))
+        }))))
     }
 }
 
