@@ -1781,3 +1781,44 @@ async fn a_paused_and_resumed_run_counts_once_in_its_thread() {
     );
     assert_eq!(thread.messages().len(), 4);
 }
+
+/// Asks in `before_model`; resumed, fails. Its `after_agent` records whether it still saw an
+/// answer.
+#[derive(Clone, Default)]
+struct AskThenFail {
+    saw_answer_at_the_end: Arc<Mutex<Option<bool>>>,
+}
+
+#[middleware]
+impl AskThenFail {
+    #[hook(before_model)]
+    fn ask(&self, cx: &mut Context) -> Result<Flow, std::io::Error> {
+        match cx.resume_value() {
+            None => Ok(Flow::interrupt(json!("may I?"))),
+            Some(_) => Err(std::io::Error::other("changed my mind")),
+        }
+    }
+
+    #[hook(after_agent)]
+    fn done(&self, cx: &mut Context) {
+        *self.saw_answer_at_the_end.lock().unwrap() = Some(cx.resume_value().is_some());
+    }
+}
+
+/// A hook that fails on the resumed step spends its answer all the same: no hook after it (here
+/// `after_agent`) reads it.
+#[tokio::test]
+async fn an_answer_is_spent_even_when_the_resumed_hook_fails() {
+    let hook = AskThenFail::default();
+    let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("unused")]))
+        .chain(chain![hook.clone()])
+        .build();
+    let output = agent.run("hi").await.unwrap();
+    let error = middleware_error(
+        agent
+            .resume(paused(&output), answer(&output, json!("yes")))
+            .await,
+    );
+    assert_eq!(error.middleware(), Some("AskThenFail"));
+    assert_eq!(*hook.saw_answer_at_the_end.lock().unwrap(), Some(false));
+}

@@ -149,9 +149,6 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 }
             };
         };
-        // A hook that failed while resuming leaves its resume point behind; nothing after may
-        // see it.
-        cx.resume = None;
         if let Ok(Ending::Paused(_)) = outcome {
             // The run is not over: `after_agent` runs when it ends, after the resume.
             return outcome;
@@ -271,17 +268,18 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         state: &mut C::State,
         request: &mut ModelRequest,
     ) -> Result<Flow, Error> {
-        if !C::HOOKS.contains(Hook::BeforeModel) {
-            return Ok(Flow::Continue);
-        }
         // A chain whose `before_model` hooks are all plain `fn`s is called without a future.
-        let flow = if C::SYNC_HOOKS.contains(Hook::BeforeModel) {
+        let flow = if !C::HOOKS.contains(Hook::BeforeModel) {
+            Ok(Flow::Continue)
+        } else if C::SYNC_HOOKS.contains(Hook::BeforeModel) {
             self.chain.before_model_sync(cx, state, request)
         } else {
             self.chain.before_model(cx, state, request).await
-        }
-        .map_err(|error| error.attribute(C::NAME, Hook::BeforeModel))?;
+        };
+        // A resume point is for the hooks of the step it interrupted: spent once they ran, even
+        // if one failed.
         cx.resume = None;
+        let flow = flow.map_err(|error| error.attribute(C::NAME, Hook::BeforeModel))?;
         check_jump::<C>(&flow, Hook::BeforeModel)?;
         Ok(flow)
     }
@@ -292,16 +290,15 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         state: &mut C::State,
         response: &mut ModelResponse,
     ) -> Result<Flow, Error> {
-        if !C::HOOKS.contains(Hook::AfterModel) {
-            return Ok(Flow::Continue);
-        }
-        let flow = if C::SYNC_HOOKS.contains(Hook::AfterModel) {
+        let flow = if !C::HOOKS.contains(Hook::AfterModel) {
+            Ok(Flow::Continue)
+        } else if C::SYNC_HOOKS.contains(Hook::AfterModel) {
             self.chain.after_model_sync(cx, state, response)
         } else {
             self.chain.after_model(cx, state, response).await
-        }
-        .map_err(|error| error.attribute(C::NAME, Hook::AfterModel))?;
+        };
         cx.resume = None;
+        let flow = flow.map_err(|error| error.attribute(C::NAME, Hook::AfterModel))?;
         check_jump::<C>(&flow, Hook::AfterModel)?;
         match flow {
             Flow::Respond(replacement) => {
