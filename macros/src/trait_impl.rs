@@ -28,15 +28,12 @@ pub(crate) struct ImplModel<'a> {
     pub(crate) requires: Vec<Type>,
 }
 
-/// One hook, ready to generate.
+/// One hook, ready to generate: a `#[hook]` function (called as `name::call`) or a method of a
+/// `#[middleware]` block (called as `Self::method(self, ..)`), told apart by the receiver.
 pub(crate) struct HookImpl<'a> {
     pub(crate) sig: HookSig<'a>,
     /// The role of each typed parameter, in order.
     pub(crate) roles: Vec<Role>,
-    /// The function to call: `stamp::call` or `Self::redact`.
-    pub(crate) callee: TokenStream,
-    /// Whether the call passes `self` first.
-    pub(crate) method: bool,
     pub(crate) jumps: Vec<JumpValue>,
 }
 
@@ -208,8 +205,12 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
                 _ => quote!(#ident),
             }
         });
-    let receiver = hook.method.then(|| quote!(self,));
-    let callee = &hook.callee;
+    let ident = &hook.sig.original.ident;
+    let (callee, receiver) = if hook.sig.original.receiver().is_some() {
+        (quote!(Self::#ident), quote!(self,))
+    } else {
+        (quote!(#ident::call), quote!())
+    };
     let span = Span::call_site().located_at(hook.sig.output_span);
     let conversion = syn::Ident::new(&kind.conversion(), span);
     let pp = p.at(span);

@@ -8,7 +8,7 @@ use super::parse::{HookAttr, HookItem};
 use super::validate::HookModel;
 use crate::fallback;
 use crate::private::Private;
-use crate::trait_impl::{self, HookImpl, ImplModel};
+use crate::trait_impl::{self, ImplModel};
 
 /// The unit type, the function as its associated `call`, and the trait impls.
 pub(crate) fn expand(function: &HookItem, attr: &HookAttr, model: HookModel<'_>) -> TokenStream {
@@ -19,23 +19,15 @@ pub(crate) fn expand(function: &HookItem, attr: &HookAttr, model: HookModel<'_>)
         .name
         .as_ref()
         .map_or_else(|| ident.to_string(), |name| name.value());
-    let phase = model.phase;
-    let hook = HookImpl {
-        sig: model.sig,
-        roles: model.roles,
-        callee: quote!(#ident::call),
-        method: false,
-        jumps: model.jumps,
-    };
     let implementation = trait_impl::expand(&ImplModel {
         private: p.clone(),
         self_ty: quote!(#ident),
         generics: syn::Generics::default(),
         name,
         type_name: ident.to_string(),
-        phase,
+        phase: model.phase,
         state: attr.options.state.clone(),
-        hooks: vec![hook],
+        hooks: vec![model.hook],
         before: Vec::new(),
         after: Vec::new(),
         requires: Vec::new(),

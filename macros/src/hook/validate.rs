@@ -2,17 +2,16 @@
 
 use crate::attr::{JumpValue, PhaseValue, Place};
 use crate::ctxt::Ctxt;
-use crate::kinds::{HookKind, Role};
+use crate::kinds::HookKind;
 use crate::signature::{HookSig, validate as validate_signature};
+use crate::trait_impl::HookImpl;
 
 use super::parse::{HookAttr, HookItem};
 
 /// A `#[hook]` that passed every rule.
 pub(crate) struct HookModel<'a> {
-    pub(crate) sig: HookSig<'a>,
-    pub(crate) roles: Vec<Role>,
+    pub(crate) hook: HookImpl<'a>,
     pub(crate) phase: PhaseValue,
-    pub(crate) jumps: Vec<JumpValue>,
 }
 
 pub(crate) fn validate<'a>(
@@ -33,10 +32,8 @@ pub(crate) fn validate<'a>(
     let sig = HookSig::parse(kind, &function.sig);
     let roles = validate_signature(ctxt, &sig, Place::HookFn, attr.options.state.is_some());
     Some(HookModel {
-        sig,
-        roles,
+        hook: HookImpl { sig, roles, jumps },
         phase,
-        jumps,
     })
 }
 

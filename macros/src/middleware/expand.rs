@@ -8,7 +8,7 @@ use super::parse::Parsed;
 use super::validate::MiddlewareModel;
 use crate::fallback;
 use crate::private::Private;
-use crate::trait_impl::{self, HookImpl, ImplModel};
+use crate::trait_impl::{self, ImplModel};
 
 /// The block as written (hook attributes removed) and the trait impls.
 pub(crate) fn expand(block: &ItemImpl, parsed: &Parsed, model: MiddlewareModel<'_>) -> TokenStream {
@@ -18,20 +18,6 @@ pub(crate) fn expand(block: &ItemImpl, parsed: &Parsed, model: MiddlewareModel<'
         .name
         .as_ref()
         .map_or_else(|| model.type_name.clone(), |name| name.value());
-    let hooks = model
-        .hooks
-        .into_iter()
-        .map(|hook| {
-            let method = hook.method;
-            HookImpl {
-                sig: hook.sig,
-                roles: hook.roles,
-                callee: quote!(Self::#method),
-                method: true,
-                jumps: hook.jumps,
-            }
-        })
-        .collect();
     let implementation = trait_impl::expand(&ImplModel {
         private: p,
         self_ty: block.self_ty.to_token_stream(),
@@ -40,7 +26,7 @@ pub(crate) fn expand(block: &ItemImpl, parsed: &Parsed, model: MiddlewareModel<'
         type_name: model.type_name,
         phase: model.phase,
         state: options.state.clone(),
-        hooks,
+        hooks: model.hooks,
         before: options.before.clone(),
         after: options.after.clone(),
         requires: options.requires.clone(),

@@ -4,25 +4,17 @@
 use syn::{ImplItem, ItemImpl, Type};
 
 use super::parse::{Parsed, self_span};
-use crate::attr::{JumpValue, PhaseValue, Place};
+use crate::attr::{PhaseValue, Place};
 use crate::ctxt::Ctxt;
 use crate::hook::{jumps_fit, kind, phase_allows};
-use crate::kinds::Role;
 use crate::signature::{HookSig, validate as validate_signature};
+use crate::trait_impl::HookImpl;
 
 /// A `#[middleware]` block that passed every rule.
 pub(crate) struct MiddlewareModel<'a> {
     pub(crate) type_name: String,
     pub(crate) phase: PhaseValue,
-    pub(crate) hooks: Vec<ValidHook<'a>>,
-}
-
-/// One hook method that passed every rule.
-pub(crate) struct ValidHook<'a> {
-    pub(crate) sig: HookSig<'a>,
-    pub(crate) roles: Vec<Role>,
-    pub(crate) method: &'a syn::Ident,
-    pub(crate) jumps: Vec<JumpValue>,
+    pub(crate) hooks: Vec<HookImpl<'a>>,
 }
 
 pub(crate) fn validate<'a>(
@@ -46,7 +38,7 @@ pub(crate) fn validate<'a>(
         .phase
         .map_or(PhaseValue::Wrap, |(phase, _)| phase);
     let has_state = parsed.options.state.is_some();
-    let mut hooks: Vec<ValidHook<'a>> = Vec::new();
+    let mut hooks: Vec<HookImpl<'a>> = Vec::new();
     for (index, attr) in &parsed.hooks {
         let ImplItem::Fn(method) = &block.items[*index] else {
             continue;
@@ -67,7 +59,7 @@ pub(crate) fn validate<'a>(
                     "a second `{}` hook: a middleware has at most one of each hook, and `{}` \
                      is already its `{}`",
                     kind.name(),
-                    first.method,
+                    first.sig.original.ident,
                     kind.name()
                 ),
             );
@@ -81,12 +73,7 @@ pub(crate) fn validate<'a>(
         let jumps = jumps_fit(ctxt, attr, kind);
         let sig = HookSig::parse(kind, &method.sig);
         let roles = validate_signature(ctxt, &sig, Place::HookMethod, has_state);
-        hooks.push(ValidHook {
-            sig,
-            roles,
-            method: &method.sig.ident,
-            jumps,
-        });
+        hooks.push(HookImpl { sig, roles, jumps });
     }
     Some(MiddlewareModel {
         type_name: type_name?,
