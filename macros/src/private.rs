@@ -19,7 +19,7 @@ impl Private {
     /// The path with its tokens located at `span` (call-site hygiene, user location), so that
     /// an error about an item reached through it points at the user's code.
     pub(crate) fn at(&self, span: Span) -> TokenStream {
-        let located = Span::call_site().located_at(span);
+        let located = located(span);
         self.0
             .clone()
             .into_iter()
@@ -35,4 +35,10 @@ impl quote::ToTokens for Private {
     fn to_tokens(&self, tokens: &mut TokenStream) {
         self.0.to_tokens(tokens);
     }
+}
+
+/// `span`'s location with call-site hygiene: generated code that an error may point at, at the
+/// user's token, while it still resolves names as the macro's output does.
+pub(crate) fn located(span: Span) -> Span {
+    Span::call_site().located_at(span)
 }

@@ -1,13 +1,13 @@
 //! Generates `impl Middleware` (and `impl Identified`) from a validated model. Shared by
 //! `#[hook]` and `#[middleware]`; makes no decisions and reports no errors.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::{Generics, Type};
 
 use crate::attr::{JumpValue, PhaseValue};
 use crate::kinds::{HookKind, Role};
-use crate::private::Private;
+use crate::private::{Private, located};
 use crate::signature::HookSig;
 
 /// A middleware type, ready to generate.
@@ -16,8 +16,8 @@ pub(crate) struct ImplModel<'a> {
     /// The type the impls are for.
     pub(crate) self_ty: TokenStream,
     pub(crate) generics: Generics,
-    /// `Middleware::NAME`.
-    pub(crate) name: String,
+    /// `Middleware::NAME`, when given with `name = ".."` (else the type's own name).
+    pub(crate) name: Option<&'a syn::LitStr>,
     /// The type's own name, for its identity.
     pub(crate) type_name: String,
     pub(crate) phase: PhaseValue,
@@ -49,8 +49,10 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
     let p = &model.private;
     let self_ty = &model.self_ty;
     let (impl_generics, _, where_clause) = model.generics.split_for_impl();
-    let name = &model.name;
     let type_name = &model.type_name;
+    let name = model
+        .name
+        .map_or_else(|| type_name.clone(), syn::LitStr::value);
     let phase = format_ident!("{}", model.phase.type_name());
     let state = match &model.state {
         Some(state) => quote!(#state),
@@ -74,7 +76,7 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
     });
     let named = |types: &[Type]| {
         let items = types.iter().map(|ty| {
-            let span = Span::call_site().located_at(syn::spanned::Spanned::span(ty));
+            let span = located(syn::spanned::Spanned::span(ty));
             let p = p.at(span);
             quote_spanned!(span=> #p::Named::of::<#ty>())
         });
@@ -86,35 +88,38 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
         named(&model.requires),
     );
     let methods = model.hooks.iter().map(|hook| method(p, hook));
+    // In an anonymous const: the impls add no name to the user's module.
     quote! {
-        #[automatically_derived]
-        #[diagnostic::do_not_recommend]
-        impl #impl_generics #p::Middleware for #self_ty #where_clause {
-            type State = #state;
-            type Phase = #p::phase::#phase;
-            type WrapsModel = #wraps_model;
-            type WrapsTool = #wraps_tool;
-            const NAME: &'static str = #name;
-            const HOOKS: #p::HookSet = #hooks;
-            const JUMPS: #p::JumpSet = #p::JumpSet::NONE #(#jumps)*;
-            const SYNC_HOOKS: #p::HookSet = #sync_hooks;
-            const IDENTITY: #p::Option<&'static str> =
-                #p::Some(<Self as #p::Identified>::IDENTITY);
-            const CONSTRAINTS: #p::Constraints = #p::Constraints {
-                before: #before,
-                after: #after,
-                requires: #requires,
-            };
-            #(#methods)*
-        }
+        const _: () = {
+            #[automatically_derived]
+            #[diagnostic::do_not_recommend]
+            impl #impl_generics #p::Middleware for #self_ty #where_clause {
+                type State = #state;
+                type Phase = #p::phase::#phase;
+                type WrapsModel = #wraps_model;
+                type WrapsTool = #wraps_tool;
+                const NAME: &'static str = #name;
+                const HOOKS: #p::HookSet = #hooks;
+                const JUMPS: #p::JumpSet = #p::JumpSet::NONE #(#jumps)*;
+                const SYNC_HOOKS: #p::HookSet = #sync_hooks;
+                const IDENTITY: #p::Option<&'static str> =
+                    #p::Some(<Self as #p::Identified>::IDENTITY);
+                const CONSTRAINTS: #p::Constraints = #p::Constraints {
+                    before: #before,
+                    after: #after,
+                    requires: #requires,
+                };
+                #(#methods)*
+            }
 
-        #[automatically_derived]
-        #[diagnostic::do_not_recommend]
-        impl #impl_generics #p::Identified for #self_ty #where_clause {
-            const IDENTITY: &'static str =
-                #p::concat!(#p::module_path!(), "::", #type_name);
-            const NAME: &'static str = #name;
-        }
+            #[automatically_derived]
+            #[diagnostic::do_not_recommend]
+            impl #impl_generics #p::Identified for #self_ty #where_clause {
+                const IDENTITY: &'static str =
+                    #p::concat!(#p::module_path!(), "::", #type_name);
+                const NAME: &'static str = #name;
+            }
+        };
     }
 }
 
@@ -186,7 +191,7 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
                 Role::Call => "__hookchain_call",
                 Role::Next => "__hookchain_next",
             };
-            let located = Span::call_site().located_at(span);
+            let located = located(span);
             let ident = syn::Ident::new(ident, located);
             match (role, param.ty) {
                 // The state passes through `StateIs`, whose bound explains a type mismatch.
@@ -211,7 +216,7 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
     } else {
         (quote!(#ident::call), quote!())
     };
-    let span = Span::call_site().located_at(hook.sig.output_span);
+    let span = located(hook.sig.output_span);
     let conversion = syn::Ident::new(&kind.conversion(), span);
     let pp = p.at(span);
     let call = quote!(#callee(#receiver #(#args),*));

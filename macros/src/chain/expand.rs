@@ -2,12 +2,12 @@
 //! and each pair of neighbours (phase order) at the element's own tokens, group them into
 //! tuples of at most 12 (nested for longer chains), and run the chain's compile-time checks.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::parse::ChainInput;
-use crate::private::Private;
+use crate::private::{Private, located};
 
 /// The largest tuple the core implements `Middleware` for.
 const GROUP: usize = 12;
@@ -30,7 +30,7 @@ pub(crate) fn expand(chain: &ChainInput) -> TokenStream {
         .iter()
         .zip(&bindings)
         .map(|(element, binding)| {
-            let span = located(element);
+            let span = located(element.span());
             let p = p.at(span);
             let binding = syn::Ident::new(&binding.to_string(), span);
             quote_spanned!(span=> #p::is_middleware(&#binding);)
@@ -38,7 +38,7 @@ pub(crate) fn expand(chain: &ChainInput) -> TokenStream {
     // The check of each pair of neighbours sits at the later element.
     let phase_checks = chain.elements.iter().skip(1).zip(bindings.windows(2));
     let phase_checks = phase_checks.map(|(element, pair)| {
-        let span = located(element);
+        let span = located(element.span());
         let previous = syn::Ident::new(&pair[0].to_string(), span);
         let next = syn::Ident::new(&pair[1].to_string(), span);
         let p = p.at(span);
@@ -75,8 +75,4 @@ fn group(mut items: Vec<TokenStream>) -> TokenStream {
 pub(crate) fn fallback(error: syn::Error) -> TokenStream {
     let error = error.to_compile_error();
     quote!({ #error () })
-}
-
-fn located(element: &syn::Expr) -> Span {
-    Span::call_site().located_at(element.span())
 }

@@ -14,16 +14,11 @@ use crate::trait_impl::{self, ImplModel};
 pub(crate) fn expand(function: &HookItem, attr: &HookAttr, model: HookModel<'_>) -> TokenStream {
     let p = Private::new(attr.options.krate.as_ref());
     let ident = &function.sig.ident;
-    let name = attr
-        .options
-        .name
-        .as_ref()
-        .map_or_else(|| ident.to_string(), |name| name.value());
     let implementation = trait_impl::expand(&ImplModel {
         private: p.clone(),
         self_ty: quote!(#ident),
         generics: syn::Generics::default(),
-        name,
+        name: attr.options.name.as_ref(),
         type_name: ident.to_string(),
         phase: model.phase,
         state: attr.options.state.clone(),
@@ -35,9 +30,7 @@ pub(crate) fn expand(function: &HookItem, attr: &HookAttr, model: HookModel<'_>)
     let unit = unit_type(function, &p);
     quote! {
         #unit
-        const _: () = {
-            #implementation
-        };
+        #implementation
     }
 }
 

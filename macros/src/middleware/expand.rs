@@ -14,15 +14,11 @@ use crate::trait_impl::{self, ImplModel};
 pub(crate) fn expand(block: &ItemImpl, parsed: &Parsed, model: MiddlewareModel<'_>) -> TokenStream {
     let p = Private::new(parsed.options.krate.as_ref());
     let options = &parsed.options;
-    let name = options
-        .name
-        .as_ref()
-        .map_or_else(|| model.type_name.clone(), |name| name.value());
     let implementation = trait_impl::expand(&ImplModel {
         private: p,
         self_ty: block.self_ty.to_token_stream(),
         generics: block.generics.clone(),
-        name,
+        name: options.name.as_ref(),
         type_name: model.type_name,
         phase: model.phase,
         state: options.state.clone(),
@@ -33,9 +29,7 @@ pub(crate) fn expand(block: &ItemImpl, parsed: &Parsed, model: MiddlewareModel<'
     });
     quote! {
         #block
-        const _: () = {
-            #implementation
-        };
+        #implementation
     }
 }
 
