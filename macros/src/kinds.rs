@@ -167,8 +167,13 @@ impl HookKind {
     }
 
     /// The `__private` conversion of the return value (`BeforeModelReturn`, …).
-    pub(crate) fn conversion(self) -> String {
-        format!("{}Return", self.variant())
+    pub(crate) fn conversion(self) -> &'static str {
+        match self {
+            HookKind::BeforeAgent | HookKind::BeforeModel | HookKind::AfterModel => "FlowReturn",
+            HookKind::AfterAgent => "DoneReturn",
+            HookKind::WrapModelCall => "WrapModelCallReturn",
+            HookKind::WrapToolCall => "WrapToolCallReturn",
+        }
     }
 
     /// The hook that takes a parameter of `role`, for "did you mean" hints.

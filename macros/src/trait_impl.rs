@@ -217,7 +217,7 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
         (quote!(#ident::call), quote!())
     };
     let span = located(hook.sig.output_span);
-    let conversion = syn::Ident::new(&kind.conversion(), span);
+    let conversion = syn::Ident::new(kind.conversion(), span);
     let pp = p.at(span);
     let call = quote!(#callee(#receiver #(#args),*));
     let params = quote! {

@@ -145,67 +145,37 @@ impl<E: Into<BoxError>> IntoToolResult for Result<ToolResult, E> {
 pub trait Conversion<O> {
     /// What the hook's trait method returns.
     type Output;
-    /// Converts, naming the middleware `M` and the hook in an error.
+    /// Converts (for a wrap hook, naming the middleware `M` and the hook in an error).
     fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output;
 }
 
-// One conversion marker per hook (written out, not generated, so that a wrong return type's
-// diagnostic shows a plain impl): the hook is in the type, so a hook's future stores nothing
-// to name it by.
+// The conversion markers (written out, not generated, so that a wrong return type's diagnostic
+// shows a plain impl). The chain names the errors of sequential hooks as they leave each member,
+// so their conversions do not; the chain adds nothing around a wrap hook, so the wrap
+// conversions name the middleware `M` and their hook (in the type: a hook's future stores
+// nothing to name it by).
 
-/// The conversion of `before_agent` hooks.
+/// The conversion of `before_agent`, `before_model` and `after_model` hooks.
 #[derive(Debug)]
-pub enum BeforeAgentReturn {}
+pub enum FlowReturn {}
 
-impl<O: IntoFlow> Conversion<O> for BeforeAgentReturn {
+impl<O: IntoFlow> Conversion<O> for FlowReturn {
     type Output = Result<Flow, Error>;
     #[inline]
     fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output {
-        output
-            .into_flow()
-            .map_err(|e| e.attribute(M::NAME, Hook::BeforeAgent))
-    }
-}
-
-/// The conversion of `before_model` hooks.
-#[derive(Debug)]
-pub enum BeforeModelReturn {}
-
-impl<O: IntoFlow> Conversion<O> for BeforeModelReturn {
-    type Output = Result<Flow, Error>;
-    #[inline]
-    fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output {
-        output
-            .into_flow()
-            .map_err(|e| e.attribute(M::NAME, Hook::BeforeModel))
-    }
-}
-
-/// The conversion of `after_model` hooks.
-#[derive(Debug)]
-pub enum AfterModelReturn {}
-
-impl<O: IntoFlow> Conversion<O> for AfterModelReturn {
-    type Output = Result<Flow, Error>;
-    #[inline]
-    fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output {
-        output
-            .into_flow()
-            .map_err(|e| e.attribute(M::NAME, Hook::AfterModel))
+        output.into_flow()
     }
 }
 
 /// The conversion of `after_agent` hooks.
 #[derive(Debug)]
-pub enum AfterAgentReturn {}
+pub enum DoneReturn {}
 
-impl<O: IntoDone> Conversion<O> for AfterAgentReturn {
+impl<O: IntoDone> Conversion<O> for DoneReturn {
     type Output = Result<(), Error>;
     #[inline]
     fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output {
-        output
-            .into_done()
-            .map_err(|e| e.attribute(M::NAME, Hook::AfterAgent))
+        output.into_done()
     }
 }
 

@@ -5,9 +5,9 @@ mod convert;
 mod probe;
 
 pub use convert::{
-    AfterAgentReturn, AfterModelReturn, BeforeAgentReturn, BeforeModelReturn, Conversion,
-    Converted, IntoDone, IntoFlow, IntoModelResponse, IntoToolResult, Lazy, StateIs,
-    WrapModelCallReturn, WrapToolCallReturn, convert_now, converted, lazy,
+    Conversion, Converted, DoneReturn, FlowReturn, IntoDone, IntoFlow, IntoModelResponse,
+    IntoToolResult, Lazy, StateIs, WrapModelCallReturn, WrapToolCallReturn, convert_now, converted,
+    lazy,
 };
 pub use probe::{
     AnyPhase, ChainProbe, ChainProbeOther, NotMiddleware, PhaseOf, PhaseProbe, PhaseProbeOther,
