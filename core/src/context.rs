@@ -3,6 +3,7 @@
 use std::collections::HashMap;
 
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use crate::message::{Message, ToolCall, ToolResult};
 use crate::model::Usage;
@@ -16,14 +17,7 @@ use crate::model::Usage;
 #[derive(Debug, Clone, Default)]
 pub struct Context {
     pub(crate) messages: Vec<Message>,
-    pub(crate) step: usize,
-    pub(crate) model_calls: usize,
-    pub(crate) tool_calls: usize,
-    pub(crate) usage: Usage,
-    /// Earlier runs of the same thread.
-    pub(crate) runs: usize,
-    /// Pauses of this run so far (interrupt ids count them).
-    pub(crate) pauses: usize,
+    pub(crate) counters: Counters,
     /// On a resumed step: where the interrupted sequential hook is (relative to the chain level
     /// being run) and its answer.
     pub(crate) resume: Option<ResumePoint>,
@@ -32,6 +26,19 @@ pub struct Context {
     pub(crate) tool_answers: HashMap<String, (serde_json::Value, bool)>,
     /// Results hooks supplied for tool calls, which then do not run.
     pub(crate) answered: Vec<ToolResult>,
+}
+
+/// What a run has counted so far; a checkpoint saves them and a resume restores them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Counters {
+    pub(crate) step: usize,
+    pub(crate) model_calls: usize,
+    pub(crate) tool_calls: usize,
+    pub(crate) usage: Usage,
+    /// Earlier runs of the same thread.
+    pub(crate) runs: usize,
+    /// Pauses of this run so far (interrupt ids count them); in a checkpoint, its own included.
+    pub(crate) pauses: usize,
 }
 
 /// The order in which a chain runs its members' hooks.
@@ -91,29 +98,29 @@ impl Context {
 
     /// The 1-based number of the current step (one model call per step); 0 in `before_agent`.
     pub fn step(&self) -> usize {
-        self.step
+        self.counters.step
     }
 
     /// How many times the model has been invoked in this run (retries included).
     pub fn model_calls(&self) -> usize {
-        self.model_calls
+        self.counters.model_calls
     }
 
     /// How many tool calls have been answered in this run.
     pub fn tool_calls(&self) -> usize {
-        self.tool_calls
+        self.counters.tool_calls
     }
 
     /// Tokens used by this run's model calls so far.
     pub fn usage(&self) -> Usage {
-        self.usage
+        self.counters.usage
     }
 
     /// How many runs of the same [`Thread`](crate::Thread) came before this one (0 for a run
     /// outside a thread). A middleware keeps per-run and per-thread data apart in its state by
     /// resetting the per-run part in `before_agent`.
     pub fn run_index(&self) -> usize {
-        self.runs
+        self.counters.runs
     }
 
     /// When the run resumes from an interrupt this hook raised, the answer to it.

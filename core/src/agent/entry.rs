@@ -46,7 +46,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         let Input(input) = input.into();
         let mut cx = Context::new(std::mem::take(&mut thread.messages));
         cx.messages.extend(input);
-        cx.runs = thread.runs;
+        cx.counters.runs = thread.runs;
         let mut state = std::mem::take(&mut thread.state);
         let ending = self.go(&mut cx, &mut state, Entry::Start).await;
         self.keep(thread, cx, state, ending)
@@ -104,7 +104,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     ) -> Result<RunOutput, Error> {
         let output = ending.map(|ending| output(&cx, cx.messages.clone(), ending));
         let paused = matches!(&output, Ok(output) if output.end == EndReason::Interrupted);
-        thread.runs = cx.runs + usize::from(!paused);
+        thread.runs = cx.counters.runs + usize::from(!paused);
         thread.messages = cx.messages;
         thread.state = state;
         output
@@ -145,12 +145,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         let state: C::State =
             serde_json::from_value(checkpoint.state).map_err(ResumeError::State)?;
         let mut cx = Context::new(checkpoint.messages);
-        cx.step = checkpoint.step;
-        cx.model_calls = checkpoint.model_calls;
-        cx.tool_calls = checkpoint.tool_calls;
-        cx.usage = checkpoint.usage;
-        cx.runs = checkpoint.runs;
-        cx.pauses = checkpoint.pauses;
+        cx.counters = checkpoint.counters;
         if let Position::AfterModel { answered, .. } = &mut checkpoint.position {
             cx.answered = std::mem::take(answered);
         }
@@ -196,10 +191,10 @@ fn output(cx: &Context, messages: Vec<crate::message::Message>, ending: Ending) 
     };
     RunOutput {
         messages,
-        usage: cx.usage,
-        steps: cx.step,
-        model_calls: cx.model_calls,
-        tool_calls: cx.tool_calls,
+        usage: cx.counters.usage,
+        steps: cx.counters.step,
+        model_calls: cx.counters.model_calls,
+        tool_calls: cx.counters.tool_calls,
         end,
         checkpoint,
     }

@@ -29,7 +29,7 @@ impl<M: Model> ModelNext for CallModel<'_, M> {
         cx: &mut Context,
         request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
-        cx.model_calls += 1;
+        cx.counters.model_calls += 1;
         ModelCall {
             invoke: self.model.invoke(request),
         }

@@ -7,7 +7,7 @@ use futures::{FutureExt, StreamExt};
 use super::Agent;
 use super::innermost::{CallModel, CallTool};
 use crate::chain::ChainChecks;
-use crate::context::Context;
+use crate::context::{Context, Counters};
 use crate::error::Error;
 use crate::interrupt::{
     Checkpoint, CheckpointError, Interrupt, InterruptId, Interruption, Position,
@@ -118,7 +118,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                     }
                     attempt!(self.begin_step(cx));
                     if let Some(response) = stand_in {
-                        cx.usage += response.usage;
+                        cx.counters.usage += response.usage;
                         next = Ok(Next::Response(response));
                         continue;
                     }
@@ -132,11 +132,11 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                         <C::WrapsModel as ModelWrap<C>>::layer(&self.chain, state, model);
                     let response = onion.call(cx, request).await;
                     let response = attempt!(model_response(response));
-                    cx.usage += response.usage;
+                    cx.counters.usage += response.usage;
                     Ok(Next::Response(response))
                 }
                 Flow::Respond(response) => {
-                    cx.usage += response.usage;
+                    cx.counters.usage += response.usage;
                     Ok(Next::Response(*response))
                 }
                 Flow::Jump(Jump::Tools) => Ok(Next::PendingTools),
@@ -201,13 +201,13 @@ impl<M: Model, C: Middleware> Agent<M, C> {
 
     /// Opens a step: enforces `max_steps`, counts the step.
     fn begin_step(&self, cx: &mut Context) -> Result<(), Error> {
-        if cx.step >= self.max_steps {
+        if cx.counters.step >= self.max_steps {
             return Err(Error::MaxStepsExceeded {
                 max_steps: self.max_steps,
             });
         }
-        cx.step += 1;
-        tracing::debug!(step = cx.step, "step");
+        cx.counters.step += 1;
+        tracing::debug!(step = cx.counters.step, "step");
         Ok(())
     }
 
@@ -351,7 +351,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             match outcome {
                 Ok(result) => results[i] = Some(result),
                 Err(interruption) => interrupts.push(Interrupt {
-                    id: InterruptId::tool(cx.pauses, cx.step, &calls[i].id),
+                    id: InterruptId::tool(cx.counters.pauses, cx.counters.step, &calls[i].id),
                     // An unnamed interrupt that is not the tool's came from a hand-written
                     // wrap hook: it is that hook's to read on resume.
                     source: interruption
@@ -362,7 +362,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                     } else {
                         Some(Hook::WrapToolCall)
                     },
-                    step: cx.step,
+                    step: cx.counters.step,
                     tool_call_id: Some(calls[i].id.clone()),
                     payload: interruption.payload,
                 }),
@@ -372,7 +372,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             let position = Position::Tools { calls, results };
             return self.pause(cx, state, position, interrupts);
         }
-        cx.tool_calls += results.len();
+        cx.counters.tool_calls += results.len();
         cx.messages
             .extend(results.into_iter().flatten().map(Message::tool));
         Ok(Next::Step(None))
@@ -423,10 +423,16 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         interruption.raised_by(C::NAME);
         let source = interruption.source.unwrap_or_default();
         Interrupt {
-            id: InterruptId::hook(cx.pauses, cx.step, hook, interruption.member, &source),
+            id: InterruptId::hook(
+                cx.counters.pauses,
+                cx.counters.step,
+                hook,
+                interruption.member,
+                &source,
+            ),
             source,
             hook: Some(hook),
-            step: cx.step,
+            step: cx.counters.step,
             tool_call_id: None,
             payload: interruption.payload,
         }
@@ -440,18 +446,20 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         position: Position,
         interrupts: Vec<Interrupt>,
     ) -> Result<Next, Error> {
-        tracing::debug!(step = cx.step, interrupts = interrupts.len(), "run paused");
+        tracing::debug!(
+            step = cx.counters.step,
+            interrupts = interrupts.len(),
+            "run paused"
+        );
         Ok(Next::End(Ending::Paused(Box::new(Checkpoint {
             format: Checkpoint::format(),
             chain: fingerprint::<C>(),
             messages: cx.messages.clone(),
             state: serde_json::to_value(state).map_err(CheckpointError::State)?,
-            step: cx.step,
-            model_calls: cx.model_calls,
-            tool_calls: cx.tool_calls,
-            usage: cx.usage,
-            runs: cx.runs,
-            pauses: cx.pauses + 1,
+            counters: Counters {
+                pauses: cx.counters.pauses + 1,
+                ..cx.counters
+            },
             position,
             interrupts,
         }))))
@@ -491,7 +499,7 @@ fn skip_calls(cx: &mut Context, calls: &[ToolCall], why: &str) {
         });
         cx.messages.push(Message::tool(result));
     }
-    cx.tool_calls += calls.len();
+    cx.counters.tool_calls += calls.len();
     cx.answered.clear();
 }
 

@@ -5,8 +5,9 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::{Interrupt, InterruptId};
+use crate::context::Counters;
 use crate::message::{Message, ToolCall, ToolResult};
-use crate::model::{ModelRequest, ModelResponse, Usage};
+use crate::model::{ModelRequest, ModelResponse};
 
 /// The version of the checkpoint format this crate writes and reads.
 const FORMAT: u32 = 1;
@@ -22,13 +23,9 @@ pub struct Checkpoint {
     pub(crate) messages: Vec<Message>,
     /// The chain's state, as JSON.
     pub(crate) state: serde_json::Value,
-    pub(crate) step: usize,
-    pub(crate) model_calls: usize,
-    pub(crate) tool_calls: usize,
-    pub(crate) usage: Usage,
-    pub(crate) runs: usize,
-    /// The pauses of the run so far, this one included.
-    pub(crate) pauses: usize,
+    /// The run's counters (flattened: the JSON keeps them at the top level).
+    #[serde(flatten)]
+    pub(crate) counters: Counters,
     pub(crate) position: Position,
     pub(crate) interrupts: Vec<Interrupt>,
 }
@@ -99,7 +96,7 @@ impl Checkpoint {
 
     /// The step the run paused in.
     pub fn step(&self) -> usize {
-        self.step
+        self.counters.step
     }
 
     /// The checkpoint as JSON.
