@@ -1166,6 +1166,64 @@ async fn undeclared_jump_is_an_error_naming_the_middleware() {
     );
 }
 
+/// Returns the flows it is given: `before_model` declares `end`, `after_model` declares nothing.
+/// The flows come from fields (known at run time only), so the macro cannot check them.
+#[derive(Debug)]
+struct EndsFrom {
+    before_model: Flow,
+    after_model: Flow,
+}
+
+#[hookchain::middleware]
+impl EndsFrom {
+    #[hook(before_model, jumps = [end])]
+    fn before(&self) -> Flow {
+        self.before_model.clone()
+    }
+
+    #[hook(after_model)]
+    fn after(&self) -> Flow {
+        self.after_model.clone()
+    }
+}
+
+/// "Jump declarations are per hook": `jumps = [end]` on one hook of a `#[middleware]` block lets
+/// that hook end the run, and no other hook of the block.
+#[tokio::test]
+async fn jump_declarations_are_per_hook() {
+    let log = new_log();
+    let declared = EndsFrom {
+        before_model: Flow::end(),
+        after_model: Flow::Continue,
+    };
+    let model = logged_model(&log, [ModelResponse::text("done")]);
+    let output = agent(model, &log, declared).run("hi").await.unwrap();
+    assert_eq!(output.end, EndReason::Jumped);
+
+    let undeclared = EndsFrom {
+        before_model: Flow::Continue,
+        after_model: Flow::end(),
+    };
+    let model = logged_model(&log, [ModelResponse::text("done")]);
+    let error = agent(model, &log, undeclared).run("hi").await.unwrap_err();
+    assert!(
+        matches!(
+            error,
+            Error::UndeclaredJump {
+                middleware: "EndsFrom",
+                hook: Hook::AfterModel,
+                target: Jump::End,
+            }
+        ),
+        "{error:?}"
+    );
+    let message = error.to_string();
+    assert!(
+        message.contains("#[hook(after_model, jumps = [end])]"),
+        "{message}"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // 13. Option<M>
 // ---------------------------------------------------------------------------------------------

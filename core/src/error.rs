@@ -30,12 +30,12 @@ pub enum Error {
         /// The configured limit.
         max_steps: usize,
     },
-    /// A middleware returned [`Flow::Jump`](crate::Flow::Jump) to a target it does not declare in
-    /// [`Middleware::JUMPS`](crate::Middleware::JUMPS).
+    /// A hook returned [`Flow::Jump`](crate::Flow::Jump) to a target its middleware does not
+    /// declare for that hook in [`Middleware::JUMPS`](crate::Middleware::JUMPS).
     #[error(
         "middleware `{middleware}` jumped to `{target}` from `{hook}`, but does not declare that \
-         target: declare it with `#[hook({hook}, jumps = [{target}])]` (or in `const JUMPS` of a \
-         hand-written impl)"
+         jump: declare it with `#[hook({hook}, jumps = [{target}])]` (or, in a hand-written impl, \
+         in `const JUMPS`: `JumpSet::of(Hook::{hook:?}, Jump::{target:?})`)"
     )]
     UndeclaredJump {
         /// The middleware that jumped.

@@ -70,9 +70,13 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
     let wraps_tool = marker(HookKind::WrapToolCall);
     let hooks = hook_set(p, model.hooks.iter());
     let sync_hooks = hook_set(p, model.hooks.iter().filter(|hook| hook.runs_sync()));
-    let jumps = model.hooks.iter().flat_map(|hook| &hook.jumps).map(|jump| {
-        let variant = format_ident!("{}", jump.variant());
-        quote!(.with(#p::Jump::#variant))
+    // Each hook's `jumps = [..]` is declared for that hook alone.
+    let jumps = model.hooks.iter().flat_map(|hook| {
+        let kind = format_ident!("{}", hook.sig.kind.variant());
+        hook.jumps.iter().map(move |jump| {
+            let target = format_ident!("{}", jump.variant());
+            quote!(.with(#p::Hook::#kind, #p::Jump::#target))
+        })
     });
     let named = |types: &[Type]| {
         let items = types.iter().map(|ty| {

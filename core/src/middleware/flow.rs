@@ -4,6 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::Hook;
 use crate::interrupt::Interruption;
 use crate::model::ModelResponse;
 
@@ -29,8 +30,10 @@ pub enum Flow {
     /// Use this response instead of calling the model (see [`Flow::respond`]). Boxed: a `Flow`
     /// stays two words, cheap to return from every hook.
     Respond(Box<ModelResponse>),
-    /// Jump elsewhere in the loop. The middleware must declare the target in
-    /// [`Middleware::JUMPS`](super::Middleware::JUMPS).
+    /// Jump elsewhere in the loop. The middleware must declare the target for the hook that
+    /// returns the jump, in [`Middleware::JUMPS`](super::Middleware::JUMPS) (with the macros:
+    /// `#[hook(before_model, jumps = [end])]`); else the run fails with
+    /// [`Error::UndeclaredJump`](crate::Error::UndeclaredJump).
     Jump(Jump),
     /// Pause the run for outside input (from `before_model` and `after_model`); see
     /// [`interrupt`](crate::interrupt).
@@ -89,9 +92,8 @@ pub enum Jump {
 }
 
 impl Jump {
-    const fn bit(self) -> u8 {
-        1 << self as u8
-    }
+    /// Every target.
+    pub const ALL: [Jump; 3] = [Jump::Model, Jump::Tools, Jump::End];
 }
 
 impl fmt::Display for Jump {
@@ -104,45 +106,108 @@ impl fmt::Display for Jump {
     }
 }
 
-/// The [`Jump`] targets a middleware may use, usable in constants.
+/// The jumps a middleware may make, as (hook, target) pairs, usable in constants.
+///
+/// A declaration belongs to one hook: `JumpSet::of(Hook::BeforeModel, Jump::End)` lets
+/// `before_model` end the run, and no other hook. Only the hooks that return a [`Flow`] can
+/// jump — `before_agent`, `before_model` and `after_model` — so the set holds at most nine pairs.
+///
+/// ```
+/// use hookchain::middleware::{Hook, Jump, JumpSet};
+///
+/// const JUMPS: JumpSet = JumpSet::of(Hook::BeforeModel, Jump::End).with(Hook::AfterModel, Jump::Model);
+/// assert!(JUMPS.contains(Hook::BeforeModel, Jump::End));
+/// assert!(!JUMPS.contains(Hook::AfterModel, Jump::End));
+/// assert_eq!(format!("{JUMPS:?}"), "{before_model -> end, after_model -> model}");
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub struct JumpSet(u8);
+pub struct JumpSet(u16);
+
+/// The hooks that return a [`Flow`], in the order their pairs are stored.
+const JUMPING_HOOKS: [Hook; 3] = [Hook::BeforeAgent, Hook::BeforeModel, Hook::AfterModel];
 
 impl JumpSet {
     /// No jumps.
     pub const NONE: JumpSet = JumpSet(0);
-    /// Every target.
-    pub const ALL: JumpSet = JumpSet(0b111);
+    /// Every target, from every hook that can jump.
+    pub const ALL: JumpSet = JumpSet(0b1_1111_1111);
 
-    /// The set holding only `target`.
-    pub const fn of(target: Jump) -> JumpSet {
-        JumpSet(target.bit())
+    /// The bit of the pair, or `None` for a hook that cannot jump (it returns no `Flow`).
+    const fn bit(hook: Hook, target: Jump) -> Option<u16> {
+        let row = match hook {
+            Hook::BeforeAgent => 0,
+            Hook::BeforeModel => 1,
+            Hook::AfterModel => 2,
+            Hook::WrapModelCall | Hook::WrapToolCall | Hook::AfterAgent => return None,
+        };
+        Some(1 << (row * 3 + target as u16))
     }
 
-    /// This set plus `target`.
-    pub const fn with(self, target: Jump) -> JumpSet {
-        JumpSet(self.0 | target.bit())
+    /// The set holding only `target` from `hook`.
+    ///
+    /// # Panics
+    ///
+    /// If `hook` cannot jump (a wrap hook or `after_agent`: they return no [`Flow`]). In a
+    /// constant, as jump sets are meant to be written, that is a compile error.
+    pub const fn of(hook: Hook, target: Jump) -> JumpSet {
+        JumpSet::NONE.with(hook, target)
     }
 
-    /// The targets in either set.
+    /// This set plus `target` from `hook`.
+    ///
+    /// # Panics
+    ///
+    /// If `hook` cannot jump, as for [`JumpSet::of`].
+    pub const fn with(self, hook: Hook, target: Jump) -> JumpSet {
+        match JumpSet::bit(hook, target) {
+            Some(bit) => JumpSet(self.0 | bit),
+            // A declaration that can never be used is a mistake, not something to ignore.
+            None => panic!(
+                "only `before_agent`, `before_model` and `after_model` return a `Flow`, so only \
+                 they can jump"
+            ),
+        }
+    }
+
+    /// The pairs in either set.
     pub const fn union(self, other: JumpSet) -> JumpSet {
         JumpSet(self.0 | other.0)
     }
 
-    /// Whether `target` is in the set.
-    pub const fn contains(self, target: Jump) -> bool {
-        self.0 & target.bit() != 0
+    /// Whether `hook` may jump to `target` (always `false` for a hook that cannot jump).
+    pub const fn contains(self, hook: Hook, target: Jump) -> bool {
+        match JumpSet::bit(hook, target) {
+            Some(bit) => self.0 & bit != 0,
+            None => false,
+        }
+    }
+
+    /// Whether the set is empty.
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The pairs in the set, by hook in [`Hook::ALL`] order, then by target in [`Jump::ALL`]
+    /// order.
+    pub fn iter(self) -> impl Iterator<Item = (Hook, Jump)> {
+        JUMPING_HOOKS
+            .into_iter()
+            .flat_map(|hook| Jump::ALL.into_iter().map(move |target| (hook, target)))
+            .filter(move |(hook, target)| self.contains(*hook, *target))
     }
 }
 
 impl fmt::Debug for JumpSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        /// One pair, shown as `before_model -> end`.
+        struct Pair(Hook, Jump);
+        impl fmt::Debug for Pair {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{} -> {}", self.0, self.1)
+            }
+        }
         f.debug_set()
-            .entries(
-                [Jump::Model, Jump::Tools, Jump::End]
-                    .into_iter()
-                    .filter(|target| self.contains(*target)),
-            )
+            .entries(self.iter().map(|(hook, target)| Pair(hook, target)))
             .finish()
     }
 }

@@ -162,8 +162,13 @@ pub trait Middleware: Send + Sync {
     /// The hooks this middleware implements; the chain calls no other. Defaults to all hooks.
     const HOOKS: HookSet = HookSet::ALL;
 
-    /// The targets this middleware may [`Flow::Jump`] to; a jump elsewhere is an
-    /// [`Error::UndeclaredJump`]. Defaults to all targets.
+    /// The jumps this middleware may make, per hook: a [`Flow::Jump`] to a target its hook did
+    /// not declare is an [`Error::UndeclaredJump`]. Defaults to every target from every hook
+    /// that can jump.
+    ///
+    /// A declaration is per hook (`JumpSet::of(Hook::BeforeModel, Jump::End)` lets `before_model`
+    /// end the run, not `after_model`); a chain's set is the union of its members', but each
+    /// member's jumps are checked against its own set.
     const JUMPS: JumpSet = JumpSet::ALL;
 
     /// The identity other middleware name this one by in their constraints (see
@@ -313,12 +318,12 @@ pub trait Middleware: Send + Sync {
     }
 }
 
-/// Checks that `M` declared the target of a jump it returned (by reference: a `Flow` is checked
-/// on every hook call, and never copied for it).
+/// Checks that `M` declared, for `hook`, the target of a jump `hook` returned (by reference: a
+/// `Flow` is checked on every hook call, and never copied for it).
 #[inline]
 pub(crate) fn check_jump<M: Middleware + ?Sized>(flow: &Flow, hook: Hook) -> Result<(), Error> {
     match flow {
-        Flow::Jump(target) if !M::JUMPS.contains(*target) => Err(Error::UndeclaredJump {
+        Flow::Jump(target) if !M::JUMPS.contains(hook, *target) => Err(Error::UndeclaredJump {
             middleware: M::NAME,
             hook,
             target: *target,
