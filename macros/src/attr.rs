@@ -119,6 +119,18 @@ pub(crate) enum JumpValue {
 }
 
 impl JumpValue {
+    /// Every target, in the order `Jump` lists them.
+    pub(crate) const ALL: [JumpValue; 3] = [JumpValue::Model, JumpValue::Tools, JumpValue::End];
+
+    /// The target as written in `jumps = [..]`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            JumpValue::Model => "model",
+            JumpValue::Tools => "tools",
+            JumpValue::End => "end",
+        }
+    }
+
     /// The `Jump` variant.
     pub(crate) fn variant(self) -> &'static str {
         match self {
@@ -135,6 +147,10 @@ pub(crate) struct Options {
     pub(crate) phase: Option<(PhaseValue, Span)>,
     pub(crate) name: Option<LitStr>,
     pub(crate) jumps: Option<(Vec<JumpValue>, Span)>,
+    /// Whether a mistake was reported in (or about) `jumps` here: the declared targets may then
+    /// not be what the user meant, so the jumps in hook bodies are not checked against them
+    /// (one error, no cascade).
+    pub(crate) jumps_mistaken: bool,
     pub(crate) state: Option<Type>,
     pub(crate) krate: Option<Path>,
     pub(crate) before: Vec<Type>,
@@ -154,6 +170,14 @@ impl Options {
     }
 
     fn set(&mut self, ctxt: &Ctxt, place: Place, segment: &Segment) {
+        let errors = ctxt.error_count();
+        self.set_one(ctxt, place, segment);
+        if segment.key == "jumps" && ctxt.error_count() > errors {
+            self.jumps_mistaken = true;
+        }
+    }
+
+    fn set_one(&mut self, ctxt: &Ctxt, place: Place, segment: &Segment) {
         let key = segment.key.to_string();
         if !place.keys().contains(&key.as_str()) {
             ctxt.error_spanned_by(&segment.key, unknown_key(place, &key));
@@ -288,11 +312,10 @@ fn parse_jumps(ctxt: &Ctxt, value: TokenStream) -> Option<Vec<JumpValue>> {
     };
     let mut jumps = Vec::new();
     for ident in idents {
-        let jump = match ident.to_string().as_str() {
-            "model" => JumpValue::Model,
-            "tools" => JumpValue::Tools,
-            "end" => JumpValue::End,
-            _ => {
+        let name = ident.to_string();
+        let jump = match JumpValue::ALL.into_iter().find(|jump| jump.name() == name) {
+            Some(jump) => jump,
+            None => {
                 ctxt.error_spanned_by(
                     &ident,
                     "unknown jump target: expected one of `model`, `tools`, `end`",

@@ -28,6 +28,12 @@ impl Ctxt {
         self.push(syn::Error::new(span, message));
     }
 
+    /// How many errors were reported so far: a rule that builds on an option can tell whether
+    /// that option had a mistake, and stay quiet rather than add a follow-on error.
+    pub(crate) fn error_count(&self) -> usize {
+        self.errors.borrow().as_ref().map_or(0, Vec::len)
+    }
+
     fn push(&self, error: syn::Error) {
         if let Some(errors) = self.errors.borrow_mut().as_mut() {
             errors.push(error);

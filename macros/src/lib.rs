@@ -12,6 +12,7 @@ mod chain;
 mod ctxt;
 mod fallback;
 mod hook;
+mod jumps;
 mod kinds;
 mod middleware;
 mod private;

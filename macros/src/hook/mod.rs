@@ -6,7 +6,7 @@ mod parse;
 mod validate;
 
 pub(crate) use parse::HookAttr;
-pub(crate) use validate::{jumps_fit, kind, phase_allows};
+pub(crate) use validate::{jumps_fit, kind, literal_jumps_declared, phase_allows};
 
 use proc_macro2::TokenStream;
 

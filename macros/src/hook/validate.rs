@@ -1,7 +1,10 @@
 //! The rules of `#[hook]`: a known kind, options that fit it, a signature that fits it.
 
+use proc_macro2::TokenStream;
+
 use crate::attr::{JumpValue, PhaseValue, Place};
 use crate::ctxt::Ctxt;
+use crate::jumps::literal_jumps;
 use crate::kinds::HookKind;
 use crate::signature::{HookSig, validate as validate_signature};
 use crate::trait_impl::HookImpl;
@@ -29,6 +32,9 @@ pub(crate) fn validate<'a>(
     }
     let phase = phase_fits(ctxt, attr, kind);
     let jumps = jumps_fit(ctxt, attr, kind);
+    if !attr.options.jumps_mistaken {
+        literal_jumps_declared(ctxt, kind, &jumps, function.body.clone());
+    }
     let sig = HookSig::parse(kind, &function.sig);
     let roles = validate_signature(ctxt, &sig, Place::HookFn, attr.options.state.is_some());
     Some(HookModel {
@@ -115,4 +121,40 @@ pub(crate) fn jumps_fit(ctxt: &Ctxt, attr: &HookAttr, kind: HookKind) -> Vec<Jum
         );
     }
     jumps.clone()
+}
+
+/// A jump written out in the body of a hook (`Flow::end()`, `Jump::Model`) must be declared by
+/// that hook: reported at the jump, once per target (its first occurrence), naming the
+/// attribute that declares it. Hooks that return no `Flow` are left to rustc.
+pub(crate) fn literal_jumps_declared(
+    ctxt: &Ctxt,
+    kind: HookKind,
+    declared: &[JumpValue],
+    body: TokenStream,
+) {
+    if !kind.can_jump() {
+        return;
+    }
+    let mut reported: Vec<JumpValue> = Vec::new();
+    for jump in literal_jumps(body) {
+        if declared.contains(&jump.target) || reported.contains(&jump.target) {
+            continue;
+        }
+        reported.push(jump.target);
+        let targets: Vec<&str> = declared
+            .iter()
+            .chain([&jump.target])
+            .map(|target| target.name())
+            .collect();
+        ctxt.error_spanned_by(
+            jump.tokens,
+            format!(
+                "this `{kind}` hook jumps to `{target}`, which it does not declare: add `{target}` \
+                 to its jumps, as in `#[hook({kind}, jumps = [{targets}])]`",
+                kind = kind.name(),
+                target = jump.target.name(),
+                targets = targets.join(", "),
+            ),
+        );
+    }
 }

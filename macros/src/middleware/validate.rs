@@ -1,12 +1,13 @@
 //! The rules of `#[middleware]`: an inherent impl block of a named type, at most one hook of
 //! each kind, hooks that fit the phase, signatures that fit their hooks.
 
+use quote::ToTokens;
 use syn::{ImplItem, ItemImpl, Type};
 
 use super::parse::{Parsed, self_span};
 use crate::attr::{PhaseValue, Place};
 use crate::ctxt::Ctxt;
-use crate::hook::{jumps_fit, kind, phase_allows};
+use crate::hook::{jumps_fit, kind, literal_jumps_declared, phase_allows};
 use crate::signature::{HookSig, validate as validate_signature};
 use crate::trait_impl::HookImpl;
 
@@ -71,6 +72,10 @@ pub(crate) fn validate<'a>(
             );
         }
         let jumps = jumps_fit(ctxt, attr, kind);
+        // `jumps` misplaced on the block is reported there; the hooks' jumps then go unchecked.
+        if !attr.options.jumps_mistaken && !parsed.options.jumps_mistaken {
+            literal_jumps_declared(ctxt, kind, &jumps, method.block.to_token_stream());
+        }
         let sig = HookSig::parse(kind, &method.sig);
         let roles = validate_signature(ctxt, &sig, Place::HookMethod, has_state);
         hooks.push(HookImpl { sig, roles, jumps });
