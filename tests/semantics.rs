@@ -1097,18 +1097,18 @@ async fn wrap_tool_error_becomes_the_calls_error_result_and_the_run_goes_on() {
 // 12. Undeclared jumps
 // ---------------------------------------------------------------------------------------------
 
-/// Jumps to the end from `before_model` but declares no jump target.
+/// Jumps to the end from `before_model`, but declares `end` for `after_model` only.
 #[derive(Debug)]
-struct NoJumps;
+struct EndsFromTheWrongHook;
 
-impl Middleware for NoJumps {
+impl Middleware for EndsFromTheWrongHook {
     type State = ();
     type Phase = phase::Wrap;
     type WrapsModel = False;
     type WrapsTool = False;
-    const NAME: &'static str = "NoJumps";
+    const NAME: &'static str = "EndsFromTheWrongHook";
     const HOOKS: HookSet = HookSet::of(Hook::BeforeModel);
-    const JUMPS: JumpSet = JumpSet::NONE;
+    const JUMPS: JumpSet = JumpSet::of(Hook::AfterModel, Jump::End);
 
     async fn before_model(
         &self,
@@ -1125,14 +1125,18 @@ impl Middleware for NoJumps {
 async fn undeclared_jump_is_an_error_naming_the_middleware() {
     let log = new_log();
     let model = logged_model(&log, [ModelResponse::text("done")]);
-    let agent = agent(model, &log, (Recorder::new("a", &log), NoJumps));
+    let agent = agent(
+        model,
+        &log,
+        (Recorder::new("a", &log), EndsFromTheWrongHook),
+    );
     let error = agent.run("hi").await.unwrap_err();
 
     assert!(
         matches!(
             error,
             Error::UndeclaredJump {
-                middleware: "NoJumps",
+                middleware: "EndsFromTheWrongHook",
                 hook: Hook::BeforeModel,
                 target: Jump::End,
             }
@@ -1141,7 +1145,7 @@ async fn undeclared_jump_is_an_error_naming_the_middleware() {
     );
     let message = error.to_string();
     assert!(
-        message.contains("NoJumps") && message.contains("JUMPS"),
+        message.contains("EndsFromTheWrongHook") && message.contains("JUMPS"),
         "{message}"
     );
     assert_eq!(agent.model().calls(), 0);
@@ -1152,13 +1156,13 @@ async fn undeclared_jump_is_an_error_naming_the_middleware() {
 
     // Also as the whole chain, not a member of a tuple.
     let model = logged_model(&log, [ModelResponse::text("done")]);
-    let alone = Agent::builder(model).chain(NoJumps).build();
+    let alone = Agent::builder(model).chain(EndsFromTheWrongHook).build();
     let error = alone.run("hi").await.unwrap_err();
     assert!(
         matches!(
             error,
             Error::UndeclaredJump {
-                middleware: "NoJumps",
+                middleware: "EndsFromTheWrongHook",
                 ..
             }
         ),

@@ -67,8 +67,10 @@ use proc_macro::TokenStream;
 /// - `phase = input | wrap | output` (default `wrap`): Input middleware may only have `before_*`
 ///   hooks and are listed first; Output middleware only `after_*` hooks and are listed last.
 /// - `name = "…"`: the name errors and `describe()` use (default: the function's name).
-/// - `jumps = [model, tools, end]`: the targets the hook may `Flow::Jump` to; a jump elsewhere
-///   is a run error naming the middleware.
+/// - `jumps = [model, tools, end]`: the targets this hook may `Flow::Jump` to (`before_agent`,
+///   `before_model` and `after_model` only). A jump written in the body to a target not listed
+///   (`Flow::end()`, `Flow::Jump(Jump::Model)`) is a compile error at that jump; one computed at
+///   run time is `Error::UndeclaredJump`, naming the middleware and the hook.
 /// - `state = T`: a per-run state (`Default + Serialize + DeserializeOwned + Send + Sync`),
 ///   passed as `&mut T` (`&T` on the tool path).
 /// - `crate = path`: where `hookchain` is, if the dependency is renamed.
@@ -97,6 +99,8 @@ use proc_macro::TokenStream;
 ///     const NAME: &'static str = "stamp";
 ///     const HOOKS: hookchain::middleware::HookSet =
 ///         hookchain::middleware::HookSet::of(Hook::BeforeModel);
+///     // No `jumps`. With `jumps = [end]`: `JumpSet::of(Hook::BeforeModel, Jump::End)`, a jump
+///     // declared for this hook.
 ///     const JUMPS: hookchain::middleware::JumpSet = hookchain::middleware::JumpSet::NONE;
 ///     // (also `IDENTITY` and `CONSTRAINTS`, and an `Identified` impl, so that other
 ///     // middleware can name `stamp` in their constraints)
@@ -138,6 +142,9 @@ use proc_macro::TokenStream;
 ///   `ModelResponse`, `ToolCall`); a type alias of one of them is not recognised.
 /// - A hook function cannot be generic (except over its `next`): configuration belongs in the
 ///   fields of a `#[middleware]` type.
+/// - Jumps in the body are found by how they are spelled, without parsing it: `Jump::End` counts
+///   wherever it is written (in a pattern too), and a jump named otherwise (a `use` of the
+///   variant, a constant, a helper function) is left to the run-time check.
 ///
 /// # Performance
 ///
@@ -192,7 +199,9 @@ pub fn hook(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// Each `#[hook(kind)]` method takes `&self` and then the parameters listed for
 /// [`hook`](macro@hook); a middleware has at most one hook of each kind. `#[hook]` on a
-/// method takes only `jumps = [..]`; the other options go on `#[middleware(..)]`.
+/// method takes only `jumps = [..]`, which declares the jumps of that hook alone (above, `check`
+/// may end the run; another hook of `CallLimit` may not); the other options go on
+/// `#[middleware(..)]`.
 ///
 /// # Options
 ///
@@ -212,7 +221,14 @@ pub fn hook(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// The impl block as written (its `#[hook]` attributes removed: the methods stay ordinary
 /// methods), plus `impl Middleware for CallLimit` whose hooks call the methods — see
-/// [`hook`](macro@hook) for the shape — and `impl Identified for CallLimit`.
+/// [`hook`](macro@hook) for the shape — and `impl Identified for CallLimit`. Its jumps are
+/// those of each hook:
+///
+/// ```
+/// # use hookchain::prelude::*;
+/// # use hookchain::middleware::JumpSet;
+/// const JUMPS: JumpSet = JumpSet::of(Hook::BeforeModel, Jump::End);
+/// ```
 ///
 /// # Limitations
 ///

@@ -211,3 +211,36 @@ impl fmt::Debug for JumpSet {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_holds_every_target_from_every_hook_that_can_jump() {
+        assert_eq!(JumpSet::ALL.iter().count(), 9);
+        for hook in JUMPING_HOOKS {
+            for target in Jump::ALL {
+                assert!(JumpSet::ALL.contains(hook, target));
+                assert!(!JumpSet::NONE.contains(hook, target));
+                assert_eq!(
+                    JumpSet::of(hook, target).iter().collect::<Vec<_>>(),
+                    [(hook, target)]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn hooks_that_return_no_flow_hold_no_jump() {
+        for hook in [Hook::WrapModelCall, Hook::WrapToolCall, Hook::AfterAgent] {
+            assert!(!JumpSet::ALL.contains(hook, Jump::End));
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "only `before_agent`, `before_model` and `after_model`")]
+    fn declaring_a_jump_for_a_hook_that_cannot_jump_is_a_mistake() {
+        let _ = JumpSet::of(Hook::AfterAgent, Jump::End);
+    }
+}
