@@ -1,4 +1,5 @@
-//! The rules of `#[hook]`: a known kind, options that fit it, a signature that fits it.
+//! The rules of `#[hook]`: a known kind, options that fit it, a signature that fits it, and
+//! declared targets for the jumps its body writes out.
 
 use proc_macro2::TokenStream;
 

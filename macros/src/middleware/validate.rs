@@ -1,5 +1,6 @@
 //! The rules of `#[middleware]`: an inherent impl block of a named type, at most one hook of
-//! each kind, hooks that fit the phase, signatures that fit their hooks.
+//! each kind, hooks that fit the phase, signatures that fit their hooks, and each hook declaring
+//! the jumps its body writes out.
 
 use quote::ToTokens;
 use syn::{ImplItem, ItemImpl, Type};
