@@ -1,9 +1,10 @@
 //! A complete agent on the built-in scripted model: no API key, no network.
 //!
-//! The model asks for the weather, the tool answers, the model replies. Two middleware watch the
-//! run: `log_request`, a `#[hook]` function, prints every model request; `ToolCallCounter`, a
-//! `#[middleware]` type, counts tool calls in its per-run state and reports the total at the
-//! end.
+//! Two questions in one conversation (a `Thread`): each time the model asks for the weather,
+//! the tool answers, the model replies. Two middleware watch the runs: `log_request`, a
+//! `#[hook]` function, prints every model request; `ToolCallCounter`, a `#[middleware]` type,
+//! counts tool calls twice over — per run in its run-scoped `state` (starts at zero every run)
+//! and per conversation in its `thread_state` (kept across the runs of the thread).
 //!
 //! Run it with `cargo run --example quickstart`.
 
@@ -12,7 +13,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use hookchain::prelude::*;
 use hookchain::{FnTool, Role, chain, hook, middleware};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 /// Prints a one-line summary of every model request.
@@ -26,16 +27,21 @@ fn log_request(cx: &mut Context, request: &mut ModelRequest) {
     );
 }
 
-/// Counts the tool calls of a run. The count lives in the middleware's state, created afresh
-/// for every run; on the tool path the state is shared by concurrent calls, hence the atomic.
+/// The conversation's count (thread-scoped: kept across runs, so `Clone`).
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+struct Total(u32);
+
+/// Counts the tool calls of each run (`state`: created afresh for every run; on the tool path a
+/// state is shared by concurrent calls, hence the atomic) and of the whole conversation
+/// (`thread_state`: kept for as long as the thread lives).
 struct ToolCallCounter;
 
-#[middleware(state = AtomicU32)]
+#[middleware(state = AtomicU32, thread_state = Total)]
 impl ToolCallCounter {
     #[hook(wrap_tool_call)]
     async fn count(
         &self,
-        cx: &Context,
+        cx: ToolContext<'_>,
         calls: &AtomicU32,
         call: ToolCall,
         mut next: impl ToolNext,
@@ -45,14 +51,16 @@ impl ToolCallCounter {
             "  [ToolCallCounter] calling `{}` with {}",
             call.name, call.arguments
         );
-        next.call(cx, call).await
+        Ok(next.call(cx, call).await)
     }
 
     #[hook(after_agent)]
-    fn report(&self, calls: &mut AtomicU32) {
+    fn report(&self, calls: &mut AtomicU32, total: &mut Total) {
+        total.0 += *calls.get_mut();
         println!(
-            "  [ToolCallCounter] {} tool call(s) this run",
-            calls.get_mut()
+            "  [ToolCallCounter] {} tool call(s) this run, {} in this conversation",
+            calls.get_mut(),
+            total.0
         );
     }
 }
@@ -74,18 +82,27 @@ async fn main() -> Result<(), Error> {
         },
     );
 
-    // The scripted model: first it calls the tool, then it answers with what the tool said.
+    // The scripted model: asked about a city, it calls the tool, then answers with what the
+    // tool said.
     let model = ScriptedModel::from_rule(|request| {
         let last = request.messages.last();
         Ok(match last {
             Some(message) if message.role == Role::Tool => {
                 ModelResponse::text(format!("It is {} — take an umbrella.", message.content))
             }
-            _ => ModelResponse::tool_calls([ToolCall::new(
-                "call_1",
-                "get_weather",
-                json!({ "city": "Lisbon" }),
-            )]),
+            Some(question) => {
+                let city = if question.content.contains("Porto") {
+                    "Porto"
+                } else {
+                    "Lisbon"
+                };
+                ModelResponse::tool_calls([ToolCall::new(
+                    format!("call_{}", request.messages.len()),
+                    "get_weather",
+                    json!({ "city": city }),
+                )])
+            }
+            None => ModelResponse::text("Ask me about the weather."),
         })
     });
 
@@ -96,8 +113,13 @@ async fn main() -> Result<(), Error> {
         .build();
 
     println!("The chain, per hook:\n{}", agent.chain().describe());
+    // One conversation, two runs: the thread keeps the history and the thread-scoped state.
+    let mut thread = agent.thread();
     println!("Running the agent:");
-    let output = agent.run("What's the weather in Lisbon?").await?;
+    agent
+        .run_in(&mut thread, "What's the weather in Lisbon?")
+        .await?;
+    let output = agent.run_in(&mut thread, "And in Porto?").await?;
 
     println!("\nConversation:");
     for message in &output.messages {
@@ -111,8 +133,11 @@ async fn main() -> Result<(), Error> {
         }
     }
     println!(
-        "\n{} steps, {} model calls, {} tool calls",
-        output.steps, output.model_calls, output.tool_calls
+        "\nlast run: {} steps, {} model calls, {} tool calls; the thread has {} runs",
+        output.steps,
+        output.model_calls,
+        output.tool_calls,
+        thread.runs()
     );
     Ok(())
 }

@@ -16,6 +16,7 @@ struct Before<const I: usize>;
 
 impl<const I: usize> Middleware for Before<I> {
     type State = ();
+    type ThreadState = ();
     type Phase = phase::Wrap;
     type WrapsModel = False;
     type WrapsTool = False;
@@ -25,6 +26,7 @@ impl<const I: usize> Middleware for Before<I> {
     async fn before_model(
         &self,
         _: &mut Context,
+        _thread: &mut (),
         _: &mut (),
         _: &mut ModelRequest,
     ) -> Result<Flow, Error> {
@@ -38,6 +40,7 @@ struct AfterWrap<const I: usize>;
 
 impl<const I: usize> Middleware for AfterWrap<I> {
     type State = u64;
+    type ThreadState = ();
     type Phase = phase::Wrap;
     type WrapsModel = True;
     type WrapsTool = False;
@@ -48,6 +51,7 @@ impl<const I: usize> Middleware for AfterWrap<I> {
         &self,
         cx: &mut Context,
         calls: &mut u64,
+        _thread: &mut (),
         request: ModelRequest,
         mut next: N,
     ) -> Result<ModelResponse, Error> {
@@ -60,6 +64,7 @@ impl<const I: usize> Middleware for AfterWrap<I> {
         &self,
         _: &mut Context,
         _: &mut u64,
+        _thread: &mut (),
         _: &mut ModelResponse,
     ) -> Result<Flow, Error> {
         AFTER.fetch_add(1, Ordering::Relaxed);

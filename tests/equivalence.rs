@@ -64,13 +64,13 @@ impl Twin {
     #[hook(wrap_tool_call)]
     async fn wrap_tool_call<N: ToolNext>(
         &self,
-        cx: &Context,
+        cx: ToolContext<'_>,
         call: ToolCall,
         mut next: N,
     ) -> Result<ToolResult, Error> {
         let name = call.name.clone();
         self.log(&format!("wrap_tool:enter:{name}"));
-        let result = next.call(cx, call).await;
+        let result = Ok(next.call(cx, call).await);
         self.log(&format!("wrap_tool:exit:{name}"));
         result
     }

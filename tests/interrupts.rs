@@ -78,7 +78,7 @@ impl Tally {
     }
 }
 
-#[middleware(state = Counts)]
+#[middleware(thread_state = Counts)]
 impl Tally {
     #[hook(before_agent)]
     fn start(&self, counts: &mut Counts) {
@@ -119,7 +119,7 @@ fn counts(before_agent: u32, before_model: u32, after_model: u32) -> Counts {
 
 /// Pauses every step in `before_model` until answered; resumed, it writes the answer on the
 /// request's system prompt (`answer=<text>`). Counts its runs in its state.
-#[hook(before_model, state = u32)]
+#[hook(before_model, thread_state = u32)]
 fn ask_before(runs: &mut u32, cx: &mut Context, request: &mut ModelRequest) -> Flow {
     *runs += 1;
     match cx.resume_value() {
@@ -134,7 +134,7 @@ fn ask_before(runs: &mut u32, cx: &mut Context, request: &mut ModelRequest) -> F
 
 /// Pauses every step in `after_model`, showing the response as the hooks before it left it;
 /// resumed, it appends `+<answer>` to the response's text. Counts its runs in its state.
-#[hook(after_model, state = u32)]
+#[hook(after_model, thread_state = u32)]
 fn ask_after(runs: &mut u32, cx: &mut Context, response: &mut ModelResponse) -> Flow {
     *runs += 1;
     match cx.resume_as::<String>() {
@@ -228,6 +228,7 @@ async fn before_model_interrupt_resumes_at_the_interrupting_hook() {
             id: InterruptId::new("0/1:before_model:2:ask_before"),
             source: "ask_before".to_owned(),
             hook: Some(Hook::BeforeModel),
+            member: Some(2),
             step: 1,
             tool_call_id: None,
             payload: json!({ "question": "may I call the model?" }),
@@ -302,7 +303,9 @@ async fn interrupt_ids_are_deterministic() {
     let second = agent.run("hi").await.unwrap();
     assert_eq!(ids(&first), ["0/1:before_model:1:ask_before"]);
     assert_eq!(ids(&first), ids(&second));
-    assert_eq!(first.checkpoint, second.checkpoint);
+    assert_eq!(first.interrupts(), second.interrupts());
+    // Each pause has a checkpoint of its own: a checkpoint is single-use.
+    assert_ne!(paused(&first).id(), paused(&second).id());
 }
 
 /// "From `after_model`, return `Flow::interrupt`": the payload sees the response as the hooks
@@ -516,13 +519,17 @@ fn count_call(id: &str) -> ToolCall {
 /// Asks before every call of `count`: resumed with `"allow"` it runs the call, with anything
 /// else it refuses it. Other calls pass through.
 #[hook(wrap_tool_call)]
-async fn gate(cx: &Context, call: ToolCall, mut next: impl ToolNext) -> Result<ToolResult, Error> {
+async fn gate(
+    cx: ToolContext<'_>,
+    call: ToolCall,
+    mut next: impl ToolNext,
+) -> Result<ToolResult, Error> {
     if call.name != "count" {
-        return next.call(cx, call).await;
+        return Ok(next.call(cx, call).await);
     }
-    match cx.tool_resume_value(&call.id) {
+    match cx.resume_value() {
         None => Err(Error::interrupt(json!({ "allow": call.name }))),
-        Some(answer) if answer.as_str() == Some("allow") => next.call(cx, call).await,
+        Some(answer) if answer.as_str() == Some("allow") => Ok(next.call(cx, call).await),
         Some(answer) => Ok(ToolResult::error(&call.id, format!("refused: {answer}"))),
     }
 }
@@ -564,7 +571,7 @@ async fn tools_interrupt_together_and_completed_calls_never_run_again() {
         assert_eq!(interrupt.payload, json!({ "confirm": { "text": text } }));
     }
     match checkpoint.position() {
-        Position::Tools { calls, results } => {
+        Position::Tools { calls, results, .. } => {
             assert_eq!(calls.len(), 3);
             assert_eq!(results[0], Some(ToolResult::ok("c1", "ran")));
             assert_eq!(results[1..], [None, None]);
@@ -626,7 +633,10 @@ async fn wrap_tool_call_and_tool_interrupt_in_one_step() {
 
     let checkpoint = paused(&output);
     let interrupts = output.interrupts();
-    assert_eq!(ids(&output), ["0/1:tool:c1", "0/1:tool:c3"]);
+    assert_eq!(
+        ids(&output),
+        ["0/1:wrap_tool_call:0:gate:c1", "0/1:tool:c3"]
+    );
     assert_eq!(interrupts[0].source, "gate");
     assert_eq!(interrupts[0].hook, Some(Hook::WrapToolCall));
     assert_eq!(interrupts[0].payload, json!({ "allow": "count" }));
@@ -636,7 +646,10 @@ async fn wrap_tool_call_and_tool_interrupt_in_one_step() {
     assert_eq!(events(&log), ["model", "tool:echo"]);
 
     let answers = [
-        (InterruptId::new("0/1:tool:c1"), json!("allow")),
+        (
+            InterruptId::new("0/1:wrap_tool_call:0:gate:c1"),
+            json!("allow"),
+        ),
         (InterruptId::new("0/1:tool:c3"), json!("sure")),
     ];
     let output = agent.resume(checkpoint, answers).await.unwrap();
@@ -688,6 +701,7 @@ struct HandGate {
 
 impl Middleware for HandGate {
     type State = ();
+    type ThreadState = ();
     type Phase = phase::Wrap;
     type WrapsModel = False;
     type WrapsTool = True;
@@ -696,19 +710,20 @@ impl Middleware for HandGate {
 
     async fn wrap_tool_call<N: ToolNext>(
         &self,
-        cx: &Context,
+        cx: ToolContext<'_>,
         _state: &(),
+        _thread: &(),
         call: ToolCall,
         mut next: N,
     ) -> Result<ToolResult, Error> {
-        match cx.tool_resume_value(&call.id) {
+        match cx.resume_value() {
             None if self.named => Err(Error::middleware(
                 Self::NAME,
                 Hook::WrapToolCall,
                 Error::interrupt(json!({ "allow": call.name })),
             )),
             None => Err(Error::interrupt(json!({ "allow": call.name }))),
-            Some(_) => next.call(cx, call).await,
+            Some(_) => Ok(next.call(cx, call).await),
         }
     }
 }
@@ -749,13 +764,13 @@ async fn hand_written_wrap_tool_call_interrupt_named_with_error_middleware() {
 }
 
 /// A hand-written `wrap_tool_call` that raises an unnamed `Error::interrupt` still gets the
-/// answer on resume (not the tool): the interrupt is recorded as a wrap hook's. The chain adds no
-/// layer around wrap hooks that could name the middleware, so the source says only that (name it
-/// with `Error::middleware` to have it named, as the test above does).
+/// answer on resume (not the tool): the interrupt is recorded as that hook's, named after its
+/// middleware by the layer that called it.
 #[tokio::test]
 async fn hand_written_wrap_tool_call_interrupt_reaches_the_wrap_on_resume() {
     let (interrupt, output, runs) = through_hand_gate(false).await;
-    assert_eq!(interrupt.source, "a wrap_tool_call hook");
+    assert_eq!(interrupt.source, "HandGate");
+    assert_eq!(interrupt.member, Some(0));
     assert_eq!(interrupt.hook, Some(Hook::WrapToolCall));
     assert_eq!(
         output.end,
@@ -804,17 +819,20 @@ async fn checkpoint_round_trips_through_json_and_resumes() {
     let fields: Value = serde_json::from_str(&json).unwrap();
     for field in [
         "format",
+        "id",
+        "run_id",
         "chain",
         "messages",
         "state",
+        "thread_state",
         "position",
         "interrupts",
     ] {
         assert!(fields.get(field).is_some(), "no `{field}` in {json}");
     }
     // The chain's state is in the checkpoint: each `Tally` ran `before_model` once.
-    assert_eq!(fields["state"][0]["before_model"], json!(1));
-    assert_eq!(fields["state"][1][0]["after_model"], json!(1));
+    assert_eq!(fields["thread_state"][0]["before_model"], json!(1));
+    assert_eq!(fields["thread_state"][1][0]["after_model"], json!(1));
 
     let answers: Vec<_> = parsed
         .pending()
@@ -1430,9 +1448,20 @@ async fn human_in_the_loop_gates_all_calls_of_a_step_in_one_interrupt() {
     assert!(results[2].1.contains("no reason given"), "{results:?}");
 }
 
-/// A decision the tool's policy does not allow fails the resumed run with an error naming the
-/// tool and the decision (the call does not run); the checkpoint can still be resumed with an
-/// allowed decision.
+/// The human-in-the-loop error of an answer `resume` refused before anything ran.
+#[track_caller]
+fn refused_by_hitl(result: Result<RunOutput, Error>) -> HumanInTheLoopError {
+    match resume_error(result) {
+        ResumeError::InvalidAnswer { source, .. } => *source
+            .downcast::<HumanInTheLoopError>()
+            .expect("refused by HumanInTheLoop"),
+        other => panic!("expected InvalidAnswer, got {other:?}"),
+    }
+}
+
+/// "Answers are checked before the run resumes": a decision the tool's policy does not allow is
+/// refused by `resume`, naming the tool and the decision, before anything runs (no call, no
+/// model call); the checkpoint can still be resumed with an allowed decision.
 #[tokio::test]
 async fn human_in_the_loop_refuses_a_decision_the_policy_does_not_allow() {
     let ran = Ran::default();
@@ -1449,19 +1478,18 @@ async fn human_in_the_loop_refuses_a_decision_the_policy_does_not_allow() {
     let edit = Decision::Edit {
         arguments: json!({ "path": "b.txt" }),
     };
-    let error = middleware_error(decide(&agent, &output, vec![edit]).await);
-    assert_eq!(error.middleware(), Some("HumanInTheLoop"));
-    assert_eq!(error.hook(), Some(Hook::AfterModel));
+    let error = refused_by_hitl(decide(&agent, &output, vec![edit]).await);
     assert!(
         matches!(
-            error.inner().downcast_ref::<HumanInTheLoopError>(),
-            Some(HumanInTheLoopError::NotAllowed { tool, decision: DecisionKind::Edit })
+            &error,
+            HumanInTheLoopError::NotAllowed { tool, decision: DecisionKind::Edit }
                 if tool == "delete_file"
         ),
         "{error:?}"
     );
     assert!(error.to_string().contains("delete_file"), "{error}");
     assert!(ran.lock().unwrap().is_empty());
+    assert_eq!(agent.model().calls(), 1);
 
     let output = decide(&agent, &output, vec![Decision::Approve])
         .await
@@ -1470,7 +1498,7 @@ async fn human_in_the_loop_refuses_a_decision_the_policy_does_not_allow() {
     assert_no_dangling(&output.messages);
 }
 
-/// An answer with more or fewer decisions than the request had actions fails the resumed run
+/// An answer with more or fewer decisions than the request had actions is refused by `resume`
 /// with `DecisionCount`; no call runs.
 #[tokio::test]
 async fn human_in_the_loop_refuses_the_wrong_number_of_decisions() {
@@ -1481,11 +1509,11 @@ async fn human_in_the_loop_refuses_the_wrong_number_of_decisions() {
 
     for decisions in [vec![], vec![Decision::Approve, Decision::Approve]] {
         let found = decisions.len();
-        let error = middleware_error(decide(&agent, &output, decisions).await);
+        let error = refused_by_hitl(decide(&agent, &output, decisions).await);
         assert!(
             matches!(
-                error.inner().downcast_ref::<HumanInTheLoopError>(),
-                Some(HumanInTheLoopError::DecisionCount { expected: 1, found: f }) if *f == found
+                error,
+                HumanInTheLoopError::DecisionCount { expected: 1, found: f } if f == found
             ),
             "{error:?}"
         );
@@ -1493,7 +1521,7 @@ async fn human_in_the_loop_refuses_the_wrong_number_of_decisions() {
     assert!(ran.lock().unwrap().is_empty());
 }
 
-/// An answer that is not an `ApprovalResponse` fails the resumed run with an error saying so.
+/// An answer that is not an `ApprovalResponse` is refused by `resume` with an error saying so.
 #[tokio::test]
 async fn human_in_the_loop_refuses_an_answer_that_is_not_an_approval_response() {
     let ran = Ran::default();
@@ -1503,12 +1531,39 @@ async fn human_in_the_loop_refuses_an_answer_that_is_not_an_approval_response() 
     let result = agent
         .resume(paused(&output), answer(&output, json!("yes please")))
         .await;
-    let error = middleware_error(result);
+    let error = refused_by_hitl(result);
     assert!(
         error.to_string().contains("not an approval response"),
         "{error}"
     );
     assert!(ran.lock().unwrap().is_empty());
+}
+
+/// Edited arguments that are not an object the tool accepts are refused by `resume`, before
+/// anything runs; the typed helpers read the request from the interrupt and build the answer.
+#[tokio::test]
+async fn human_in_the_loop_refuses_edited_arguments_the_tool_does_not_accept() {
+    let ran = Ran::default();
+    let script = calls_then_text([vec![delete_call("c1", "a.txt")]], "deleted");
+    let agent = hitl_agent(script, approval(), &ran);
+    let output = agent.run("clean up").await.unwrap();
+    for arguments in [json!("b.txt"), json!({ "file": "b.txt" })] {
+        let error =
+            refused_by_hitl(decide(&agent, &output, vec![Decision::Edit { arguments }]).await);
+        assert!(
+            matches!(&error, HumanInTheLoopError::EditedArguments { tool, .. } if tool == "delete_file"),
+            "{error:?}"
+        );
+    }
+    assert!(ran.lock().unwrap().is_empty());
+
+    let interrupt = &output.interrupts()[0];
+    let request = ApprovalRequest::from_interrupt(interrupt).expect("an approval request");
+    assert_eq!(request.actions[0].name, "delete_file");
+    let answer = ApprovalResponse::approve_all(&request).answer(interrupt);
+    let done = agent.resume(paused(&output), [answer]).await.unwrap();
+    assert_eq!(done.text(), Some("deleted"));
+    assert_eq!(*ran.lock().unwrap(), ["delete_file:a.txt"]);
 }
 
 /// `never(tool)` — and any tool not listed — is not gated: its calls run without a pause.
@@ -1545,8 +1600,8 @@ async fn human_in_the_loop_does_not_gate_never_or_unlisted_tools() {
 // ---------------------------------------------------------------------------------------------
 
 /// Runs a model that asks `question` with `ask_user`, answers the pause with `answer`, and
-/// returns the result the model read as `(content, is_error)`.
-async fn ask(question: Value, answer_with: Value) -> (String, bool) {
+/// returns the result the model read as `(content, is_error)`, or why the resume was refused.
+async fn ask(question: Value, answer_with: Value) -> Result<(String, bool), ResumeError> {
     let script = calls_then_text(
         [vec![ToolCall::new("q1", "ask_user", question.clone())]],
         "thanks",
@@ -1565,60 +1620,75 @@ async fn ask(question: Value, answer_with: Value) -> (String, bool) {
     let asked: Question = serde_json::from_value(interrupt.payload.clone()).unwrap();
     assert_eq!(asked, expected);
 
-    let output = agent
+    let resumed = agent
         .resume(paused(&output), answer(&output, answer_with))
-        .await
-        .unwrap();
+        .await;
+    let output = match resumed {
+        Ok(output) => output,
+        Err(error) => {
+            // Refused before anything ran: the model was called once, for the question.
+            assert_eq!(agent.model().calls(), 1);
+            return Err(resume_error(Err(error)));
+        }
+    };
     assert_eq!(output.text(), Some("thanks"));
     assert_no_dangling(&output.messages);
     let read = last_request(agent.model()).pop().unwrap();
     assert_eq!(read.tool_call_id.as_deref(), Some("q1"));
-    (read.content, read.is_error)
+    Ok((read.content, read.is_error))
+}
+
+/// The message of a refused answer, with its cause.
+fn refusal(error: ResumeError) -> String {
+    assert!(
+        matches!(error, ResumeError::InvalidAnswer { .. }),
+        "{error:?}"
+    );
+    let cause = std::error::Error::source(&error).map(ToString::to_string);
+    format!("{error}: {}", cause.unwrap_or_default())
 }
 
 /// `AskUser` with a free-text question: the answer is the tool's result.
 #[tokio::test]
 async fn ask_user_free_text() {
     let question = json!({ "question": "What is your name?" });
-    let (content, is_error) = ask(question.clone(), json!("Ada")).await;
+    let (content, is_error) = ask(question.clone(), json!("Ada")).await.unwrap();
     assert_eq!((content.as_str(), is_error), ("Ada", false));
     let parsed: Question = serde_json::from_value(question).unwrap();
     assert_eq!(parsed.answer, AnswerKind::FreeText);
 }
 
-/// `AskUser` with `one_of`: an option is the result; an answer that is not an option becomes
-/// an error result the model reads (the run goes on).
+/// `AskUser` with `one_of`: an option is the result; an answer that is not an option is
+/// refused by `resume` before anything runs ("answers are checked before the run resumes").
 #[tokio::test]
 async fn ask_user_one_of() {
     let question = json!({
         "question": "Which colour?",
         "answer": { "kind": "one_of", "options": ["red", "blue"] }
     });
-    let (content, is_error) = ask(question.clone(), json!("blue")).await;
+    let (content, is_error) = ask(question.clone(), json!("blue")).await.unwrap();
     assert_eq!((content.as_str(), is_error), ("blue", false));
 
-    let (content, is_error) = ask(question, json!("green")).await;
-    assert!(is_error);
+    let refused = refusal(ask(question, json!("green")).await.unwrap_err());
     assert!(
-        content.contains("`green` is not one of the options"),
-        "{content}"
+        refused.contains("`green` is not one of the options"),
+        "{refused}"
     );
 }
 
-/// `AskUser` with `several_of`: a list of options is the result, joined; an empty list is an
-/// error result.
+/// `AskUser` with `several_of`: a list of options is the result, joined; an empty list is
+/// refused by `resume`.
 #[tokio::test]
 async fn ask_user_several_of() {
     let question = json!({
         "question": "Which days?",
         "answer": { "kind": "several_of", "options": ["mon", "tue", "wed"] }
     });
-    let (content, is_error) = ask(question.clone(), json!(["mon", "wed"])).await;
+    let (content, is_error) = ask(question.clone(), json!(["mon", "wed"])).await.unwrap();
     assert_eq!((content.as_str(), is_error), ("mon, wed", false));
 
-    let (content, is_error) = ask(question, json!([])).await;
-    assert!(is_error);
-    assert!(content.contains("at least one"), "{content}");
+    let refused = refusal(ask(question, json!([])).await.unwrap_err());
+    assert!(refused.contains("at least one"), "{refused}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1649,44 +1719,36 @@ async fn thread_keeps_the_history_across_runs() {
     assert_eq!(thread.runs(), 2);
 }
 
-/// A per-run and a per-thread limit, kept apart in one state.
+/// The thread-scoped count of [`CallLimits`].
 #[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize)]
-struct Limits {
-    per_thread: u32,
-    per_run: u32,
-}
+struct ThreadCalls(u32);
 
-/// Ends a run after `per_run` model calls in the run, or `per_thread` in the thread.
+/// Ends a run after `per_run` model calls in the run, or `per_thread` in the thread: the
+/// per-run count in the run-scoped state, written the obvious way (no reset by hand).
 struct CallLimits {
     per_run: u32,
     per_thread: u32,
 }
 
-#[middleware(state = Limits)]
+#[middleware(state = u32, thread_state = ThreadCalls)]
 impl CallLimits {
-    /// A new run: the per-run count starts again, the per-thread count goes on.
-    #[hook(before_agent)]
-    fn new_run(&self, limits: &mut Limits) {
-        limits.per_run = 0;
-    }
-
     #[hook(before_model, jumps = [end])]
-    fn check(&self, limits: &mut Limits) -> Flow {
-        if limits.per_run >= self.per_run || limits.per_thread >= self.per_thread {
+    fn check(&self, run: &mut u32, thread: &mut ThreadCalls) -> Flow {
+        if *run >= self.per_run || thread.0 >= self.per_thread {
             return Flow::end();
         }
-        limits.per_run += 1;
-        limits.per_thread += 1;
+        *run += 1;
+        thread.0 += 1;
         Flow::Continue
     }
 }
 
-/// "A middleware can keep run-scoped and thread-scoped data apart": with state
-/// `{ per_thread, per_run }` and `per_run` reset in `before_agent`, a limit of 2 calls per run
-/// and 3 per thread allows 2, then 1, then 0 model calls in three runs of one thread, and the
-/// thread keeps the state between runs.
+/// "Run-scoped state is reset at every run, also inside a thread; thread-scoped state lives as
+/// long as the thread": a limit of 2 calls per run and 3 per thread allows 2, then 1, then 0
+/// model calls in three runs of one thread (before the fix, a per-run state lived for the
+/// whole thread, and the second run was blocked at once).
 #[tokio::test]
-async fn thread_keeps_state_and_separates_per_run_from_per_thread_limits() {
+async fn run_state_resets_every_run_and_thread_state_lives_with_the_thread() {
     let log = new_log();
     let ids = AtomicUsize::new(0);
     let model = ScriptedModel::from_rule(move |_| {
@@ -1703,7 +1765,7 @@ async fn thread_keeps_state_and_separates_per_run_from_per_thread_limits() {
             per_thread: 3,
         })
         .build();
-    let mut thread = Thread::new();
+    let mut thread = agent.thread();
     let mut calls = Vec::new();
     for input in ["one", "two", "three"] {
         let output = agent.run_in(&mut thread, input).await.unwrap();
@@ -1712,18 +1774,13 @@ async fn thread_keeps_state_and_separates_per_run_from_per_thread_limits() {
         calls.push(output.model_calls);
     }
     assert_eq!(calls, [2, 1, 0]);
-    assert_eq!(
-        thread.state(),
-        &Limits {
-            per_thread: 3,
-            per_run: 0
-        }
-    );
+    assert_eq!(thread.state(), &ThreadCalls(3));
     assert_eq!(thread.runs(), 3);
 
-    // A fresh thread starts from the default state.
-    let output = agent.run_in(&mut Thread::new(), "four").await.unwrap();
+    // A fresh thread starts from the default state; so does a run outside a thread.
+    let output = agent.run_in(&mut agent.thread(), "four").await.unwrap();
     assert_eq!(output.model_calls, 2);
+    assert_eq!(agent.run("five").await.unwrap().model_calls, 2);
 }
 
 /// Writes `run <run_index>` on the request's system prompt.

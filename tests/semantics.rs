@@ -932,6 +932,7 @@ struct Failing;
 
 impl Middleware for Failing {
     type State = ();
+    type ThreadState = ();
     type Phase = phase::Wrap;
     type WrapsModel = False;
     type WrapsTool = False;
@@ -941,6 +942,7 @@ impl Middleware for Failing {
     async fn before_model(
         &self,
         _: &mut Context,
+        _thread: &mut (),
         _: &mut (),
         _: &mut ModelRequest,
     ) -> Result<Flow, Error> {
@@ -1002,6 +1004,7 @@ struct AnonymousWrapFailure;
 
 impl Middleware for AnonymousWrapFailure {
     type State = ();
+    type ThreadState = ();
     type Phase = phase::Wrap;
     type WrapsModel = True;
     type WrapsTool = False;
@@ -1011,6 +1014,7 @@ impl Middleware for AnonymousWrapFailure {
     async fn wrap_model_call<N: ModelNext>(
         &self,
         _: &mut Context,
+        _thread: &mut (),
         _: &mut (),
         _: ModelRequest,
         _: N,
@@ -1103,6 +1107,7 @@ struct EndsFromTheWrongHook;
 
 impl Middleware for EndsFromTheWrongHook {
     type State = ();
+    type ThreadState = ();
     type Phase = phase::Wrap;
     type WrapsModel = False;
     type WrapsTool = False;
@@ -1113,6 +1118,7 @@ impl Middleware for EndsFromTheWrongHook {
     async fn before_model(
         &self,
         _: &mut Context,
+        _thread: &mut (),
         _: &mut (),
         _: &mut ModelRequest,
     ) -> Result<Flow, Error> {
@@ -1286,6 +1292,7 @@ struct Counter(Log);
 
 impl Middleware for Counter {
     type State = u32;
+    type ThreadState = ();
     type Phase = phase::Wrap;
     type WrapsModel = False;
     type WrapsTool = False;
@@ -1296,6 +1303,7 @@ impl Middleware for Counter {
         &self,
         _: &mut Context,
         count: &mut u32,
+        _thread: &mut (),
         _: &mut ModelRequest,
     ) -> Result<Flow, Error> {
         *count += 1;
@@ -1303,7 +1311,12 @@ impl Middleware for Counter {
         Ok(Flow::Continue)
     }
 
-    async fn after_agent(&self, _: &mut Context, count: &mut u32) -> Result<(), Error> {
+    async fn after_agent(
+        &self,
+        _: &mut Context,
+        count: &mut u32,
+        _thread: &mut (),
+    ) -> Result<(), Error> {
         push(&self.0, format!("final={count}"));
         Ok(())
     }
@@ -1353,6 +1366,7 @@ struct Editor;
 
 impl Middleware for Editor {
     type State = ();
+    type ThreadState = ();
     type Phase = phase::Wrap;
     type WrapsModel = False;
     type WrapsTool = False;
@@ -1363,6 +1377,7 @@ impl Middleware for Editor {
         &self,
         cx: &mut Context,
         _: &mut (),
+        _thread: &mut (),
         request: &mut ModelRequest,
     ) -> Result<Flow, Error> {
         if cx.step() == 1 {
@@ -1371,7 +1386,8 @@ impl Middleware for Editor {
                 .system_prompt
                 .get_or_insert_with(String::new)
                 .push_str("\nREQUEST-EDIT");
-            cx.messages_mut().push(Message::user("history-edit"));
+            cx.edit_history(|messages| messages.push(Message::user("history-edit")))
+                .unwrap();
         }
         Ok(Flow::Continue)
     }
@@ -1477,6 +1493,7 @@ struct Peek(&'static str, Log);
 
 impl Middleware for Peek {
     type State = ();
+    type ThreadState = ();
     type Phase = phase::Wrap;
     type WrapsModel = False;
     type WrapsTool = False;
@@ -1486,6 +1503,7 @@ impl Middleware for Peek {
     async fn after_model(
         &self,
         _: &mut Context,
+        _thread: &mut (),
         _: &mut (),
         response: &mut ModelResponse,
     ) -> Result<Flow, Error> {

@@ -151,8 +151,9 @@ async fn a_plain_fn_hook_called_through_its_future_runs_when_polled() {
     let mut cx = Context::new(Vec::new());
     let mut request = ModelRequest::default();
     let mut state = ();
+    let mut thread = ();
 
-    let future = plain.before_model(&mut cx, &mut state, &mut request);
+    let future = plain.before_model(&mut cx, &mut state, &mut thread, &mut request);
     assert!(
         take(&log).is_empty(),
         "the hook ran before its future was polled"
@@ -162,7 +163,7 @@ async fn a_plain_fn_hook_called_through_its_future_runs_when_polled() {
 
     assert_eq!(
         plain
-            .before_model_sync(&mut cx, &mut state, &mut request)
+            .before_model_sync(&mut cx, &mut state, &mut (), &mut request)
             .unwrap(),
         Flow::Continue
     );
@@ -266,6 +267,7 @@ struct Liar;
 
 impl Middleware for Liar {
     type State = ();
+    type ThreadState = ();
     type Phase = phase::Wrap;
     type WrapsModel = False;
     type WrapsTool = False;

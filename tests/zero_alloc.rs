@@ -19,7 +19,7 @@ use std::task::{Context as TaskContext, Poll, Waker};
 
 use hookchain::middleware::{False, HookSet, ModelWrap, ToolWrap, True, phase};
 use hookchain::prelude::*;
-use hookchain::{FnTool, Role, StopReason, Usage};
+use hookchain::{CallFrame, FnTool, Role, StopReason, Usage};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -67,6 +67,7 @@ struct Bump;
 
 impl Middleware for Bump {
     type State = u64;
+    type ThreadState = ();
     type Phase = phase::Wrap;
     type WrapsModel = True;
     type WrapsTool = True;
@@ -80,6 +81,7 @@ impl Middleware for Bump {
         &self,
         _cx: &mut Context,
         count: &mut u64,
+        _thread: &mut (),
         _request: &mut ModelRequest,
     ) -> Result<Flow, Error> {
         *count += 1;
@@ -90,6 +92,7 @@ impl Middleware for Bump {
         &self,
         cx: &mut Context,
         _count: &mut u64,
+        _thread: &mut (),
         request: ModelRequest,
         mut next: N,
     ) -> Result<ModelResponse, Error> {
@@ -101,6 +104,7 @@ impl Middleware for Bump {
         &self,
         _cx: &mut Context,
         _count: &mut u64,
+        _thread: &mut (),
         response: &mut ModelResponse,
     ) -> Result<Flow, Error> {
         black_box(response.message.content.len());
@@ -109,13 +113,14 @@ impl Middleware for Bump {
 
     async fn wrap_tool_call<N: ToolNext>(
         &self,
-        cx: &Context,
+        cx: ToolContext<'_>,
         _count: &u64,
+        _thread: &(),
         call: ToolCall,
         mut next: N,
     ) -> Result<ToolResult, Error> {
         bump(&TOOL_WRAPS);
-        next.call(cx, call).await
+        Ok(next.call(cx, call).await)
     }
 }
 
@@ -129,6 +134,7 @@ struct Boxing;
 
 impl Middleware for Boxing {
     type State = ();
+    type ThreadState = ();
     type Phase = phase::Wrap;
     type WrapsModel = True;
     type WrapsTool = False;
@@ -139,6 +145,7 @@ impl Middleware for Boxing {
         &self,
         cx: &mut Context,
         _state: &mut (),
+        _thread: &mut (),
         request: ModelRequest,
         mut next: N,
     ) -> Result<ModelResponse, Error> {
@@ -182,10 +189,10 @@ struct ToolAnswer;
 impl ToolNext for ToolAnswer {
     fn call(
         &mut self,
-        _cx: &Context,
+        _cx: ToolContext<'_>,
         call: ToolCall,
-    ) -> impl Future<Output = Result<ToolResult, Error>> + Send {
-        std::future::ready(Ok(ToolResult::ok(call.id, String::new())))
+    ) -> impl Future<Output = ToolResult> + Send {
+        std::future::ready(ToolResult::ok(call.id, String::new()))
     }
 }
 
@@ -198,17 +205,19 @@ async fn model_call<C: Middleware>(
 ) -> ModelResponse {
     // `ModelRequest::default()` holds only empty collections: no allocation.
     let mut request = ModelRequest::default();
+    // The thread state of these chains is `()`s: nothing to keep across calls.
+    let mut thread = C::ThreadState::default();
     let flow = chain
-        .before_model(cx, state, &mut request)
+        .before_model(cx, state, &mut thread, &mut request)
         .await
         .expect("before_model");
     assert!(flow.is_continue());
     let mut response = {
-        let mut onion = <C::WrapsModel as ModelWrap<C>>::layer(chain, state, Answer);
+        let mut onion = <C::WrapsModel as ModelWrap<C>>::layer(chain, state, &mut thread, Answer);
         onion.call(cx, request).await.expect("wrap_model_call")
     };
     let flow = chain
-        .after_model(cx, state, &mut response)
+        .after_model(cx, state, &mut thread, &mut response)
         .await
         .expect("after_model");
     assert!(flow.is_continue());
@@ -221,8 +230,9 @@ async fn model_call_via_chain_hook<C: Middleware>(
     cx: &mut Context,
     state: &mut C::State,
 ) -> ModelResponse {
+    let mut thread = C::ThreadState::default();
     chain
-        .wrap_model_call(cx, state, ModelRequest::default(), Answer)
+        .wrap_model_call(cx, state, &mut thread, ModelRequest::default(), Answer)
         .await
         .expect("wrap_model_call")
 }
@@ -231,8 +241,10 @@ async fn model_call_via_chain_hook<C: Middleware>(
 async fn tool_call<C: Middleware>(chain: &C, cx: &Context, state: &C::State) -> ToolResult {
     // Empty strings and `Null` arguments: no allocation.
     let call = ToolCall::new(String::new(), String::new(), serde_json::Value::Null);
-    let mut onion = <C::WrapsTool as ToolWrap<C>>::layer(chain, state, ToolAnswer);
-    onion.call(cx, call).await.expect("wrap_tool_call")
+    let frame = CallFrame::new(String::new());
+    let thread = C::ThreadState::default();
+    let mut onion = <C::WrapsTool as ToolWrap<C>>::layer(chain, state, &thread, 0, ToolAnswer);
+    onion.call(ToolContext::new(cx, &frame), call).await
 }
 
 /// Allocations of `CALLS` model calls through `chain`, after a warm-up; and the final state.
@@ -465,12 +477,12 @@ impl MacroBump {
     #[hook(wrap_tool_call)]
     async fn pass_tool(
         &self,
-        cx: &Context,
+        cx: ToolContext<'_>,
         call: ToolCall,
         mut next: impl ToolNext,
     ) -> Result<ToolResult, Error> {
         bump(&TOOL_WRAPS);
-        next.call(cx, call).await
+        Ok(next.call(cx, call).await)
     }
 }
 

@@ -48,11 +48,15 @@ pub async fn model_call<C: Middleware>(
     state: &mut C::State,
 ) -> Result<ModelResponse, Error> {
     let mut request = ModelRequest::default();
+    // The benchmarked chains keep no thread-scoped state: `()`s, nothing to construct.
+    let mut thread = C::ThreadState::default();
     if C::HOOKS.contains(Hook::BeforeModel) {
         let flow = if C::SYNC_HOOKS.contains(Hook::BeforeModel) {
-            chain.before_model_sync(cx, state, &mut request)
+            chain.before_model_sync(cx, state, &mut thread, &mut request)
         } else {
-            chain.before_model(cx, state, &mut request).await
+            chain
+                .before_model(cx, state, &mut thread, &mut request)
+                .await
         }
         .map_err(|error| error.attribute(C::NAME, Hook::BeforeModel))?;
         match flow {
@@ -62,14 +66,16 @@ pub async fn model_call<C: Middleware>(
         }
     }
     let mut response = {
-        let mut onion = <C::WrapsModel as ModelWrap<C>>::layer(chain, state, Answer);
+        let mut onion = <C::WrapsModel as ModelWrap<C>>::layer(chain, state, &mut thread, Answer);
         onion.call(cx, request).await?
     };
     if C::HOOKS.contains(Hook::AfterModel) {
         let flow = if C::SYNC_HOOKS.contains(Hook::AfterModel) {
-            chain.after_model_sync(cx, state, &mut response)
+            chain.after_model_sync(cx, state, &mut thread, &mut response)
         } else {
-            chain.after_model(cx, state, &mut response).await
+            chain
+                .after_model(cx, state, &mut thread, &mut response)
+                .await
         }
         .map_err(|error| error.attribute(C::NAME, Hook::AfterModel))?;
         match flow {

@@ -81,6 +81,7 @@ pub struct Manual;
 
 impl Middleware for Manual {
     type State = u64;
+    type ThreadState = ();
     type Phase = phase::Wrap;
     type WrapsModel = True;
     type WrapsTool = False;
@@ -93,6 +94,7 @@ impl Middleware for Manual {
         &self,
         _cx: &mut Context,
         count: &mut u64,
+        _thread: &mut (),
         _request: &mut ModelRequest,
     ) -> Result<Flow, Error> {
         *count += 1;
@@ -103,6 +105,7 @@ impl Middleware for Manual {
         &self,
         cx: &mut Context,
         _count: &mut u64,
+        _thread: &mut (),
         request: ModelRequest,
         mut next: N,
     ) -> Result<ModelResponse, Error> {
@@ -113,6 +116,7 @@ impl Middleware for Manual {
         &self,
         _cx: &mut Context,
         _count: &mut u64,
+        _thread: &mut (),
         response: &mut ModelResponse,
     ) -> Result<Flow, Error> {
         black_box(response.message.content.len());
@@ -150,11 +154,11 @@ impl Full {
     #[hook(wrap_tool_call)]
     async fn pass_tool(
         &self,
-        cx: &Context,
+        cx: ToolContext<'_>,
         call: ToolCall,
         mut next: impl ToolNext,
     ) -> Result<ToolResult, Error> {
-        next.call(cx, call).await
+        Ok(next.call(cx, call).await)
     }
 }
 

@@ -3,7 +3,9 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::agent::ThreadError;
 use crate::interrupt::{CheckpointError, Interruption, ResumeError};
+use crate::message::HistoryError;
 use crate::middleware::{Hook, Jump};
 
 /// A type-erased error, as carried inside [`Error`] and [`ModelError`].
@@ -60,6 +62,13 @@ pub enum Error {
     /// A checkpoint could not be made, read or written.
     #[error(transparent)]
     Checkpoint(Box<CheckpointError>),
+    /// A run could not start in its thread.
+    #[error(transparent)]
+    Thread(Box<ThreadError>),
+    /// The input history breaks the tool-call rule a provider enforces (see
+    /// [`validate_history`](crate::message::validate_history)).
+    #[error("the input history is not valid")]
+    History(#[source] HistoryError),
 }
 
 // The rare, large errors are boxed so that `Result<Flow, Error>`, which every hook returns,
@@ -73,6 +82,18 @@ impl From<MiddlewareError> for Error {
 impl From<ResumeError> for Error {
     fn from(error: ResumeError) -> Self {
         Error::Resume(Box::new(error))
+    }
+}
+
+impl From<ThreadError> for Error {
+    fn from(error: ThreadError) -> Self {
+        Error::Thread(Box::new(error))
+    }
+}
+
+impl From<HistoryError> for Error {
+    fn from(error: HistoryError) -> Self {
+        Error::History(error)
     }
 }
 

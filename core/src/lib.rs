@@ -15,15 +15,16 @@ pub mod agent;
 pub mod chain;
 mod context;
 mod error;
+mod ids;
 pub mod interrupt;
 mod lock;
-mod message;
+pub mod message;
 pub mod middleware;
 pub mod model;
 pub mod tool;
 
-pub use agent::{Agent, AgentBuilder, EndReason, Input, RunOutput, Thread};
-pub use context::Context;
+pub use agent::{Agent, AgentBuilder, EndReason, Input, RunOutput, Thread, ThreadError, ThreadId};
+pub use context::{CallFrame, Context, ToolContext};
 pub use error::{BoxError, Error, MiddlewareError, ModelError};
 pub use interrupt::{Checkpoint, Interrupt, InterruptId};
 pub use message::{Message, Role, ToolCall, ToolResult};
@@ -35,7 +36,7 @@ pub use tool::{FnTool, Tool, ToolError, ToolRegistry, ToolSpec};
 pub mod prelude {
     pub use crate::{
         Agent, Context, Error, Flow, Hook, Jump, Message, Middleware, ModelNext, ModelRequest,
-        ModelResponse, ScriptedModel, ToolCall, ToolNext, ToolResult,
+        ModelResponse, ScriptedModel, ToolCall, ToolContext, ToolNext, ToolResult,
     };
 }
 

@@ -75,9 +75,16 @@ pub(crate) enum Place {
 impl Place {
     fn keys(self) -> &'static [&'static str] {
         match self {
-            Place::HookFn => &["phase", "name", "jumps", "state", "crate"],
+            Place::HookFn => &["phase", "name", "jumps", "state", "thread_state", "crate"],
             Place::Middleware => &[
-                "phase", "name", "state", "before", "after", "requires", "crate",
+                "phase",
+                "name",
+                "state",
+                "thread_state",
+                "before",
+                "after",
+                "requires",
+                "crate",
             ],
             Place::HookMethod => &["jumps"],
         }
@@ -152,6 +159,7 @@ pub(crate) struct Options {
     /// (one error, no cascade).
     pub(crate) jumps_mistaken: bool,
     pub(crate) state: Option<Type>,
+    pub(crate) thread_state: Option<Type>,
     pub(crate) krate: Option<Path>,
     pub(crate) before: Vec<Type>,
     pub(crate) after: Vec<Type>,
@@ -224,6 +232,13 @@ impl Options {
                 Ok(state) => self.state = Some(state),
                 Err(error) => ctxt.error_at(error.span(), "`state` takes a type: `state = Counts`"),
             },
+            "thread_state" => match syn::parse2::<Type>(value) {
+                Ok(state) => self.thread_state = Some(state),
+                Err(error) => ctxt.error_at(
+                    error.span(),
+                    "`thread_state` takes a type: `thread_state = Totals`",
+                ),
+            },
             "crate" => match parse_crate(value) {
                 Ok(path) => self.krate = Some(path),
                 Err(error) => ctxt.error_at(
@@ -248,7 +263,7 @@ fn unknown_key(place: Place, key: &str) -> String {
     let hint = match (place, key) {
         (
             Place::HookMethod,
-            "phase" | "name" | "state" | "crate" | "before" | "after" | "requires",
+            "phase" | "name" | "state" | "thread_state" | "crate" | "before" | "after" | "requires",
         ) => {
             format!(
                 "; set `{key}` on the `#[middleware(..)]` attribute of the impl block, not on \

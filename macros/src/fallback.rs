@@ -20,6 +20,7 @@ pub(crate) fn inert_middleware(
             #[automatically_derived]
             impl #impl_generics #p::Middleware for #self_ty #where_clause {
                 type State = ();
+                type ThreadState = ();
                 type Phase = #p::phase::Wrap;
                 type WrapsModel = #p::False;
                 type WrapsTool = #p::False;

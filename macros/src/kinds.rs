@@ -17,8 +17,10 @@ pub(crate) enum HookKind {
 pub(crate) enum Role {
     /// `&mut Context` (model path) or `&Context` (tool path).
     Context,
-    /// The middleware's state: `&mut S` (model path) or `&S` (tool path).
+    /// The middleware's run-scoped state: `&mut S` (model path) or `&S` (tool path).
     State,
+    /// The middleware's thread-scoped state: `&mut T` (model path) or `&T` (tool path).
+    ThreadState,
     /// `&mut ModelRequest` (before_model) or `ModelRequest` (wrap_model_call).
     Request,
     /// `&mut ModelResponse`.
@@ -133,7 +135,9 @@ impl HookKind {
             Form::Mut
         };
         match (self, role) {
-            (_, Role::Context | Role::State) => Some(path_form),
+            // The tool path's context is a `ToolContext<'_>`, passed by value.
+            (HookKind::WrapToolCall, Role::Context) => Some(Form::Owned),
+            (_, Role::Context | Role::State | Role::ThreadState) => Some(path_form),
             (HookKind::BeforeModel, Role::Request) => Some(Form::Mut),
             (HookKind::WrapModelCall, Role::Request) => Some(Form::Owned),
             (HookKind::AfterModel, Role::Response) => Some(Form::Mut),
@@ -160,7 +164,7 @@ impl HookKind {
                 "`&mut Context`, the middleware's state as `&mut S`, and `&mut ModelResponse`"
             }
             HookKind::WrapToolCall => {
-                "`&Context`, the middleware's state as `&S`, `ToolCall`, and \
+                "`ToolContext<'_>`, the middleware's state as `&S`, `ToolCall`, and \
                  `next: impl ToolNext`"
             }
         }
@@ -183,7 +187,7 @@ impl HookKind {
             Role::Response => Some(HookKind::AfterModel),
             Role::Call => Some(HookKind::WrapToolCall),
             Role::Next => Some(HookKind::WrapModelCall),
-            Role::Context | Role::State => None,
+            Role::Context | Role::State | Role::ThreadState => None,
         }
     }
 }
@@ -194,6 +198,7 @@ impl Role {
         match self {
             Role::Context => "the context",
             Role::State => "the state",
+            Role::ThreadState => "the thread state",
             Role::Request => "the request",
             Role::Response => "the response",
             Role::Call => "the tool call",
@@ -204,8 +209,10 @@ impl Role {
     /// The type as it must be written, in `form`.
     pub(crate) fn spelled(self, form: Form, next_trait: &str) -> String {
         let base = match self {
+            Role::Context if form == Form::Owned => return "ToolContext<'_>".to_owned(),
             Role::Context => "Context",
             Role::State => "S",
+            Role::ThreadState => "T",
             Role::Request => "ModelRequest",
             Role::Response => "ModelResponse",
             Role::Call => "ToolCall",

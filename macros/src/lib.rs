@@ -48,14 +48,16 @@ use proc_macro::TokenStream;
 ///
 /// | hook              | parameters                                                                  | returns |
 /// |-------------------|-----------------------------------------------------------------------------|---------|
-/// | `before_agent`    | `&mut Context`, `&mut S`                                                    | `()`, `Flow`, `Result<(), E>`, `Result<Flow, E>` |
-/// | `before_model`    | `&mut Context`, `&mut S`, `&mut ModelRequest`                               | same |
-/// | `wrap_model_call` | `&mut Context`, `&mut S`, `ModelRequest`, `next: impl ModelNext`            | `ModelResponse`, `Result<ModelResponse, E>` |
-/// | `after_model`     | `&mut Context`, `&mut S`, `&mut ModelResponse`                              | `()`, `Flow`, `Result<(), E>`, `Result<Flow, E>` |
-/// | `wrap_tool_call`  | `&Context`, `&S`, `ToolCall`, `next: impl ToolNext`                         | `ToolResult`, `Result<ToolResult, E>` |
-/// | `after_agent`     | `&mut Context`, `&mut S`                                                    | `()`, `Result<(), E>` |
+/// | `before_agent`    | `&mut Context`, `&mut S`, `&mut T`                                          | `()`, `Flow`, `Result<(), E>`, `Result<Flow, E>` |
+/// | `before_model`    | `&mut Context`, `&mut S`, `&mut T`, `&mut ModelRequest`                     | same |
+/// | `wrap_model_call` | `&mut Context`, `&mut S`, `&mut T`, `ModelRequest`, `next: impl ModelNext`  | `ModelResponse`, `Result<ModelResponse, E>` |
+/// | `after_model`     | `&mut Context`, `&mut S`, `&mut T`, `&mut ModelResponse`                    | `()`, `Flow`, `Result<(), E>`, `Result<Flow, E>` |
+/// | `wrap_tool_call`  | `ToolContext<'_>`, `&S`, `&T`, `ToolCall`, `next: impl ToolNext`            | `ToolResult`, `Result<ToolResult, E>` |
+/// | `after_agent`     | `&mut Context`, `&mut S`, `&mut T`                                          | `()`, `Result<(), E>` |
 ///
-/// `S` is the state declared with `state = S`; `E` is any error convertible into
+/// `S` is the run-scoped state declared with `state = S`, `T` the thread-scoped state declared
+/// with `thread_state = T` (a parameter written as `&mut T` is the thread state, any other state
+/// parameter the run state); `E` is any error convertible into
 /// `Box<dyn Error + Send + Sync>` (such as `hookchain::Error`). `next` may also be a type
 /// parameter bounded by `ModelNext`/`ToolNext`. Sequential hooks may be plain `fn`s: write them so
 /// when they do not await. The chain then calls a plain-`fn` `before_model` or `after_model` hook
@@ -71,8 +73,11 @@ use proc_macro::TokenStream;
 ///   `before_model` and `after_model` only). A jump written in the body to a target not listed
 ///   (`Flow::end()`, `Flow::Jump(Jump::Model)`) is a compile error at that jump; one computed at
 ///   run time is `Error::UndeclaredJump`, naming the middleware and the hook.
-/// - `state = T`: a per-run state (`Default + Serialize + DeserializeOwned + Send + Sync`),
-///   passed as `&mut T` (`&T` on the tool path).
+/// - `state = S`: the run-scoped state (`Default + Serialize + DeserializeOwned + Send + Sync`),
+///   created afresh at every run, also every run of a thread; passed as `&mut S` (`&S` on the
+///   tool path).
+/// - `thread_state = T`: the thread-scoped state (the same bounds, and `Clone`), kept across the
+///   runs of a `Thread`; passed as `&mut T` (`&T` on the tool path).
 /// - `crate = path`: where `hookchain` is, if the dependency is renamed.
 ///
 /// # What it expands to
@@ -93,6 +98,7 @@ use proc_macro::TokenStream;
 ///
 /// impl Middleware for stamp {
 ///     type State = ();
+///     type ThreadState = ();
 ///     type Phase = hookchain::middleware::phase::Input;
 ///     type WrapsModel = hookchain::middleware::False;
 ///     type WrapsTool = hookchain::middleware::False;
@@ -113,6 +119,7 @@ use proc_macro::TokenStream;
 ///         &self,
 ///         _cx: &mut Context,
 ///         _state: &mut (),
+///         _thread: &mut (),
 ///         request: &mut ModelRequest,
 ///     ) -> Result<Flow, Error> {
 ///         // Calls the function and converts what it returns (`()` here), naming `stamp` and
@@ -125,11 +132,12 @@ use proc_macro::TokenStream;
 ///         &self,
 ///         cx: &mut Context,
 ///         state: &mut (),
+///         thread: &mut (),
 ///         request: &mut ModelRequest,
 ///     ) -> impl Future<Output = Result<Flow, Error>> + Send {
 ///         // For a caller that awaits the hook: the synchronous form, run when first polled (the
 ///         // macro uses a small struct rather than an `async` block).
-///         async move { self.before_model_sync(cx, state, request) }
+///         async move { self.before_model_sync(cx, state, thread, request) }
 ///     }
 /// }
 /// # }
@@ -205,8 +213,9 @@ pub fn hook(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// # Options
 ///
-/// `phase`, `name`, `state` and `crate` as for [`hook`](macro@hook), plus ordering
-/// constraints naming other middleware types (declared with `#[middleware]` or `#[hook]`):
+/// `phase`, `name`, `state`, `thread_state` and `crate` as for [`hook`](macro@hook), plus
+/// ordering constraints naming other middleware types (declared with `#[middleware]` or
+/// `#[hook]`):
 ///
 /// - `before = T` or `before = [T, U]`: wherever `T` is in the chain, this middleware is listed
 ///   before it;
@@ -216,6 +225,13 @@ pub fn hook(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// A broken constraint fails the build, with a message naming both middleware. The check runs
 /// when the chain is built (`chain!` or `Agent::run`), over the whole chain, nested chains
 /// included.
+///
+/// # Checking answers to interrupts
+///
+/// A method marked `#[check_answer]` — a plain `fn(&self, answer: &Answer<'_>) -> Result<(), E>`
+/// — becomes `Middleware::check_answer`:
+/// `Agent::resume` asks it about each answer to an interrupt this middleware raised, and refuses
+/// the resume, before anything runs, when it returns an error.
 ///
 /// # What it expands to
 ///

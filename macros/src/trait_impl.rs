@@ -22,10 +22,13 @@ pub(crate) struct ImplModel<'a> {
     pub(crate) type_name: String,
     pub(crate) phase: PhaseValue,
     pub(crate) state: Option<Type>,
+    pub(crate) thread_state: Option<Type>,
     pub(crate) hooks: Vec<HookImpl<'a>>,
     pub(crate) before: Vec<Type>,
     pub(crate) after: Vec<Type>,
     pub(crate) requires: Vec<Type>,
+    /// The `#[check_answer]` method, if any.
+    pub(crate) check_answer: Option<&'a syn::Ident>,
 }
 
 /// One hook, ready to generate: a `#[hook]` function (called as `name::call`) or a method of a
@@ -54,10 +57,12 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
         .name
         .map_or_else(|| type_name.clone(), syn::LitStr::value);
     let phase = format_ident!("{}", model.phase.type_name());
-    let state = match &model.state {
-        Some(state) => quote!(#state),
+    let unit_or = |ty: &Option<Type>| match ty {
+        Some(ty) => quote!(#ty),
         None => quote!(()),
     };
+    let state = unit_or(&model.state);
+    let thread_state = unit_or(&model.thread_state);
     let has = |kind: HookKind| model.hooks.iter().any(|hook| hook.sig.kind == kind);
     let marker = |kind: HookKind| {
         if has(kind) {
@@ -92,6 +97,16 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
         named(&model.requires),
     );
     let methods = model.hooks.iter().map(|hook| method(p, hook));
+    let check_answer = model.check_answer.map(|method| {
+        quote! {
+            fn check_answer(
+                &self,
+                __hookchain_answer: &#p::Answer<'_>,
+            ) -> #p::Result<(), #p::BoxError> {
+                Self::#method(self, __hookchain_answer).map_err(#p::Into::into)
+            }
+        }
+    });
     // In an anonymous const: the impls add no name to the user's module.
     quote! {
         const _: () = {
@@ -99,6 +114,7 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
             #[diagnostic::do_not_recommend]
             impl #impl_generics #p::Middleware for #self_ty #where_clause {
                 type State = #state;
+                type ThreadState = #thread_state;
                 type Phase = #p::phase::#phase;
                 type WrapsModel = #wraps_model;
                 type WrapsTool = #wraps_tool;
@@ -114,6 +130,7 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
                     requires: #requires,
                 };
                 #(#methods)*
+                #check_answer
             }
 
             #[automatically_derived]
@@ -142,14 +159,20 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
     let method = format_ident!("{}", kind.name());
     let tool = kind.on_tool_path();
     let cx_ty = if tool {
-        quote!(&#p::Context)
+        quote!(#p::ToolContext<'_>)
     } else {
         quote!(&mut #p::Context)
     };
-    let state_ty = if tool {
-        quote!(&<Self as #p::Middleware>::State)
+    let (state_ty, thread_ty) = if tool {
+        (
+            quote!(&<Self as #p::Middleware>::State),
+            quote!(&<Self as #p::Middleware>::ThreadState),
+        )
     } else {
-        quote!(&mut <Self as #p::Middleware>::State)
+        (
+            quote!(&mut <Self as #p::Middleware>::State),
+            quote!(&mut <Self as #p::Middleware>::ThreadState),
+        )
     };
     let (generics, subject, output) = match kind {
         HookKind::BeforeAgent | HookKind::AfterAgent => (quote!(), quote!(), None),
@@ -190,6 +213,7 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
             let ident = match role {
                 Role::Context => "__hookchain_cx",
                 Role::State => "__hookchain_state",
+                Role::ThreadState => "__hookchain_thread",
                 Role::Request => "__hookchain_request",
                 Role::Response => "__hookchain_response",
                 Role::Call => "__hookchain_call",
@@ -198,17 +222,22 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
             let located = located(span);
             let ident = syn::Ident::new(ident, located);
             match (role, param.ty) {
-                // The state passes through `StateIs`, whose bound explains a type mismatch.
-                (Role::State, Type::Reference(reference)) => {
+                // A state passes through `StateIs`, whose bound explains a type mismatch.
+                (Role::State | Role::ThreadState, Type::Reference(reference)) => {
                     let inner = &reference.elem;
                     let pp = p.at(span);
+                    let declared = if *role == Role::State {
+                        quote_spanned!(located=> State)
+                    } else {
+                        quote_spanned!(located=> ThreadState)
+                    };
                     let convert = if reference.mutability.is_some() {
                         quote_spanned!(located=> mutable)
                     } else {
                         quote_spanned!(located=> shared)
                     };
                     quote_spanned!(located=>
-                        <#inner as #pp::StateIs<<Self as #pp::Middleware>::State>>::#convert(#ident)
+                        <#inner as #pp::StateIs<<Self as #pp::Middleware>::#declared>>::#convert(#ident)
                     )
                 }
                 _ => quote!(#ident),
@@ -227,7 +256,8 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
     let params = quote! {
         &self,
         __hookchain_cx: #cx_ty,
-        __hookchain_state: #state_ty
+        __hookchain_state: #state_ty,
+        __hookchain_thread: #thread_ty
         #subject
     };
     // A wrong return type, or a future that is not `Send`, is reported at the user's `-> T`

@@ -187,13 +187,19 @@ impl Recorder {
 
 impl Middleware for Recorder {
     type State = ();
+    type ThreadState = ();
     type Phase = phase::Wrap;
     type WrapsModel = True;
     type WrapsTool = True;
     const NAME: &'static str = "Recorder";
     const HOOKS: HookSet = HookSet::ALL;
 
-    async fn before_agent(&self, _cx: &mut Context, _state: &mut ()) -> Result<Flow, Error> {
+    async fn before_agent(
+        &self,
+        _cx: &mut Context,
+        _state: &mut (),
+        _thread: &mut (),
+    ) -> Result<Flow, Error> {
         self.act("before_agent", &self.before_agent)
     }
 
@@ -201,6 +207,7 @@ impl Middleware for Recorder {
         &self,
         _cx: &mut Context,
         _state: &mut (),
+        _thread: &mut (),
         _request: &mut ModelRequest,
     ) -> Result<Flow, Error> {
         self.act("before_model", &self.before_model)
@@ -210,6 +217,7 @@ impl Middleware for Recorder {
         &self,
         cx: &mut Context,
         _state: &mut (),
+        _thread: &mut (),
         mut request: ModelRequest,
         mut next: N,
     ) -> Result<ModelResponse, Error> {
@@ -238,6 +246,7 @@ impl Middleware for Recorder {
         &self,
         _cx: &mut Context,
         _state: &mut (),
+        _thread: &mut (),
         _response: &mut ModelResponse,
     ) -> Result<Flow, Error> {
         self.act("after_model", &self.after_model)
@@ -245,18 +254,19 @@ impl Middleware for Recorder {
 
     async fn wrap_tool_call<N: ToolNext>(
         &self,
-        cx: &Context,
+        cx: ToolContext<'_>,
         _state: &(),
+        _thread: &(),
         call: ToolCall,
         mut next: N,
     ) -> Result<ToolResult, Error> {
         let name = call.name.clone();
         self.log(&format!("wrap_tool:enter:{name}"));
         let result = match &self.wrap_tool {
-            WrapAct::Pass => next.call(cx, call).await,
+            WrapAct::Pass => Ok(next.call(cx, call).await),
             WrapAct::Retry => {
                 let _first = next.call(cx, call.clone()).await;
-                next.call(cx, call).await
+                Ok(next.call(cx, call).await)
             }
             WrapAct::ShortCircuit(content) => Ok(ToolResult::ok(&call.id, *content)),
             WrapAct::Fail(message) => {
@@ -267,7 +277,12 @@ impl Middleware for Recorder {
         result
     }
 
-    async fn after_agent(&self, _cx: &mut Context, _state: &mut ()) -> Result<(), Error> {
+    async fn after_agent(
+        &self,
+        _cx: &mut Context,
+        _state: &mut (),
+        _thread: &mut (),
+    ) -> Result<(), Error> {
         self.act("after_agent", &self.after_agent).map(|_| ())
     }
 }

@@ -6,13 +6,17 @@ use std::future::Future;
 use tracing::Instrument;
 use tracing::instrument::Instrumented;
 
-use super::run_loop::{Ending, Entry, fingerprint};
-use super::{Agent, EndReason, Input, RunOutput, Thread};
-use crate::context::{Context, ResumePoint};
+use super::run_loop::{Ending, Entry, States, fingerprint};
+use super::{Agent, EndReason, Input, PauseMark, RunOutput, Thread, ThreadError};
+use crate::context::{Context, Raiser, ResumePoint};
 use crate::error::Error;
-use crate::interrupt::{Checkpoint, InterruptId, Position, ResumeError};
+use crate::interrupt::{Answer, Checkpoint, InterruptId, Position, ResumeError};
+use crate::message::{Message, close_interior, validate_history};
 use crate::middleware::Middleware;
 use crate::model::Model;
+
+/// The answers of a resume, by interrupt id.
+type Answers = HashMap<InterruptId, serde_json::Value>;
 
 impl<M: Model, C: Middleware> Agent<M, C> {
     /// Runs the agent on `input` until the model answers without calling tools, a hook jumps to
@@ -23,61 +27,111 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// reads. An error from a hook or the model ends the loop; `after_agent` still runs (it
     /// always does once the run has started), then the error is returned. A paused run ends
     /// with [`EndReason::Interrupted`] and a [`Checkpoint`] to [`resume`](Self::resume) from.
+    ///
+    /// A tool call of the input left without a result by a later message gets an error result
+    /// right after it (the history a provider accepts); calls of the input's last message run
+    /// before the first model call. An input that breaks the tool-call rule otherwise (a
+    /// result that answers no call) is refused with [`Error::History`].
     pub async fn run(&self, input: impl Into<Input>) -> Result<RunOutput, Error> {
         let Input(messages) = input.into();
         let mut cx = Context::new(messages);
-        let mut state = C::State::default();
+        prepare_input(&mut cx.messages)?;
+        let mut state = States::<C>::fresh(C::ThreadState::default());
         let ending = self.go(&mut cx, &mut state, Entry::Start).await;
         finish(cx, ending)
     }
 
-    /// An empty [`Thread`] for this agent's chain.
-    pub fn thread(&self) -> Thread<C::State> {
+    /// An empty [`Thread`] for this agent's chain, with a fresh id.
+    pub fn thread(&self) -> Thread<C::ThreadState> {
         Thread::new()
     }
 
-    /// Runs the agent on `input` in `thread`: from the thread's history and chain state, which
-    /// the run then updates (also when it pauses).
+    /// Runs the agent on `input` in `thread`: from the thread's history and thread-scoped state
+    /// (the run-scoped state starts afresh), which the run updates when it ends or pauses.
+    ///
+    /// The thread changes only when the run ends or pauses: a run's future dropped before that
+    /// leaves the thread as it was. A thread whose run is paused is refused
+    /// ([`ThreadError::Paused`]): resume it with [`resume_in`](Self::resume_in) or give it up
+    /// with [`Thread::abandon_pause`] — a tool call that completed never runs again.
     pub async fn run_in(
         &self,
-        thread: &mut Thread<C::State>,
+        thread: &mut Thread<C::ThreadState>,
         input: impl Into<Input>,
     ) -> Result<RunOutput, Error> {
+        if thread.paused.is_some() {
+            return Err(ThreadError::Paused {
+                thread: thread.id.clone(),
+            }
+            .into());
+        }
         let Input(input) = input.into();
-        let mut cx = Context::new(std::mem::take(&mut thread.messages));
-        cx.messages.extend(input);
+        let mut messages = thread.messages.clone();
+        let run_start = messages.len();
+        messages.extend(input);
+        prepare_input(&mut messages)?;
+        let mut cx = Context::new(messages);
         cx.counters.runs = thread.runs;
-        let mut state = std::mem::take(&mut thread.state);
+        cx.counters.run_start = run_start;
+        cx.thread_id = Some(thread.id.clone());
+        let mut state = States::<C>::fresh(thread.state.clone());
         let ending = self.go(&mut cx, &mut state, Entry::Start).await;
-        self.keep(thread, cx, state, ending)
+        keep(thread, cx, state, ending)
     }
 
     /// Resumes a paused run from `checkpoint`, with an answer for each of its pending
     /// interrupts (by [`InterruptId`]). Works in any process, with an agent built like the one
     /// that paused (same chain; a checkpoint from another chain is refused).
     ///
-    /// The interrupted hook runs again and reads its answer; hooks that ran before it in the
-    /// interrupted step do not run again, and tool calls that completed are never run again.
+    /// Each answer is first checked by whoever raised its interrupt (a
+    /// [`Middleware::check_answer`], a [`Tool::check_answer`](crate::Tool::check_answer)): an
+    /// answer refused there stops the resume before anything runs. The interrupted hook then
+    /// runs again and reads its answer; hooks that ran before it in the interrupted step do not
+    /// run again, and tool calls that completed are never run again.
+    ///
+    /// A checkpoint is single-use (see [`Checkpoint`]); one of a run in a thread resumes only
+    /// with [`resume_in`](Self::resume_in) on that thread.
     pub async fn resume(
         &self,
         checkpoint: Checkpoint,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<RunOutput, Error> {
+        if let Some(thread) = checkpoint.thread {
+            return Err(ResumeError::ThreadCheckpoint { thread }.into());
+        }
         let (mut cx, mut state, position) = self.restore(checkpoint, answers)?;
         let ending = self.go(&mut cx, &mut state, Entry::Resume(position)).await;
         finish(cx, ending)
     }
 
-    /// [`resume`](Self::resume) a run of `thread`, updating the thread as the run goes on.
+    /// [`resume`](Self::resume) a paused run of `thread`, updating the thread as the run goes
+    /// on. The checkpoint must be the one the thread waits on: one of another thread, or one
+    /// already resumed, is refused before anything runs.
     pub async fn resume_in(
         &self,
-        thread: &mut Thread<C::State>,
+        thread: &mut Thread<C::ThreadState>,
         checkpoint: Checkpoint,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<RunOutput, Error> {
+        if checkpoint.thread.as_ref() != Some(&thread.id) {
+            return Err(ResumeError::WrongThread {
+                checkpoint: checkpoint.thread,
+                thread: thread.id.clone(),
+            }
+            .into());
+        }
+        let waits_on_it = thread
+            .paused
+            .as_ref()
+            .is_some_and(|pause| pause.checkpoint == checkpoint.id);
+        if !waits_on_it {
+            return Err(ResumeError::Spent {
+                checkpoint: checkpoint.id,
+            }
+            .into());
+        }
         let (mut cx, mut state, position) = self.restore(checkpoint, answers)?;
         let ending = self.go(&mut cx, &mut state, Entry::Resume(position)).await;
-        self.keep(thread, cx, state, ending)
+        keep(thread, cx, state, ending)
     }
 
     /// The loop, in the run's tracing span. A plain `fn`, not an `async fn`: every state
@@ -86,36 +140,19 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     fn go<'s>(
         &'s self,
         cx: &'s mut Context,
-        state: &'s mut C::State,
+        state: &'s mut States<C>,
         entry: Entry,
     ) -> Instrumented<impl Future<Output = Result<Ending, Error>> + 's> {
         let span = tracing::info_span!("hookchain.run", max_steps = self.max_steps);
         self.drive(cx, state, entry).instrument(span)
     }
 
-    /// Puts a run's history and state back into its thread, and makes its output (the history
-    /// is then copied once, for the output).
-    fn keep(
-        &self,
-        thread: &mut Thread<C::State>,
-        cx: Context,
-        state: C::State,
-        ending: Result<Ending, Error>,
-    ) -> Result<RunOutput, Error> {
-        let output = ending.map(|ending| output(&cx, cx.messages.clone(), ending));
-        let paused = matches!(&output, Ok(output) if output.end == EndReason::Interrupted);
-        thread.runs = cx.counters.runs + usize::from(!paused);
-        thread.messages = cx.messages;
-        thread.state = state;
-        output
-    }
-
     /// Checks `checkpoint` and `answers` against this agent, and rebuilds the paused run.
     fn restore(
         &self,
-        mut checkpoint: Checkpoint,
+        checkpoint: Checkpoint,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
-    ) -> Result<(Context, C::State, Position), Error> {
+    ) -> Result<(Context, States<C>, Position), Error> {
         let agent = fingerprint::<C>();
         if checkpoint.chain != agent {
             return Err(ResumeError::ChainMismatch {
@@ -127,52 +164,173 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         if checkpoint.interrupts.is_empty() {
             return Err(ResumeError::NothingPending.into());
         }
-        let pending: Vec<InterruptId> = checkpoint.pending().cloned().collect();
-        let mut answers_by_id: HashMap<InterruptId, serde_json::Value> = HashMap::new();
-        for (id, answer) in answers {
-            if answers_by_id.insert(id.clone(), answer).is_some() {
-                return Err(ResumeError::DuplicateAnswer { id }.into());
+        let mut answers = match_answers(&checkpoint, answers)?;
+        self.check_answers(&checkpoint, &answers)?;
+        let Checkpoint {
+            run_id,
+            thread,
+            messages,
+            state,
+            thread_state,
+            counters,
+            mut position,
+            interrupts,
+            ..
+        } = checkpoint;
+        let state = States {
+            run: serde_json::from_value(state).map_err(ResumeError::State)?,
+            thread: serde_json::from_value(thread_state).map_err(ResumeError::State)?,
+        };
+        let mut cx = Context::new(messages);
+        cx.counters = counters;
+        cx.run_id = run_id;
+        cx.thread_id = thread;
+        match &mut position {
+            Position::BeforeModel { member, .. } => {
+                cx.resume = Some(resume_point(*member, &interrupts, &mut answers));
             }
-        }
-        let mut answers = answers_by_id;
-        if let Some(id) = answers.keys().find(|id| !pending.contains(id)) {
-            let id = id.clone();
-            return Err(ResumeError::UnknownInterrupt { id, pending }.into());
-        }
-        if let Some(id) = pending.iter().find(|id| !answers.contains_key(id)) {
-            return Err(ResumeError::MissingAnswer { id: id.clone() }.into());
-        }
-        let state: C::State =
-            serde_json::from_value(checkpoint.state).map_err(ResumeError::State)?;
-        let mut cx = Context::new(checkpoint.messages);
-        cx.counters = checkpoint.counters;
-        if let Position::AfterModel { answered, .. } = &mut checkpoint.position {
-            cx.answered = std::mem::take(answered);
-        }
-        match &checkpoint.position {
-            Position::BeforeModel { member, .. } | Position::AfterModel { member, .. } => {
-                let interrupt = &checkpoint.interrupts[0];
-                let answer = answers.remove(&interrupt.id).unwrap_or_default();
-                cx.resume = Some(ResumePoint {
-                    at: *member,
-                    answer,
-                });
+            Position::AfterModel {
+                member, answered, ..
+            } => {
+                cx.answered = std::mem::take(answered);
+                cx.resume = Some(resume_point(*member, &interrupts, &mut answers));
             }
-            Position::Tools { .. } => {
-                for interrupt in &checkpoint.interrupts {
+            Position::Tools {
+                answers: earlier, ..
+            } => {
+                for answer in std::mem::take(earlier) {
+                    cx.tool_answers
+                        .entry(answer.call_id)
+                        .or_default()
+                        .push((answer.raiser, answer.answer));
+                }
+                for interrupt in &interrupts {
                     let (Some(call_id), Some(answer)) =
                         (&interrupt.tool_call_id, answers.remove(&interrupt.id))
                     else {
                         continue;
                     };
-                    let raised_by_tool = interrupt.hook.is_none();
+                    let raiser = interrupt.member.map_or(Raiser::Tool, Raiser::Member);
                     cx.tool_answers
-                        .insert(call_id.clone(), (answer, raised_by_tool));
+                        .entry(call_id.clone())
+                        .or_default()
+                        .push((raiser, answer));
                 }
             }
         }
-        Ok((cx, state, checkpoint.position))
+        Ok((cx, state, position))
     }
+
+    /// Asks whoever raised each interrupt whether its answer will do, before anything runs.
+    fn check_answers(&self, checkpoint: &Checkpoint, answers: &Answers) -> Result<(), Error> {
+        for interrupt in &checkpoint.interrupts {
+            let Some(value) = answers.get(&interrupt.id) else {
+                continue;
+            };
+            let answer = Answer::new(interrupt, value, &self.tools);
+            let checked = match (interrupt.member, &checkpoint.position) {
+                (Some(member), _) => self.chain.check_answer_at(member, &answer),
+                (None, Position::Tools { calls, .. }) => calls
+                    .iter()
+                    .find(|call| Some(&call.id) == interrupt.tool_call_id.as_ref())
+                    .map_or(Ok(()), |call| {
+                        self.tools.check_answer(call, value).map_err(Into::into)
+                    }),
+                (None, _) => Ok(()),
+            };
+            checked.map_err(|source| ResumeError::InvalidAnswer {
+                id: interrupt.id.clone(),
+                source,
+            })?;
+        }
+        Ok(())
+    }
+}
+
+impl<C: Middleware> States<C> {
+    /// The state of a new run: run-scoped state afresh, with `thread`'s.
+    fn fresh(thread: C::ThreadState) -> Self {
+        States {
+            run: C::State::default(),
+            thread,
+        }
+    }
+}
+
+/// The answers, by id: one per pending interrupt, no other.
+fn match_answers(
+    checkpoint: &Checkpoint,
+    answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
+) -> Result<Answers, Error> {
+    let pending: Vec<InterruptId> = checkpoint.pending().cloned().collect();
+    let mut by_id = Answers::new();
+    for (id, answer) in answers {
+        if by_id.insert(id.clone(), answer).is_some() {
+            return Err(ResumeError::DuplicateAnswer { id }.into());
+        }
+    }
+    if let Some(id) = by_id.keys().find(|id| !pending.contains(id)) {
+        let id = id.clone();
+        return Err(ResumeError::UnknownInterrupt { id, pending }.into());
+    }
+    if let Some(id) = pending.iter().find(|id| !by_id.contains_key(id)) {
+        return Err(ResumeError::MissingAnswer { id: id.clone() }.into());
+    }
+    Ok(by_id)
+}
+
+/// Where a step paused in a sequential hook resumes, with the hook's answer.
+fn resume_point(
+    member: usize,
+    interrupts: &[crate::interrupt::Interrupt],
+    answers: &mut Answers,
+) -> ResumePoint {
+    let answer = interrupts
+        .first()
+        .and_then(|interrupt| answers.remove(&interrupt.id))
+        .unwrap_or_default();
+    ResumePoint { at: member, answer }
+}
+
+/// Makes an input history one a provider accepts: a call that a later message left without a
+/// result gets an error result right after it; anything else that breaks the rule is refused.
+fn prepare_input(messages: &mut Vec<Message>) -> Result<(), Error> {
+    close_interior(messages, |call| {
+        format!(
+            "tool call `{}` was not executed: the conversation went on without its result",
+            call.name
+        )
+    });
+    match crate::message::check_editable(messages) {
+        Ok(()) => Ok(()),
+        // Re-checked strictly only to report the same error a provider would.
+        Err(_) => validate_history(messages).map_err(Error::from),
+    }
+}
+
+/// Puts a run's history and state back into its thread, and makes its output (the history is
+/// then copied once, for the output).
+fn keep<C: Middleware>(
+    thread: &mut Thread<C::ThreadState>,
+    cx: Context,
+    state: States<C>,
+    ending: Result<Ending, Error>,
+) -> Result<RunOutput, Error> {
+    let output = ending.map(|ending| output(&cx, cx.messages.clone(), ending));
+    thread.paused = match &output {
+        Ok(RunOutput {
+            checkpoint: Some(checkpoint),
+            ..
+        }) => Some(PauseMark {
+            checkpoint: checkpoint.id.clone(),
+            completed: checkpoint.completed_results(),
+        }),
+        _ => None,
+    };
+    thread.runs = cx.counters.runs + usize::from(thread.paused.is_none());
+    thread.messages = cx.messages;
+    thread.state = state.thread;
+    output
 }
 
 /// The output of a run outside a thread: the history moves into it.
@@ -183,7 +341,7 @@ fn finish(mut cx: Context, ending: Result<Ending, Error>) -> Result<RunOutput, E
 }
 
 /// The output of a run that ended as `ending`, with `messages` as its history.
-fn output(cx: &Context, messages: Vec<crate::message::Message>, ending: Ending) -> RunOutput {
+fn output(cx: &Context, messages: Vec<Message>, ending: Ending) -> RunOutput {
     let (end, checkpoint) = match ending {
         Ending::Finished => (EndReason::Finished, None),
         Ending::Jumped => (EndReason::Jumped, None),
@@ -197,5 +355,6 @@ fn output(cx: &Context, messages: Vec<crate::message::Message>, ending: Ending) 
         tool_calls: cx.counters.tool_calls,
         end,
         checkpoint,
+        run_start: cx.counters.run_start,
     }
 }

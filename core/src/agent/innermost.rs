@@ -8,9 +8,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
-use futures::future::BoxFuture;
-
-use crate::context::Context;
+use crate::context::{Context, Raiser, ToolContext};
 use crate::error::{Error, ModelError};
 use crate::interrupt::Interruption;
 use crate::message::{ToolCall, ToolResult};
@@ -59,27 +57,26 @@ pub(super) struct CallTool<'a> {
 }
 
 impl ToolNext for CallTool<'_> {
-    fn call(
+    fn call<'c>(
         &mut self,
-        cx: &Context,
+        cx: ToolContext<'c>,
         call: ToolCall,
-    ) -> impl Future<Output = Result<ToolResult, Error>> + Send {
-        // The registry boxes the call anyway (tools of different types share it); a boxed
-        // future also ends the onion's type, whatever the tool's future is.
+    ) -> impl Future<Output = ToolResult> + Send {
+        // The registry boxes the tool's own future (tools of different types share it).
         let tools = self.tools;
-        let answer = cx.tool_answer(&call.id).cloned();
-        let run: BoxFuture<'_, Result<ToolResult, Error>> = Box::pin(async move {
-            let outcome = match answer {
-                Some(answer) => tools.try_resume(&call, answer).await,
+        let cx = cx.view(Raiser::Tool);
+        async move {
+            let outcome = match cx.resume_value() {
+                Some(answer) => tools.try_resume(&call, answer.clone()).await,
                 None => tools.try_execute(&call).await,
             };
             match outcome {
-                Err(ToolError::Interrupt { payload }) => Err(Error::Interrupted(Box::new(
-                    Interruption::new(payload).raised_by_tool(&call.name),
-                ))),
-                outcome => Ok(result_of(&call, outcome)),
+                Err(ToolError::Interrupt { payload }) => {
+                    cx.pause(Interruption::new(payload).raised_by_tool(&call.name));
+                    ToolResult::paused(&call.id)
+                }
+                outcome => result_of(&call, outcome),
             }
-        });
-        run
+        }
     }
 }

@@ -11,7 +11,8 @@ mod thread;
 pub use builder::AgentBuilder;
 pub use input::Input;
 pub use output::{EndReason, RunOutput};
-pub use thread::Thread;
+pub(crate) use thread::PauseMark;
+pub use thread::{Thread, ThreadError, ThreadId};
 
 use crate::model::{Model, ModelSettings};
 use crate::tool::ToolRegistry;

@@ -4,7 +4,8 @@ use crate::interrupt::{Checkpoint, Interrupt};
 use crate::message::{Message, Role};
 use crate::model::Usage;
 
-/// The result of a run that finished.
+/// What a run returns: when it ended (finished, jumped to the end) and when it paused for an
+/// interrupt (then [`checkpoint`](Self::checkpoint) resumes it).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct RunOutput {
@@ -22,18 +23,27 @@ pub struct RunOutput {
     pub end: EndReason,
     /// When an interrupt paused the run: where to resume from.
     pub checkpoint: Option<Checkpoint>,
+    /// Where this run's messages (its input included) start in `messages`.
+    pub(crate) run_start: usize,
 }
 
 impl RunOutput {
-    /// The last assistant message, if the model (or a hook standing in for it) answered.
+    /// The last assistant message of this run, if the model (or a hook standing in for it)
+    /// answered; `None` for a paused run, which has no answer yet (a run in a thread never
+    /// returns an earlier run's answer).
     pub fn final_message(&self) -> Option<&Message> {
+        if self.end == EndReason::Interrupted {
+            return None;
+        }
         self.messages
+            .get(self.run_start..)?
             .iter()
             .rev()
             .find(|m| m.role == Role::Assistant)
     }
 
-    /// The text of the last assistant message.
+    /// The text of this run's last assistant message; `None` if the run paused or the model
+    /// never answered in it.
     pub fn text(&self) -> Option<&str> {
         self.final_message().map(|m| m.content.as_str())
     }

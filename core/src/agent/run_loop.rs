@@ -7,7 +7,7 @@ use futures::{FutureExt, StreamExt};
 use super::Agent;
 use super::innermost::{CallModel, CallTool};
 use crate::chain::ChainChecks;
-use crate::context::{Context, Counters};
+use crate::context::{CallFrame, Context, Counters, ToolAnswer, ToolContext};
 use crate::error::Error;
 use crate::interrupt::{
     Checkpoint, CheckpointError, Interrupt, InterruptId, Interruption, Position,
@@ -18,6 +18,12 @@ use crate::middleware::{
 };
 use crate::model::{Model, ModelRequest, ModelResponse, ToolChoice};
 use crate::tool::panic_message;
+
+/// The chain's state during a run: its run-scoped and its thread-scoped part.
+pub(super) struct States<C: Middleware> {
+    pub(super) run: C::State,
+    pub(super) thread: C::ThreadState,
+}
 
 /// Where the loop starts.
 pub(super) enum Entry {
@@ -62,7 +68,7 @@ impl From<Position> for Next {
         match position {
             Position::BeforeModel { request, .. } => Next::Request(request),
             Position::AfterModel { response, .. } => Next::Response(response),
-            Position::Tools { calls, results } => Next::Tools { calls, results },
+            Position::Tools { calls, results, .. } => Next::Tools { calls, results },
         }
     }
 }
@@ -74,7 +80,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     pub(super) async fn drive(
         &self,
         cx: &mut Context,
-        state: &mut C::State,
+        state: &mut States<C>,
         entry: Entry,
     ) -> Result<Ending, Error> {
         let () = ChainChecks::<C>::OK;
@@ -128,8 +134,12 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             next = match attempt!(self.before_model(cx, state, &mut request).await) {
                 Flow::Continue | Flow::Jump(Jump::Model) => {
                     let model = CallModel { model: &self.model };
-                    let mut onion =
-                        <C::WrapsModel as ModelWrap<C>>::layer(&self.chain, state, model);
+                    let mut onion = <C::WrapsModel as ModelWrap<C>>::layer(
+                        &self.chain,
+                        &mut state.run,
+                        &mut state.thread,
+                        model,
+                    );
                     let response = onion.call(cx, request).await;
                     let response = attempt!(model_response(response));
                     cx.counters.usage += response.usage;
@@ -165,13 +175,13 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         }
     }
 
-    async fn before_agent(&self, cx: &mut Context, state: &mut C::State) -> Result<Next, Error> {
+    async fn before_agent(&self, cx: &mut Context, state: &mut States<C>) -> Result<Next, Error> {
         if !C::HOOKS.contains(Hook::BeforeAgent) {
             return Ok(Next::Step(None));
         }
         let flow = self
             .chain
-            .before_agent(cx, state)
+            .before_agent(cx, &mut state.run, &mut state.thread)
             .await
             .map_err(|error| error.attribute(C::NAME, Hook::BeforeAgent))?;
         check_jump::<C>(&flow, Hook::BeforeAgent)?;
@@ -189,12 +199,12 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     }
 
     /// Runs every `after_agent` hook: once the run has started, whatever ended it.
-    async fn after_agent(&self, cx: &mut Context, state: &mut C::State) -> Result<(), Error> {
+    async fn after_agent(&self, cx: &mut Context, state: &mut States<C>) -> Result<(), Error> {
         if !C::HOOKS.contains(Hook::AfterAgent) {
             return Ok(());
         }
         self.chain
-            .after_agent(cx, state)
+            .after_agent(cx, &mut state.run, &mut state.thread)
             .await
             .map_err(|error| error.attribute(C::NAME, Hook::AfterAgent))
     }
@@ -216,7 +226,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     async fn end_step(
         &self,
         cx: &mut Context,
-        state: &mut C::State,
+        state: &mut States<C>,
         mut response: ModelResponse,
     ) -> Result<Next, Error> {
         let flow = self.after_model(cx, state, &mut response).await?;
@@ -265,16 +275,17 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     async fn before_model(
         &self,
         cx: &mut Context,
-        state: &mut C::State,
+        state: &mut States<C>,
         request: &mut ModelRequest,
     ) -> Result<Flow, Error> {
+        let States { run, thread } = state;
         // A chain whose `before_model` hooks are all plain `fn`s is called without a future.
         let flow = if !C::HOOKS.contains(Hook::BeforeModel) {
             Ok(Flow::Continue)
         } else if C::SYNC_HOOKS.contains(Hook::BeforeModel) {
-            self.chain.before_model_sync(cx, state, request)
+            self.chain.before_model_sync(cx, run, thread, request)
         } else {
-            self.chain.before_model(cx, state, request).await
+            self.chain.before_model(cx, run, thread, request).await
         };
         // A resume point is for the hooks of the step it interrupted: spent once they ran, even
         // if one failed.
@@ -287,15 +298,16 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     async fn after_model(
         &self,
         cx: &mut Context,
-        state: &mut C::State,
+        state: &mut States<C>,
         response: &mut ModelResponse,
     ) -> Result<Flow, Error> {
+        let States { run, thread } = state;
         let flow = if !C::HOOKS.contains(Hook::AfterModel) {
             Ok(Flow::Continue)
         } else if C::SYNC_HOOKS.contains(Hook::AfterModel) {
-            self.chain.after_model_sync(cx, state, response)
+            self.chain.after_model_sync(cx, run, thread, response)
         } else {
-            self.chain.after_model(cx, state, response).await
+            self.chain.after_model(cx, run, thread, response).await
         };
         cx.resume = None;
         let flow = flow.map_err(|error| error.attribute(C::NAME, Hook::AfterModel))?;
@@ -316,7 +328,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     async fn run_tools(
         &self,
         cx: &mut Context,
-        state: &C::State,
+        state: &States<C>,
         calls: Vec<ToolCall>,
         mut results: Vec<Option<ToolResult>>,
     ) -> Result<Next, Error> {
@@ -345,31 +357,37 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                     .await
             }
         };
-        cx.tool_answers.clear();
         let mut interrupts = Vec::new();
         for (i, outcome) in waiting.into_iter().zip(outcomes) {
             match outcome {
                 Ok(result) => results[i] = Some(result),
-                Err(interruption) => interrupts.push(Interrupt {
-                    id: InterruptId::tool(cx.counters.pauses, cx.counters.step, &calls[i].id),
-                    // An unnamed interrupt that is not the tool's came from a hand-written
-                    // wrap hook: it is that hook's to read on resume.
-                    source: interruption
-                        .source
-                        .unwrap_or_else(|| "a wrap_tool_call hook".to_owned()),
-                    hook: if interruption.by_tool {
-                        None
-                    } else {
-                        Some(Hook::WrapToolCall)
-                    },
-                    step: cx.counters.step,
-                    tool_call_id: Some(calls[i].id.clone()),
-                    payload: interruption.payload,
-                }),
+                Err(interruption) => interrupts.push(tool_interrupt(cx, &calls[i], interruption)),
             }
         }
+        let answers = std::mem::take(&mut cx.tool_answers);
         if !interrupts.is_empty() {
-            let position = Position::Tools { calls, results };
+            // Answers already given on calls that still wait stay their layers' for the step.
+            let answers = answers
+                .into_iter()
+                .filter(|(call_id, _)| {
+                    calls
+                        .iter()
+                        .zip(&results)
+                        .any(|(call, result)| &call.id == call_id && result.is_none())
+                })
+                .flat_map(|(call_id, answers)| {
+                    answers.into_iter().map(move |(raiser, answer)| ToolAnswer {
+                        call_id: call_id.clone(),
+                        raiser,
+                        answer,
+                    })
+                })
+                .collect();
+            let position = Position::Tools {
+                calls,
+                results,
+                answers,
+            };
             return self.pause(cx, state, position, interrupts);
         }
         cx.counters.tool_calls += results.len();
@@ -379,38 +397,46 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     }
 
     /// One tool call through the chain's onion; every failure becomes an error result, an
-    /// interrupt comes back as such.
+    /// interrupt raised anywhere on the call's path comes back as such (whatever the wraps made
+    /// of the call's result).
     async fn call_through(
         &self,
         cx: &Context,
-        state: &C::State,
+        state: &States<C>,
         call: ToolCall,
     ) -> Result<ToolResult, Interruption> {
-        let id = call.id.clone();
+        let answers = cx.tool_answers.get(&call.id).cloned().unwrap_or_default();
+        let frame = CallFrame::with_answers(call.id.clone(), answers);
         let onion = async {
             let tool = CallTool { tools: &self.tools };
-            let mut onion = <C::WrapsTool as ToolWrap<C>>::layer(&self.chain, state, tool);
-            onion.call(cx, call).await
+            let mut onion = <C::WrapsTool as ToolWrap<C>>::layer(
+                &self.chain,
+                &state.run,
+                &state.thread,
+                0,
+                tool,
+            );
+            onion.call(ToolContext::new(cx, &frame), call).await
         };
         // A panic in a wrap hook must not take the run down either.
-        match AssertUnwindSafe(onion).catch_unwind().await {
-            Ok(Ok(result)) => Ok(ToolResult {
+        let result = AssertUnwindSafe(onion).catch_unwind().await;
+        let (id, pause) = frame.into_parts();
+        if let Some(interruption) = pause {
+            return Err(interruption);
+        }
+        Ok(match result {
+            Ok(result) => ToolResult {
                 call_id: id,
                 ..result
-            }),
-            Ok(Err(Error::Interrupted(interruption))) => Err(*interruption),
-            Ok(Err(error)) => {
-                let error = error.attribute_hook(Hook::WrapToolCall);
-                Ok(ToolResult::error(id, format!("tool call failed: {error}")))
-            }
-            Err(payload) => Ok(ToolResult::error(
+            },
+            Err(payload) => ToolResult::error(
                 id,
                 format!(
                     "tool call failed: a middleware panicked: {}",
                     panic_message(payload.as_ref())
                 ),
-            )),
-        }
+            ),
+        })
     }
 
     /// The interrupt a sequential hook raised, with its id.
@@ -432,6 +458,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             ),
             source,
             hook: Some(hook),
+            member: Some(interruption.member),
             step: cx.counters.step,
             tool_call_id: None,
             payload: interruption.payload,
@@ -442,7 +469,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     fn pause(
         &self,
         cx: &Context,
-        state: &C::State,
+        state: &States<C>,
         position: Position,
         interrupts: Vec<Interrupt>,
     ) -> Result<Next, Error> {
@@ -451,18 +478,43 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             interrupts = interrupts.len(),
             "run paused"
         );
+        let pauses = cx.counters.pauses + 1;
         Ok(Next::End(Ending::Paused(Box::new(Checkpoint {
             format: Checkpoint::format(),
+            id: format!("{}:{pauses}", cx.run_id),
+            run_id: cx.run_id.clone(),
+            thread: cx.thread_id.clone(),
             chain: fingerprint::<C>(),
             messages: cx.messages.clone(),
-            state: serde_json::to_value(state).map_err(CheckpointError::State)?,
+            state: serde_json::to_value(&state.run).map_err(CheckpointError::State)?,
+            thread_state: serde_json::to_value(&state.thread).map_err(CheckpointError::State)?,
             counters: Counters {
-                pauses: cx.counters.pauses + 1,
+                pauses,
                 ..cx.counters
             },
             position,
             interrupts,
         }))))
+    }
+}
+
+/// The interrupt raised on the path of `call`, with its id.
+fn tool_interrupt(cx: &Context, call: &ToolCall, interruption: Interruption) -> Interrupt {
+    let source = interruption.source.unwrap_or_default();
+    let member = (!interruption.by_tool).then_some(interruption.member);
+    Interrupt {
+        id: InterruptId::tool(
+            cx.counters.pauses,
+            cx.counters.step,
+            &call.id,
+            member.map(|member| (member, source.as_str())),
+        ),
+        hook: member.map(|_| Hook::WrapToolCall),
+        member,
+        source,
+        step: cx.counters.step,
+        tool_call_id: Some(call.id.clone()),
+        payload: interruption.payload,
     }
 }
 

@@ -1,37 +1,104 @@
 //! A conversation that spans several runs of the same agent.
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 
-use crate::message::Message;
+use crate::message::{Message, ToolResult};
 
-/// A conversation carried across runs: its history and the chain's state.
+/// Identifies a [`Thread`]; a checkpoint of a run in a thread resumes only on that thread.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ThreadId(String);
+
+impl ThreadId {
+    /// An id as written (a conversation id of your application, say).
+    pub fn new(id: impl Into<String>) -> Self {
+        ThreadId(id.into())
+    }
+
+    /// The id as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for ThreadId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A conversation carried across runs: its id, its history, the chain's thread-scoped state,
+/// and, while a run of it is paused, which checkpoint resumes it.
 ///
 /// Run an agent in a thread with [`Agent::run_in`](crate::Agent::run_in): the run starts from
-/// the thread's history (plus the new input) and state, and leaves both updated. A middleware
-/// thus keeps per-thread data in its state for as long as the thread lives, and per-run data by
-/// resetting that part in `before_agent` ([`Context::run_index`](crate::Context::run_index)
-/// counts the thread's earlier runs). Threads serialize, so a conversation can be stored.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// the thread's history (plus the new input) and thread-scoped state, and leaves both updated
+/// when it ends or pauses. A middleware keeps per-thread data in its
+/// [`ThreadState`](crate::Middleware::ThreadState), which lives as long as the thread, and
+/// per-run data in its [`State`](crate::Middleware::State), which every run starts afresh.
+///
+/// A run's future that is dropped before it ends (a timeout, a `select!`) leaves the thread as
+/// it was. While a run of the thread is paused, [`Agent::run_in`](crate::Agent::run_in)
+/// refuses to start another: resume the pause with
+/// [`Agent::resume_in`](crate::Agent::resume_in), or give it up with
+/// [`abandon_pause`](Self::abandon_pause). Threads serialize, so a conversation can be stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Thread<S> {
+    pub(crate) id: ThreadId,
     pub(crate) messages: Vec<Message>,
     pub(crate) state: S,
     pub(crate) runs: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) paused: Option<PauseMark>,
+}
+
+/// The pause a thread waits on: the checkpoint that resumes it (each resumes once), and the
+/// results of the paused step's calls that completed before it (kept if the pause is
+/// abandoned, so that no completed call runs again).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct PauseMark {
+    pub(crate) checkpoint: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) completed: Vec<ToolResult>,
+}
+
+impl<S: Default> Default for Thread<S> {
+    fn default() -> Self {
+        Self::with_id(ThreadId(crate::ids::fresh()))
+    }
 }
 
 impl<S: Default> Thread<S> {
-    /// An empty thread.
+    /// An empty thread with a fresh id.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty thread with the id `id`.
+    pub fn with_id(id: ThreadId) -> Self {
+        Thread {
+            id,
+            messages: Vec::new(),
+            state: S::default(),
+            runs: 0,
+            paused: None,
+        }
     }
 }
 
 impl<S> Thread<S> {
+    /// The thread's id.
+    pub fn id(&self) -> &ThreadId {
+        &self.id
+    }
+
     /// The conversation so far.
     pub fn messages(&self) -> &[Message] {
         &self.messages
     }
 
-    /// The chain's state.
+    /// The chain's thread-scoped state.
     pub fn state(&self) -> &S {
         &self.state
     }
@@ -40,4 +107,42 @@ impl<S> Thread<S> {
     pub fn runs(&self) -> usize {
         self.runs
     }
+
+    /// Whether a run of this thread is paused, waiting for [`Agent::resume_in`](crate::Agent::resume_in).
+    pub fn is_paused(&self) -> bool {
+        self.paused.is_some()
+    }
+
+    /// Gives up the paused run: its checkpoint no longer resumes, and every tool call it left
+    /// without a result gets one right after the call — the result it had if it completed
+    /// before the pause, else an error result saying it was not executed — so the history
+    /// stays valid for any provider and no completed call ever runs again. Returns whether
+    /// there was a pause.
+    pub fn abandon_pause(&mut self) -> bool {
+        let Some(pause) = self.paused.take() else {
+            return false;
+        };
+        crate::message::close_pending(&mut self.messages, pause.completed, |call| {
+            format!(
+                "tool call `{}` was not executed: the run was abandoned while paused",
+                call.name
+            )
+        });
+        true
+    }
+}
+
+/// Why a run could not start in a [`Thread`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ThreadError {
+    /// A run of the thread is paused.
+    #[error(
+        "thread `{thread}` has a paused run: resume it with `Agent::resume_in`, or give it up \
+         with `Thread::abandon_pause` before starting another run"
+    )]
+    Paused {
+        /// The thread.
+        thread: ThreadId,
+    },
 }

@@ -27,6 +27,7 @@ pub struct Member {
 /// # struct Audit;
 /// # impl Middleware for Audit {
 /// #     type State = ();
+/// #     type ThreadState = ();
 /// #     type Phase = phase::Wrap;
 /// #     type WrapsModel = False;
 /// #     type WrapsTool = False;
@@ -36,6 +37,7 @@ pub struct Member {
 /// # struct Redact;
 /// # impl Middleware for Redact {
 /// #     type State = ();
+/// #     type ThreadState = ();
 /// #     type Phase = phase::Output;
 /// #     type WrapsModel = False;
 /// #     type WrapsTool = False;

@@ -9,8 +9,9 @@
 use std::future::Future;
 
 use crate::chain::{Description, MemberList};
-use crate::context::{Context, Enter, Order};
-use crate::error::Error;
+use crate::context::{Context, Enter, Order, ToolContext};
+use crate::error::{BoxError, Error};
+use crate::interrupt::Answer;
 use crate::message::{ToolCall, ToolResult};
 use crate::middleware::{
     Flow, Hook, HookSet, JumpSet, Middleware, ModelNext, ModelWrap, PhaseMarker, Splice, ToolNext,
@@ -122,6 +123,7 @@ macro_rules! tuple_chain {
         #[diagnostic::do_not_recommend]
         impl<$($M: Middleware),+> Middleware for ($($M,)+) {
             type State = ($($M::State,)+);
+            type ThreadState = ($($M::ThreadState,)+);
             type Phase = phase::Span<
                 <<first!($($M),+) as Middleware>::Phase as PhaseMarker>::First,
                 <<first!($($RM),+) as Middleware>::Phase as PhaseMarker>::Last,
@@ -140,11 +142,12 @@ macro_rules! tuple_chain {
                 &self,
                 cx: &mut Context,
                 state: &mut Self::State,
+                thread: &mut Self::ThreadState,
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 async move {
                     $(run_hook!(
                         $idx: $M, BeforeAgent, Listed, cx,
-                        self.$idx.before_agent(cx, &mut state.$idx).await
+                        self.$idx.before_agent(cx, &mut state.$idx, &mut thread.$idx).await
                     );)+
                     Ok(Flow::Continue)
                 }
@@ -154,6 +157,7 @@ macro_rules! tuple_chain {
                 &self,
                 cx: &mut Context,
                 state: &mut Self::State,
+                thread: &mut Self::ThreadState,
                 request: &mut ModelRequest,
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 async move {
@@ -161,7 +165,7 @@ macro_rules! tuple_chain {
                         $idx: $M, BeforeModel, Listed, cx,
                         sync_or_await!(
                             self.$idx: $M, BeforeModel, before_model_sync,
-                            before_model(cx, &mut state.$idx, request)
+                            before_model(cx, &mut state.$idx, &mut thread.$idx, request)
                         )
                     );)+
                     Ok(Flow::Continue)
@@ -173,11 +177,12 @@ macro_rules! tuple_chain {
                 &self,
                 cx: &mut Context,
                 state: &mut Self::State,
+                thread: &mut Self::ThreadState,
                 request: &mut ModelRequest,
             ) -> Result<Flow, Error> {
                 $(run_hook!(
                     $idx: $M, BeforeModel, Listed, cx,
-                    self.$idx.before_model_sync(cx, &mut state.$idx, request)
+                    self.$idx.before_model_sync(cx, &mut state.$idx, &mut thread.$idx, request)
                 );)+
                 Ok(Flow::Continue)
             }
@@ -186,11 +191,12 @@ macro_rules! tuple_chain {
                 &self,
                 cx: &mut Context,
                 state: &mut Self::State,
+                thread: &mut Self::ThreadState,
                 request: ModelRequest,
                 next: N,
             ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
                 async move {
-                    let mut onion = <Splice as ModelWrap<Self>>::layer(self, state, next);
+                    let mut onion = <Splice as ModelWrap<Self>>::layer(self, state, thread, next);
                     onion.call(cx, request).await
                 }
             }
@@ -199,6 +205,7 @@ macro_rules! tuple_chain {
                 &self,
                 cx: &mut Context,
                 state: &mut Self::State,
+                thread: &mut Self::ThreadState,
                 response: &mut ModelResponse,
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 async move {
@@ -206,7 +213,7 @@ macro_rules! tuple_chain {
                         $ridx: $RM, AfterModel, Reversed, cx,
                         sync_or_await!(
                             self.$ridx: $RM, AfterModel, after_model_sync,
-                            after_model(cx, &mut state.$ridx, response)
+                            after_model(cx, &mut state.$ridx, &mut thread.$ridx, response)
                         );
                         replace response
                     );)+
@@ -219,26 +226,31 @@ macro_rules! tuple_chain {
                 &self,
                 cx: &mut Context,
                 state: &mut Self::State,
+                thread: &mut Self::ThreadState,
                 response: &mut ModelResponse,
             ) -> Result<Flow, Error> {
                 $(run_hook!(
                     $ridx: $RM, AfterModel, Reversed, cx,
-                    self.$ridx.after_model_sync(cx, &mut state.$ridx, response);
+                    self.$ridx.after_model_sync(cx, &mut state.$ridx, &mut thread.$ridx, response);
                     replace response
                 );)+
                 Ok(Flow::Continue)
             }
 
+            // Called as a hook only when the chain is not spliced (inside an `Option`, say): its
+            // members then sit from the calling layer's position on.
             fn wrap_tool_call<N: ToolNext>(
                 &self,
-                cx: &Context,
+                cx: ToolContext<'_>,
                 state: &Self::State,
+                thread: &Self::ThreadState,
                 call: ToolCall,
                 next: N,
             ) -> impl Future<Output = Result<ToolResult, Error>> + Send {
                 async move {
-                    let mut onion = <Splice as ToolWrap<Self>>::layer(self, state, next);
-                    onion.call(cx, call).await
+                    let at = cx.member();
+                    let mut onion = <Splice as ToolWrap<Self>>::layer(self, state, thread, at, next);
+                    Ok(onion.call(cx, call).await)
                 }
             }
 
@@ -246,10 +258,21 @@ macro_rules! tuple_chain {
                 $(self.$idx.describe_into(description);)+
             }
 
+            fn check_answer_at(&self, at: usize, answer: &Answer<'_>) -> Result<(), BoxError> {
+                let starts = <Self as Starts>::STARTS;
+                $(
+                    if (starts[$idx]..starts[$idx] + <$M as Middleware>::LEN).contains(&at) {
+                        return self.$idx.check_answer_at(at - starts[$idx], answer);
+                    }
+                )+
+                Ok(())
+            }
+
             fn after_agent(
                 &self,
                 cx: &mut Context,
                 state: &mut Self::State,
+                thread: &mut Self::ThreadState,
             ) -> impl Future<Output = Result<(), Error>> + Send {
                 async move {
                     // Every member's after_agent runs, even after one fails; the first error wins.
@@ -258,7 +281,7 @@ macro_rules! tuple_chain {
                         if <$RM as Middleware>::HOOKS.contains(Hook::AfterAgent) {
                             let outcome = self
                                 .$ridx
-                                .after_agent(cx, &mut state.$ridx)
+                                .after_agent(cx, &mut state.$ridx, &mut thread.$ridx)
                                 .await
                                 .map_err(|error| {
                                     error.attribute(<$RM as Middleware>::NAME, Hook::AfterAgent)
@@ -282,13 +305,18 @@ macro_rules! tuple_chain {
             fn layer<'a, N: ModelNext>(
                 chain: &'a ($($M,)+),
                 state: &'a mut ($($M::State,)+),
+                thread: &'a mut ($($M::ThreadState,)+),
                 next: N,
             ) -> Self::Layer<'a, N>
             where
                 ($($M,)+): 'a,
             {
-                let ($($s,)+) = state;
-                $(let next = <$RM::WrapsModel as ModelWrap<$RM>>::layer(&chain.$ridx, $rs, next);)+
+                $(let next = <$RM::WrapsModel as ModelWrap<$RM>>::layer(
+                    &chain.$ridx,
+                    &mut state.$ridx,
+                    &mut thread.$ridx,
+                    next,
+                );)+
                 next
             }
         }
@@ -302,13 +330,21 @@ macro_rules! tuple_chain {
             fn layer<'a, N: ToolNext>(
                 chain: &'a ($($M,)+),
                 state: &'a ($($M::State,)+),
+                thread: &'a ($($M::ThreadState,)+),
+                at: usize,
                 next: N,
             ) -> Self::Layer<'a, N>
             where
                 ($($M,)+): 'a,
             {
-                let ($($s,)+) = state;
-                $(let next = <$RM::WrapsTool as ToolWrap<$RM>>::layer(&chain.$ridx, $rs, next);)+
+                let starts = <($($M,)+) as Starts>::STARTS;
+                $(let next = <$RM::WrapsTool as ToolWrap<$RM>>::layer(
+                    &chain.$ridx,
+                    &state.$ridx,
+                    &thread.$ridx,
+                    at + starts[$ridx],
+                    next,
+                );)+
                 next
             }
         }
@@ -319,6 +355,7 @@ macro_rules! tuple_chain {
 #[diagnostic::do_not_recommend]
 impl Middleware for () {
     type State = ();
+    type ThreadState = ();
     type Phase = phase::Any;
     type WrapsModel = crate::middleware::False;
     type WrapsTool = crate::middleware::False;

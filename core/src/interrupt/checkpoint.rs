@@ -5,24 +5,40 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::{Interrupt, InterruptId};
-use crate::context::Counters;
+use crate::agent::ThreadId;
+use crate::context::{Counters, ToolAnswer};
 use crate::message::{Message, ToolCall, ToolResult};
 use crate::model::{ModelRequest, ModelResponse};
 
-/// The version of the checkpoint format this crate writes and reads.
-const FORMAT: u32 = 1;
+/// The version of the checkpoint format this crate writes and reads. 2: checkpoints have an
+/// id, a run id, a thread, the thread-scoped state apart, and tool-path answers by layer.
+const FORMAT: u32 = 2;
 
 /// A paused run: the history, the chain's state, the counters, where the run stopped, and the
 /// interrupts waiting for answers. Serializable (JSON), so a run can resume in a new process.
+///
+/// **A checkpoint is single-use**: it resumes its run once. A checkpoint of a run in a
+/// [`Thread`](crate::Thread) resumes only on that thread, and only while the thread still
+/// waits on it ([`Agent::resume_in`](crate::Agent::resume_in) refuses it afterwards). A stored
+/// checkpoint is claimed with [`Checkpointer::take`](super::Checkpointer::take), which hands it
+/// to one caller only, so two workers racing to resume it run it once.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Checkpoint {
     pub(crate) format: u32,
+    /// Unique per pause: `<run id>:<pause number>`.
+    pub(crate) id: String,
+    pub(crate) run_id: String,
+    /// The thread the run belongs to, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) thread: Option<ThreadId>,
     /// The chain's members, in order (identities where known, names otherwise): a checkpoint
     /// resumes only on the same chain.
     pub(crate) chain: Vec<String>,
     pub(crate) messages: Vec<Message>,
-    /// The chain's state, as JSON.
+    /// The chain's run-scoped state, as JSON.
     pub(crate) state: serde_json::Value,
+    /// The chain's thread-scoped state, as JSON.
+    pub(crate) thread_state: serde_json::Value,
     /// The run's counters (flattened: the JSON keeps them at the top level).
     #[serde(flatten)]
     pub(crate) counters: Counters,
@@ -60,10 +76,24 @@ pub enum Position {
         calls: Vec<ToolCall>,
         /// Their results so far.
         results: Vec<Option<ToolResult>>,
+        /// Answers given at earlier pauses of this step to layers of calls still waiting:
+        /// each stays its layer's until the call completes.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        answers: Vec<ToolAnswer>,
     },
 }
 
 impl Checkpoint {
+    /// The checkpoint's id, unique per pause.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The thread whose run paused, if it ran in one: the checkpoint resumes only there.
+    pub fn thread(&self) -> Option<&ThreadId> {
+        self.thread.as_ref()
+    }
+
     /// The interrupts waiting for answers.
     pub fn interrupts(&self) -> &[Interrupt] {
         &self.interrupts
@@ -89,7 +119,7 @@ impl Checkpoint {
         &self.chain
     }
 
-    /// The chain's state at the pause, as JSON.
+    /// The chain's run-scoped state at the pause, as JSON.
     pub fn state(&self) -> &serde_json::Value {
         &self.state
     }
@@ -118,6 +148,14 @@ impl Checkpoint {
 
     pub(crate) fn format() -> u32 {
         FORMAT
+    }
+
+    /// The results of the paused step's calls that completed before the pause.
+    pub(crate) fn completed_results(&self) -> Vec<ToolResult> {
+        match &self.position {
+            Position::Tools { results, .. } => results.iter().flatten().cloned().collect(),
+            _ => Vec::new(),
+        }
     }
 }
 

@@ -13,6 +13,9 @@ use crate::lock::lock;
 
 /// A store of checkpoints by key (a thread or conversation id, say). Implement it to keep
 /// checkpoints in your own database.
+///
+/// A checkpoint is single-use: resume one you [`take`](Self::take), which hands a stored
+/// checkpoint to exactly one caller, so two tasks or processes racing to resume it run it once.
 pub trait Checkpointer: Send + Sync {
     /// Stores `checkpoint` under `key`, replacing what was there.
     fn save(
@@ -29,6 +32,14 @@ pub trait Checkpointer: Send + Sync {
 
     /// Removes the checkpoint stored under `key` (no error if there is none).
     fn delete(&self, key: &str) -> impl Future<Output = Result<(), CheckpointError>> + Send;
+
+    /// Claims the checkpoint stored under `key`: removes it and returns it, atomically, so that
+    /// of several callers taking the same key at once exactly one gets it (the others get
+    /// `None`). Resume what you take: that is how a stored checkpoint is resumed once.
+    fn take(
+        &self,
+        key: &str,
+    ) -> impl Future<Output = Result<Option<Checkpoint>, CheckpointError>> + Send;
 }
 
 /// Keeps checkpoints in memory (as JSON, so what is loaded is what a process restart would
@@ -61,6 +72,11 @@ impl Checkpointer for InMemoryCheckpointer {
     async fn delete(&self, key: &str) -> Result<(), CheckpointError> {
         lock(&self.checkpoints).remove(valid_key(key)?);
         Ok(())
+    }
+
+    async fn take(&self, key: &str) -> Result<Option<Checkpoint>, CheckpointError> {
+        let json = lock(&self.checkpoints).remove(valid_key(key)?);
+        json.map(|json| Checkpoint::from_json(&json)).transpose()
     }
 }
 
@@ -123,11 +139,7 @@ impl Checkpointer for FileCheckpointer {
         let json = checkpoint.to_json()?;
         std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
         // A temporary name of its own, so that concurrent saves of one key never share a file.
-        static SAVES: AtomicU64 = AtomicU64::new(0);
-        let unique = SAVES.fetch_add(1, Ordering::Relaxed);
-        let temporary = self
-            .dir
-            .join(format!(".{key}.{}.{unique}.tmp", std::process::id()));
+        let temporary = self.dir.join(format!(".{key}.{}.tmp", unique_suffix()));
         let mut file = std::fs::File::create(&temporary).map_err(io(&temporary))?;
         file.write_all(json.as_bytes()).map_err(io(&temporary))?;
         file.sync_all().map_err(io(&temporary))?;
@@ -152,4 +164,28 @@ impl Checkpointer for FileCheckpointer {
             Err(error) => Err(io(&path)(error)),
         }
     }
+
+    // The claim is a rename to a name of this caller's own: of several processes renaming the
+    // same file at once, exactly one succeeds (the others find no file), and the claimed file
+    // is then read and removed by its owner alone.
+    async fn take(&self, key: &str) -> Result<Option<Checkpoint>, CheckpointError> {
+        let path = self.path(key)?;
+        let claimed = self.dir.join(format!(".{key}.{}.claimed", unique_suffix()));
+        match std::fs::rename(&path, &claimed) {
+            Ok(()) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => return Err(io(&path)(error)),
+        }
+        let read = std::fs::read_to_string(&claimed).map_err(io(&claimed));
+        // Removed whatever the read gave: the checkpoint is spent once claimed.
+        let _ = std::fs::remove_file(&claimed);
+        Checkpoint::from_json(&read?).map(Some)
+    }
+}
+
+/// A suffix no other save or claim uses: this process, and a counter.
+fn unique_suffix() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{}.{count}", std::process::id())
 }

@@ -19,14 +19,22 @@
 //!   edits to the request or response, and to their state, are in the checkpoint), and the hook
 //!   reads its answer with [`Context::resume_value`](crate::Context::resume_value).
 //! - From `wrap_tool_call`, return `Err(Error::interrupt(payload))`; from a tool, return
-//!   `Err(ToolError::Interrupt { payload })`. The other tool calls of the step complete and are
-//!   kept; on resume the interrupted call runs again through the wraps, which read the answer
-//!   with [`Context::tool_resume_value`](crate::Context::tool_resume_value), and the tool's
-//!   [`Tool::resume`](crate::Tool::resume) turns the answer into its result.
+//!   `Err(ToolError::Interrupt { payload })`. The interrupt travels out of band: whatever the
+//!   wraps outside make of the call's result (it [`is_paused`](crate::ToolResult::is_paused)),
+//!   the run pauses. The other tool calls of the step complete and are kept; on resume the
+//!   interrupted call runs again through the wraps, and the answer reaches only the layer that
+//!   asked: a wrap reads its own with [`ToolContext::resume_value`](crate::ToolContext::resume_value)
+//!   (and keeps it for the rest of the step, should an inner layer ask next), the tool's
+//!   [`Tool::resume`](crate::Tool::resume) turns its answer into its result.
+//! - Before anything runs, `resume` asks whoever raised each interrupt whether its answer will
+//!   do ([`Middleware::check_answer`](crate::Middleware::check_answer),
+//!   [`Tool::check_answer`](crate::Tool::check_answer)), and refuses the resume if not.
+//! - **A checkpoint is single-use**: see [`Checkpoint`].
 //!
 //! Interrupt ids are deterministic: the number of the run's earlier pauses, the step, the hook
-//! (or `tool`), and the middleware's position and name (or the tool call's id) — so the same run
-//! gives the same ids, and an answer meant for an earlier pause is refused.
+//! (or `tool`), the middleware's position in the chain and name, and the tool call's id — so the
+//! same run gives the same ids, two instances of one middleware have ids of their own, and an
+//! answer meant for an earlier pause is refused.
 //!
 //! # Example
 //!
@@ -79,6 +87,7 @@
 //! [`HumanInTheLoop`]: crate::middleware::human_in_the_loop::HumanInTheLoop
 //! [`AskUser`]: crate::tool::AskUser
 
+mod answer;
 mod checkpoint;
 mod checkpointer;
 mod resume;
@@ -87,6 +96,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::context::{Raiser, ToolAnswer};
+pub use answer::Answer;
 pub use checkpoint::{Checkpoint, CheckpointError, Position};
 pub use checkpointer::{Checkpointer, FileCheckpointer, InMemoryCheckpointer};
 pub use resume::ResumeError;
@@ -109,9 +120,20 @@ impl InterruptId {
         InterruptId(format!("{pause}/{step}:{hook}:{member}:{name}"))
     }
 
-    /// The id of an interrupt raised on the tool path for `call_id`.
-    pub(crate) fn tool(pause: usize, step: usize, call_id: &str) -> Self {
-        InterruptId(format!("{pause}/{step}:tool:{call_id}"))
+    /// The id of an interrupt raised on the path of the tool call `call_id`: by the
+    /// `wrap_tool_call` hook of the member at `member` named `name`, or by the tool.
+    pub(crate) fn tool(
+        pause: usize,
+        step: usize,
+        call_id: &str,
+        raiser: Option<(usize, &str)>,
+    ) -> Self {
+        InterruptId(match raiser {
+            Some((member, name)) => {
+                format!("{pause}/{step}:wrap_tool_call:{member}:{name}:{call_id}")
+            }
+            None => format!("{pause}/{step}:tool:{call_id}"),
+        })
     }
 
     /// The id as text.
@@ -141,6 +163,10 @@ pub struct Interrupt {
     pub source: String,
     /// The hook that raised it; `None` when a tool did.
     pub hook: Option<Hook>,
+    /// The raising middleware's position in the chain (flattened, from 0); `None` when a tool
+    /// raised it. Tells apart two instances of one middleware type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member: Option<usize>,
     /// The step it was raised in.
     pub step: usize,
     /// The tool call it concerns, on the tool path.
@@ -188,6 +214,14 @@ impl Interruption {
         name: &'static str,
     ) -> Box<Self> {
         self.member += offset;
+        self.source.get_or_insert_with(|| name.to_owned());
+        self
+    }
+
+    /// The interruption of a `wrap_tool_call` hook of the member at `at` (in the flattened
+    /// chain) named `name`.
+    pub(crate) fn raised_at(mut self, at: usize, name: &'static str) -> Self {
+        self.member = at;
         self.source.get_or_insert_with(|| name.to_owned());
         self
     }

@@ -1,6 +1,8 @@
 //! Why a checkpoint could not be resumed.
 
 use super::InterruptId;
+use crate::agent::ThreadId;
+use crate::error::BoxError;
 
 /// Why [`Agent::resume`](crate::Agent::resume) refused a checkpoint or its answers.
 #[derive(Debug, thiserror::Error)]
@@ -47,4 +49,45 @@ pub enum ResumeError {
     /// The checkpoint has no pending interrupt: there is nothing to resume.
     #[error("the checkpoint has no pending interrupt: there is nothing to resume")]
     NothingPending,
+    /// The checkpoint is of a run in a thread: it resumes only with `Agent::resume_in` on that
+    /// thread.
+    #[error(
+        "the checkpoint is of a run in thread `{thread}`: resume it with `Agent::resume_in` on \
+         that thread"
+    )]
+    ThreadCheckpoint {
+        /// The checkpoint's thread.
+        thread: ThreadId,
+    },
+    /// The checkpoint is not of a run of this thread.
+    #[error(
+        "the checkpoint is not of a run of thread `{thread}` (it is of {}): a checkpoint resumes \
+         only on its own thread",
+        checkpoint.as_ref().map_or_else(|| "no thread".to_owned(), |id| format!("thread `{id}`"))
+    )]
+    WrongThread {
+        /// The checkpoint's thread, if any.
+        checkpoint: Option<ThreadId>,
+        /// The thread it was resumed on.
+        thread: ThreadId,
+    },
+    /// The thread does not wait on this checkpoint: it was resumed already (a checkpoint is
+    /// single-use), or the thread moved on.
+    #[error(
+        "checkpoint `{checkpoint}` was already resumed, or its thread moved on: a checkpoint \
+         resumes once"
+    )]
+    Spent {
+        /// The checkpoint's id.
+        checkpoint: String,
+    },
+    /// The answer was refused by whoever raised the interrupt (nothing ran).
+    #[error("the answer to interrupt `{id}` is refused")]
+    InvalidAnswer {
+        /// The interrupt.
+        id: InterruptId,
+        /// Why, as its raiser said.
+        #[source]
+        source: BoxError,
+    },
 }

@@ -45,13 +45,17 @@ pub trait Bool: Marker {
     fn model_layer<'a, M: Middleware + 'a, N: ModelNext>(
         middleware: &'a M,
         state: &'a mut M::State,
+        thread: &'a mut M::ThreadState,
         next: N,
     ) -> Self::ModelLayer<'a, M, N>;
 
-    /// Adds `middleware`'s tool-call layer around `next` (or returns `next` unchanged).
+    /// Adds `middleware`'s tool-call layer around `next` (or returns `next` unchanged); `at` is
+    /// the member's position in the flattened chain.
     fn tool_layer<'a, M: Middleware + 'a, N: ToolNext>(
         middleware: &'a M,
         state: &'a M::State,
+        thread: &'a M::ThreadState,
+        at: usize,
         next: N,
     ) -> Self::ToolLayer<'a, M, N>;
 }
@@ -67,6 +71,7 @@ pub trait ModelWrap<M: Middleware + ?Sized>: Marker {
     fn layer<'a, N: ModelNext>(
         middleware: &'a M,
         state: &'a mut M::State,
+        thread: &'a mut M::ThreadState,
         next: N,
     ) -> Self::Layer<'a, N>
     where
@@ -80,10 +85,13 @@ pub trait ToolWrap<M: Middleware + ?Sized>: Marker {
     where
         M: 'a;
 
-    /// Adds `M`'s layers around `next`.
+    /// Adds `M`'s layers around `next`; `at` is `M`'s (first member's) position in the
+    /// flattened chain.
     fn layer<'a, N: ToolNext>(
         middleware: &'a M,
         state: &'a M::State,
+        thread: &'a M::ThreadState,
+        at: usize,
         next: N,
     ) -> Self::Layer<'a, N>
     where
@@ -129,17 +137,20 @@ impl Bool for True {
     fn model_layer<'a, M: Middleware + 'a, N: ModelNext>(
         middleware: &'a M,
         state: &'a mut M::State,
+        thread: &'a mut M::ThreadState,
         next: N,
     ) -> ModelLayer<'a, M, N> {
-        ModelLayer::new(middleware, state, next)
+        ModelLayer::new(middleware, state, thread, next)
     }
 
     fn tool_layer<'a, M: Middleware + 'a, N: ToolNext>(
         middleware: &'a M,
         state: &'a M::State,
+        thread: &'a M::ThreadState,
+        at: usize,
         next: N,
     ) -> ToolLayer<'a, M, N> {
-        ToolLayer::new(middleware, state, next)
+        ToolLayer::new(middleware, state, thread, at, next)
     }
 }
 
@@ -151,12 +162,19 @@ impl Bool for False {
     fn model_layer<'a, M: Middleware + 'a, N: ModelNext>(
         _: &'a M,
         _: &'a mut M::State,
+        _: &'a mut M::ThreadState,
         next: N,
     ) -> N {
         next
     }
 
-    fn tool_layer<'a, M: Middleware + 'a, N: ToolNext>(_: &'a M, _: &'a M::State, next: N) -> N {
+    fn tool_layer<'a, M: Middleware + 'a, N: ToolNext>(
+        _: &'a M,
+        _: &'a M::State,
+        _: &'a M::ThreadState,
+        _: usize,
+        next: N,
+    ) -> N {
         next
     }
 }
@@ -170,12 +188,13 @@ impl<B: Bool, M: Middleware> ModelWrap<M> for B {
     fn layer<'a, N: ModelNext>(
         middleware: &'a M,
         state: &'a mut M::State,
+        thread: &'a mut M::ThreadState,
         next: N,
     ) -> Self::Layer<'a, N>
     where
         M: 'a,
     {
-        B::model_layer(middleware, state, next)
+        B::model_layer(middleware, state, thread, next)
     }
 }
 
@@ -185,10 +204,16 @@ impl<B: Bool, M: Middleware> ToolWrap<M> for B {
     where
         M: 'a;
 
-    fn layer<'a, N: ToolNext>(middleware: &'a M, state: &'a M::State, next: N) -> Self::Layer<'a, N>
+    fn layer<'a, N: ToolNext>(
+        middleware: &'a M,
+        state: &'a M::State,
+        thread: &'a M::ThreadState,
+        at: usize,
+        next: N,
+    ) -> Self::Layer<'a, N>
     where
         M: 'a,
     {
-        B::tool_layer(middleware, state, next)
+        B::tool_layer(middleware, state, thread, at, next)
     }
 }

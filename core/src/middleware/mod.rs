@@ -31,18 +31,27 @@
 //!
 //! # State
 //!
-//! A middleware's configuration is the value itself, shared by every run. Data of one run lives
-//! in [`Middleware::State`] (`Default + Serialize + DeserializeOwned + Send + Sync`): created
-//! afresh for each run (or kept for a whole [`Thread`](crate::Thread)), passed to every hook as
-//! `&mut` on the model path and `&` on the tool path (tool calls of one step run concurrently),
-//! and saved in checkpoints. A chain's state is the tuple of its members' states; each hook sees
-//! only its own.
+//! A middleware's configuration is the value itself, shared by every run. Its data lives in
+//! one of two scopes:
+//!
+//! - [`Middleware::State`], **run-scoped**: created with `Default` at the start of every run
+//!   (also every run of a [`Thread`](crate::Thread)): per-run counters and limits.
+//! - [`Middleware::ThreadState`], **thread-scoped**: created with `Default` with the thread (or
+//!   for a run outside any) and kept across the thread's runs: per-conversation totals.
+//!
+//! Both are `Default + Serialize + DeserializeOwned + Send + Sync` (saved in checkpoints), passed
+//! to every hook as `&mut` on the model path and `&` on the tool path (tool calls of one step
+//! run concurrently). A chain's states are the tuples of its members'; each hook sees only its
+//! own.
 //!
 //! # Interrupts
 //!
 //! `before_model` and `after_model` may return [`Flow::interrupt`], `wrap_tool_call` may return
 //! `Err(Error::interrupt(..))`: the run pauses with a checkpoint and resumes later with an answer
-//! ([`Context::resume_value`](crate::Context::resume_value)). See [`interrupt`](crate::interrupt).
+//! ([`Context::resume_value`](crate::Context::resume_value),
+//! [`ToolContext::resume_value`](crate::ToolContext::resume_value)). A `#[check_answer]`
+//! method (or [`Middleware::check_answer`]) refuses a wrong answer before the run resumes. See
+//! [`interrupt`](crate::interrupt).
 //!
 //! # Errors
 //!
@@ -74,6 +83,7 @@
 //!
 //! impl Middleware for Stamp {
 //!     type State = ();
+//!     type ThreadState = ();
 //!     type Phase = phase::Input;
 //!     type WrapsModel = False;
 //!     type WrapsTool = False;
@@ -84,6 +94,7 @@
 //!         &self,
 //!         _cx: &mut Context,
 //!         _state: &mut (),
+//!         _thread: &mut (),
 //!         request: &mut ModelRequest,
 //!     ) -> Result<Flow, Error> {
 //!         let prompt = request.system_prompt.get_or_insert_with(String::new);
@@ -113,8 +124,9 @@ pub use next::{ModelLayer, ModelNext, ToolLayer, ToolNext};
 pub use phase::{LeafPhase, Phase, PhaseMarker};
 
 use crate::chain::{Constraints, Description, Member, MemberInfo, MemberList};
-use crate::context::Context;
-use crate::error::Error;
+use crate::context::{Context, ToolContext};
+use crate::error::{BoxError, Error};
+use crate::interrupt::Answer;
 use crate::message::{ToolCall, ToolResult};
 use crate::model::{ModelRequest, ModelResponse};
 
@@ -142,8 +154,15 @@ impl<T: Default + Serialize + DeserializeOwned + Send + Sync + 'static> Middlewa
             an `Option` of one"
 )]
 pub trait Middleware: Send + Sync {
-    /// This middleware's per-run state; `()` if it keeps none.
+    /// This middleware's run-scoped state; `()` if it keeps none. Created with `Default` at the
+    /// start of every run, also of every run in a [`Thread`](crate::Thread).
     type State: MiddlewareState;
+
+    /// This middleware's thread-scoped state; `()` if it keeps none. Created with `Default` with
+    /// the thread (or for a run outside a thread) and kept across the runs of a
+    /// [`Thread`](crate::Thread). `Clone`: a run works on a copy, which becomes the thread's
+    /// when the run ends or pauses, so a run dropped half-way leaves the thread as it was.
+    type ThreadState: MiddlewareState + Clone;
 
     /// The phase ([`phase::Input`], [`phase::Wrap`] or [`phase::Output`]).
     type Phase: PhaseMarker;
@@ -201,8 +220,9 @@ pub trait Middleware: Send + Sync {
         &self,
         cx: &mut Context,
         state: &mut Self::State,
+        thread: &mut Self::ThreadState,
     ) -> impl Future<Output = Result<Flow, Error>> + Send {
-        let _ = (cx, state);
+        let _ = (cx, state, thread);
         async { Ok(Flow::Continue) }
     }
 
@@ -211,9 +231,10 @@ pub trait Middleware: Send + Sync {
         &self,
         cx: &mut Context,
         state: &mut Self::State,
+        thread: &mut Self::ThreadState,
         request: &mut ModelRequest,
     ) -> impl Future<Output = Result<Flow, Error>> + Send {
-        let _ = (cx, state, request);
+        let _ = (cx, state, thread, request);
         async { Ok(Flow::Continue) }
     }
 
@@ -224,9 +245,10 @@ pub trait Middleware: Send + Sync {
         &self,
         cx: &mut Context,
         state: &mut Self::State,
+        thread: &mut Self::ThreadState,
         request: &mut ModelRequest,
     ) -> Result<Flow, Error> {
-        let _ = (cx, state, request);
+        let _ = (cx, state, thread, request);
         Err(Error::no_sync_form(Self::NAME, Hook::BeforeModel))
     }
 
@@ -239,10 +261,11 @@ pub trait Middleware: Send + Sync {
         &self,
         cx: &mut Context,
         state: &mut Self::State,
+        thread: &mut Self::ThreadState,
         request: ModelRequest,
         mut next: N,
     ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
-        let _ = state;
+        let _ = (state, thread);
         async move { next.call(cx, request).await }
     }
 
@@ -251,9 +274,10 @@ pub trait Middleware: Send + Sync {
         &self,
         cx: &mut Context,
         state: &mut Self::State,
+        thread: &mut Self::ThreadState,
         response: &mut ModelResponse,
     ) -> impl Future<Output = Result<Flow, Error>> + Send {
-        let _ = (cx, state, response);
+        let _ = (cx, state, thread, response);
         async { Ok(Flow::Continue) }
     }
 
@@ -264,26 +288,45 @@ pub trait Middleware: Send + Sync {
         &self,
         cx: &mut Context,
         state: &mut Self::State,
+        thread: &mut Self::ThreadState,
         response: &mut ModelResponse,
     ) -> Result<Flow, Error> {
-        let _ = (cx, state, response);
+        let _ = (cx, state, thread, response);
         Err(Error::no_sync_form(Self::NAME, Hook::AfterModel))
     }
 
     /// Wraps every tool call; `next` runs the inner layers and the tool.
     ///
-    /// Name errors raised here with [`Error::middleware`], as in
-    /// [`wrap_model_call`](Middleware::wrap_model_call); an error that escapes becomes the call's
-    /// error result.
-    fn wrap_tool_call<N: ToolNext>(
+    /// An error that escapes becomes the call's error result (named after this middleware), and
+    /// `Err(Error::interrupt(payload))` pauses the run; `cx` is this hook's own view of the call
+    /// ([`ToolContext::resume_value`] is the answer to *its* interrupt).
+    fn wrap_tool_call<'c, N: ToolNext>(
         &self,
-        cx: &Context,
+        cx: ToolContext<'c>,
         state: &Self::State,
+        thread: &Self::ThreadState,
         call: ToolCall,
         mut next: N,
     ) -> impl Future<Output = Result<ToolResult, Error>> + Send {
-        let _ = state;
-        async move { next.call(cx, call).await }
+        let _ = (state, thread);
+        async move { Ok(next.call(cx, call).await) }
+    }
+
+    /// Checks an answer to an interrupt this middleware raised, before the run resumes: an
+    /// answer refused here stops [`Agent::resume`](crate::Agent::resume) with
+    /// [`ResumeError::InvalidAnswer`](crate::interrupt::ResumeError::InvalidAnswer) before
+    /// anything runs, instead of failing the resumed run. Accepts every answer by default.
+    fn check_answer(&self, answer: &Answer<'_>) -> Result<(), BoxError> {
+        let _ = answer;
+        Ok(())
+    }
+
+    /// [`check_answer`](Self::check_answer) of the member at `at` in the flattened chain (a
+    /// chain finds the member; a middleware is member 0).
+    #[doc(hidden)]
+    fn check_answer_at(&self, at: usize, answer: &Answer<'_>) -> Result<(), BoxError> {
+        debug_assert_eq!(at, 0, "a middleware is one member");
+        self.check_answer(answer)
     }
 
     /// Adds this middleware (or, for a chain, each member) to `description`.
@@ -312,8 +355,9 @@ pub trait Middleware: Send + Sync {
         &self,
         cx: &mut Context,
         state: &mut Self::State,
+        thread: &mut Self::ThreadState,
     ) -> impl Future<Output = Result<(), Error>> + Send {
-        let _ = (cx, state);
+        let _ = (cx, state, thread);
         async { Ok(()) }
     }
 }

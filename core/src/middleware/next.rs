@@ -1,9 +1,11 @@
 //! The `next` handed to wrap hooks: the rest of the onion, callable any number of times.
 
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
 
-use super::Middleware;
-use crate::context::Context;
+use super::{Hook, Middleware};
+use crate::context::{Context, Raiser, ToolContext};
 use crate::error::Error;
 use crate::message::{ToolCall, ToolResult};
 use crate::model::{ModelRequest, ModelResponse};
@@ -34,23 +36,25 @@ impl<N: ModelNext + ?Sized> ModelNext for &mut N {
 
 /// The inner part of the tool-call onion, as seen by a `wrap_tool_call` hook.
 ///
-/// Like [`ModelNext`]: call it zero, one or more times. Tool failures arrive as `Ok` results with
-/// [`ToolResult::is_error`] set; `Err` means a hook failed.
+/// Like [`ModelNext`]: call it zero, one or more times. The tool path does not fail: a tool's
+/// failure, and an error that escapes an inner hook, arrive as a result with
+/// [`ToolResult::is_error`] set. An interrupt raised inside pauses the run whatever this layer
+/// does with the result (which then [`is_paused`](ToolResult::is_paused)).
 pub trait ToolNext: Send {
     /// Runs the inner layers and the tool on `call`.
-    fn call(
+    fn call<'c>(
         &mut self,
-        cx: &Context,
+        cx: ToolContext<'c>,
         call: ToolCall,
-    ) -> impl Future<Output = Result<ToolResult, Error>> + Send;
+    ) -> impl Future<Output = ToolResult> + Send;
 }
 
 impl<N: ToolNext + ?Sized> ToolNext for &mut N {
-    fn call(
+    fn call<'c>(
         &mut self,
-        cx: &Context,
+        cx: ToolContext<'c>,
         call: ToolCall,
-    ) -> impl Future<Output = Result<ToolResult, Error>> + Send {
+    ) -> impl Future<Output = ToolResult> + Send {
         (**self).call(cx, call)
     }
 }
@@ -61,14 +65,21 @@ impl<N: ToolNext + ?Sized> ToolNext for &mut N {
 pub struct ModelLayer<'a, M: Middleware, N> {
     middleware: &'a M,
     state: &'a mut M::State,
+    thread: &'a mut M::ThreadState,
     next: N,
 }
 
 impl<'a, M: Middleware, N> ModelLayer<'a, M, N> {
-    pub(crate) fn new(middleware: &'a M, state: &'a mut M::State, next: N) -> Self {
+    pub(crate) fn new(
+        middleware: &'a M,
+        state: &'a mut M::State,
+        thread: &'a mut M::ThreadState,
+        next: N,
+    ) -> Self {
         Self {
             middleware,
             state,
+            thread,
             next,
         }
     }
@@ -83,36 +94,92 @@ impl<M: Middleware, N: ModelNext> ModelNext for ModelLayer<'_, M, N> {
         request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
         self.middleware
-            .wrap_model_call(cx, self.state, request, &mut self.next)
+            .wrap_model_call(cx, self.state, self.thread, request, &mut self.next)
     }
 }
 
-/// One wrapping member of the tool-call onion: calls `M::wrap_tool_call` with `M`'s own state and
-/// the inner layers as `next`.
+/// One wrapping member of the tool-call onion: calls `M::wrap_tool_call` with `M`'s own state,
+/// its own view of the call's context, and the inner layers as `next`.
 #[derive(Debug)]
 pub struct ToolLayer<'a, M: Middleware, N> {
     middleware: &'a M,
     state: &'a M::State,
+    thread: &'a M::ThreadState,
+    /// The member's position in the flattened chain: whose answers it reads, whose interrupts
+    /// it raises.
+    at: usize,
     next: N,
 }
 
 impl<'a, M: Middleware, N> ToolLayer<'a, M, N> {
-    pub(crate) fn new(middleware: &'a M, state: &'a M::State, next: N) -> Self {
+    pub(crate) fn new(
+        middleware: &'a M,
+        state: &'a M::State,
+        thread: &'a M::ThreadState,
+        at: usize,
+        next: N,
+    ) -> Self {
         Self {
             middleware,
             state,
+            thread,
+            at,
             next,
         }
     }
 }
 
 impl<M: Middleware, N: ToolNext> ToolNext for ToolLayer<'_, M, N> {
-    fn call(
+    fn call<'c>(
         &mut self,
-        cx: &Context,
+        cx: ToolContext<'c>,
         call: ToolCall,
-    ) -> impl Future<Output = Result<ToolResult, Error>> + Send {
-        self.middleware
-            .wrap_tool_call(cx, self.state, call, &mut self.next)
+    ) -> impl Future<Output = ToolResult> + Send {
+        let cx = cx.view(Raiser::Member(self.at));
+        LayerOutcome::<_, M> {
+            hook: self
+                .middleware
+                .wrap_tool_call(cx, self.state, self.thread, call, &mut self.next),
+            cx,
+            at: self.at,
+            middleware: std::marker::PhantomData,
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A `wrap_tool_call` hook's future, its outcome made a result: an interrupt is recorded
+    /// on the call (out of band) and an error becomes an error result, so that the layers
+    /// outside see a result either way.
+    struct LayerOutcome<'c, F, M: ?Sized> {
+        #[pin]
+        hook: F,
+        cx: ToolContext<'c>,
+        at: usize,
+        middleware: std::marker::PhantomData<fn(&M)>,
+    }
+}
+
+impl<F, M> Future for LayerOutcome<'_, F, M>
+where
+    F: Future<Output = Result<ToolResult, Error>>,
+    M: Middleware + ?Sized,
+{
+    type Output = ToolResult;
+
+    fn poll(self: Pin<&mut Self>, task: &mut TaskContext<'_>) -> Poll<ToolResult> {
+        let this = self.project();
+        let outcome = std::task::ready!(this.hook.poll(task));
+        Poll::Ready(match outcome {
+            Ok(result) => result,
+            Err(Error::Interrupted(interruption)) => {
+                this.cx.pause((*interruption).raised_at(*this.at, M::NAME));
+                ToolResult::paused(this.cx.call_id())
+            }
+            Err(error) => {
+                let error = error.attribute(M::NAME, Hook::WrapToolCall);
+                ToolResult::error(this.cx.call_id(), format!("tool call failed: {error}"))
+            }
+        })
     }
 }

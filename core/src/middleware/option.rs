@@ -5,7 +5,7 @@ use std::future::Future;
 use futures::future::Either;
 
 use super::{Bool, Hook, HookSet, Marker, Middleware, ModelNext, ToolNext};
-use crate::context::Context;
+use crate::context::{Context, ToolContext};
 use crate::error::Error;
 use crate::message::{ToolCall, ToolResult};
 use crate::middleware::Flow;
@@ -15,6 +15,7 @@ use crate::model::{ModelRequest, ModelResponse};
 #[diagnostic::do_not_recommend]
 impl<M: Middleware> Middleware for Option<M> {
     type State = M::State;
+    type ThreadState = M::ThreadState;
     type Phase = M::Phase;
     // `None` is decided at run time, so `Option<M>` is one layer (or none if `M` never wraps).
     type WrapsModel = <M::WrapsModel as Marker>::AsLeaf;
@@ -37,9 +38,14 @@ impl<M: Middleware> Middleware for Option<M> {
     const LEN: usize = M::LEN;
     const SYNC_HOOKS: HookSet = M::SYNC_HOOKS;
 
-    async fn before_agent(&self, cx: &mut Context, state: &mut Self::State) -> Result<Flow, Error> {
+    async fn before_agent(
+        &self,
+        cx: &mut Context,
+        state: &mut Self::State,
+        thread: &mut Self::ThreadState,
+    ) -> Result<Flow, Error> {
         match self {
-            Some(m) => m.before_agent(cx, state).await,
+            Some(m) => m.before_agent(cx, state, thread).await,
             None => Ok(Flow::Continue),
         }
     }
@@ -48,10 +54,11 @@ impl<M: Middleware> Middleware for Option<M> {
         &self,
         cx: &mut Context,
         state: &mut Self::State,
+        thread: &mut Self::ThreadState,
         request: &mut ModelRequest,
     ) -> Result<Flow, Error> {
         match self {
-            Some(m) => m.before_model(cx, state, request).await,
+            Some(m) => m.before_model(cx, state, thread, request).await,
             None => Ok(Flow::Continue),
         }
     }
@@ -60,10 +67,11 @@ impl<M: Middleware> Middleware for Option<M> {
         &self,
         cx: &mut Context,
         state: &mut Self::State,
+        thread: &mut Self::ThreadState,
         request: &mut ModelRequest,
     ) -> Result<Flow, Error> {
         match self {
-            Some(m) => m.before_model_sync(cx, state, request),
+            Some(m) => m.before_model_sync(cx, state, thread, request),
             None => Ok(Flow::Continue),
         }
     }
@@ -73,11 +81,12 @@ impl<M: Middleware> Middleware for Option<M> {
         &self,
         cx: &mut Context,
         state: &mut Self::State,
+        thread: &mut Self::ThreadState,
         request: ModelRequest,
         mut next: N,
     ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
         match self {
-            Some(m) => Either::Left(m.wrap_model_call(cx, state, request, next)),
+            Some(m) => Either::Left(m.wrap_model_call(cx, state, thread, request, next)),
             None => Either::Right(async move { next.call(cx, request).await }),
         }
     }
@@ -86,10 +95,11 @@ impl<M: Middleware> Middleware for Option<M> {
         &self,
         cx: &mut Context,
         state: &mut Self::State,
+        thread: &mut Self::ThreadState,
         response: &mut ModelResponse,
     ) -> Result<Flow, Error> {
         match self {
-            Some(m) => m.after_model(cx, state, response).await,
+            Some(m) => m.after_model(cx, state, thread, response).await,
             None => Ok(Flow::Continue),
         }
     }
@@ -98,24 +108,37 @@ impl<M: Middleware> Middleware for Option<M> {
         &self,
         cx: &mut Context,
         state: &mut Self::State,
+        thread: &mut Self::ThreadState,
         response: &mut ModelResponse,
     ) -> Result<Flow, Error> {
         match self {
-            Some(m) => m.after_model_sync(cx, state, response),
+            Some(m) => m.after_model_sync(cx, state, thread, response),
             None => Ok(Flow::Continue),
         }
     }
 
     fn wrap_tool_call<N: ToolNext>(
         &self,
-        cx: &Context,
+        cx: ToolContext<'_>,
         state: &Self::State,
+        thread: &Self::ThreadState,
         call: ToolCall,
         mut next: N,
     ) -> impl Future<Output = Result<ToolResult, Error>> + Send {
         match self {
-            Some(m) => Either::Left(m.wrap_tool_call(cx, state, call, next)),
-            None => Either::Right(async move { next.call(cx, call).await }),
+            Some(m) => Either::Left(m.wrap_tool_call(cx, state, thread, call, next)),
+            None => Either::Right(async move { Ok(next.call(cx, call).await) }),
+        }
+    }
+
+    fn check_answer_at(
+        &self,
+        at: usize,
+        answer: &crate::interrupt::Answer<'_>,
+    ) -> Result<(), crate::error::BoxError> {
+        match self {
+            Some(m) => m.check_answer_at(at, answer),
+            None => Ok(()),
         }
     }
 
@@ -125,9 +148,14 @@ impl<M: Middleware> Middleware for Option<M> {
         }
     }
 
-    async fn after_agent(&self, cx: &mut Context, state: &mut Self::State) -> Result<(), Error> {
+    async fn after_agent(
+        &self,
+        cx: &mut Context,
+        state: &mut Self::State,
+        thread: &mut Self::ThreadState,
+    ) -> Result<(), Error> {
         match self {
-            Some(m) => m.after_agent(cx, state).await,
+            Some(m) => m.after_agent(cx, state, thread).await,
             None => Ok(()),
         }
     }

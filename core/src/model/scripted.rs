@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use super::{Model, ModelRequest, ModelResponse};
 use crate::error::ModelError;
 use crate::lock::lock;
+use crate::message::validate_history;
 
 type Rule = Box<dyn Fn(&ModelRequest) -> Result<ModelResponse, ModelError> + Send + Sync>;
 
@@ -18,6 +19,10 @@ enum Source {
 }
 
 /// A model that replays a script of responses, or answers by a rule, and records every request.
+///
+/// Like a real provider, it refuses a request whose history breaks the tool-call rule (see
+/// [`validate_history`](crate::message::validate_history)), with a provider error; the script
+/// is not used up by such a request.
 ///
 /// ```
 /// # tokio_test_block(async {
@@ -102,11 +107,17 @@ impl ScriptedModel {
 
     fn answer(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
         let number = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
-        let answer = match &self.source {
-            Source::Script(script) => lock(script)
-                .pop_front()
-                .unwrap_or(Err(ModelError::ScriptExhausted { request: number })),
-            Source::Rule(rule) => rule(&request),
+        // Like a real provider, refuse a history whose tool calls are not answered right after
+        // them (without using up the script): every test on this model checks the rule.
+        let answer = if let Err(error) = validate_history(&request.messages) {
+            Err(ModelError::provider(error))
+        } else {
+            match &self.source {
+                Source::Script(script) => lock(script)
+                    .pop_front()
+                    .unwrap_or(Err(ModelError::ScriptExhausted { request: number })),
+                Source::Rule(rule) => rule(&request),
+            }
         };
         if self.record {
             lock(&self.requests).push(request);

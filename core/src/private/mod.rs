@@ -15,11 +15,14 @@ pub use probe::{
 };
 
 pub use crate::chain::{ChainChecks, Constraints, Identified, Named};
+pub use crate::error::BoxError;
+pub use crate::interrupt::Answer;
 pub use crate::middleware::{
     Bool, False, Flow, Hook, HookSet, Jump, JumpSet, Middleware, ModelNext, ModelWrap, Splice,
     ToolNext, ToolWrap, True, phase,
 };
-pub use crate::{Context, Error, ModelRequest, ModelResponse, ToolCall, ToolResult};
+pub use crate::{Context, Error, ModelRequest, ModelResponse, ToolCall, ToolContext, ToolResult};
+pub use std::convert::Into;
 
 pub use std::clone::Clone;
 pub use std::default::Default;

@@ -137,6 +137,18 @@ impl Tool for AskUser {
         Err(ToolError::Interrupt { payload })
     }
 
+    fn check_answer(
+        &self,
+        arguments: &serde_json::Value,
+        answer: &serde_json::Value,
+    ) -> Result<(), ToolError> {
+        let question = question(arguments.clone())?;
+        question
+            .check(answer)
+            .map(drop)
+            .map_err(|error| ToolError::failed(ASK_USER, error))
+    }
+
     async fn resume(
         &self,
         arguments: serde_json::Value,

@@ -80,6 +80,15 @@ where
         self.spec.clone()
     }
 
+    fn check_arguments(&self, arguments: &serde_json::Value) -> Result<(), ToolError> {
+        A::deserialize(arguments)
+            .map(drop)
+            .map_err(|source| ToolError::InvalidArguments {
+                tool: self.spec.name.clone(),
+                source,
+            })
+    }
+
     async fn call(&self, arguments: serde_json::Value) -> Result<String, ToolError> {
         let tool = || self.spec.name.clone();
         let arguments = serde_json::from_value::<A>(arguments).map_err(|source| {

@@ -59,4 +59,30 @@ pub trait Tool: Send + Sync + 'static {
             other => other.to_string(),
         }))
     }
+
+    /// Checks `arguments` without running the tool (for an answer that edits a call's
+    /// arguments, before the run resumes). By default, the arguments must be a JSON object;
+    /// tools with typed arguments ([`FnTool`]) check that they deserialize.
+    fn check_arguments(&self, arguments: &serde_json::Value) -> Result<(), ToolError> {
+        if arguments.is_object() {
+            Ok(())
+        } else {
+            Err(ToolError::failed(
+                self.spec().name,
+                "the arguments must be a JSON object",
+            ))
+        }
+    }
+
+    /// Checks the `answer` to an interrupt this tool raised for a call with `arguments`, before
+    /// the run resumes: an answer refused here is refused by `resume` before anything runs.
+    /// Accepts every answer by default.
+    fn check_answer(
+        &self,
+        arguments: &serde_json::Value,
+        answer: &serde_json::Value,
+    ) -> Result<(), ToolError> {
+        let _ = (arguments, answer);
+        Ok(())
+    }
 }

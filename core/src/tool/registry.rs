@@ -21,6 +21,14 @@ trait ErasedTool: Send + Sync {
         arguments: serde_json::Value,
         answer: serde_json::Value,
     ) -> BoxFuture<'_, Result<String, ToolError>>;
+
+    fn check_arguments(&self, arguments: &serde_json::Value) -> Result<(), ToolError>;
+
+    fn check_answer(
+        &self,
+        arguments: &serde_json::Value,
+        answer: &serde_json::Value,
+    ) -> Result<(), ToolError>;
 }
 
 impl<T: Tool> ErasedTool for T {
@@ -34,6 +42,18 @@ impl<T: Tool> ErasedTool for T {
         answer: serde_json::Value,
     ) -> BoxFuture<'_, Result<String, ToolError>> {
         Box::pin(self.resume(arguments, answer))
+    }
+
+    fn check_arguments(&self, arguments: &serde_json::Value) -> Result<(), ToolError> {
+        Tool::check_arguments(self, arguments)
+    }
+
+    fn check_answer(
+        &self,
+        arguments: &serde_json::Value,
+        answer: &serde_json::Value,
+    ) -> Result<(), ToolError> {
+        Tool::check_answer(self, arguments, answer)
     }
 }
 
@@ -129,13 +149,35 @@ impl ToolRegistry {
         .await
     }
 
+    /// Checks `arguments` for the tool `name` without running it (see
+    /// [`Tool::check_arguments`]).
+    pub fn check_arguments(
+        &self,
+        name: &str,
+        arguments: &serde_json::Value,
+    ) -> Result<(), ToolError> {
+        self.named(name)?.tool.check_arguments(arguments)
+    }
+
+    /// Checks the `answer` to an interrupt the tool of `call` raised (see
+    /// [`Tool::check_answer`]).
+    pub fn check_answer(
+        &self,
+        call: &ToolCall,
+        answer: &serde_json::Value,
+    ) -> Result<(), ToolError> {
+        self.entry(call)?.tool.check_answer(&call.arguments, answer)
+    }
+
     fn entry(&self, call: &ToolCall) -> Result<&Entry, ToolError> {
-        self.tools
-            .get(&call.name)
-            .ok_or_else(|| ToolError::UnknownTool {
-                name: call.name.clone(),
-                available: self.tools.keys().cloned().collect::<Vec<_>>().join(", "),
-            })
+        self.named(&call.name)
+    }
+
+    fn named(&self, name: &str) -> Result<&Entry, ToolError> {
+        self.tools.get(name).ok_or_else(|| ToolError::UnknownTool {
+            name: name.to_owned(),
+            available: self.tools.keys().cloned().collect::<Vec<_>>().join(", "),
+        })
     }
 }
 

@@ -22,10 +22,12 @@ pub(crate) fn expand(function: &HookItem, attr: &HookAttr, model: HookModel<'_>)
         type_name: ident.to_string(),
         phase: model.phase,
         state: attr.options.state.clone(),
+        thread_state: attr.options.thread_state.clone(),
         hooks: vec![model.hook],
         before: Vec::new(),
         after: Vec::new(),
         requires: Vec::new(),
+        check_answer: None,
     });
     let unit = unit_type(function, &p);
     quote! {

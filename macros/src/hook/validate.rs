@@ -7,7 +7,7 @@ use crate::attr::{JumpValue, PhaseValue, Place};
 use crate::ctxt::Ctxt;
 use crate::jumps::literal_jumps;
 use crate::kinds::HookKind;
-use crate::signature::{HookSig, validate as validate_signature};
+use crate::signature::{Declared, HookSig, validate as validate_signature};
 use crate::trait_impl::HookImpl;
 
 use super::parse::{HookAttr, HookItem};
@@ -37,7 +37,11 @@ pub(crate) fn validate<'a>(
         literal_jumps_declared(ctxt, kind, &jumps, function.body.clone());
     }
     let sig = HookSig::parse(kind, &function.sig);
-    let roles = validate_signature(ctxt, &sig, Place::HookFn, attr.options.state.is_some());
+    let declared = Declared {
+        state: attr.options.state.as_ref(),
+        thread: attr.options.thread_state.as_ref(),
+    };
+    let roles = validate_signature(ctxt, &sig, Place::HookFn, declared);
     Some(HookModel {
         hook: HookImpl { sig, roles, jumps },
         phase,

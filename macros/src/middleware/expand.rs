@@ -22,10 +22,12 @@ pub(crate) fn expand(block: &ItemImpl, parsed: &Parsed, model: MiddlewareModel<'
         type_name: model.type_name,
         phase: model.phase,
         state: options.state.clone(),
+        thread_state: options.thread_state.clone(),
         hooks: model.hooks,
         before: options.before.clone(),
         after: options.after.clone(),
         requires: options.requires.clone(),
+        check_answer: model.check_answer,
     });
     quote! {
         #block

@@ -14,11 +14,14 @@ pub(crate) struct Parsed {
     pub(crate) options: Options,
     /// For each method with `#[hook(..)]`: its index among the block's items, and the attribute.
     pub(crate) hooks: Vec<(usize, HookAttr)>,
+    /// Each method with `#[check_answer]`: its index, and the attribute (for messages).
+    pub(crate) check_answer: Vec<(usize, syn::Attribute)>,
 }
 
 pub(crate) fn parse(ctxt: &Ctxt, attr: TokenStream, block: &mut ItemImpl) -> Parsed {
     let options = Options::parse(ctxt, Place::Middleware, &segments(ctxt, attr));
     let mut hooks = Vec::new();
+    let mut check_answer = Vec::new();
     for (index, item) in block.items.iter_mut().enumerate() {
         let attrs = match item {
             ImplItem::Fn(method) => &mut method.attrs,
@@ -30,8 +33,18 @@ pub(crate) fn parse(ctxt: &Ctxt, attr: TokenStream, block: &mut ItemImpl) -> Par
         let (hook_attrs, rest): (Vec<_>, Vec<_>) = attrs
             .drain(..)
             .partition(|attr| attr.path().is_ident("hook"));
+        let (check_attrs, rest): (Vec<_>, Vec<_>) = rest
+            .into_iter()
+            .partition(|attr| attr.path().is_ident("check_answer"));
         *attrs = rest;
         let is_fn = matches!(item, ImplItem::Fn(_));
+        for attr in check_attrs {
+            if is_fn {
+                check_answer.push((index, attr));
+            } else {
+                ctxt.error_spanned_by(&attr, "`#[check_answer]` goes on a method");
+            }
+        }
         for attr in hook_attrs {
             if !is_fn {
                 ctxt.error_spanned_by(&attr, "`#[hook]` goes on a method");
@@ -48,7 +61,11 @@ pub(crate) fn parse(ctxt: &Ctxt, attr: TokenStream, block: &mut ItemImpl) -> Par
             ));
         }
     }
-    Parsed { options, hooks }
+    Parsed {
+        options,
+        hooks,
+        check_answer,
+    }
 }
 
 /// The span of the block's self type, for messages about the whole middleware.

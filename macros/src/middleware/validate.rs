@@ -9,7 +9,7 @@ use super::parse::{Parsed, self_span};
 use crate::attr::{PhaseValue, Place};
 use crate::ctxt::Ctxt;
 use crate::hook::{jumps_fit, kind, literal_jumps_declared, phase_allows};
-use crate::signature::{HookSig, validate as validate_signature};
+use crate::signature::{Declared, HookSig, validate as validate_signature};
 use crate::trait_impl::HookImpl;
 
 /// A `#[middleware]` block that passed every rule.
@@ -17,6 +17,8 @@ pub(crate) struct MiddlewareModel<'a> {
     pub(crate) type_name: String,
     pub(crate) phase: PhaseValue,
     pub(crate) hooks: Vec<HookImpl<'a>>,
+    /// The method that checks answers to this middleware's interrupts, if any.
+    pub(crate) check_answer: Option<&'a syn::Ident>,
 }
 
 pub(crate) fn validate<'a>(
@@ -39,7 +41,10 @@ pub(crate) fn validate<'a>(
         .options
         .phase
         .map_or(PhaseValue::Wrap, |(phase, _)| phase);
-    let has_state = parsed.options.state.is_some();
+    let declared = Declared {
+        state: parsed.options.state.as_ref(),
+        thread: parsed.options.thread_state.as_ref(),
+    };
     let mut hooks: Vec<HookImpl<'a>> = Vec::new();
     for (index, attr) in &parsed.hooks {
         let ImplItem::Fn(method) = &block.items[*index] else {
@@ -78,14 +83,45 @@ pub(crate) fn validate<'a>(
             literal_jumps_declared(ctxt, kind, &jumps, method.block.to_token_stream());
         }
         let sig = HookSig::parse(kind, &method.sig);
-        let roles = validate_signature(ctxt, &sig, Place::HookMethod, has_state);
+        let roles = validate_signature(ctxt, &sig, Place::HookMethod, declared);
         hooks.push(HookImpl { sig, roles, jumps });
     }
+    let check_answer = check_answer(ctxt, parsed, block);
     Some(MiddlewareModel {
         type_name: type_name?,
         phase,
         hooks,
+        check_answer,
     })
+}
+
+/// The `#[check_answer]` method: at most one, `fn name(&self, answer: &Answer<'_>) -> Result<(),
+/// E>` (the return type is checked by the compiler, at the user's tokens).
+fn check_answer<'a>(ctxt: &Ctxt, parsed: &Parsed, block: &'a ItemImpl) -> Option<&'a syn::Ident> {
+    let mut found = None;
+    for (index, attr) in &parsed.check_answer {
+        let ImplItem::Fn(method) = &block.items[*index] else {
+            continue;
+        };
+        if found.is_some() {
+            ctxt.error_spanned_by(attr, "a second `#[check_answer]`: a middleware has one");
+            continue;
+        }
+        let sig = &method.sig;
+        let takes_self = sig
+            .receiver()
+            .is_some_and(|receiver| receiver.reference.is_some() && receiver.mutability.is_none());
+        if !takes_self || sig.inputs.len() != 2 || sig.asyncness.is_some() {
+            ctxt.error_spanned_by(
+                &sig.ident,
+                "a `#[check_answer]` method is a plain `fn` taking `&self` and the answer: \
+                 `fn check(&self, answer: &Answer<'_>) -> Result<(), E>`",
+            );
+            continue;
+        }
+        found = Some(&sig.ident);
+    }
+    found
 }
 
 /// The name of the block's type (`Audit` in `impl Audit` or `impl<T> Audit<T>`).

@@ -127,7 +127,7 @@ fn classify<'a>(ty: &'a Type, next_params: &[(syn::Ident, String)]) -> Param<'a>
             }
             let last = path.path.segments.last().map(|s| s.ident.to_string());
             param.role = match last.as_deref() {
-                Some("Context") => Some(Role::Context),
+                Some("Context" | "ToolContext") => Some(Role::Context),
                 Some("ModelRequest") => Some(Role::Request),
                 Some("ModelResponse") => Some(Role::Response),
                 Some("ToolCall") => Some(Role::Call),

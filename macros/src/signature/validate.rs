@@ -9,15 +9,27 @@ use crate::attr::Place;
 use crate::ctxt::Ctxt;
 use crate::kinds::{Form, HookKind, Role};
 
+/// The state types a middleware declares (`state = S`, `thread_state = T`).
+#[derive(Clone, Copy)]
+pub(crate) struct Declared<'a> {
+    pub(crate) state: Option<&'a Type>,
+    pub(crate) thread: Option<&'a Type>,
+}
+
 /// Checks `sig` and returns the role of each typed parameter, in order (for the call the
-/// generated code makes). `has_state`: the middleware declares a state type.
-pub(crate) fn validate(ctxt: &Ctxt, sig: &HookSig<'_>, place: Place, has_state: bool) -> Vec<Role> {
+/// generated code makes).
+pub(crate) fn validate(
+    ctxt: &Ctxt,
+    sig: &HookSig<'_>,
+    place: Place,
+    declared: Declared<'_>,
+) -> Vec<Role> {
     check_qualifiers(ctxt, sig);
     check_receiver(ctxt, sig, place);
     check_generics(ctxt, sig);
     let mut roles: Vec<Role> = Vec::new();
     for param in &sig.params {
-        let role = role_of(ctxt, sig, param, has_state);
+        let role = role_of(ctxt, sig, param, declared);
         if let Some(role) = role {
             if roles.contains(&role) {
                 ctxt.error_spanned_by(
@@ -120,13 +132,33 @@ fn check_generics(ctxt: &Ctxt, sig: &HookSig<'_>) {
 }
 
 /// The role of `param` in this hook, or `None` after reporting why it has none.
-fn role_of(ctxt: &Ctxt, sig: &HookSig<'_>, param: &Param<'_>, has_state: bool) -> Option<Role> {
+fn role_of(
+    ctxt: &Ctxt,
+    sig: &HookSig<'_>,
+    param: &Param<'_>,
+    declared: Declared<'_>,
+) -> Option<Role> {
     let kind = sig.kind;
+    let has_state = declared.state.is_some() || declared.thread.is_some();
     let Some(role) = param.role else {
-        // Not a type any hook takes: the state, if there is one and it is passed by reference.
+        // Not a type any hook takes: a state, if there is one and it is passed by reference —
+        // the thread state if written as declared, else the run state (whose type is then
+        // checked, with a message naming the declared type).
         let state_form = kind.form(Role::State).unwrap_or(Form::Mut);
         if has_state && param.form == state_form {
-            return Some(Role::State);
+            let written = match param.ty {
+                Type::Reference(reference) => pretty(&reference.elem),
+                other => pretty(other),
+            };
+            let is_thread = declared
+                .thread
+                .is_some_and(|thread| pretty(thread) == written)
+                || declared.state.is_none();
+            return Some(if is_thread {
+                Role::ThreadState
+            } else {
+                Role::State
+            });
         }
         let written = pretty(param.ty);
         let fix = match (&param.ty, has_state) {

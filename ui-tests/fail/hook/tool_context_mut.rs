@@ -2,12 +2,8 @@ use hookchain::hook;
 use hookchain::prelude::*;
 
 #[hook(wrap_tool_call)]
-async fn guard(
-    cx: &mut Context,
-    call: ToolCall,
-    mut next: impl ToolNext,
-) -> Result<ToolResult, Error> {
-    next.call(cx, call).await
+async fn late_calls(cx: &mut Context, call: ToolCall) -> ToolResult {
+    ToolResult::error(call.id, format!("step {} is too late for tools", cx.step()))
 }
 
 fn main() {}

@@ -117,20 +117,20 @@ async fn tool_result(call: ToolCall) -> ToolResult {
 
 #[hook(wrap_tool_call)]
 async fn tool_result_ok(
-    cx: &Context,
+    cx: ToolContext<'_>,
     call: ToolCall,
     mut next: impl ToolNext,
 ) -> Result<ToolResult, Error> {
-    next.call(cx, call).await
+    Ok(next.call(cx, call).await)
 }
 
 #[hook(wrap_tool_call)]
 async fn tool_result_mine(
-    cx: &Context,
+    cx: ToolContext<'_>,
     call: ToolCall,
     mut next: impl ToolNext,
 ) -> Result<ToolResult, MyError> {
-    next.call(cx, call).await.map_err(|_| MyError)
+    Ok(next.call(cx, call).await)
 }
 
 fn main() {

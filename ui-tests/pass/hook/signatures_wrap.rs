@@ -61,20 +61,20 @@ async fn model_with_state(
 
 #[hook(wrap_tool_call)]
 async fn tool_impl_next(
-    cx: &Context,
+    cx: ToolContext<'_>,
     call: ToolCall,
     mut next: impl ToolNext,
 ) -> Result<ToolResult, Error> {
-    next.call(cx, call).await
+    Ok(next.call(cx, call).await)
 }
 
 #[hook(wrap_tool_call)]
 async fn tool_generic_next<N: ToolNext>(
-    cx: &Context,
+    cx: ToolContext<'_>,
     call: ToolCall,
     mut next: N,
 ) -> Result<ToolResult, Error> {
-    next.call(cx, call).await
+    Ok(next.call(cx, call).await)
 }
 
 #[hook(wrap_tool_call)]
@@ -86,13 +86,13 @@ async fn tool_no_next(call: ToolCall) -> ToolResult {
 async fn tool_with_state(
     limit: &u32,
     call: ToolCall,
-    cx: &Context,
+    cx: ToolContext<'_>,
     mut next: impl ToolNext,
 ) -> Result<ToolResult, Error> {
     if cx.tool_calls() > *limit as usize {
         return Ok(ToolResult::error(call.id, "too many tool calls"));
     }
-    next.call(cx, call).await
+    Ok(next.call(cx, call).await)
 }
 
 fn main() {

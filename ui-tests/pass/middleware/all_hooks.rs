@@ -55,12 +55,12 @@ impl Everything {
     async fn tools(
         &self,
         counts: &Counts,
-        cx: &Context,
+        cx: ToolContext<'_>,
         call: ToolCall,
         mut next: impl ToolNext,
     ) -> Result<ToolResult, Error> {
         let _ = counts.calls;
-        next.call(cx, call).await
+        Ok(next.call(cx, call).await)
     }
 
     #[hook(after_agent)]

@@ -2,6 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::interrupt::{Interrupt, InterruptId};
+use crate::tool::ToolError;
+
 /// The payload of a human-in-the-loop interrupt: the calls waiting for a decision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ApprovalRequest {
@@ -25,11 +28,55 @@ pub struct ActionRequest {
     pub allowed_decisions: Vec<DecisionKind>,
 }
 
+impl ApprovalRequest {
+    /// The approval request an interrupt asks for, if it is one (`None` for another kind of
+    /// interrupt).
+    ///
+    /// ```
+    /// # use hookchain::middleware::human_in_the_loop::{ApprovalRequest, ApprovalResponse};
+    /// # fn answer(interrupt: &hookchain::Interrupt) -> Option<(hookchain::InterruptId, serde_json::Value)> {
+    /// let request = ApprovalRequest::from_interrupt(interrupt)?;
+    /// Some(ApprovalResponse::approve_all(&request).answer(interrupt))
+    /// # }
+    /// ```
+    pub fn from_interrupt(interrupt: &Interrupt) -> Option<ApprovalRequest> {
+        ApprovalRequest::deserialize(&interrupt.payload).ok()
+    }
+}
+
 /// The answer to a human-in-the-loop interrupt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ApprovalResponse {
     /// One per action of the request, in order.
     pub decisions: Vec<Decision>,
+}
+
+impl ApprovalResponse {
+    /// One decision per action of the request, in order.
+    pub fn new(decisions: impl IntoIterator<Item = Decision>) -> Self {
+        ApprovalResponse {
+            decisions: decisions.into_iter().collect(),
+        }
+    }
+
+    /// Approves every action of `request`.
+    pub fn approve_all(request: &ApprovalRequest) -> Self {
+        Self::new(request.actions.iter().map(|_| Decision::Approve))
+    }
+
+    /// Rejects every action of `request`, telling the model `why`.
+    pub fn reject_all(request: &ApprovalRequest, why: impl Into<String>) -> Self {
+        let why = why.into();
+        Self::new(request.actions.iter().map(|_| Decision::Reject {
+            message: Some(why.clone()),
+        }))
+    }
+
+    /// The answer to `interrupt`, as `Agent::resume` takes it.
+    pub fn answer(&self, interrupt: &Interrupt) -> (InterruptId, serde_json::Value) {
+        let value = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        (interrupt.id.clone(), value)
+    }
 }
 
 /// What a person decided about one call.
@@ -106,6 +153,15 @@ pub enum HumanInTheLoopError {
         expected: usize,
         /// The number of decisions.
         found: usize,
+    },
+    /// Edited arguments the tool does not accept.
+    #[error("the edited arguments of `{tool}` are not accepted")]
+    EditedArguments {
+        /// The tool.
+        tool: String,
+        /// What the tool said.
+        #[source]
+        source: ToolError,
     },
     /// A decision the tool's policy does not allow.
     #[error("`{decision:?}` is not allowed for calls of `{tool}`")]

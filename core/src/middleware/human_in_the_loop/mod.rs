@@ -29,6 +29,7 @@ pub use decision::{
 };
 
 use crate::context::Context;
+use crate::interrupt::Answer;
 use crate::message::ToolResult;
 use crate::middleware::Flow;
 use crate::model::ModelResponse;
@@ -93,6 +94,38 @@ impl HumanInTheLoop {
 
 #[middleware(crate = crate)]
 impl HumanInTheLoop {
+    /// Refuses, before the run resumes, an answer that is not an [`ApprovalResponse`], has the
+    /// wrong number of decisions, takes a decision the call's policy does not allow, or edits
+    /// arguments into something the tool does not accept.
+    #[check_answer]
+    fn check(&self, answer: &Answer<'_>) -> Result<(), HumanInTheLoopError> {
+        let request: ApprovalRequest = answer.payload_as()?;
+        let response: ApprovalResponse = answer.value_as()?;
+        if response.decisions.len() != request.actions.len() {
+            return Err(HumanInTheLoopError::DecisionCount {
+                expected: request.actions.len(),
+                found: response.decisions.len(),
+            });
+        }
+        for (action, decision) in request.actions.iter().zip(&response.decisions) {
+            if !action.allowed_decisions.contains(&decision.kind()) {
+                return Err(HumanInTheLoopError::NotAllowed {
+                    tool: action.name.clone(),
+                    decision: decision.kind(),
+                });
+            }
+            if let Decision::Edit { arguments } = decision {
+                answer
+                    .check_tool_arguments(&action.name, arguments)
+                    .map_err(|source| HumanInTheLoopError::EditedArguments {
+                        tool: action.name.clone(),
+                        source,
+                    })?;
+            }
+        }
+        Ok(())
+    }
+
     /// Gates the calls of the response: interrupts with them, or applies the decisions.
     #[hook(after_model)]
     fn review(

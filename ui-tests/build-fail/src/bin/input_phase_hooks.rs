@@ -8,6 +8,7 @@ struct Leaky;
 
 impl Middleware for Leaky {
     type State = ();
+    type ThreadState = ();
     type Phase = phase::Input;
     type WrapsModel = False;
     type WrapsTool = False;

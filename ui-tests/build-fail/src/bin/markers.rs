@@ -8,6 +8,7 @@ struct Sneaky;
 
 impl Middleware for Sneaky {
     type State = ();
+    type ThreadState = ();
     type Phase = phase::Wrap;
     type WrapsModel = False;
     type WrapsTool = False;
@@ -17,6 +18,7 @@ impl Middleware for Sneaky {
         &self,
         cx: &mut Context,
         _state: &mut (),
+        _thread: &mut (),
         request: ModelRequest,
         mut next: N,
     ) -> Result<ModelResponse, Error> {

@@ -1,12 +1,20 @@
 //! What a hook sees of the run besides its request or response.
 
+mod tool;
+
 use std::collections::HashMap;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::message::{Message, ToolCall, ToolResult};
+use crate::agent::ThreadId;
+use crate::message::{
+    HistoryError, Message, ToolCall, ToolResult, check_editable, validate_history,
+};
 use crate::model::Usage;
+
+pub use tool::ToolContext;
+pub use tool::{CallFrame, Raiser, ToolAnswer};
 
 /// What every hook sees of the run: the conversation history and the run's counters.
 ///
@@ -18,12 +26,15 @@ use crate::model::Usage;
 pub struct Context {
     pub(crate) messages: Vec<Message>,
     pub(crate) counters: Counters,
+    /// Identifies the run (kept across its pauses and resumes).
+    pub(crate) run_id: String,
+    /// The thread the run belongs to, if any.
+    pub(crate) thread_id: Option<ThreadId>,
     /// On a resumed step: where the interrupted sequential hook is (relative to the chain level
     /// being run) and its answer.
     pub(crate) resume: Option<ResumePoint>,
-    /// On a resumed tool phase: the answers, by tool call id, and whether the tool (rather than
-    /// a `wrap_tool_call` hook) raised the interrupt.
-    pub(crate) tool_answers: HashMap<String, (serde_json::Value, bool)>,
+    /// On a resumed tool phase: the answers by tool call id, each with the layer it is for.
+    pub(crate) tool_answers: HashMap<String, Vec<(Raiser, serde_json::Value)>>,
     /// Results hooks supplied for tool calls, which then do not run.
     pub(crate) answered: Vec<ToolResult>,
 }
@@ -39,6 +50,9 @@ pub(crate) struct Counters {
     pub(crate) runs: usize,
     /// Pauses of this run so far (interrupt ids count them); in a checkpoint, its own included.
     pub(crate) pauses: usize,
+    /// Where this run's messages start in the history (its input included).
+    #[serde(default)]
+    pub(crate) run_start: usize,
 }
 
 /// The order in which a chain runs its members' hooks.
@@ -76,6 +90,7 @@ impl Context {
     pub fn new(messages: Vec<Message>) -> Self {
         Self {
             messages,
+            run_id: crate::ids::fresh(),
             ..Self::default()
         }
     }
@@ -85,15 +100,67 @@ impl Context {
         &self.messages
     }
 
-    /// The conversation history, to edit (summarize, trim, annotate) for the rest of the run.
+    /// Edits the conversation history (summarize, trim, annotate) for the rest of the run.
+    ///
+    /// The edit must leave a history a provider accepts (see
+    /// [`validate_history`](crate::message::validate_history)): every assistant tool call
+    /// keeps exactly one result right after it (the calls of the last model answer may still
+    /// wait for theirs). An edit that breaks the rule is undone and reported; `edit`'s own
+    /// value is returned otherwise.
     ///
     /// The request of a step is built from the history when the step begins, so an edit made
     /// in `before_model` shows from the next step on. To change the current call too, edit the
     /// request as well (a summarizer replaces old messages in both). The request is never
     /// rebuilt behind a hook's back: that would undo an earlier hook's request-only edit, such
     /// as input redaction.
-    pub fn messages_mut(&mut self) -> &mut Vec<Message> {
-        &mut self.messages
+    ///
+    /// ```
+    /// use hookchain::prelude::*;
+    /// use hookchain::message::HistoryError;
+    ///
+    /// let mut cx = Context::new(vec![Message::user("Hi")]);
+    /// cx.edit_history(|messages| messages.push(Message::assistant("Hello")))?;
+    /// assert_eq!(cx.messages().len(), 2);
+    ///
+    /// // A tool result that answers no call is refused, and the history is left as it was.
+    /// let orphan = cx.edit_history(|messages| {
+    ///     messages.push(Message::tool(ToolResult::ok("nobody", "?")))
+    /// });
+    /// assert!(matches!(orphan, Err(HistoryError::OrphanResult { .. })));
+    /// assert_eq!(cx.messages().len(), 2);
+    /// # Ok::<(), HistoryError>(())
+    /// ```
+    pub fn edit_history<R>(
+        &mut self,
+        edit: impl FnOnce(&mut Vec<Message>) -> R,
+    ) -> Result<R, HistoryError> {
+        let before = self.messages.clone();
+        // A history whose last calls still wait may stay so; a complete one must stay complete
+        // (removing the last result would leave its call to run again).
+        let complete = validate_history(&before).is_ok();
+        let value = edit(&mut self.messages);
+        let checked = if complete {
+            validate_history(&self.messages)
+        } else {
+            check_editable(&self.messages)
+        };
+        match checked {
+            Ok(()) => Ok(value),
+            Err(error) => {
+                self.messages = before;
+                Err(error)
+            }
+        }
+    }
+
+    /// Identifies this run; a resumed run keeps the id of the run that paused.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    /// The [`Thread`](crate::Thread) this run belongs to, if it runs in one.
+    pub fn thread_id(&self) -> Option<&ThreadId> {
+        self.thread_id.as_ref()
     }
 
     /// The 1-based number of the current step (one model call per step); 0 in `before_agent`.
@@ -117,8 +184,7 @@ impl Context {
     }
 
     /// How many runs of the same [`Thread`](crate::Thread) came before this one (0 for a run
-    /// outside a thread). A middleware keeps per-run and per-thread data apart in its state by
-    /// resetting the per-run part in `before_agent`.
+    /// outside a thread).
     pub fn run_index(&self) -> usize {
         self.counters.runs
     }
@@ -137,26 +203,6 @@ impl Context {
     /// [`resume_value`](Self::resume_value), deserialized.
     pub fn resume_as<T: DeserializeOwned>(&self) -> Option<Result<T, serde_json::Error>> {
         self.resume_value().map(|answer| T::deserialize(answer))
-    }
-
-    /// When the run resumes from an interrupt a `wrap_tool_call` hook raised for the tool call
-    /// `call_id`, the answer to it. (An interrupt the tool raised is answered to the tool, through
-    /// [`Tool::resume`](crate::Tool::resume).)
-    pub fn tool_resume_value(&self, call_id: &str) -> Option<&serde_json::Value> {
-        self.tool_answer_to(call_id, false)
-    }
-
-    /// The answer to an interrupt the tool itself raised for `call_id`.
-    pub(crate) fn tool_answer(&self, call_id: &str) -> Option<&serde_json::Value> {
-        self.tool_answer_to(call_id, true)
-    }
-
-    /// The answer for `call_id`, if it goes to the tool (`by_tool`) or else to a wrap hook.
-    fn tool_answer_to(&self, call_id: &str, by_tool: bool) -> Option<&serde_json::Value> {
-        match self.tool_answers.get(call_id) {
-            Some((answer, to_tool)) if *to_tool == by_tool => Some(answer),
-            _ => None,
-        }
     }
 
     /// Whether the member at `start..start + len` of the chain level being run runs its hook.

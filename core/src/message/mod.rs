@@ -1,6 +1,11 @@
 //! Conversation messages: what the model reads and writes.
 
+mod history;
+
 use serde::{Deserialize, Serialize};
+
+pub use history::{HistoryError, validate_history};
+pub(crate) use history::{check_editable, close_interior, close_pending};
 
 /// Who wrote a [`Message`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -129,6 +134,9 @@ pub struct ToolResult {
     /// Whether the call failed.
     #[serde(default)]
     pub is_error: bool,
+    /// Whether this stands for a call that paused the run (see [`is_paused`](Self::is_paused)).
+    #[serde(skip)]
+    pub(crate) paused: bool,
 }
 
 impl ToolResult {
@@ -138,6 +146,7 @@ impl ToolResult {
             call_id: call_id.into(),
             content: content.into(),
             is_error: false,
+            paused: false,
         }
     }
 
@@ -147,7 +156,28 @@ impl ToolResult {
             call_id: call_id.into(),
             content: content.into(),
             is_error: true,
+            paused: false,
         }
+    }
+
+    /// What a wrap's `next` returns when an inner layer or the tool paused the run: the call
+    /// has no result yet. It never reaches the model (the run pauses); it is an error result,
+    /// so that a wrap that keeps successes (a cache) does not keep it.
+    pub(crate) fn paused(call_id: impl Into<String>) -> Self {
+        Self {
+            paused: true,
+            ..Self::error(
+                call_id,
+                "the call paused the run for outside input; it has no result yet",
+            )
+        }
+    }
+
+    /// Whether the call paused the run instead of producing a result: an interrupt was raised
+    /// inside (see [`interrupt`](crate::interrupt)). The run pauses whatever a wrap does with
+    /// this result; a wrap should pass it on as it is (not retry it, not cache it).
+    pub fn is_paused(&self) -> bool {
+        self.paused
     }
 }
 

@@ -1,0 +1,198 @@
+//! What a `wrap_tool_call` hook sees: the run, and the one tool call it wraps.
+
+use std::fmt;
+use std::ops::Deref;
+use std::sync::OnceLock;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::Context;
+use crate::interrupt::Interruption;
+
+/// The context of one tool call, as a `wrap_tool_call` hook sees it: the run's [`Context`]
+/// (through `Deref`), the call's id, and — on a resumed step — the answer to the interrupt
+/// *this* hook raised for this call.
+///
+/// It is `Copy`: pass it on to `next.call(cx, call)` as it is. Each layer of the tool onion
+/// gets its own view, so an answer reaches only the hook that asked for it, even when two
+/// gating middleware (or two instances of one) wrap the same call.
+#[derive(Clone, Copy)]
+pub struct ToolContext<'a> {
+    run: &'a Context,
+    frame: &'a CallFrame,
+    /// The position (in the flattened chain) of the member holding this view.
+    member: usize,
+    /// The answer meant for the holder of this view, if any.
+    answer: Option<&'a serde_json::Value>,
+}
+
+/// Who on a tool call's path raised an interrupt, and so who reads its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Raiser {
+    /// The `wrap_tool_call` hook of the member at this position of the flattened chain.
+    Member(usize),
+    /// The tool itself.
+    Tool,
+}
+
+/// An answer given at an earlier pause to a layer of a tool call that still waits: it stays
+/// that layer's until the call completes (see [`Position::Tools`](crate::interrupt::Position)).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolAnswer {
+    pub(crate) call_id: String,
+    pub(crate) raiser: Raiser,
+    pub(crate) answer: serde_json::Value,
+}
+
+/// What the agent keeps for one tool call while it runs through the onion: its id, the answers
+/// meant for the layers on its path, and the pause, if one of them raised an interrupt.
+///
+/// The pause travels out of band, not through the values the layers return: whatever a wrap
+/// does with what `next` gave it (turn it into an error result, retry, cache), an interrupt
+/// raised inside still pauses the run.
+///
+/// The agent makes one per tool call; make one yourself only to call a `wrap_tool_call` hook
+/// or a tool onion outside an agent (a unit test, a benchmark), with [`ToolContext::new`].
+pub struct CallFrame {
+    call_id: String,
+    answers: Vec<(Raiser, serde_json::Value)>,
+    pause: OnceLock<Interruption>,
+}
+
+impl fmt::Debug for CallFrame {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallFrame")
+            .field("call_id", &self.call_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CallFrame {
+    /// The frame of the call `call_id`, with no answers (not a resumed call).
+    pub fn new(call_id: impl Into<String>) -> Self {
+        Self::with_answers(call_id.into(), Vec::new())
+    }
+
+    pub(crate) fn with_answers(call_id: String, answers: Vec<(Raiser, serde_json::Value)>) -> Self {
+        CallFrame {
+            call_id,
+            answers,
+            pause: OnceLock::new(),
+        }
+    }
+
+    /// The call's id, and the interrupt raised on its path, if any (the first, if a retrying
+    /// wrap made several).
+    pub(crate) fn into_parts(self) -> (String, Option<Interruption>) {
+        (self.call_id, self.pause.into_inner())
+    }
+}
+
+impl ToolAnswer {
+    /// The tool call.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    /// Who the answer is for.
+    pub fn raiser(&self) -> Raiser {
+        self.raiser
+    }
+
+    /// The answer.
+    pub fn answer(&self) -> &serde_json::Value {
+        &self.answer
+    }
+}
+
+impl<'a> ToolContext<'a> {
+    /// The context of the call `frame` in the run `run`. The agent makes it; make one yourself
+    /// only to call a `wrap_tool_call` hook outside an agent (a unit test, a benchmark).
+    pub fn new(run: &'a Context, frame: &'a CallFrame) -> Self {
+        ToolContext {
+            run,
+            frame,
+            member: 0,
+            answer: None,
+        }
+    }
+
+    /// The position of the member holding this view in the flattened chain (where a chain
+    /// called as a hook places its members).
+    pub(crate) fn member(&self) -> usize {
+        self.member
+    }
+
+    /// The run's context.
+    pub fn run(&self) -> &'a Context {
+        self.run
+    }
+
+    /// The id of the tool call.
+    pub fn call_id(&self) -> &'a str {
+        &self.frame.call_id
+    }
+
+    /// When the run resumes from an interrupt this hook raised for this call, the answer to
+    /// it; `None` everywhere else.
+    ///
+    /// The answer stays this hook's for the rest of the step: when an inner layer interrupts
+    /// later, this hook reads its own answer again on the next resume.
+    pub fn resume_value(&self) -> Option<&'a serde_json::Value> {
+        self.answer
+    }
+
+    /// [`resume_value`](Self::resume_value), deserialized.
+    pub fn resume_as<T: DeserializeOwned>(&self) -> Option<Result<T, serde_json::Error>> {
+        self.answer.map(T::deserialize)
+    }
+
+    /// The view of the layer `raiser`: its own answer, none of the others'.
+    #[inline]
+    pub(crate) fn view(self, raiser: Raiser) -> Self {
+        let answer = if self.frame.answers.is_empty() {
+            None
+        } else {
+            self.frame
+                .answers
+                .iter()
+                .find(|(holder, _)| *holder == raiser)
+                .map(|(_, answer)| answer)
+        };
+        let member = match raiser {
+            Raiser::Member(at) => at,
+            Raiser::Tool => self.member,
+        };
+        ToolContext {
+            answer,
+            member,
+            ..self
+        }
+    }
+
+    /// Records an interrupt raised on the call's path; the first one wins.
+    pub(crate) fn pause(&self, interruption: Interruption) {
+        // A second interrupt on one call (a wrap that retried after the first) is dropped:
+        // the run pauses for the first, and the retried layers ask again on resume.
+        let _ = self.frame.pause.set(interruption);
+    }
+}
+
+impl Deref for ToolContext<'_> {
+    type Target = Context;
+
+    fn deref(&self) -> &Context {
+        self.run
+    }
+}
+
+impl fmt::Debug for ToolContext<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("call_id", &self.frame.call_id)
+            .field("resume_value", &self.answer)
+            .finish_non_exhaustive()
+    }
+}
