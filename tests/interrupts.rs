@@ -13,6 +13,7 @@ use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use hookchain::error::Report;
 use hookchain::interrupt::{
     CheckpointError, Checkpointer, FileCheckpointer, InMemoryCheckpointer, Position, ResumeError,
 };
@@ -1072,7 +1073,7 @@ async fn corrupt_or_truncated_checkpoint_json_is_a_decode_error() {
     ] {
         match Checkpoint::from_json(text) {
             Err(error @ CheckpointError::Decode(_)) => {
-                let message = error.to_string();
+                let message = Report(&error).to_string();
                 assert!(
                     message.contains("not a valid checkpoint"),
                     "{what}: {message}"
@@ -1644,8 +1645,7 @@ fn refusal(error: ResumeError) -> String {
         matches!(error, ResumeError::InvalidAnswer { .. }),
         "{error:?}"
     );
-    let cause = std::error::Error::source(&error).map(ToString::to_string);
-    format!("{error}: {}", cause.unwrap_or_default())
+    Report(&error).to_string()
 }
 
 /// `AskUser` with a free-text question: the answer is the tool's result.

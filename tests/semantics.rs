@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures::channel::oneshot;
+use hookchain::error::Report;
 use hookchain::middleware::{False, HookSet, JumpSet, True, phase};
 use hookchain::prelude::*;
 use hookchain::{EndReason, FnTool, MiddlewareError, Role, Tool};
@@ -574,7 +575,8 @@ async fn tool_error_gets_one_error_result() {
     let (content, is_error) =
         single_call_result(ToolCall::new("call_1", "fail", json!({"text": "x"}))).await;
     assert!(is_error);
-    assert_eq!(content, "tool `fail` failed: disk full");
+    // The model reads which tool failed, not the tool's own error text (`disk full`).
+    assert_eq!(content, "tool `fail` failed");
 }
 
 /// "Every tool call the model makes gets exactly one tool result message, also when … a tool
@@ -584,7 +586,7 @@ async fn panicking_tool_gets_one_error_result() {
     let (content, is_error) =
         single_call_result(ToolCall::new("call_1", "boom", json!({"text": "x"}))).await;
     assert!(is_error);
-    assert_eq!(content, "tool `boom` panicked: kaboom");
+    assert_eq!(content, "tool `boom` failed unexpectedly (it crashed)");
 }
 
 /// "Every tool call the model makes gets exactly one tool result message" — every kind of
@@ -809,7 +811,7 @@ async fn before_agent_error_aborts_the_run_naming_middleware_and_hook() {
     assert_eq!(error.hook(), Some(Hook::BeforeAgent));
     assert_eq!(error.inner().to_string(), "boom");
     assert_eq!(
-        error.to_string(),
+        Report(&error).to_string(),
         "middleware `Recorder` failed in `before_agent`: boom"
     );
     // The error ends the run; every after_agent still runs, in reverse order.
@@ -903,7 +905,7 @@ async fn wrap_model_error_raised_with_a_name_keeps_it() {
     assert_eq!(error.middleware(), Some("Recorder"));
     assert_eq!(error.hook(), Some(Hook::WrapModelCall));
     assert_eq!(
-        error.to_string(),
+        Report(&error).to_string(),
         "middleware `Recorder` failed in `wrap_model_call`: boom"
     );
     // b failed before calling next: c's wrap and the model did not run; the run aborted.
@@ -969,7 +971,7 @@ async fn error_in_a_nested_chain_is_named_after_the_inner_member() {
     assert_eq!(error.hook(), Some(Hook::BeforeModel));
     assert_eq!(error.inner().to_string(), "inner boom");
     assert_eq!(
-        error.to_string(),
+        Report(&error).to_string(),
         "middleware `Failing` failed in `before_model`: inner boom"
     );
 
@@ -1038,7 +1040,7 @@ async fn unnamed_wrap_model_error_records_the_hook_only() {
     assert_eq!(error.middleware(), None);
     assert_eq!(error.hook(), Some(Hook::WrapModelCall));
     assert_eq!(
-        error.to_string(),
+        Report(&error).to_string(),
         "a middleware failed in `wrap_model_call`: anonymous"
     );
 }
@@ -1079,9 +1081,17 @@ async fn wrap_tool_error_becomes_the_calls_error_result_and_the_run_goes_on() {
         tool_results(&output.messages),
         [(
             "call_1".to_owned(),
-            "tool call failed: middleware `Recorder` failed in `wrap_tool_call`: denied".to_owned(),
+            "tool call `count` failed".to_owned(),
             true,
         )]
+    );
+    // The application (and `tracing`) get the full error; the model only read the line above.
+    let failure = &output.tool_failures[0];
+    assert_eq!(failure.tool(), "count");
+    assert!(
+        Report(failure.error())
+            .to_string()
+            .contains("`Recorder` failed in `wrap_tool_call`: denied")
     );
     let tool_events: Vec<_> = events(&log)
         .into_iter()

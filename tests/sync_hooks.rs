@@ -281,7 +281,8 @@ async fn a_claimed_synchronous_form_that_is_missing_is_an_error_not_a_panic() {
     let error = middleware_error(agent(Liar).run("hi").await);
     assert_eq!(error.middleware(), Some("Liar"));
     assert_eq!(error.hook(), Some(Hook::BeforeModel));
-    assert!(error.to_string().contains("synchronous form"), "{error}");
+    let report = hookchain::error::Report(&error).to_string();
+    assert!(report.contains("synchronous form"), "{report}");
 }
 
 #[tokio::test]

@@ -110,6 +110,23 @@ fn assert_error_result(result: &ToolResult, mentions: &[&str]) {
     }
 }
 
+/// Asserts that `result` failed with an error whose full text (every cause) mentions each of
+/// `mentions`, and that the model reads none of them: the error's own text is for the
+/// application and the logs.
+#[track_caller]
+fn assert_failure_hidden_from_the_model(result: &ToolResult, mentions: &[&str]) {
+    let failure = result.failure().expect("a failed call carries its failure");
+    let full = hookchain::error::Report(failure.error()).to_string();
+    for mention in mentions {
+        assert!(full.contains(mention), "expected {mention:?} in {full:?}");
+        assert!(
+            !result.content.contains(mention),
+            "the model reads {mention:?}: {:?}",
+            result.content
+        );
+    }
+}
+
 #[tokio::test]
 async fn good_arguments_return_text_non_string_output_as_json() {
     let registry = registry();
@@ -246,12 +263,14 @@ async fn a_tool_error_becomes_an_error_result_with_its_message() {
         "{error:?}"
     );
     let result = registry.execute(&read).await;
-    assert_error_result(&result, &["read_disk", "disk on fire"]);
+    assert_error_result(&result, &["read_disk"]);
+    assert_failure_hidden_from_the_model(&result, &["disk on fire"]);
 
     let result = registry
         .execute(&call("validate", json!({ "text": "" })))
         .await;
-    assert_error_result(&result, &["text must not be empty"]);
+    assert_error_result(&result, &["validate"]);
+    assert_failure_hidden_from_the_model(&result, &["text must not be empty"]);
 
     let result = registry
         .execute(&call("validate", json!({ "text": "fine" })))
@@ -294,18 +313,20 @@ async fn a_panicking_tool_becomes_an_error_result_with_the_panic_message() {
         other => panic!("expected Panicked, got {other:?}"),
     }
     let result = registry.execute(&boom).await;
-    assert_error_result(&result, &["literal", "literal panic message"]);
+    assert_error_result(&result, &["literal"]);
+    assert_failure_hidden_from_the_model(&result, &["literal panic message"]);
     assert_eq!(result.call_id, "call_1");
 
     let result = registry
         .execute(&call("formatted", json!({ "text": "the answer" })))
         .await;
-    assert_error_result(&result, &["formatted", "formatted panic: the answer is 42"]);
+    assert_error_result(&result, &["formatted"]);
+    assert_failure_hidden_from_the_model(&result, &["formatted panic: the answer is 42"]);
 
     let result = registry
         .execute(&call("eager", json!({ "text": "x" })))
         .await;
-    assert_error_result(&result, &["eager panic on"]);
+    assert_failure_hidden_from_the_model(&result, &["eager panic on"]);
 
     // The registry still works after its tools panicked.
     let result = registry
@@ -395,7 +416,8 @@ async fn a_hand_written_tool_works_in_the_registry() {
     assert_eq!(result.content, "echo: hello");
 
     let result = registry.execute(&call("echo", json!({ "say": 7 }))).await;
-    assert_error_result(&result, &["echo", "`say` must be a string"]);
+    assert_error_result(&result, &["echo"]);
+    assert_failure_hidden_from_the_model(&result, &["`say` must be a string"]);
 
     // Other tools in the same registry are unaffected.
     let result = registry
@@ -455,11 +477,12 @@ async fn an_agent_run_survives_a_panicking_tool() {
         .expect("one tool result");
     assert_eq!(tool_message.tool_call_id.as_deref(), Some("call_9"));
     assert!(tool_message.is_error);
-    assert!(
-        tool_message.content.contains("fragile broke on glass"),
-        "{}",
-        tool_message.content
+    assert_eq!(
+        tool_message.content,
+        "tool `fragile` failed unexpectedly (it crashed)"
     );
+    let failure = hookchain::error::Report(output.tool_failures[0].error()).to_string();
+    assert!(failure.contains("fragile broke on glass"), "{failure}");
     // The model saw the error result on its second call.
     let second = &agent.model().requests()[1];
     assert_eq!(second.messages.last(), Some(tool_message));

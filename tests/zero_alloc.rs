@@ -241,7 +241,7 @@ async fn model_call_via_chain_hook<C: Middleware>(
 async fn tool_call<C: Middleware>(chain: &C, cx: &Context, state: &C::State) -> ToolResult {
     // Empty strings and `Null` arguments: no allocation.
     let call = ToolCall::new(String::new(), String::new(), serde_json::Value::Null);
-    let frame = CallFrame::new(String::new());
+    let frame = CallFrame::new(String::new(), String::new());
     let thread = C::ThreadState::default();
     let mut onion = <C::WrapsTool as ToolWrap<C>>::layer(chain, state, &thread, 0, ToolAnswer);
     onion.call(ToolContext::new(cx, &frame), call).await

@@ -1,4 +1,4 @@
-//! The errors of a run.
+//! The errors of a run, and [`Report`], which prints an error with its causes.
 
 use std::fmt;
 use std::time::Duration;
@@ -19,12 +19,12 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 #[non_exhaustive]
 pub enum Error {
     /// The model call failed (after whatever retries the middleware made).
-    #[error("model call failed: {0}")]
+    #[error("the model call failed")]
     Model(#[from] ModelError),
     /// A middleware hook failed; the error names the middleware and the hook.
     #[error(transparent)]
     Middleware(Box<MiddlewareError>),
-    /// The model was still calling tools after `max_steps` model calls.
+    /// The model was still calling tools after `max_steps` steps.
     #[error(
         "the agent did not finish within max_steps = {max_steps}: the model was still calling tools"
     )]
@@ -122,6 +122,7 @@ impl Error {
 
     /// An interrupt raised by a `wrap_tool_call` hook (as `Err(Error::interrupt(payload))`): the
     /// run pauses until it is answered; see [`interrupt`](crate::interrupt).
+    #[must_use]
     pub fn interrupt(payload: serde_json::Value) -> Self {
         Error::Interrupted(Box::new(Interruption::new(payload)))
     }
@@ -132,6 +133,19 @@ impl Error {
     /// layer around wrap hooks that could.
     pub fn middleware(middleware: &'static str, hook: Hook, error: impl Into<BoxError>) -> Self {
         Error::hook(error).attribute(middleware, hook)
+    }
+
+    /// A hook panicked: `middleware` (if known) failed in `hook`, with the panic's message.
+    pub(crate) fn panicked(
+        middleware: Option<&'static str>,
+        hook: Hook,
+        payload: &(dyn std::any::Any + Send),
+    ) -> Self {
+        Error::from(MiddlewareError {
+            middleware,
+            hook: Some(hook),
+            source: Box::new(Panicked(crate::tool::panic_message(payload))),
+        })
     }
 
     /// A chain called the synchronous form of a hook that `middleware` lists in `SYNC_HOOKS`
@@ -157,6 +171,7 @@ impl Error {
     /// Errors that already carry a name (raised deeper in the chain) are returned unchanged, so an
     /// error is attributed once, to the middleware that raised it.
     #[doc(hidden)]
+    #[must_use]
     pub fn attribute(self, middleware: &'static str, hook: Hook) -> Self {
         match self {
             Error::Middleware(mut error) if error.middleware.is_none() => {
@@ -172,6 +187,38 @@ impl Error {
         }
     }
 }
+
+/// Displays an error and its causes, each once: `what failed: why: why that`.
+///
+/// ```
+/// use hookchain::error::Report;
+///
+/// let io = std::io::Error::other("connection reset");
+/// let error = hookchain::Error::middleware("Audit", hookchain::Hook::AfterAgent, io);
+/// assert_eq!(
+///     Report(&error).to_string(),
+///     "middleware `Audit` failed in `after_agent`: connection reset"
+/// );
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Report<'a>(pub &'a (dyn std::error::Error + 'static));
+
+impl fmt::Display for Report<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut cause = self.0.source();
+        while let Some(error) = cause {
+            write!(f, ": {error}")?;
+            cause = error.source();
+        }
+        Ok(())
+    }
+}
+
+/// See [`Error::panicked`].
+#[derive(Debug, thiserror::Error)]
+#[error("it panicked: {0}")]
+struct Panicked(String);
 
 /// See [`Error::no_sync_form`].
 #[derive(Debug, thiserror::Error)]
@@ -189,31 +236,35 @@ pub struct MiddlewareError {
 impl MiddlewareError {
     /// The name of the middleware that failed ([`Middleware::NAME`](crate::Middleware::NAME)),
     /// if the error left a chain.
+    #[must_use]
     pub fn middleware(&self) -> Option<&'static str> {
         self.middleware
     }
 
     /// The hook that failed, if the error left a chain.
+    #[must_use]
     pub fn hook(&self) -> Option<Hook> {
         self.hook
     }
 
     /// The error the hook raised.
+    #[must_use]
     pub fn inner(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
         &*self.source
     }
 }
 
+// What failed, not why: the cause is the error's `source()`, so that a report walking the
+// chain prints each cause once.
 impl fmt::Display for MiddlewareError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.middleware, self.hook) {
             (Some(middleware), Some(hook)) => {
-                write!(f, "middleware `{middleware}` failed in `{hook}`: ")?
+                write!(f, "middleware `{middleware}` failed in `{hook}`")
             }
-            (None, Some(hook)) => write!(f, "a middleware failed in `{hook}`: ")?,
-            _ => f.write_str("a middleware hook failed: ")?,
+            (None, Some(hook)) => write!(f, "a middleware failed in `{hook}`"),
+            _ => f.write_str("a middleware hook failed"),
         }
-        fmt::Display::fmt(&self.source, f)
     }
 }
 

@@ -14,7 +14,7 @@ extern crate self as hookchain;
 pub mod agent;
 pub mod chain;
 mod context;
-mod error;
+pub mod error;
 mod ids;
 pub mod interrupt;
 mod lock;

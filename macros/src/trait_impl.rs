@@ -101,9 +101,9 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
         quote! {
             fn check_answer(
                 &self,
-                __hookchain_answer: &#p::Answer<'_>,
+                answer: &#p::Answer<'_>,
             ) -> #p::Result<(), #p::BoxError> {
-                Self::#method(self, __hookchain_answer).map_err(#p::Into::into)
+                Self::#method(self, answer).map_err(#p::Into::into)
             }
         }
     });
@@ -176,24 +176,16 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
     };
     let (generics, subject, output) = match kind {
         HookKind::BeforeAgent | HookKind::AfterAgent => (quote!(), quote!(), None),
-        HookKind::BeforeModel => (
-            quote!(),
-            quote!(, __hookchain_request: &mut #p::ModelRequest),
-            None,
-        ),
-        HookKind::AfterModel => (
-            quote!(),
-            quote!(, __hookchain_response: &mut #p::ModelResponse),
-            None,
-        ),
+        HookKind::BeforeModel => (quote!(), quote!(, request: &mut #p::ModelRequest), None),
+        HookKind::AfterModel => (quote!(), quote!(, response: &mut #p::ModelResponse), None),
         HookKind::WrapModelCall => (
             quote!(<__HookchainNext: #p::ModelNext>),
-            quote!(, __hookchain_request: #p::ModelRequest, __hookchain_next: __HookchainNext),
+            quote!(, request: #p::ModelRequest, next: __HookchainNext),
             Some(quote!(#p::ModelResponse)),
         ),
         HookKind::WrapToolCall => (
             quote!(<__HookchainNext: #p::ToolNext>),
-            quote!(, __hookchain_call: #p::ToolCall, __hookchain_next: __HookchainNext),
+            quote!(, call: #p::ToolCall, next: __HookchainNext),
             Some(quote!(#p::ToolResult)),
         ),
     };
@@ -203,7 +195,8 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
         (_, None) => quote!(#p::Result<#p::Flow, #p::Error>),
     };
     // Each argument carries the span of the user's parameter type, so a mismatch (a state of
-    // the wrong type, say) is reported at that parameter.
+    // the wrong type, say) is reported at that parameter. The parameters have plain names
+    // (`cx`, `state`, …): they are what rustdoc shows of the generated impl.
     let args = hook
         .roles
         .iter()
@@ -211,13 +204,13 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
         .map(|(role, param)| {
             let span = syn::spanned::Spanned::span(param.ty);
             let ident = match role {
-                Role::Context => "__hookchain_cx",
-                Role::State => "__hookchain_state",
-                Role::ThreadState => "__hookchain_thread",
-                Role::Request => "__hookchain_request",
-                Role::Response => "__hookchain_response",
-                Role::Call => "__hookchain_call",
-                Role::Next => "__hookchain_next",
+                Role::Context => "cx",
+                Role::State => "state",
+                Role::ThreadState => "thread",
+                Role::Request => "request",
+                Role::Response => "response",
+                Role::Call => "call",
+                Role::Next => "next",
             };
             let located = located(span);
             let ident = syn::Ident::new(ident, located);
@@ -255,9 +248,9 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
     let call = quote!(#callee(#receiver #(#args),*));
     let params = quote! {
         &self,
-        __hookchain_cx: #cx_ty,
-        __hookchain_state: #state_ty,
-        __hookchain_thread: #thread_ty
+        cx: #cx_ty,
+        state: #state_ty,
+        thread: #thread_ty
         #subject
     };
     // A wrong return type, or a future that is not `Send`, is reported at the user's `-> T`

@@ -3,7 +3,7 @@
 use super::{Agent, DEFAULT_MAX_STEPS, DEFAULT_TOOL_CONCURRENCY};
 use crate::middleware::Middleware;
 use crate::model::{Model, ModelSettings};
-use crate::tool::{Tool, ToolRegistry};
+use crate::tool::{MessagePolicy, Tool, ToolFailure, ToolRegistry};
 
 /// Builds an [`Agent`]; see [`Agent::builder`].
 #[derive(Debug)]
@@ -23,6 +23,7 @@ impl<M: Model> AgentBuilder<M> {
                 settings: ModelSettings::new(),
                 max_steps: DEFAULT_MAX_STEPS,
                 tool_concurrency: DEFAULT_TOOL_CONCURRENCY,
+                tool_error_message: None,
             },
         }
     }
@@ -39,6 +40,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
             settings,
             max_steps,
             tool_concurrency,
+            tool_error_message,
         } = self.agent;
         AgentBuilder {
             agent: Agent {
@@ -49,6 +51,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
                 settings,
                 max_steps,
                 tool_concurrency,
+                tool_error_message,
             },
         }
     }
@@ -77,9 +80,10 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
         self
     }
 
-    /// Bounds the number of model calls per run (default [`DEFAULT_MAX_STEPS`]); a run that
-    /// reaches it while the model still calls tools fails with
-    /// [`Error::MaxStepsExceeded`](crate::Error::MaxStepsExceeded).
+    /// Bounds the number of steps per run (default [`DEFAULT_MAX_STEPS`]): a step is one pass
+    /// through `before_model`, the model call (or a response standing in for it) and
+    /// `after_model`, however many times a wrap calls the model in it. A run that would start
+    /// one more step fails with [`Error::MaxStepsExceeded`](crate::Error::MaxStepsExceeded).
     pub fn max_steps(mut self, max_steps: usize) -> Self {
         self.agent.max_steps = max_steps;
         self
@@ -89,6 +93,30 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
     /// [`DEFAULT_TOOL_CONCURRENCY`]; at least 1).
     pub fn tool_concurrency(mut self, limit: usize) -> Self {
         self.agent.tool_concurrency = limit.max(1);
+        self
+    }
+
+    /// Sets what the model reads of a failed tool call (by default
+    /// [`ToolFailure::message`](crate::tool::ToolFailure::message): the tool and the kind of
+    /// failure, no internal detail). The full error still goes to `tracing` and to
+    /// [`RunOutput::tool_failures`](crate::RunOutput::tool_failures).
+    ///
+    /// ```
+    /// use hookchain::prelude::*;
+    /// use hookchain::tool::ToolFailureKind;
+    ///
+    /// let agent = Agent::builder(ScriptedModel::new([]))
+    ///     .tool_error_message(|failure| match failure.kind() {
+    ///         ToolFailureKind::InvalidArguments => failure.message().to_owned(),
+    ///         _ => format!("`{}` is unavailable right now; do without it", failure.tool()),
+    ///     })
+    ///     .build();
+    /// ```
+    pub fn tool_error_message(
+        mut self,
+        policy: impl Fn(&ToolFailure) -> String + Send + Sync + 'static,
+    ) -> Self {
+        self.agent.tool_error_message = Some(MessagePolicy::new(policy));
         self
     }
 

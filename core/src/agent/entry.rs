@@ -355,6 +355,7 @@ fn output(cx: &Context, messages: Vec<Message>, ending: Ending) -> RunOutput {
         tool_calls: cx.counters.tool_calls,
         end,
         checkpoint,
+        tool_failures: cx.failures.clone(),
         run_start: cx.counters.run_start,
     }
 }

@@ -5,6 +5,7 @@
 //! limit (see the crate docs on onion depth).
 
 use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
@@ -13,7 +14,7 @@ use crate::error::{Error, ModelError};
 use crate::interrupt::Interruption;
 use crate::message::{ToolCall, ToolResult};
 use crate::middleware::{ModelNext, ToolNext};
-use crate::model::{Model, ModelRequest, ModelResponse};
+use crate::model::{Model, ModelRequest, ModelResponse, Usage};
 use crate::tool::{ToolError, ToolRegistry, result_of};
 
 /// Invokes the model; the innermost `next` of the model-call onion.
@@ -28,26 +29,65 @@ impl<M: Model> ModelNext for CallModel<'_, M> {
         request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
         cx.counters.model_calls += 1;
-        ModelCall {
-            invoke: self.model.invoke(request),
+        // A model that panics fails the call (as a model error) rather than the run's task:
+        // caught here, making its future, and in the future's own poll (no extra layer).
+        let model = self.model;
+        match catch_unwind(AssertUnwindSafe(|| model.invoke(request))) {
+            Ok(invoke) => ModelCall::Running {
+                invoke,
+                usage: &mut cx.counters.usage,
+            },
+            Err(payload) => ModelCall::Panicked {
+                error: Some(model_panicked(payload.as_ref())),
+            },
         }
     }
 }
 
 pin_project_lite::pin_project! {
-    /// The model's own future, with its error lifted into [`Error::Model`].
-    struct ModelCall<F> {
-        #[pin]
-        invoke: F,
+    /// The model's own future, with its error lifted into [`Error::Model`] and its usage
+    /// counted: here, where the model is really called, every call counts — also one whose
+    /// response a wrap discards (a retry, a validation) — and nothing else does.
+    #[project = ModelCallProjection]
+    enum ModelCall<'c, F> {
+        Running {
+            #[pin]
+            invoke: F,
+            usage: &'c mut Usage,
+        },
+        Panicked {
+            error: Option<ModelError>,
+        },
     }
 }
 
-impl<F: Future<Output = Result<ModelResponse, ModelError>>> Future for ModelCall<F> {
+impl<F: Future<Output = Result<ModelResponse, ModelError>>> Future for ModelCall<'_, F> {
     type Output = Result<ModelResponse, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
-        self.project().invoke.poll(cx).map_err(Error::Model)
+        let (invoke, usage) = match self.project() {
+            ModelCallProjection::Running { invoke, usage } => (invoke, usage),
+            ModelCallProjection::Panicked { error } => {
+                let error = error
+                    .take()
+                    .unwrap_or_else(|| model_panicked(&"polled again"));
+                return Poll::Ready(Err(Error::Model(error)));
+            }
+        };
+        let polled = catch_unwind(AssertUnwindSafe(|| invoke.poll(cx)))
+            .unwrap_or_else(|payload| Poll::Ready(Err(model_panicked(payload.as_ref()))));
+        let response = std::task::ready!(polled).map_err(Error::Model)?;
+        **usage += response.usage;
+        Poll::Ready(Ok(response))
     }
+}
+
+/// The model's error when its future panicked.
+fn model_panicked(payload: &(dyn std::any::Any + Send)) -> ModelError {
+    ModelError::provider(format!(
+        "the model panicked: {}",
+        crate::tool::panic_message(payload)
+    ))
 }
 
 /// Runs the tool (or, on a resumed call the tool interrupted, finishes it with the answer); the

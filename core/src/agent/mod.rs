@@ -15,9 +15,9 @@ pub(crate) use thread::PauseMark;
 pub use thread::{Thread, ThreadError, ThreadId};
 
 use crate::model::{Model, ModelSettings};
-use crate::tool::ToolRegistry;
+use crate::tool::{MessagePolicy, ToolRegistry};
 
-/// The default bound on model calls per run.
+/// The default bound on steps per run (see [`AgentBuilder::max_steps`]).
 pub const DEFAULT_MAX_STEPS: usize = 25;
 
 /// The default number of tool calls of one step that run at the same time.
@@ -49,6 +49,7 @@ pub struct Agent<M, C = ()> {
     settings: ModelSettings,
     max_steps: usize,
     tool_concurrency: usize,
+    tool_error_message: Option<MessagePolicy>,
 }
 
 impl<M: Model> Agent<M> {

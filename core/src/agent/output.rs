@@ -3,6 +3,7 @@
 use crate::interrupt::{Checkpoint, Interrupt};
 use crate::message::{Message, Role};
 use crate::model::Usage;
+use crate::tool::ToolFailure;
 
 /// What a run returns: when it ended (finished, jumped to the end) and when it paused for an
 /// interrupt (then [`checkpoint`](Self::checkpoint) resumes it).
@@ -11,11 +12,17 @@ use crate::model::Usage;
 pub struct RunOutput {
     /// The whole history: the input, every model answer and every tool result.
     pub messages: Vec<Message>,
-    /// Tokens used by every model call of the run.
+    /// Tokens of every model call that happened in the run: each call to the model counts,
+    /// also one a wrap retried or discarded, and one that a resumed run made before its pause.
+    /// A response a hook gave in place of the model (`Flow::Respond`, a wrap that does not call
+    /// `next`) counts nothing, whatever usage it claims.
     pub usage: Usage,
-    /// Steps run (each step is one pass through `before_model` … `after_model`).
+    /// Steps run: each step is one pass through `before_model`, the model call (or a response
+    /// standing in for it) and `after_model`. [`max_steps`](crate::AgentBuilder::max_steps)
+    /// bounds this number.
     pub steps: usize,
-    /// Times the model was invoked (retries included; responses from hooks excluded).
+    /// Times the model was invoked: retries and fallbacks included, responses from hooks
+    /// excluded.
     pub model_calls: usize,
     /// Tool calls answered (each with one result message).
     pub tool_calls: usize,
@@ -23,6 +30,10 @@ pub struct RunOutput {
     pub end: EndReason,
     /// When an interrupt paused the run: where to resume from.
     pub checkpoint: Option<Checkpoint>,
+    /// The tool calls of the run that failed, with the full errors (the model read only a short
+    /// message for each): for logs and the application. Only the calls made in this process:
+    /// those before a pause it resumed from are not in a checkpoint.
+    pub tool_failures: Vec<ToolFailure>,
     /// Where this run's messages (its input included) start in `messages`.
     pub(crate) run_start: usize,
 }
@@ -31,6 +42,7 @@ impl RunOutput {
     /// The last assistant message of this run, if the model (or a hook standing in for it)
     /// answered; `None` for a paused run, which has no answer yet (a run in a thread never
     /// returns an earlier run's answer).
+    #[must_use]
     pub fn final_message(&self) -> Option<&Message> {
         if self.end == EndReason::Interrupted {
             return None;
@@ -44,11 +56,13 @@ impl RunOutput {
 
     /// The text of this run's last assistant message; `None` if the run paused or the model
     /// never answered in it.
+    #[must_use]
     pub fn text(&self) -> Option<&str> {
         self.final_message().map(|m| m.content.as_str())
     }
 
     /// The interrupts waiting for answers, when the run paused.
+    #[must_use]
     pub fn interrupts(&self) -> &[Interrupt] {
         self.checkpoint
             .as_ref()

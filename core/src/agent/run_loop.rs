@@ -1,6 +1,6 @@
 //! The agent loop (DESIGN §3), kept in one place so its order can be read top to bottom.
 
-use std::panic::AssertUnwindSafe;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use futures::{FutureExt, StreamExt};
 
@@ -9,6 +9,7 @@ use super::innermost::{CallModel, CallTool};
 use crate::chain::ChainChecks;
 use crate::context::{CallFrame, Context, Counters, ToolAnswer, ToolContext};
 use crate::error::Error;
+use crate::error::Report;
 use crate::interrupt::{
     Checkpoint, CheckpointError, Interrupt, InterruptId, Interruption, Position,
 };
@@ -17,7 +18,7 @@ use crate::middleware::{
     Flow, Hook, Jump, Middleware, ModelNext, ModelWrap, ToolNext, ToolWrap, check_jump,
 };
 use crate::model::{Model, ModelRequest, ModelResponse, ToolChoice};
-use crate::tool::panic_message;
+use crate::tool::{ToolFailure, panic_message};
 
 /// The chain's state during a run: its run-scoped and its thread-scoped part.
 pub(super) struct States<C: Middleware> {
@@ -124,7 +125,6 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                     }
                     attempt!(self.begin_step(cx));
                     if let Some(response) = stand_in {
-                        cx.counters.usage += response.usage;
                         next = Ok(Next::Response(response));
                         continue;
                     }
@@ -140,15 +140,22 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                         &mut state.thread,
                         model,
                     );
-                    let response = onion.call(cx, request).await;
+                    // A wrap hook that panics ends the run with an error, as one that fails.
+                    let response = match AssertUnwindSafe(onion.call(cx, request))
+                        .catch_unwind()
+                        .await
+                    {
+                        Ok(response) => response,
+                        Err(payload) => {
+                            Err(Error::panicked(None, Hook::WrapModelCall, payload.as_ref()))
+                        }
+                    };
                     let response = attempt!(model_response(response));
-                    cx.counters.usage += response.usage;
                     Ok(Next::Response(response))
                 }
-                Flow::Respond(response) => {
-                    cx.counters.usage += response.usage;
-                    Ok(Next::Response(*response))
-                }
+                // A response that stands in for the model used no tokens: its usage, if it
+                // says any, is not counted (usage counts model calls that happened).
+                Flow::Respond(response) => Ok(Next::Response(*response)),
                 Flow::Jump(Jump::Tools) => Ok(Next::PendingTools),
                 Flow::Jump(Jump::End) => Ok(Next::End(Ending::Jumped)),
                 Flow::Interrupt(interruption) => {
@@ -179,11 +186,15 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         if !C::HOOKS.contains(Hook::BeforeAgent) {
             return Ok(Next::Step(None));
         }
-        let flow = self
-            .chain
-            .before_agent(cx, &mut state.run, &mut state.thread)
-            .await
-            .map_err(|error| error.attribute(C::NAME, Hook::BeforeAgent))?;
+        cx.running = None;
+        let flow = AssertUnwindSafe(
+            self.chain
+                .before_agent(cx, &mut state.run, &mut state.thread),
+        )
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::BeforeAgent, payload)))
+        .map_err(|error| error.attribute(C::NAME, Hook::BeforeAgent))?;
         check_jump::<C>(&flow, Hook::BeforeAgent)?;
         Ok(match flow {
             Flow::Continue | Flow::Jump(Jump::Model) => Next::Step(None),
@@ -203,10 +214,15 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         if !C::HOOKS.contains(Hook::AfterAgent) {
             return Ok(());
         }
-        self.chain
-            .after_agent(cx, &mut state.run, &mut state.thread)
-            .await
-            .map_err(|error| error.attribute(C::NAME, Hook::AfterAgent))
+        cx.running = None;
+        AssertUnwindSafe(
+            self.chain
+                .after_agent(cx, &mut state.run, &mut state.thread),
+        )
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::AfterAgent, payload)))
+        .map_err(|error| error.attribute(C::NAME, Hook::AfterAgent))
     }
 
     /// Opens a step: enforces `max_steps`, counts the step.
@@ -280,12 +296,19 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     ) -> Result<Flow, Error> {
         let States { run, thread } = state;
         // A chain whose `before_model` hooks are all plain `fn`s is called without a future.
+        cx.running = None;
         let flow = if !C::HOOKS.contains(Hook::BeforeModel) {
             Ok(Flow::Continue)
         } else if C::SYNC_HOOKS.contains(Hook::BeforeModel) {
-            self.chain.before_model_sync(cx, run, thread, request)
+            catch_unwind(AssertUnwindSafe(|| {
+                self.chain.before_model_sync(cx, run, thread, request)
+            }))
+            .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::BeforeModel, payload)))
         } else {
-            self.chain.before_model(cx, run, thread, request).await
+            AssertUnwindSafe(self.chain.before_model(cx, run, thread, request))
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::BeforeModel, payload)))
         };
         // A resume point is for the hooks of the step it interrupted: spent once they ran, even
         // if one failed.
@@ -302,12 +325,19 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         response: &mut ModelResponse,
     ) -> Result<Flow, Error> {
         let States { run, thread } = state;
+        cx.running = None;
         let flow = if !C::HOOKS.contains(Hook::AfterModel) {
             Ok(Flow::Continue)
         } else if C::SYNC_HOOKS.contains(Hook::AfterModel) {
-            self.chain.after_model_sync(cx, run, thread, response)
+            catch_unwind(AssertUnwindSafe(|| {
+                self.chain.after_model_sync(cx, run, thread, response)
+            }))
+            .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::AfterModel, payload)))
         } else {
-            self.chain.after_model(cx, run, thread, response).await
+            AssertUnwindSafe(self.chain.after_model(cx, run, thread, response))
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::AfterModel, payload)))
         };
         cx.resume = None;
         let flow = flow.map_err(|error| error.attribute(C::NAME, Hook::AfterModel))?;
@@ -391,8 +421,12 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             return self.pause(cx, state, position, interrupts);
         }
         cx.counters.tool_calls += results.len();
-        cx.messages
-            .extend(results.into_iter().flatten().map(Message::tool));
+        for result in results.into_iter().flatten() {
+            if let Some(failure) = &result.failure {
+                cx.failures.push(ToolFailure::clone(failure));
+            }
+            cx.messages.push(Message::tool(result));
+        }
         Ok(Next::Step(None))
     }
 
@@ -406,7 +440,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         call: ToolCall,
     ) -> Result<ToolResult, Interruption> {
         let answers = cx.tool_answers.get(&call.id).cloned().unwrap_or_default();
-        let frame = CallFrame::with_answers(call.id.clone(), answers);
+        let frame = CallFrame::with_answers(call.id.clone(), call.name.clone(), answers);
         let onion = async {
             let tool = CallTool { tools: &self.tools };
             let mut onion = <C::WrapsTool as ToolWrap<C>>::layer(
@@ -420,23 +454,35 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         };
         // A panic in a wrap hook must not take the run down either.
         let result = AssertUnwindSafe(onion).catch_unwind().await;
-        let (id, pause) = frame.into_parts();
+        let (id, tool, pause) = frame.into_parts();
         if let Some(interruption) = pause {
             return Err(interruption);
         }
-        Ok(match result {
+        let mut result = match result {
             Ok(result) => ToolResult {
                 call_id: id,
                 ..result
             },
-            Err(payload) => ToolResult::error(
-                id,
-                format!(
-                    "tool call failed: a middleware panicked: {}",
-                    panic_message(payload.as_ref())
-                ),
-            ),
-        })
+            Err(payload) => {
+                let message = panic_message(payload.as_ref());
+                ToolResult::failed(id, ToolFailure::from_middleware_panic(&tool, message))
+            }
+        };
+        if let Some(failure) = result.failure() {
+            // The full error, every cause once, for the operator; the model reads the safe
+            // message (or what the agent's policy makes of the failure).
+            tracing::warn!(
+                tool = %failure.tool(),
+                call_id = %result.call_id,
+                kind = ?failure.kind(),
+                error = %Report(failure.error()),
+                "tool call failed"
+            );
+            if let Some(policy) = &self.tool_error_message {
+                result.content = policy.message(failure);
+            }
+        }
+        Ok(result)
     }
 
     /// The interrupt a sequential hook raised, with its id.
@@ -523,6 +569,17 @@ fn tool_interrupt(cx: &Context, call: &ToolCall, interruption: Interruption) -> 
 /// to another module does not orphan stored checkpoints.
 pub(super) fn fingerprint<C: Middleware>() -> Vec<String> {
     C::MEMBERS.names().map(str::to_owned).collect()
+}
+
+/// The error of a panic in `hook`, naming the member that ran last (the chain itself, if it is
+/// one middleware).
+fn panicked<C: Middleware>(
+    cx: &mut Context,
+    hook: Hook,
+    payload: Box<dyn std::any::Any + Send>,
+) -> Error {
+    let member = cx.running.take().unwrap_or(C::NAME);
+    Error::panicked(Some(member), hook, payload.as_ref())
 }
 
 /// The onion's answer; an unnamed error from a wrap hook is given the hook at least.

@@ -18,6 +18,7 @@ impl ThreadId {
     }
 
     /// The id as text.
+    #[must_use]
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -71,11 +72,13 @@ impl<S: Default> Default for Thread<S> {
 
 impl<S: Default> Thread<S> {
     /// An empty thread with a fresh id.
+    #[must_use]
     pub fn new() -> Self {
         Self::default()
     }
 
     /// An empty thread with the id `id`.
+    #[must_use]
     pub fn with_id(id: ThreadId) -> Self {
         Thread {
             id,

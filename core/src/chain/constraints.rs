@@ -41,6 +41,7 @@ pub struct Named {
 
 impl Named {
     /// The middleware type `M`.
+    #[must_use]
     pub const fn of<M: Identified + ?Sized>() -> Named {
         Named {
             identity: M::IDENTITY,
@@ -93,6 +94,7 @@ impl MemberInfo {
     };
 
     /// The member `M` (one middleware, not a chain).
+    #[must_use]
     pub const fn of<M: Middleware + ?Sized>() -> MemberInfo {
         MemberInfo {
             name: M::NAME,
@@ -121,6 +123,7 @@ impl MemberList {
     };
 
     /// The list holding only `member`.
+    #[must_use]
     pub const fn one(member: MemberInfo) -> MemberList {
         let mut list = MemberList::EMPTY;
         list.items[0] = member;
@@ -129,6 +132,7 @@ impl MemberList {
     }
 
     /// This list followed by `other`; members past [`MAX_MEMBERS`] are dropped (and counted).
+    #[must_use]
     pub const fn concat(mut self, other: &MemberList) -> MemberList {
         let mut i = 0;
         while i < other.len {
@@ -142,11 +146,13 @@ impl MemberList {
     }
 
     /// The number of members.
+    #[must_use]
     pub const fn len(&self) -> usize {
         self.len
     }
 
     /// Whether the list is empty.
+    #[must_use]
     pub const fn is_empty(&self) -> bool {
         self.len == 0
     }

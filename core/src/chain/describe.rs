@@ -64,11 +64,13 @@ impl Description {
     }
 
     /// The members, in listing order.
+    #[must_use]
     pub fn members(&self) -> &[Member] {
         &self.members
     }
 
     /// The names of the members that implement `hook`, in the order they run.
+    #[must_use]
     pub fn order(&self, hook: Hook) -> Vec<&'static str> {
         self.running(hook).into_iter().map(|m| m.name).collect()
     }

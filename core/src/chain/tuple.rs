@@ -7,6 +7,9 @@
 //! (the largest tuple whose state has a `Default`); `chain!` nests tuples for longer chains.
 
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
+
+use futures::FutureExt;
 
 use crate::chain::{Description, MemberList};
 use crate::context::{Context, Enter, Order, ToolContext};
@@ -53,6 +56,7 @@ macro_rules! run_hook {
             let start = <Self as Starts>::STARTS[$idx];
             let entered = $cx.enter(start, <$M as Middleware>::LEN, Order::$order);
             if entered != Enter::Skip {
+                $cx.running = Some(<$M as Middleware>::NAME);
                 let flow = $call
                     .map_err(|error| error.attribute(<$M as Middleware>::NAME, Hook::$kind))?;
                 if entered == Enter::Resumed {
@@ -275,17 +279,24 @@ macro_rules! tuple_chain {
                 thread: &mut Self::ThreadState,
             ) -> impl Future<Output = Result<(), Error>> + Send {
                 async move {
-                    // Every member's after_agent runs, even after one fails; the first error wins.
+                    // Every member's after_agent runs, even after one fails or panics; the first
+                    // error wins.
                     let mut result = Ok(());
                     $(
                         if <$RM as Middleware>::HOOKS.contains(Hook::AfterAgent) {
-                            let outcome = self
-                                .$ridx
-                                .after_agent(cx, &mut state.$ridx, &mut thread.$ridx)
-                                .await
-                                .map_err(|error| {
-                                    error.attribute(<$RM as Middleware>::NAME, Hook::AfterAgent)
-                                });
+                            cx.running = Some(<$RM as Middleware>::NAME);
+                            let outcome = AssertUnwindSafe(
+                                self.$ridx.after_agent(cx, &mut state.$ridx, &mut thread.$ridx),
+                            )
+                            .catch_unwind()
+                            .await
+                            .unwrap_or_else(|payload| {
+                                let name = Some(<$RM as Middleware>::NAME);
+                                Err(Error::panicked(name, Hook::AfterAgent, payload.as_ref()))
+                            })
+                            .map_err(|error| {
+                                error.attribute(<$RM as Middleware>::NAME, Hook::AfterAgent)
+                            });
                             if result.is_ok() {
                                 result = outcome;
                             }

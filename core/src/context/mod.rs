@@ -12,6 +12,7 @@ use crate::message::{
     HistoryError, Message, ToolCall, ToolResult, check_editable, validate_history,
 };
 use crate::model::Usage;
+use crate::tool::ToolFailure;
 
 pub use tool::ToolContext;
 pub use tool::{CallFrame, Raiser, ToolAnswer};
@@ -37,6 +38,10 @@ pub struct Context {
     pub(crate) tool_answers: HashMap<String, Vec<(Raiser, serde_json::Value)>>,
     /// Results hooks supplied for tool calls, which then do not run.
     pub(crate) answered: Vec<ToolResult>,
+    /// The tool calls of this run (in this process) that failed, in history order.
+    pub(crate) failures: Vec<ToolFailure>,
+    /// The member whose sequential hook was called last: the one a panic is blamed on.
+    pub(crate) running: Option<&'static str>,
 }
 
 /// What a run has counted so far; a checkpoint saves them and a resume restores them.
@@ -87,6 +92,7 @@ impl Context {
     /// The context of a run whose history starts with `messages`.
     ///
     /// The agent creates the context of each run; this constructor lets hooks be unit-tested.
+    #[must_use]
     pub fn new(messages: Vec<Message>) -> Self {
         Self {
             messages,
@@ -96,6 +102,7 @@ impl Context {
     }
 
     /// The conversation history, oldest first.
+    #[must_use]
     pub fn messages(&self) -> &[Message] {
         &self.messages
     }
@@ -154,37 +161,44 @@ impl Context {
     }
 
     /// Identifies this run; a resumed run keeps the id of the run that paused.
+    #[must_use]
     pub fn run_id(&self) -> &str {
         &self.run_id
     }
 
     /// The [`Thread`](crate::Thread) this run belongs to, if it runs in one.
+    #[must_use]
     pub fn thread_id(&self) -> Option<&ThreadId> {
         self.thread_id.as_ref()
     }
 
     /// The 1-based number of the current step (one model call per step); 0 in `before_agent`.
+    #[must_use]
     pub fn step(&self) -> usize {
         self.counters.step
     }
 
     /// How many times the model has been invoked in this run (retries included).
+    #[must_use]
     pub fn model_calls(&self) -> usize {
         self.counters.model_calls
     }
 
     /// How many tool calls have been answered in this run.
+    #[must_use]
     pub fn tool_calls(&self) -> usize {
         self.counters.tool_calls
     }
 
     /// Tokens used by this run's model calls so far.
+    #[must_use]
     pub fn usage(&self) -> Usage {
         self.counters.usage
     }
 
     /// How many runs of the same [`Thread`](crate::Thread) came before this one (0 for a run
     /// outside a thread).
+    #[must_use]
     pub fn run_index(&self) -> usize {
         self.counters.runs
     }
@@ -193,6 +207,7 @@ impl Context {
     ///
     /// Only the hook that raised the interrupt sees it, once, on the resumed step; everywhere
     /// else this is `None`. See [`interrupt`](crate::interrupt).
+    #[must_use]
     pub fn resume_value(&self) -> Option<&serde_json::Value> {
         self.resume
             .as_ref()
@@ -201,6 +216,7 @@ impl Context {
     }
 
     /// [`resume_value`](Self::resume_value), deserialized.
+    #[must_use]
     pub fn resume_as<T: DeserializeOwned>(&self) -> Option<Result<T, serde_json::Error>> {
         self.resume_value().map(|answer| T::deserialize(answer))
     }
@@ -242,6 +258,7 @@ impl Context {
     }
 
     /// The tool calls of the last assistant message that have no result in the history yet.
+    #[must_use]
     pub fn pending_tool_calls(&self) -> Vec<ToolCall> {
         self.pending().cloned().collect()
     }

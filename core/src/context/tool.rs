@@ -57,6 +57,7 @@ pub struct ToolAnswer {
 /// or a tool onion outside an agent (a unit test, a benchmark), with [`ToolContext::new`].
 pub struct CallFrame {
     call_id: String,
+    tool: String,
     answers: Vec<(Raiser, serde_json::Value)>,
     pause: OnceLock<Interruption>,
 }
@@ -65,19 +66,26 @@ impl fmt::Debug for CallFrame {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CallFrame")
             .field("call_id", &self.call_id)
+            .field("tool", &self.tool)
             .finish_non_exhaustive()
     }
 }
 
 impl CallFrame {
-    /// The frame of the call `call_id`, with no answers (not a resumed call).
-    pub fn new(call_id: impl Into<String>) -> Self {
-        Self::with_answers(call_id.into(), Vec::new())
+    /// The frame of the call `call_id` of the tool `tool`, with no answers (not a resumed
+    /// call).
+    pub fn new(call_id: impl Into<String>, tool: impl Into<String>) -> Self {
+        Self::with_answers(call_id.into(), tool.into(), Vec::new())
     }
 
-    pub(crate) fn with_answers(call_id: String, answers: Vec<(Raiser, serde_json::Value)>) -> Self {
+    pub(crate) fn with_answers(
+        call_id: String,
+        tool: String,
+        answers: Vec<(Raiser, serde_json::Value)>,
+    ) -> Self {
         CallFrame {
             call_id,
+            tool,
             answers,
             pause: OnceLock::new(),
         }
@@ -85,23 +93,26 @@ impl CallFrame {
 
     /// The call's id, and the interrupt raised on its path, if any (the first, if a retrying
     /// wrap made several).
-    pub(crate) fn into_parts(self) -> (String, Option<Interruption>) {
-        (self.call_id, self.pause.into_inner())
+    pub(crate) fn into_parts(self) -> (String, String, Option<Interruption>) {
+        (self.call_id, self.tool, self.pause.into_inner())
     }
 }
 
 impl ToolAnswer {
     /// The tool call.
+    #[must_use]
     pub fn call_id(&self) -> &str {
         &self.call_id
     }
 
     /// Who the answer is for.
+    #[must_use]
     pub fn raiser(&self) -> Raiser {
         self.raiser
     }
 
     /// The answer.
+    #[must_use]
     pub fn answer(&self) -> &serde_json::Value {
         &self.answer
     }
@@ -126,13 +137,21 @@ impl<'a> ToolContext<'a> {
     }
 
     /// The run's context.
+    #[must_use]
     pub fn run(&self) -> &'a Context {
         self.run
     }
 
     /// The id of the tool call.
+    #[must_use]
     pub fn call_id(&self) -> &'a str {
         &self.frame.call_id
+    }
+
+    /// The name of the tool called.
+    #[must_use]
+    pub fn tool(&self) -> &'a str {
+        &self.frame.tool
     }
 
     /// When the run resumes from an interrupt this hook raised for this call, the answer to
@@ -140,6 +159,7 @@ impl<'a> ToolContext<'a> {
     ///
     /// The answer stays this hook's for the rest of the step: when an inner layer interrupts
     /// later, this hook reads its own answer again on the next resume.
+    #[must_use]
     pub fn resume_value(&self) -> Option<&'a serde_json::Value> {
         self.answer
     }

@@ -29,11 +29,13 @@ impl<'a> Answer<'a> {
     }
 
     /// The interrupt answered (its payload is what the middleware asked).
+    #[must_use]
     pub fn interrupt(&self) -> &'a Interrupt {
         self.interrupt
     }
 
     /// The answer as given.
+    #[must_use]
     pub fn value(&self) -> &'a serde_json::Value {
         self.value
     }

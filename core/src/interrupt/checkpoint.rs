@@ -85,16 +85,19 @@ pub enum Position {
 
 impl Checkpoint {
     /// The checkpoint's id, unique per pause.
+    #[must_use]
     pub fn id(&self) -> &str {
         &self.id
     }
 
     /// The thread whose run paused, if it ran in one: the checkpoint resumes only there.
+    #[must_use]
     pub fn thread(&self) -> Option<&ThreadId> {
         self.thread.as_ref()
     }
 
     /// The interrupts waiting for answers.
+    #[must_use]
     pub fn interrupts(&self) -> &[Interrupt] {
         &self.interrupts
     }
@@ -105,26 +108,31 @@ impl Checkpoint {
     }
 
     /// The history at the pause.
+    #[must_use]
     pub fn messages(&self) -> &[Message] {
         &self.messages
     }
 
     /// Where the run stopped.
+    #[must_use]
     pub fn position(&self) -> &Position {
         &self.position
     }
 
     /// The members of the chain that made it (their names, in order).
+    #[must_use]
     pub fn chain(&self) -> &[String] {
         &self.chain
     }
 
     /// The chain's run-scoped state at the pause, as JSON.
+    #[must_use]
     pub fn state(&self) -> &serde_json::Value {
         &self.state
     }
 
     /// The step the run paused in.
+    #[must_use]
     pub fn step(&self) -> usize {
         self.counters.step
     }
@@ -164,13 +172,13 @@ impl Checkpoint {
 #[non_exhaustive]
 pub enum CheckpointError {
     /// The chain's state could not be serialized.
-    #[error("the chain's state could not be serialized into the checkpoint: {0}")]
+    #[error("the chain's state could not be serialized into the checkpoint")]
     State(#[source] serde_json::Error),
     /// The checkpoint could not be written as JSON.
-    #[error("the checkpoint could not be written as JSON: {0}")]
+    #[error("the checkpoint could not be written as JSON")]
     Encode(#[source] serde_json::Error),
     /// The text is not a checkpoint (corrupt, truncated, or something else).
-    #[error("not a valid checkpoint (corrupt or truncated?): {0}")]
+    #[error("not a valid checkpoint (corrupt or truncated?)")]
     Decode(#[source] serde_json::Error),
     /// The checkpoint was written in another format version.
     #[error("checkpoint format {found} is not supported (this version reads format {supported})")]
@@ -181,7 +189,7 @@ pub enum CheckpointError {
         supported: u32,
     },
     /// A file-backed checkpointer failed.
-    #[error("checkpoint file {}: {source}", path.display())]
+    #[error("checkpoint file {} could not be read or written", path.display())]
     Io {
         /// The file.
         path: PathBuf,

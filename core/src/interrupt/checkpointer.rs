@@ -51,6 +51,7 @@ pub struct InMemoryCheckpointer {
 
 impl InMemoryCheckpointer {
     /// An empty store.
+    #[must_use]
     pub fn new() -> Self {
         Self::default()
     }

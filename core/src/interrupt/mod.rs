@@ -137,6 +137,7 @@ impl InterruptId {
     }
 
     /// The id as text.
+    #[must_use]
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -193,6 +194,7 @@ pub struct Interruption {
 
 impl Interruption {
     /// An interruption carrying `payload`.
+    #[must_use]
     pub fn new(payload: serde_json::Value) -> Self {
         Interruption {
             payload,
@@ -203,6 +205,7 @@ impl Interruption {
     }
 
     /// What the raiser wants answered.
+    #[must_use]
     pub fn payload(&self) -> &serde_json::Value {
         &self.payload
     }

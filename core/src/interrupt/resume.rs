@@ -44,7 +44,7 @@ pub enum ResumeError {
         id: InterruptId,
     },
     /// The checkpoint's chain state does not fit this chain's state type.
-    #[error("the checkpoint's chain state does not fit this chain: {0}")]
+    #[error("the checkpoint's chain state does not fit this chain")]
     State(#[source] serde_json::Error),
     /// The checkpoint has no pending interrupt: there is nothing to resume.
     #[error("the checkpoint has no pending interrupt: there is nothing to resume")]

@@ -2,7 +2,11 @@
 
 mod history;
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
+
+use crate::tool::ToolFailure;
 
 pub use history::{HistoryError, validate_history};
 pub(crate) use history::{check_editable, close_interior, close_pending};
@@ -80,6 +84,7 @@ impl Message {
     }
 
     /// A tool message carrying `result`.
+    #[must_use]
     pub fn tool(result: ToolResult) -> Self {
         Self {
             tool_call_id: Some(result.call_id),
@@ -89,6 +94,7 @@ impl Message {
     }
 
     /// Whether this is an assistant message that calls at least one tool.
+    #[must_use]
     pub fn has_tool_calls(&self) -> bool {
         !self.tool_calls.is_empty()
     }
@@ -137,6 +143,9 @@ pub struct ToolResult {
     /// Whether this stands for a call that paused the run (see [`is_paused`](Self::is_paused)).
     #[serde(skip)]
     pub(crate) paused: bool,
+    /// Why the call failed, for wraps and the application (never sent to the model).
+    #[serde(skip)]
+    pub(crate) failure: Option<Arc<ToolFailure>>,
 }
 
 impl ToolResult {
@@ -147,6 +156,7 @@ impl ToolResult {
             content: content.into(),
             is_error: false,
             paused: false,
+            failure: None,
         }
     }
 
@@ -157,7 +167,33 @@ impl ToolResult {
             content: content.into(),
             is_error: true,
             paused: false,
+            failure: None,
         }
+    }
+
+    /// The error result of a call that failed with `failure`: the model reads its
+    /// [`message`](ToolFailure::message), wraps and the application see the failure itself.
+    pub fn failed(call_id: impl Into<String>, failure: ToolFailure) -> Self {
+        Self {
+            failure: Some(Arc::new(failure)),
+            ..Self::error(call_id, String::new())
+        }
+        .with_content_from_failure()
+    }
+
+    /// The content the model reads: the failure's message.
+    fn with_content_from_failure(mut self) -> Self {
+        if let Some(failure) = &self.failure {
+            self.content = failure.message().to_owned();
+        }
+        self
+    }
+
+    /// Why the call failed, classified, with the full error: set on the results the agent
+    /// makes of failures (a tool's error, a hook's error, a panic), `None` on others.
+    #[must_use]
+    pub fn failure(&self) -> Option<&ToolFailure> {
+        self.failure.as_deref()
     }
 
     /// What a wrap's `next` returns when an inner layer or the tool paused the run: the call
@@ -176,6 +212,7 @@ impl ToolResult {
     /// Whether the call paused the run instead of producing a result: an interrupt was raised
     /// inside (see [`interrupt`](crate::interrupt)). The run pauses whatever a wrap does with
     /// this result; a wrap should pass it on as it is (not retry it, not cache it).
+    #[must_use]
     pub fn is_paused(&self) -> bool {
         self.paused
     }

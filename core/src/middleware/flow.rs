@@ -42,6 +42,7 @@ pub enum Flow {
 
 impl Flow {
     /// Whether this is [`Flow::Continue`].
+    #[must_use]
     pub fn is_continue(&self) -> bool {
         matches!(self, Flow::Continue)
     }
@@ -149,6 +150,7 @@ impl JumpSet {
     ///
     /// If `hook` cannot jump (a wrap hook or `after_agent`: they return no [`Flow`]). In a
     /// constant, as jump sets are meant to be written, that is a compile error.
+    #[must_use]
     pub const fn of(hook: Hook, target: Jump) -> JumpSet {
         JumpSet::NONE.with(hook, target)
     }
@@ -158,6 +160,7 @@ impl JumpSet {
     /// # Panics
     ///
     /// If `hook` cannot jump, as for [`JumpSet::of`].
+    #[must_use]
     pub const fn with(self, hook: Hook, target: Jump) -> JumpSet {
         match JumpSet::bit(hook, target) {
             Some(bit) => JumpSet(self.0 | bit),
@@ -170,11 +173,13 @@ impl JumpSet {
     }
 
     /// The pairs in either set.
+    #[must_use]
     pub const fn union(self, other: JumpSet) -> JumpSet {
         JumpSet(self.0 | other.0)
     }
 
     /// Whether `hook` may jump to `target` (always `false` for a hook that cannot jump).
+    #[must_use]
     pub const fn contains(self, hook: Hook, target: Jump) -> bool {
         match JumpSet::bit(hook, target) {
             Some(bit) => self.0 & bit != 0,
@@ -183,6 +188,7 @@ impl JumpSet {
     }
 
     /// Whether the set is empty.
+    #[must_use]
     pub const fn is_empty(self) -> bool {
         self.0 == 0
     }

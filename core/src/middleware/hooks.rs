@@ -34,6 +34,7 @@ impl Hook {
     ];
 
     /// The hook's name as written in `#[hook(..)]`, e.g. `"before_model"`.
+    #[must_use]
     pub const fn name(self) -> &'static str {
         match self {
             Hook::BeforeAgent => "before_agent",
@@ -70,36 +71,43 @@ impl HookSet {
     pub const ALL: HookSet = HookSet(0b11_1111);
 
     /// The set holding only `hook`.
+    #[must_use]
     pub const fn of(hook: Hook) -> HookSet {
         HookSet(hook.bit())
     }
 
     /// This set plus `hook`.
+    #[must_use]
     pub const fn with(self, hook: Hook) -> HookSet {
         HookSet(self.0 | hook.bit())
     }
 
     /// The hooks in either set.
+    #[must_use]
     pub const fn union(self, other: HookSet) -> HookSet {
         HookSet(self.0 | other.0)
     }
 
     /// The hooks in both sets.
+    #[must_use]
     pub const fn intersection(self, other: HookSet) -> HookSet {
         HookSet(self.0 & other.0)
     }
 
     /// The hooks in this set and not in `other`.
+    #[must_use]
     pub const fn difference(self, other: HookSet) -> HookSet {
         HookSet(self.0 & !other.0)
     }
 
     /// Whether `hook` is in the set.
+    #[must_use]
     pub const fn contains(self, hook: Hook) -> bool {
         self.0 & hook.bit() != 0
     }
 
     /// Whether the set is empty.
+    #[must_use]
     pub const fn is_empty(self) -> bool {
         self.0 == 0
     }

@@ -9,6 +9,7 @@ use crate::context::{Context, Raiser, ToolContext};
 use crate::error::Error;
 use crate::message::{ToolCall, ToolResult};
 use crate::model::{ModelRequest, ModelResponse};
+use crate::tool::ToolFailure;
 
 /// The inner part of the model-call onion, as seen by a `wrap_model_call` hook.
 ///
@@ -178,7 +179,8 @@ where
             }
             Err(error) => {
                 let error = error.attribute(M::NAME, Hook::WrapToolCall);
-                ToolResult::error(this.cx.call_id(), format!("tool call failed: {error}"))
+                let failure = ToolFailure::from_middleware(this.cx.tool(), error);
+                ToolResult::failed(this.cx.call_id(), failure)
             }
         })
     }

@@ -64,6 +64,7 @@ pub struct ModelSettings {
 
 impl ModelSettings {
     /// Settings that leave every choice to the provider.
+    #[must_use]
     pub const fn new() -> Self {
         Self {
             temperature: None,
@@ -74,12 +75,14 @@ impl ModelSettings {
     }
 
     /// Sets the sampling temperature.
+    #[must_use]
     pub const fn temperature(mut self, temperature: f32) -> Self {
         self.temperature = Some(temperature);
         self
     }
 
     /// Sets the upper bound on generated tokens.
+    #[must_use]
     pub const fn max_tokens(mut self, max_tokens: u32) -> Self {
         self.max_tokens = Some(max_tokens);
         self

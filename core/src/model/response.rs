@@ -38,6 +38,7 @@ impl ModelResponse {
     }
 
     /// Sets the reported token usage.
+    #[must_use]
     pub fn with_usage(mut self, usage: Usage) -> Self {
         self.usage = usage;
         self
@@ -55,6 +56,7 @@ pub struct Usage {
 
 impl Usage {
     /// Usage of `input_tokens` read and `output_tokens` generated.
+    #[must_use]
     pub const fn new(input_tokens: u64, output_tokens: u64) -> Self {
         Self {
             input_tokens,
@@ -63,6 +65,7 @@ impl Usage {
     }
 
     /// Input plus output tokens.
+    #[must_use]
     pub const fn total(&self) -> u64 {
         self.input_tokens + self.output_tokens
     }

@@ -72,12 +72,14 @@ impl ScriptedModel {
     }
 
     /// Appends a response to the script (no effect on a rule model).
+    #[must_use]
     pub fn then(self, response: ModelResponse) -> Self {
         self.push(Ok(response));
         self
     }
 
     /// Appends a failure to the script: the call that reaches it fails with `error`.
+    #[must_use]
     pub fn then_fail(self, error: ModelError) -> Self {
         self.push(Err(error));
         self
@@ -90,6 +92,7 @@ impl ScriptedModel {
     }
 
     /// Stops recording requests (recording clones each request).
+    #[must_use]
     pub fn without_recording(mut self) -> Self {
         self.record = false;
         self

@@ -20,6 +20,7 @@ pub fn is_middleware<M: Middleware>(_: &M) {}
 pub struct TypeProbe<T>(std::marker::PhantomData<fn() -> T>);
 
 /// The probe of `element`'s type.
+#[must_use]
 pub fn type_probe<T>(_: &T) -> TypeProbe<T> {
     TypeProbe(std::marker::PhantomData)
 }

@@ -15,7 +15,9 @@ use crate::error::BoxError;
 ///
 /// The argument type `A` gives the schema (through `schemars::JsonSchema`) and is deserialized
 /// from the model's JSON; arguments that do not match become an error result for the model. The
-/// closure's `Ok` value is turned into text: a string as is, anything else as JSON.
+/// closure's `Ok` value is turned into text: a string as is, anything else as JSON. Its error
+/// is the tool's failure, whose text the model does not read — unless it is a [`ToolError`]
+/// (such as [`ToolError::for_model`]), which is kept as it is.
 ///
 /// ```
 /// use hookchain::{FnTool, Tool};
@@ -97,9 +99,13 @@ where
                 source,
             }
         })?;
-        let output = (self.run)(arguments)
-            .await
-            .map_err(|error| ToolError::failed(tool(), error))?;
+        let output = (self.run)(arguments).await.map_err(|error| {
+            // A `ToolError` the closure returns (one meant for the model, say) stays as it is.
+            match error.into().downcast::<ToolError>() {
+                Ok(error) => *error,
+                Err(error) => ToolError::failed(tool(), error),
+            }
+        })?;
         match serde_json::to_value(output) {
             Ok(serde_json::Value::String(text)) => Ok(text),
             Ok(value) => Ok(value.to_string()),

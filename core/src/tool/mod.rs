@@ -3,6 +3,7 @@
 
 mod ask_user;
 mod error;
+mod failure;
 mod fn_tool;
 mod registry;
 
@@ -12,6 +13,8 @@ use serde::{Deserialize, Serialize};
 
 pub use ask_user::{ASK_USER, AnswerError, AnswerKind, AskUser, Question};
 pub use error::ToolError;
+pub(crate) use failure::MessagePolicy;
+pub use failure::{ToolFailure, ToolFailureKind};
 pub use fn_tool::FnTool;
 pub use registry::ToolRegistry;
 pub(crate) use registry::{panic_message, result_of};

@@ -7,7 +7,7 @@ use std::panic::AssertUnwindSafe;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 
-use super::{Tool, ToolError, ToolSpec};
+use super::{Tool, ToolError, ToolFailure, ToolSpec};
 use crate::message::{ToolCall, ToolResult};
 
 /// Object-safe form of [`Tool`], so tools of different types can share one registry.
@@ -75,6 +75,7 @@ pub struct ToolRegistry {
 
 impl ToolRegistry {
     /// An empty registry.
+    #[must_use]
     pub fn new() -> Self {
         Self::default()
     }
@@ -99,27 +100,32 @@ impl ToolRegistry {
     }
 
     /// Adds `tool` and returns the registry, for chaining.
+    #[must_use]
     pub fn with(mut self, tool: impl Tool) -> Self {
         self.register(tool);
         self
     }
 
     /// The specs of every tool, in registration order (as the model is told about them).
+    #[must_use]
     pub fn specs(&self) -> &[ToolSpec] {
         &self.specs
     }
 
     /// The spec of the tool named `name`.
+    #[must_use]
     pub fn spec(&self, name: &str) -> Option<&ToolSpec> {
         self.tools.get(name).map(|entry| &self.specs[entry.spec])
     }
 
     /// The number of tools.
+    #[must_use]
     pub fn len(&self) -> usize {
         self.tools.len()
     }
 
     /// Whether there are no tools.
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty()
     }
@@ -186,10 +192,7 @@ impl ToolRegistry {
 pub(crate) fn result_of(call: &ToolCall, outcome: Result<String, ToolError>) -> ToolResult {
     match outcome {
         Ok(content) => ToolResult::ok(&call.id, content),
-        Err(error) => {
-            tracing::debug!(tool = %call.name, call_id = %call.id, %error, "tool call failed");
-            ToolResult::error(&call.id, error.to_string())
-        }
+        Err(error) => ToolResult::failed(&call.id, ToolFailure::from_tool_error(&call.name, error)),
     }
 }
 

@@ -39,6 +39,7 @@ impl ApprovalRequest {
     /// Some(ApprovalResponse::approve_all(&request).answer(interrupt))
     /// # }
     /// ```
+    #[must_use]
     pub fn from_interrupt(interrupt: &Interrupt) -> Option<ApprovalRequest> {
         ApprovalRequest::deserialize(&interrupt.payload).ok()
     }
@@ -60,6 +61,7 @@ impl ApprovalResponse {
     }
 
     /// Approves every action of `request`.
+    #[must_use]
     pub fn approve_all(request: &ApprovalRequest) -> Self {
         Self::new(request.actions.iter().map(|_| Decision::Approve))
     }
@@ -73,6 +75,7 @@ impl ApprovalResponse {
     }
 
     /// The answer to `interrupt`, as `Agent::resume` takes it.
+    #[must_use]
     pub fn answer(&self, interrupt: &Interrupt) -> (InterruptId, serde_json::Value) {
         let value = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
         (interrupt.id.clone(), value)
@@ -105,6 +108,7 @@ pub enum Decision {
 
 impl Decision {
     /// The kind of the decision.
+    #[must_use]
     pub fn kind(&self) -> DecisionKind {
         match self {
             Decision::Approve => DecisionKind::Approve,
@@ -144,7 +148,7 @@ impl DecisionKind {
 #[non_exhaustive]
 pub enum HumanInTheLoopError {
     /// The answer is not an [`ApprovalResponse`] (or the request could not be written).
-    #[error("the answer is not an approval response: {0}")]
+    #[error("the answer is not an approval response")]
     Json(#[from] serde_json::Error),
     /// The answer has a different number of decisions than the request had actions.
     #[error("the answer has {found} decisions for {expected} actions: give one per action")]

@@ -43,6 +43,7 @@ pub struct ToolPolicy {
 
 impl ToolPolicy {
     /// Every decision allowed: approve, edit, reject, respond.
+    #[must_use]
     pub fn always() -> Self {
         ToolPolicy {
             allowed: DecisionKind::ALL.to_vec(),
@@ -59,6 +60,7 @@ impl ToolPolicy {
     }
 
     /// What the person is told about the tool.
+    #[must_use]
     pub fn description(mut self, description: impl Into<String>) -> Self {
         self.description = Some(description.into());
         self
@@ -75,17 +77,20 @@ pub struct HumanInTheLoop {
 
 impl HumanInTheLoop {
     /// No tool gated yet.
+    #[must_use]
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Calls of `tool` need a decision under `policy`.
+    #[must_use]
     pub fn interrupt_on(mut self, tool: impl Into<String>, policy: ToolPolicy) -> Self {
         self.policies.insert(tool.into(), policy);
         self
     }
 
     /// Calls of `tool` never need a decision (the default for unlisted tools).
+    #[must_use]
     pub fn never(mut self, tool: impl Into<String>) -> Self {
         self.policies.remove(&tool.into());
         self
