@@ -10,7 +10,7 @@ pub use request::{ModelRequest, ModelSettings, ToolChoice};
 pub use response::{ModelResponse, StopReason, Usage};
 pub use scripted::ScriptedModel;
 
-use crate::error::ModelError;
+pub use crate::error::{ModelError, ModelErrorKind};
 
 /// A language model the agent can call.
 ///

@@ -42,8 +42,8 @@ pub struct ScriptedModel {
 }
 
 impl ScriptedModel {
-    /// Replays `responses` in order, one per call; a call past the end fails with
-    /// [`ModelError::ScriptExhausted`].
+    /// Replays `responses` in order, one per call; a call past the end fails with a
+    /// [`ModelError`] of kind [`Other`](crate::ModelErrorKind::Other) that names the request.
     pub fn new(responses: impl IntoIterator<Item = ModelResponse>) -> Self {
         Self::from_source(Source::Script(Mutex::new(
             responses.into_iter().map(Ok).collect(),
@@ -105,7 +105,7 @@ impl ScriptedModel {
         let answer = match &self.source {
             Source::Script(script) => lock(script)
                 .pop_front()
-                .unwrap_or(Err(ModelError::ScriptExhausted { request: number })),
+                .unwrap_or_else(|| Err(exhausted(number))),
             Source::Rule(rule) => rule(&request),
         };
         if self.record {
@@ -113,6 +113,13 @@ impl ScriptedModel {
         }
         answer
     }
+}
+
+/// The failure of request number `request` (1-based) that found the script empty.
+fn exhausted(request: usize) -> ModelError {
+    ModelError::other(format!(
+        "the scripted model has no response left for request #{request}"
+    ))
 }
 
 impl Model for ScriptedModel {
