@@ -220,29 +220,41 @@ impl ResponseAssembler {
         self.stop_reason.is_some()
     }
 
-    /// The assembled response.
-    ///
-    /// Fails with `MalformedResponse` if the stream was truncated: no finish event, or a tool
-    /// call that never ended.
-    pub fn finish(self) -> Result<ModelResponse, ModelError> {
-        let Some(stop_reason) = self.stop_reason else {
+    /// Whether the events so far make a complete answer: `Ok` once a finish event arrived and
+    /// every tool call ended; otherwise the `MalformedResponse` error [`finish`](Self::finish)
+    /// would return, for a stream that ends here.
+    pub fn check_complete(&self) -> Result<(), ModelError> {
+        if self.stop_reason.is_none() {
             return Err(malformed(
                 "the model's stream ended before the answer was finished (truncated)",
             ));
-        };
+        }
+        for (index, block) in &self.blocks {
+            if let Block::OpenCall { name, .. } = block {
+                return Err(malformed(format!(
+                    "the model's stream ended inside tool call #{index} (`{name}`): its \
+                     arguments are truncated"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The assembled response.
+    ///
+    /// Fails with `MalformedResponse` if the stream was truncated: no finish event, or a tool
+    /// call that never ended (see [`check_complete`](Self::check_complete)).
+    pub fn finish(self) -> Result<ModelResponse, ModelError> {
+        self.check_complete()?;
+        let stop_reason = self.stop_reason.unwrap_or_default();
         let mut text = String::new();
         let mut calls = Vec::new();
-        for (index, block) in self.blocks {
+        for block in self.blocks.into_values() {
             match block {
                 Block::Text(part) => text.push_str(&part),
-                Block::Reasoning(_) => {}
                 Block::EndedCall(call) => calls.push(call),
-                Block::OpenCall { name, .. } => {
-                    return Err(malformed(format!(
-                        "the model's stream ended inside tool call #{index} (`{name}`): its \
-                         arguments are truncated"
-                    )));
-                }
+                // Reasoning has no place in the message yet; open calls were ruled out above.
+                Block::Reasoning(_) | Block::OpenCall { .. } => {}
             }
         }
         Ok(ModelResponse {

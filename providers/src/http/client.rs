@@ -1,0 +1,201 @@
+//! The HTTP client of a provider: configuration, the POST of a request, status checks.
+
+use std::fmt;
+use std::time::Duration;
+
+use hookchain_core::ModelError;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::error::{classify_status, classify_transport, malformed};
+
+/// Why a provider client could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The base URL does not parse as an absolute URL.
+    #[error("invalid base URL `{url}`")]
+    BaseUrl {
+        /// The URL given.
+        url: String,
+        /// Why it does not parse.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A header name is not a valid HTTP header name.
+    #[error("invalid HTTP header name `{name}`")]
+    HeaderName {
+        /// The name given.
+        name: String,
+        /// Why it is invalid.
+        #[source]
+        source: reqwest::header::InvalidHeaderName,
+    },
+    /// A header value is not a valid HTTP header value (the value is not shown: it may be a
+    /// secret).
+    #[error("invalid value for HTTP header `{name}`")]
+    HeaderValue {
+        /// The header's name.
+        name: String,
+        /// Why the value is invalid.
+        #[source]
+        source: reqwest::header::InvalidHeaderValue,
+    },
+    /// The HTTP client could not be built (for example, no TLS backend could be initialised).
+    #[error("the HTTP client could not be built")]
+    Client(#[source] reqwest::Error),
+}
+
+/// How to reach a provider's server: what a provider's builder collects.
+#[derive(Clone, Default)]
+pub(crate) struct HttpConfig {
+    pub(crate) base_url: String,
+    /// Headers the application added, sent as given.
+    pub(crate) headers: Vec<(String, String)>,
+    /// Credentials: sent marked sensitive, never shown, redacted from error bodies.
+    pub(crate) secret_headers: Vec<(&'static str, String)>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) connect_timeout: Option<Duration>,
+}
+
+// Never print the credentials.
+impl fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secrets: Vec<String> = self
+            .secret_headers
+            .iter()
+            .map(|(name, _)| format!("{name}: [redacted]"))
+            .collect();
+        f.debug_struct("HttpConfig")
+            .field("base_url", &self.base_url)
+            .field("headers", &self.headers)
+            .field("secret_headers", &secrets)
+            .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .finish()
+    }
+}
+
+impl HttpConfig {
+    /// A client that POSTs to `base_url` + `/` + `path`; `provider` names it in errors.
+    pub(crate) fn build(
+        &self,
+        provider: &'static str,
+        path: &str,
+    ) -> Result<HttpClient, BuildError> {
+        let url = format!("{}/{path}", self.base_url.trim_end_matches('/'));
+        let endpoint = reqwest::Url::parse(&url).map_err(|source| BuildError::BaseUrl {
+            url: self.base_url.clone(),
+            source: Box::new(source),
+        })?;
+        let mut headers = HeaderMap::new();
+        for (name, value) in &self.headers {
+            headers.insert(header_name(name)?, header_value(name, value)?);
+        }
+        for (name, value) in &self.secret_headers {
+            let mut value = header_value(name, value)?;
+            value.set_sensitive(true);
+            headers.insert(header_name(name)?, value);
+        }
+        let mut builder = reqwest::Client::builder().default_headers(headers);
+        if let Some(timeout) = self.timeout {
+            builder = builder.timeout(timeout);
+        }
+        if let Some(timeout) = self.connect_timeout {
+            builder = builder.connect_timeout(timeout);
+        }
+        Ok(HttpClient {
+            client: builder.build().map_err(BuildError::Client)?,
+            endpoint,
+            provider,
+            secrets: self
+                .secret_headers
+                .iter()
+                .map(|(_, value)| value.clone())
+                .collect(),
+        })
+    }
+}
+
+fn header_name(name: &str) -> Result<HeaderName, BuildError> {
+    HeaderName::from_bytes(name.as_bytes()).map_err(|source| BuildError::HeaderName {
+        name: name.to_owned(),
+        source,
+    })
+}
+
+fn header_value(name: &str, value: &str) -> Result<HeaderValue, BuildError> {
+    HeaderValue::from_str(value).map_err(|source| BuildError::HeaderValue {
+        name: name.to_owned(),
+        source,
+    })
+}
+
+/// A provider's HTTP client, bound to one endpoint.
+#[derive(Clone)]
+pub(crate) struct HttpClient {
+    client: reqwest::Client,
+    endpoint: reqwest::Url,
+    provider: &'static str,
+    secrets: Vec<String>,
+}
+
+impl fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpClient")
+            .field("endpoint", &self.endpoint.as_str())
+            .field("provider", &self.provider)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpClient {
+    /// POSTs `body` as JSON; a non-success status is classified into a [`ModelError`].
+    pub(crate) async fn post(
+        &self,
+        body: &impl Serialize,
+    ) -> Result<reqwest::Response, ModelError> {
+        let json = serde_json::to_vec(body).map_err(|error| {
+            ModelError::invalid_request(format!(
+                "{} request failed: the request could not be serialized",
+                self.provider
+            ))
+            .with_source(error)
+        })?;
+        tracing::debug!(provider = self.provider, endpoint = %self.endpoint, "model request");
+        let response = self
+            .client
+            .post(self.endpoint.clone())
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(json)
+            .send()
+            .await
+            .map_err(|error| classify_transport(self.provider, error))?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let headers = response.headers().clone();
+        // The body explains the failure; if it cannot be read, the status alone still does.
+        let body = response.text().await.unwrap_or_default();
+        let error = classify_status(self.provider, status, &headers, &body, &self.secrets);
+        tracing::debug!(provider = self.provider, %status, kind = ?error.kind(), "model request failed");
+        Err(error)
+    }
+
+    /// POSTs `body` and decodes the whole JSON answer as `T`.
+    pub(crate) async fn post_json<T: DeserializeOwned>(
+        &self,
+        body: &impl Serialize,
+    ) -> Result<T, ModelError> {
+        let response = self.post(body).await?;
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|error| classify_transport(self.provider, error))?;
+        serde_json::from_slice(&bytes).map_err(|error| {
+            malformed(self.provider, "the answer is not the expected JSON").with_source(error)
+        })
+    }
+}

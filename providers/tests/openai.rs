@@ -1,0 +1,1 @@
+//! The OpenAI-compatible client against a loopback server replaying recorded transcripts.
