@@ -53,8 +53,11 @@ pub(crate) struct HttpConfig {
     pub(crate) base_url: String,
     /// Headers the application added, sent as given.
     pub(crate) headers: Vec<(String, String)>,
-    /// Credentials: sent marked sensitive, never shown, redacted from error bodies.
+    /// Credentials: sent marked sensitive, never shown.
     pub(crate) secret_headers: Vec<(&'static str, String)>,
+    /// The secrets inside those headers (the key without `Bearer `): redacted from error
+    /// bodies, which may echo them.
+    pub(crate) secrets: Vec<String>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) connect_timeout: Option<Duration>,
 }
@@ -62,15 +65,19 @@ pub(crate) struct HttpConfig {
 // Never print the credentials.
 impl fmt::Debug for HttpConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let secrets: Vec<String> = self
-            .secret_headers
-            .iter()
-            .map(|(name, _)| format!("{name}: [redacted]"))
-            .collect();
+        // Header values are not shown at all: an application may pass a key as a plain header
+        // (Azure's `api-key`).
+        let names = |headers: Vec<&str>| headers.join(", ");
         f.debug_struct("HttpConfig")
             .field("base_url", &self.base_url)
-            .field("headers", &self.headers)
-            .field("secret_headers", &secrets)
+            .field(
+                "headers",
+                &names(self.headers.iter().map(|(n, _)| n.as_str()).collect()),
+            )
+            .field(
+                "secret_headers",
+                &names(self.secret_headers.iter().map(|(n, _)| *n).collect()),
+            )
             .field("timeout", &self.timeout)
             .field("connect_timeout", &self.connect_timeout)
             .finish()
@@ -90,8 +97,14 @@ impl HttpConfig {
             source: Box::new(source),
         })?;
         let mut headers = HeaderMap::new();
+        let mut secrets = self.secrets.clone();
         for (name, value) in &self.headers {
-            headers.insert(header_name(name)?, header_value(name, value)?);
+            let mut header = header_value(name, value)?;
+            if looks_secret(name) {
+                header.set_sensitive(true);
+                secrets.push(value.clone());
+            }
+            headers.insert(header_name(name)?, header);
         }
         for (name, value) in &self.secret_headers {
             let mut value = header_value(name, value)?;
@@ -109,13 +122,17 @@ impl HttpConfig {
             client: builder.build().map_err(BuildError::Client)?,
             endpoint,
             provider,
-            secrets: self
-                .secret_headers
-                .iter()
-                .map(|(_, value)| value.clone())
-                .collect(),
+            secrets,
         })
     }
+}
+
+/// Whether a header the application added probably carries a credential.
+fn looks_secret(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["auth", "key", "token", "secret"]
+        .iter()
+        .any(|part| name.contains(part))
 }
 
 fn header_name(name: &str) -> Result<HeaderName, BuildError> {
