@@ -75,9 +75,12 @@ pub use hookchain_macros::{chain, hook, middleware};
 /// ```toml
 /// hookchain = { version = "0.1", features = ["openai"] }
 /// ```
-#[cfg(feature = "openai")]
-#[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
 pub mod providers {
+    #[cfg(feature = "anthropic")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
+    pub use hookchain_providers::anthropic;
     #[cfg(feature = "openai")]
     #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
     pub use hookchain_providers::openai;

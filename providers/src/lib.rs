@@ -34,6 +34,9 @@ mod http;
 #[cfg(feature = "http")]
 pub use http::{ApiError, BuildError};
 
+#[cfg(feature = "anthropic")]
+#[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
+pub mod anthropic;
 #[cfg(feature = "openai")]
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 pub mod openai;

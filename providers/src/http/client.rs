@@ -168,18 +168,20 @@ impl fmt::Debug for HttpClient {
 }
 
 impl HttpClient {
-    /// POSTs `body` as JSON; a non-success status is classified into a [`ModelError`].
-    pub(crate) async fn post(
-        &self,
-        body: &impl Serialize,
-    ) -> Result<reqwest::Response, ModelError> {
-        let json = serde_json::to_vec(body).map_err(|error| {
+    /// Serializes a request body (straight to JSON text: through a `serde_json::Value`, an
+    /// `f32` such as a temperature of 0.2 would widen to 0.20000000298023224).
+    pub(crate) fn encode(&self, body: &impl Serialize) -> Result<Vec<u8>, ModelError> {
+        serde_json::to_vec(body).map_err(|error| {
             ModelError::invalid_request(format!(
                 "{} request failed: the request could not be serialized",
                 self.provider
             ))
             .with_source(error)
-        })?;
+        })
+    }
+
+    /// POSTs `json`; a non-success status is classified into a [`ModelError`].
+    pub(crate) async fn post(&self, json: Vec<u8>) -> Result<reqwest::Response, ModelError> {
         tracing::debug!(provider = self.provider, endpoint = %self.endpoint, "model request");
         let response = self
             .client
@@ -206,7 +208,7 @@ impl HttpClient {
         &self,
         body: &impl Serialize,
     ) -> Result<T, ModelError> {
-        let response = self.post(body).await?;
+        let response = self.post(self.encode(body)?).await?;
         let bytes = response
             .bytes()
             .await

@@ -11,7 +11,7 @@ use super::convert::{self, Options, PROVIDER};
 use super::stream::ChunkDecoder;
 use super::wire::ChatResponse;
 use crate::BuildError;
-use crate::http::{EventStream, HttpClient, HttpConfig, SseStream, events, malformed};
+use crate::http::{EventStream, HttpClient, HttpConfig, SseStream, events};
 
 /// OpenAI's API; other servers are chosen by their base URL.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -74,13 +74,12 @@ impl OpenAiModel {
         impl Future<Output = Result<EventStream<ChunkDecoder>, ModelError>> + Send + use<>,
         ModelError,
     > {
-        let body = serde_json::to_value(convert::chat_request(request, self.options(true)))
-            .map_err(|error| {
-                malformed(PROVIDER, "the request could not be serialized").with_source(error)
-            })?;
+        let body = self
+            .http
+            .encode(&convert::chat_request(request, self.options(true)))?;
         let http = self.http.clone();
         Ok(async move {
-            let response = http.post(&body).await?;
+            let response = http.post(body).await?;
             Ok(EventStream::new(
                 SseStream::new(response, PROVIDER),
                 ChunkDecoder::new(),

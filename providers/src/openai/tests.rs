@@ -12,6 +12,11 @@ use super::convert::{Options, answer, chat_request};
 use super::stream::ChunkDecoder;
 use crate::http::{Decoder, parse_transcript};
 
+/// The JSON text a request serializes to, read back (as the server would read it).
+fn on_wire(request: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::from_slice(&serde_json::to_vec(request).unwrap()).unwrap()
+}
+
 macro_rules! transcript {
     ($path:literal) => {
         include_str!(concat!("../../tests/transcripts/", $path))
@@ -59,7 +64,7 @@ fn after_tool_round() -> ModelRequest {
 #[test]
 fn the_request_carries_system_first_tools_choice_and_settings() {
     let request = after_tool_round();
-    let wire = serde_json::to_value(chat_request(&request, options(false))).unwrap();
+    let wire = on_wire(&chat_request(&request, options(false)));
     assert_eq!(
         wire,
         json!({
@@ -90,21 +95,21 @@ fn the_request_carries_system_first_tools_choice_and_settings() {
 fn tool_choice_forms_and_no_choice_without_tools() {
     let mut request = after_tool_round();
     request.tool_choice = ToolChoice::Tool("get_weather".into());
-    let wire = serde_json::to_value(chat_request(&request, options(false))).unwrap();
+    let wire = on_wire(&chat_request(&request, options(false)));
     assert_eq!(
         wire["tool_choice"],
         json!({"type": "function", "function": {"name": "get_weather"}})
     );
     request.tool_choice = ToolChoice::None;
-    let wire = serde_json::to_value(chat_request(&request, options(false))).unwrap();
+    let wire = on_wire(&chat_request(&request, options(false)));
     assert_eq!(wire["tool_choice"], "none");
     request.tool_choice = ToolChoice::Auto;
-    let wire = serde_json::to_value(chat_request(&request, options(false))).unwrap();
+    let wire = on_wire(&chat_request(&request, options(false)));
     assert!(wire.get("tool_choice").is_none());
 
     request.tools.clear();
     request.tool_choice = ToolChoice::Required;
-    let wire = serde_json::to_value(chat_request(&request, options(false))).unwrap();
+    let wire = on_wire(&chat_request(&request, options(false)));
     assert!(wire.get("tool_choice").is_none(), "{wire}");
     assert!(wire.get("tools").is_none(), "{wire}");
     assert!(wire.get("parallel_tool_calls").is_none(), "{wire}");
@@ -113,10 +118,10 @@ fn tool_choice_forms_and_no_choice_without_tools() {
 #[test]
 fn a_streamed_request_asks_for_usage() {
     let request = ModelRequest::default();
-    let wire = serde_json::to_value(chat_request(&request, options(true))).unwrap();
+    let wire = on_wire(&chat_request(&request, options(true)));
     assert_eq!(wire["stream"], true);
     assert_eq!(wire["stream_options"], json!({"include_usage": true}));
-    let wire = serde_json::to_value(chat_request(&request, options(false))).unwrap();
+    let wire = on_wire(&chat_request(&request, options(false)));
     assert!(wire.get("stream").is_none() && wire.get("stream_options").is_none());
 }
 
