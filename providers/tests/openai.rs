@@ -326,6 +326,34 @@ async fn a_slow_server_is_a_timeout() {
 }
 
 #[tokio::test]
+async fn a_server_gone_silent_is_a_timeout_never_a_hang() {
+    guard(async {
+        let text = transcript("openai/final.sse");
+        let in_text = text.find("sunny").unwrap();
+        let server = Server::start([
+            Reply::json(200, transcript("openai/final.json")).stall(Duration::from_secs(5)),
+            Reply::sse(text).pause_after(in_text, Duration::from_secs(5)),
+        ])
+        .await;
+        let model = OpenAiModel::builder("m")
+            .base_url(server.url("/v1"))
+            .read_timeout(Duration::from_millis(300))
+            .build()
+            .unwrap();
+        // Silent before the answer starts.
+        let error = fails(&model).await;
+        assert_eq!(error.kind(), ModelErrorKind::Timeout, "{error:?}");
+        // Silent in the middle of a stream: the events so far arrive, then the timeout.
+        let items: Vec<_> = model.stream(weather_request()).collect().await;
+        let (last, before) = items.split_last().unwrap();
+        assert!(!before.is_empty() && before.iter().all(Result::is_ok));
+        let error = last.as_ref().unwrap_err();
+        assert_eq!(error.kind(), ModelErrorKind::Timeout, "{error:?}");
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_refused_connection_is_a_connection_error() {
     guard(async {
         let model = OpenAiModel::builder("m")

@@ -58,10 +58,7 @@ impl AnthropicModel {
     /// [`DEFAULT_BASE_URL`]; give it an [`api_key`](AnthropicBuilder::api_key).
     pub fn builder(model: impl Into<String>) -> AnthropicBuilder {
         AnthropicBuilder {
-            config: HttpConfig {
-                base_url: DEFAULT_BASE_URL.to_owned(),
-                ..HttpConfig::default()
-            },
+            config: HttpConfig::new(DEFAULT_BASE_URL),
             version: DEFAULT_VERSION.to_owned(),
             model: AnthropicModelOptions {
                 name: model.into(),
@@ -172,15 +169,24 @@ impl AnthropicBuilder {
         self
     }
 
-    /// The longest a whole call may take, streaming included (default: no limit).
+    /// The longest a whole call may take, streaming included (default: no limit; see
+    /// [`read_timeout`](Self::read_timeout)).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.config.timeout = Some(timeout);
         self
     }
 
-    /// The longest connecting to the server may take (default: no limit).
+    /// The longest connecting to the server may take (default 30 s).
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.config.connect_timeout = Some(timeout);
+        self
+    }
+
+    /// The longest the server may stay silent: before the answer starts, or between two
+    /// pieces of a streamed answer (default 300 s). Unlike [`timeout`](Self::timeout) it does
+    /// not limit a long answer that keeps coming.
+    pub fn read_timeout(mut self, timeout: Duration) -> Self {
+        self.config.read_timeout = Some(timeout);
         self
     }
 

@@ -48,7 +48,7 @@ pub enum BuildError {
 }
 
 /// How to reach a provider's server: what a provider's builder collects.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(crate) struct HttpConfig {
     pub(crate) base_url: String,
     /// Headers the application added, sent as given.
@@ -60,6 +60,30 @@ pub(crate) struct HttpConfig {
     pub(crate) secrets: Vec<String>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) connect_timeout: Option<Duration>,
+    pub(crate) read_timeout: Option<Duration>,
+}
+
+/// How long connecting may take unless the application says otherwise.
+pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long the server may stay silent (before the answer starts, or between two pieces of a
+/// stream) unless the application says otherwise: long enough for a reasoning model thinking
+/// before it answers, short enough that a dead server is noticed.
+pub(crate) const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(300);
+
+impl HttpConfig {
+    /// A configuration for `base_url` with the default timeouts.
+    pub(crate) fn new(base_url: &str) -> Self {
+        Self {
+            base_url: base_url.to_owned(),
+            headers: Vec::new(),
+            secret_headers: Vec::new(),
+            secrets: Vec::new(),
+            timeout: None,
+            connect_timeout: Some(DEFAULT_CONNECT_TIMEOUT),
+            read_timeout: Some(DEFAULT_READ_TIMEOUT),
+        }
+    }
 }
 
 // Never print the credentials.
@@ -80,6 +104,7 @@ impl fmt::Debug for HttpConfig {
             )
             .field("timeout", &self.timeout)
             .field("connect_timeout", &self.connect_timeout)
+            .field("read_timeout", &self.read_timeout)
             .finish()
     }
 }
@@ -117,6 +142,9 @@ impl HttpConfig {
         }
         if let Some(timeout) = self.connect_timeout {
             builder = builder.connect_timeout(timeout);
+        }
+        if let Some(timeout) = self.read_timeout {
+            builder = builder.read_timeout(timeout);
         }
         Ok(HttpClient {
             client: builder.build().map_err(BuildError::Client)?,

@@ -42,10 +42,7 @@ impl OpenAiModel {
     /// [`DEFAULT_BASE_URL`] without an API key until told otherwise.
     pub fn builder(model: impl Into<String>) -> OpenAiBuilder {
         OpenAiBuilder {
-            config: HttpConfig {
-                base_url: DEFAULT_BASE_URL.to_owned(),
-                ..HttpConfig::default()
-            },
+            config: HttpConfig::new(DEFAULT_BASE_URL),
             model: model.into(),
             parallel_tool_calls: None,
             streaming: false,
@@ -173,15 +170,24 @@ impl OpenAiBuilder {
         self
     }
 
-    /// The longest a whole call may take, streaming included (default: no limit).
+    /// The longest a whole call may take, streaming included (default: no limit; see
+    /// [`read_timeout`](Self::read_timeout)).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.config.timeout = Some(timeout);
         self
     }
 
-    /// The longest connecting to the server may take (default: no limit).
+    /// The longest connecting to the server may take (default 30 s).
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.config.connect_timeout = Some(timeout);
+        self
+    }
+
+    /// The longest the server may stay silent: before the answer starts, or between two
+    /// pieces of a streamed answer (default 300 s). Unlike [`timeout`](Self::timeout) it does
+    /// not limit a long answer that keeps coming.
+    pub fn read_timeout(mut self, timeout: Duration) -> Self {
+        self.config.read_timeout = Some(timeout);
         self
     }
 

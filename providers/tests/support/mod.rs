@@ -50,6 +50,8 @@ pub struct Reply {
     stall: Duration,
     /// Stops after this many bytes of the body.
     cut_after: Option<usize>,
+    /// Goes silent for a while after this many bytes of the body.
+    pause: Option<(usize, Duration)>,
     end: End,
 }
 
@@ -63,6 +65,7 @@ impl Reply {
             piece: None,
             stall: Duration::ZERO,
             cut_after: None,
+            pause: None,
             end: End::Complete,
         }
     }
@@ -85,6 +88,13 @@ impl Reply {
     /// Waits before answering.
     pub fn stall(mut self, delay: Duration) -> Self {
         self.stall = delay;
+        self
+    }
+
+    /// Goes silent for `delay` after the first `bytes` of the body (sent in pieces).
+    pub fn pause_after(mut self, bytes: usize, delay: Duration) -> Self {
+        self.pause = Some((bytes, delay));
+        self.piece.get_or_insert(7);
         self
     }
 
@@ -261,7 +271,14 @@ async fn write_reply(socket: &mut TcpStream, reply: Reply) -> bool {
     if !chunked {
         return socket.write_all(body).await.is_ok();
     }
+    let mut sent = 0;
+    let mut pause = reply.pause;
     for piece in body.chunks(reply.piece.unwrap_or(body.len().max(1))) {
+        if let Some((_, delay)) = pause.filter(|(after, _)| sent >= *after) {
+            tokio::time::sleep(delay).await;
+            pause = None;
+        }
+        sent += piece.len();
         let frame = [format!("{:x}\r\n", piece.len()).as_bytes(), piece, b"\r\n"].concat();
         if socket.write_all(&frame).await.is_err() || socket.flush().await.is_err() {
             return false;
