@@ -8,7 +8,7 @@ use std::convert::Infallible;
 use std::time::{Duration, SystemTime};
 
 use futures::StreamExt;
-use hookchain::model::{ModelEvent, ToolChoice};
+use hookchain::model::{ModelEvent, ModelSettings, ToolChoice};
 use hookchain::{
     Agent, FnTool, Message, Model, ModelError, ModelErrorKind, ModelRequest, StopReason, ToolCall,
     ToolSpec, Usage,
@@ -156,7 +156,9 @@ async fn streamed_calls_of_every_server_kind_assemble_the_same_tool_call() {
             ("ollama/tool_call.sse", "call_m81tz0qe", Usage::default()),
         ] {
             let server = Server::start([Reply::sse(transcript(path))]).await;
-            let response = streaming(&server).invoke(weather_request()).await.unwrap();
+            let mut request = weather_request();
+            request.settings = ModelSettings::new().temperature(0.2);
+            let response = streaming(&server).invoke(request).await.unwrap();
             assert_eq!(response.message.tool_calls, [paris(id)], "{path}");
             assert_eq!(response.stop_reason, StopReason::ToolUse, "{path}");
             assert_eq!(response.usage, usage, "{path}");
@@ -167,6 +169,8 @@ async fn streamed_calls_of_every_server_kind_assemble_the_same_tool_call() {
                 json!({"include_usage": true}),
                 "{path}"
             );
+            // Sent as written, not widened from f32 (0.20000000298023224).
+            assert_eq!(sent["temperature"], json!(0.2), "{path}");
         }
     })
     .await;

@@ -246,3 +246,53 @@ impl HttpClient {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_shows_no_header_value_and_key_like_headers_are_secrets() {
+        let mut config = HttpConfig::new("http://localhost:1/v1");
+        config.secret_headers = vec![("authorization", "Bearer sk-one".into())];
+        config.secrets = vec!["sk-one".into()];
+        config.headers = vec![
+            ("api-key".into(), "azure-two".into()),
+            ("x-team".into(), "weather".into()),
+        ];
+        let shown = format!("{config:?}");
+        assert!(
+            shown.contains("api-key") && shown.contains("authorization"),
+            "{shown}"
+        );
+        for value in ["sk-one", "azure-two", "weather"] {
+            assert!(!shown.contains(value), "{shown}");
+        }
+        let client = config.build("openai", "chat/completions").unwrap();
+        assert_eq!(client.secrets, ["sk-one", "azure-two"]);
+        assert!(!format!("{client:?}").contains("sk-one"));
+        assert_eq!(
+            client.endpoint.as_str(),
+            "http://localhost:1/v1/chat/completions"
+        );
+    }
+
+    #[test]
+    fn bad_urls_and_headers_are_build_errors() {
+        let mut config = HttpConfig::new("not a url");
+        assert!(matches!(
+            config.build("openai", "x"),
+            Err(BuildError::BaseUrl { .. })
+        ));
+        config.base_url = "http://localhost:1".into();
+        config.headers = vec![("bad header".into(), "v".into())];
+        assert!(matches!(
+            config.build("openai", "x"),
+            Err(BuildError::HeaderName { .. })
+        ));
+        config.headers = vec![("api-key".into(), "line\nbreak".into())];
+        let error = config.build("openai", "x").unwrap_err();
+        assert!(matches!(error, BuildError::HeaderValue { .. }));
+        assert!(!error.to_string().contains("line"), "{error}");
+    }
+}
