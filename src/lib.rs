@@ -62,9 +62,30 @@
 //! - [`chain::Description`]: `chain.describe()` lists, per hook, the order the middleware run in.
 
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use hookchain_core::*;
 pub use hookchain_macros::{chain, hook, middleware};
+
+/// Real models: HTTP clients for model providers (features `openai`, `anthropic`).
+///
+/// Each provider is a module behind the cargo feature of the same name, off by default so
+/// that programs without one build no HTTP stack:
+///
+/// ```toml
+/// hookchain = { version = "0.1", features = ["openai"] }
+/// ```
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
+pub mod providers {
+    #[cfg(feature = "anthropic")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
+    pub use hookchain_providers::anthropic;
+    #[cfg(feature = "openai")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
+    pub use hookchain_providers::openai;
+    pub use hookchain_providers::{ApiError, BuildError};
+}
 
 /// The README's examples, compiled and run as doctests so they cannot rot.
 #[cfg(doctest)]

@@ -7,7 +7,7 @@ mod support;
 
 use hookchain::message::{HistoryError, validate_history};
 use hookchain::prelude::*;
-use hookchain::{Model, chain, hook};
+use hookchain::{Model, ModelErrorKind, chain, hook};
 use serde_json::json;
 
 use support::{assert_no_dangling, echo_call, echo_tool, new_log};
@@ -28,10 +28,9 @@ async fn the_scripted_model_refuses_a_history_a_provider_would_refuse() {
         ..ModelRequest::default()
     };
     let error = model.invoke(bad).await.unwrap_err();
-    assert!(
-        error.to_string().contains("model provider failed"),
-        "{error}"
-    );
+    assert_eq!(error.kind(), ModelErrorKind::InvalidRequest, "{error}");
+    let cause = std::error::Error::source(&error).map(ToString::to_string);
+    assert!(cause.unwrap_or_default().contains("`c1`"));
     let good = ModelRequest {
         messages: vec![Message::user("hi")],
         ..ModelRequest::default()

@@ -2,8 +2,8 @@
 //! models, request recording and call counting, and an agent run on a rule model.
 
 use hookchain::{
-    Agent, Error, FnTool, Message, Model, ModelError, ModelRequest, ModelResponse, Role,
-    ScriptedModel, StopReason, ToolCall,
+    Agent, Error, FnTool, Message, Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse,
+    Role, ScriptedModel, StopReason, ToolCall,
 };
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -51,26 +51,22 @@ async fn then_and_then_fail_append_to_the_script() {
         .then(ModelResponse::text("second"))
         .then_fail(ModelError::provider("provider is down"))
         .then(ModelResponse::text("after the failure"))
-        .then_fail(ModelError::RateLimited { retry_after: None });
+        .then_fail(ModelError::rate_limited("slow down"));
     let request = ModelRequest::default();
 
     assert_eq!(answer(&model, &request).await, "first");
     assert_eq!(answer(&model, &request).await, "second");
     let error = model.invoke(request.clone()).await.unwrap_err();
-    assert!(matches!(error, ModelError::Provider(_)), "{error:?}");
-    assert!(error.to_string().contains("provider is down"), "{error}");
+    assert_eq!(error.kind(), ModelErrorKind::Other, "{error:?}");
+    let cause = std::error::Error::source(&error).map(ToString::to_string);
+    assert_eq!(cause.as_deref(), Some("provider is down"), "{error:?}");
     assert_eq!(answer(&model, &request).await, "after the failure");
     let error = model.invoke(request.clone()).await.unwrap_err();
-    assert!(
-        matches!(error, ModelError::RateLimited { retry_after: None }),
-        "{error:?}"
-    );
+    assert_eq!(error.kind(), ModelErrorKind::RateLimited, "{error:?}");
+    assert_eq!(error.retry_after(), None);
     // Then the script is used up: request #6 finds it empty.
     let error = model.invoke(request.clone()).await.unwrap_err();
-    assert!(
-        matches!(error, ModelError::ScriptExhausted { request: 6 }),
-        "{error:?}"
-    );
+    assert_exhausted(&error, 6);
     assert_eq!(model.calls(), 6);
 }
 
@@ -88,20 +84,14 @@ async fn an_exhausted_script_names_the_request_number() {
     answer(&model, &request).await;
     for n in 3..=5 {
         let error = model.invoke(request.clone()).await.unwrap_err();
-        match error {
-            ModelError::ScriptExhausted { request } => assert_eq!(request, n),
-            other => panic!("expected ScriptExhausted, got {other:?}"),
-        }
+        assert_exhausted(&error, n);
     }
     let error = model.invoke(request.clone()).await.unwrap_err();
     assert!(error.to_string().contains("#6"), "{error}");
 
     let empty = ScriptedModel::new([]);
     let error = empty.invoke(request.clone()).await.unwrap_err();
-    assert!(
-        matches!(error, ModelError::ScriptExhausted { request: 1 }),
-        "{error:?}"
-    );
+    assert_exhausted(&error, 1);
 }
 
 #[tokio::test]
@@ -114,13 +104,10 @@ async fn an_agent_on_an_exhausted_script_fails_with_the_model_error() {
     )])]);
     let agent = Agent::builder(model).build();
     let error = agent.run("hi").await.unwrap_err();
-    assert!(
-        matches!(
-            error,
-            Error::Model(ModelError::ScriptExhausted { request: 2 })
-        ),
-        "{error:?}"
-    );
+    match &error {
+        Error::Model(error) => assert_exhausted(error, 2),
+        other => panic!("expected a model error, got {other:?}"),
+    }
     assert_eq!(agent.model().calls(), 2);
 }
 
@@ -168,7 +155,8 @@ async fn a_rule_may_fail_and_then_is_ignored() {
     .then(ModelResponse::text("scripted"));
 
     let error = model.invoke(ModelRequest::default()).await.unwrap_err();
-    assert!(error.to_string().contains("no messages"), "{error}");
+    let cause = std::error::Error::source(&error).map(ToString::to_string);
+    assert_eq!(cause.as_deref(), Some("no messages"), "{error:?}");
     assert_eq!(answer(&model, &ask("x")).await, "rule");
     assert_eq!(answer(&model, &ask("y")).await, "rule");
     assert_eq!(model.calls(), 3);
@@ -233,10 +221,7 @@ async fn calls_counts_every_call() {
     assert_eq!(by_arc.message.content, "arc");
     let by_ref: &ScriptedModel = &shared;
     let exhausted = <&ScriptedModel as Model>::invoke(&by_ref, ModelRequest::default()).await;
-    assert!(matches!(
-        exhausted,
-        Err(ModelError::ScriptExhausted { request: 2 })
-    ));
+    assert_exhausted(&exhausted.unwrap_err(), 2);
     assert_eq!(shared.calls(), 2);
 }
 
@@ -314,4 +299,15 @@ async fn an_agent_runs_on_a_rule_model_that_answers_from_the_last_message() {
     let again = agent.run("And again?").await.unwrap();
     assert_eq!(again.text(), Some("The product is 42."));
     assert_eq!(agent.model().calls(), 4);
+}
+
+/// The script ran out at request number `request`: an ordinary, non-retryable model error that
+/// names the request.
+fn assert_exhausted(error: &ModelError, request: usize) {
+    assert_eq!(error.kind(), ModelErrorKind::Other, "{error:?}");
+    assert!(!error.is_retryable());
+    assert_eq!(
+        error.to_string(),
+        format!("the scripted model has no response left for request #{request}")
+    );
 }

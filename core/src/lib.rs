@@ -25,7 +25,7 @@ pub mod tool;
 
 pub use agent::{Agent, AgentBuilder, EndReason, Input, RunOutput, Thread, ThreadError, ThreadId};
 pub use context::{CallFrame, Context, ToolContext};
-pub use error::{BoxError, Error, MiddlewareError, ModelError};
+pub use error::{BoxError, Error, MiddlewareError, ModelError, ModelErrorKind};
 pub use interrupt::{Checkpoint, Interrupt, InterruptId};
 pub use message::{Message, Role, ToolCall, ToolResult};
 pub use middleware::{Flow, Hook, Jump, Middleware, ModelNext, ToolNext};

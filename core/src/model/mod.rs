@@ -1,16 +1,20 @@
 //! The [`Model`] trait and the types of a model call.
 
+mod assemble;
+mod event;
 mod request;
 mod response;
 mod scripted;
 
 use std::future::Future;
 
+pub use assemble::ResponseAssembler;
+pub use event::ModelEvent;
 pub use request::{ModelRequest, ModelSettings, ToolChoice};
 pub use response::{ModelResponse, StopReason, Usage};
 pub use scripted::ScriptedModel;
 
-use crate::error::ModelError;
+pub use crate::error::{ModelError, ModelErrorKind};
 
 /// A language model the agent can call.
 ///

@@ -47,8 +47,8 @@ pub struct ScriptedModel {
 }
 
 impl ScriptedModel {
-    /// Replays `responses` in order, one per call; a call past the end fails with
-    /// [`ModelError::ScriptExhausted`].
+    /// Replays `responses` in order, one per call; a call past the end fails with a
+    /// [`ModelError`] of kind [`Other`](crate::ModelErrorKind::Other) that names the request.
     pub fn new(responses: impl IntoIterator<Item = ModelResponse>) -> Self {
         Self::from_source(Source::Script(Mutex::new(
             responses.into_iter().map(Ok).collect(),
@@ -113,12 +113,15 @@ impl ScriptedModel {
         // Like a real provider, refuse a history whose tool calls are not answered right after
         // them (without using up the script): every test on this model checks the rule.
         let answer = if let Err(error) = validate_history(&request.messages) {
-            Err(ModelError::provider(error))
+            Err(
+                ModelError::invalid_request("the history breaks the tool-call rule")
+                    .with_source(error),
+            )
         } else {
             match &self.source {
                 Source::Script(script) => lock(script)
                     .pop_front()
-                    .unwrap_or(Err(ModelError::ScriptExhausted { request: number })),
+                    .unwrap_or_else(|| Err(exhausted(number))),
                 Source::Rule(rule) => rule(&request),
             }
         };
@@ -127,6 +130,13 @@ impl ScriptedModel {
         }
         answer
     }
+}
+
+/// The failure of request number `request` (1-based) that found the script empty.
+fn exhausted(request: usize) -> ModelError {
+    ModelError::other(format!(
+        "the scripted model has no response left for request #{request}"
+    ))
 }
 
 impl Model for ScriptedModel {

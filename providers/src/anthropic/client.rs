@@ -1,0 +1,238 @@
+//! The Anthropic client: its builder, the HTTP calls, the [`Model`] implementation.
+
+use std::future::Future;
+use std::time::Duration;
+
+use futures::Stream;
+use hookchain_core::model::ModelEvent;
+use hookchain_core::{Model, ModelError, ModelRequest, ModelResponse};
+
+use super::convert::{self, Options, PROVIDER};
+use super::stream::EventDecoder;
+use super::wire::MessagesResponse;
+use crate::BuildError;
+use crate::http::{EventStream, HttpClient, HttpConfig, SseStream, events};
+
+/// Anthropic's API.
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com/v1";
+
+/// The API version sent as `anthropic-version`.
+pub const DEFAULT_VERSION: &str = "2023-06-01";
+
+/// The `max_tokens` sent when the request's settings give none (Anthropic requires one).
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+/// A model served over Anthropic's Messages API.
+///
+/// Built with [`AnthropicModel::builder`]. Cloning is cheap (the connection pool is shared).
+#[derive(Debug, Clone)]
+pub struct AnthropicModel {
+    http: HttpClient,
+    model: String,
+    max_tokens: u32,
+    thinking_budget: Option<u32>,
+    parallel_tool_calls: Option<bool>,
+    streaming: bool,
+}
+
+/// Configures an [`AnthropicModel`].
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct AnthropicBuilder {
+    config: HttpConfig,
+    version: String,
+    model: AnthropicModelOptions,
+}
+
+#[derive(Debug, Clone)]
+struct AnthropicModelOptions {
+    name: String,
+    max_tokens: u32,
+    thinking_budget: Option<u32>,
+    parallel_tool_calls: Option<bool>,
+    streaming: bool,
+}
+
+impl AnthropicModel {
+    /// A builder for the model named `model` (`"claude-sonnet-4-5"`, …) at
+    /// [`DEFAULT_BASE_URL`]; give it an [`api_key`](AnthropicBuilder::api_key).
+    pub fn builder(model: impl Into<String>) -> AnthropicBuilder {
+        AnthropicBuilder {
+            config: HttpConfig::new(DEFAULT_BASE_URL),
+            version: DEFAULT_VERSION.to_owned(),
+            model: AnthropicModelOptions {
+                name: model.into(),
+                max_tokens: DEFAULT_MAX_TOKENS,
+                thinking_budget: None,
+                parallel_tool_calls: None,
+                streaming: false,
+            },
+        }
+    }
+
+    /// The model name sent with every request.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn options(&self, stream: bool) -> Options<'_> {
+        Options {
+            model: &self.model,
+            max_tokens: self.max_tokens,
+            thinking_budget: self.thinking_budget,
+            parallel_tool_calls: self.parallel_tool_calls,
+            stream,
+        }
+    }
+
+    fn open(
+        &self,
+        request: &ModelRequest,
+    ) -> Result<
+        impl Future<Output = Result<EventStream<EventDecoder>, ModelError>> + Send + use<>,
+        ModelError,
+    > {
+        let body = self
+            .http
+            .encode(&convert::messages_request(request, self.options(true)))?;
+        let http = self.http.clone();
+        Ok(async move {
+            let response = http.post(body).await?;
+            Ok(EventStream::new(
+                SseStream::new(response, PROVIDER),
+                EventDecoder::new(),
+            ))
+        })
+    }
+
+    /// Calls the model with streaming and yields its events as they arrive: text and thinking
+    /// deltas, tool-call starts, input fragments and ends (with the assembled call), usage,
+    /// finish.
+    ///
+    /// The stream ends after `message_stop`; a failure (including an `error` event, such as
+    /// `overloaded_error`) is its last item. A stream cut short ends with a
+    /// `MalformedResponse` error.
+    pub fn stream(
+        &self,
+        request: ModelRequest,
+    ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send + 'static {
+        let opened = self.open(&request);
+        events(async move { opened?.await })
+    }
+
+    async fn call(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
+        if self.streaming {
+            return self.open(&request)?.await?.into_response().await;
+        }
+        let wire: MessagesResponse = self
+            .http
+            .post_json(&convert::messages_request(&request, self.options(false)))
+            .await?;
+        // The message type has no reasoning part yet: unstreamed thinking is dropped.
+        Ok(convert::answer(wire)?.response)
+    }
+}
+
+impl Model for AnthropicModel {
+    fn invoke(
+        &self,
+        request: ModelRequest,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
+        self.call(request)
+    }
+}
+
+impl AnthropicBuilder {
+    /// The API's base URL, up to and including `/v1` (for a proxy or a compatible gateway).
+    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.config.base_url = base_url.into();
+        self
+    }
+
+    /// The API key, sent as `x-api-key`. It never appears in errors or `Debug` output.
+    pub fn api_key(mut self, api_key: impl Into<String>) -> Self {
+        let api_key = api_key.into();
+        self.config.secret_headers = vec![("x-api-key", api_key.clone())];
+        self.config.secrets = vec![api_key];
+        self
+    }
+
+    /// The `anthropic-version` header (default [`DEFAULT_VERSION`]).
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.version = version.into();
+        self
+    }
+
+    /// A header sent with every request (for example `anthropic-beta`).
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.config.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// The longest a whole call may take, streaming included (default: no limit; see
+    /// [`read_timeout`](Self::read_timeout)).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.config.timeout = Some(timeout);
+        self
+    }
+
+    /// The longest connecting to the server may take (default 30 s).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.config.connect_timeout = Some(timeout);
+        self
+    }
+
+    /// The longest the server may stay silent: before the answer starts, or between two
+    /// pieces of a streamed answer (default 300 s). Unlike [`timeout`](Self::timeout) it does
+    /// not limit a long answer that keeps coming.
+    pub fn read_timeout(mut self, timeout: Duration) -> Self {
+        self.config.read_timeout = Some(timeout);
+        self
+    }
+
+    /// The `max_tokens` sent when a request's settings give none (default
+    /// [`DEFAULT_MAX_TOKENS`]).
+    pub fn max_tokens(mut self, max_tokens: u32) -> Self {
+        self.model.max_tokens = max_tokens;
+        self
+    }
+
+    /// Enables extended thinking with a budget of `budget_tokens` (less than `max_tokens`).
+    /// Thinking text arrives as reasoning events of [`AnthropicModel::stream`].
+    ///
+    /// Limitation: messages have no reasoning part yet, so thinking blocks are not sent back
+    /// with the history. Anthropic requires them when thinking is combined with tool use, so
+    /// use thinking for answers without tools until then.
+    pub fn thinking(mut self, budget_tokens: u32) -> Self {
+        self.model.thinking_budget = Some(budget_tokens);
+        self
+    }
+
+    /// Whether the model may call several tools in one answer; `false` sends
+    /// `disable_parallel_tool_use`. Sent only with tools.
+    pub fn parallel_tool_calls(mut self, parallel: bool) -> Self {
+        self.model.parallel_tool_calls = Some(parallel);
+        self
+    }
+
+    /// Whether [`Model::invoke`] streams the answer and assembles it (default: no).
+    pub fn streaming(mut self, streaming: bool) -> Self {
+        self.model.streaming = streaming;
+        self
+    }
+
+    /// The model.
+    pub fn build(mut self) -> Result<AnthropicModel, BuildError> {
+        self.config
+            .headers
+            .push(("anthropic-version".to_owned(), self.version));
+        Ok(AnthropicModel {
+            http: self.config.build(PROVIDER, "messages")?,
+            model: self.model.name,
+            max_tokens: self.model.max_tokens,
+            thinking_budget: self.model.thinking_budget,
+            parallel_tool_calls: self.model.parallel_tool_calls,
+            streaming: self.model.streaming,
+        })
+    }
+}

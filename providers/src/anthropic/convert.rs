@@ -1,0 +1,204 @@
+//! Our types to the Messages wire format and back: pure functions, tested with recorded wire
+//! JSON.
+
+use hookchain_core::model::ToolChoice;
+use hookchain_core::{
+    Message, ModelError, ModelRequest, ModelResponse, Role, StopReason, ToolCall, Usage,
+};
+use serde_json::json;
+
+use super::wire::{
+    ContentBlock, MessagesRequest, MessagesResponse, RequestBlock, RequestMessage, Tool, WireUsage,
+};
+use crate::http::malformed;
+
+/// The provider's name in errors.
+pub(crate) const PROVIDER: &str = "anthropic";
+
+/// Per-model options that shape the wire request.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Options<'a> {
+    pub(crate) model: &'a str,
+    pub(crate) max_tokens: u32,
+    pub(crate) thinking_budget: Option<u32>,
+    pub(crate) parallel_tool_calls: Option<bool>,
+    pub(crate) stream: bool,
+}
+
+/// The wire request for `request`: system text apart, the conversation as alternating turns of
+/// content blocks.
+pub(crate) fn messages_request<'a>(
+    request: &'a ModelRequest,
+    options: Options<'a>,
+) -> MessagesRequest<'a> {
+    // Anthropic has no system role in the conversation: system messages join the system text.
+    let system: Vec<&str> = request
+        .system_prompt
+        .as_deref()
+        .into_iter()
+        .chain(
+            request
+                .messages
+                .iter()
+                .filter(|message| message.role == Role::System)
+                .map(|message| message.content.as_str()),
+        )
+        .filter(|text| !text.is_empty())
+        .collect();
+    let has_tools = !request.tools.is_empty();
+    MessagesRequest {
+        model: options.model,
+        max_tokens: request.settings.max_tokens.unwrap_or(options.max_tokens),
+        system: (!system.is_empty()).then(|| system.join("\n\n")),
+        messages: turns(&request.messages),
+        tools: request
+            .tools
+            .iter()
+            .map(|spec| Tool {
+                name: &spec.name,
+                description: &spec.description,
+                input_schema: &spec.parameters,
+            })
+            .collect(),
+        tool_choice: if has_tools {
+            tool_choice(&request.tool_choice, options.parallel_tool_calls)
+        } else {
+            None
+        },
+        thinking: options
+            .thinking_budget
+            .map(|budget| json!({"type": "enabled", "budget_tokens": budget})),
+        temperature: request.settings.temperature,
+        top_p: request.settings.top_p,
+        stop_sequences: &request.settings.stop,
+        stream: options.stream,
+    }
+}
+
+/// The conversation as turns. Consecutive messages of one role share a turn: Anthropic wants
+/// the results of one round of tool calls in a single user turn.
+fn turns(messages: &[Message]) -> Vec<RequestMessage<'_>> {
+    let mut turns: Vec<RequestMessage<'_>> = Vec::new();
+    for message in messages {
+        let (role, blocks) = match message.role {
+            Role::System => continue,
+            Role::User => ("user", text(&message.content)),
+            Role::Assistant => {
+                let mut blocks = text(&message.content);
+                blocks.extend(message.tool_calls.iter().map(|call| RequestBlock::ToolUse {
+                    id: &call.id,
+                    name: &call.name,
+                    input: &call.arguments,
+                }));
+                ("assistant", blocks)
+            }
+            Role::Tool => (
+                "user",
+                vec![RequestBlock::ToolResult {
+                    tool_use_id: message.tool_call_id.as_deref().unwrap_or_default(),
+                    content: &message.content,
+                    is_error: message.is_error,
+                }],
+            ),
+        };
+        // Anthropic rejects empty turns and empty text blocks.
+        if blocks.is_empty() {
+            continue;
+        }
+        match turns.last_mut() {
+            Some(last) if last.role == role => last.content.extend(blocks),
+            _ => turns.push(RequestMessage {
+                role,
+                content: blocks,
+            }),
+        }
+    }
+    turns
+}
+
+fn text(content: &str) -> Vec<RequestBlock<'_>> {
+    if content.is_empty() {
+        Vec::new()
+    } else {
+        vec![RequestBlock::Text { text: content }]
+    }
+}
+
+fn tool_choice(choice: &ToolChoice, parallel: Option<bool>) -> Option<serde_json::Value> {
+    let mut value = match choice {
+        ToolChoice::Auto if parallel.is_none() => return None,
+        ToolChoice::None => return Some(json!({"type": "none"})),
+        ToolChoice::Required => json!({"type": "any"}),
+        ToolChoice::Tool(name) => json!({"type": "tool", "name": name}),
+        // `Auto` with a parallelism setting, and choices this client does not know yet.
+        _ => json!({"type": "auto"}),
+    };
+    if parallel == Some(false) {
+        value["disable_parallel_tool_use"] = json!(true);
+    }
+    Some(value)
+}
+
+/// An unstreamed answer, with the thinking text apart.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub(crate) response: ModelResponse,
+    // Read by tests only until messages get a reasoning part (the client drops it).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) reasoning: String,
+}
+
+/// Our response for an unstreamed wire answer; an answer without content is malformed.
+pub(crate) fn answer(wire: MessagesResponse) -> Result<Answer, ModelError> {
+    let Some(content) = wire.content else {
+        return Err(malformed(PROVIDER, "the answer has no content"));
+    };
+    let mut text = String::new();
+    let mut reasoning = String::new();
+    let mut calls = Vec::new();
+    for block in content {
+        match block {
+            ContentBlock::Text { text: part } => text.push_str(&part),
+            ContentBlock::Thinking { thinking } => reasoning.push_str(&thinking),
+            ContentBlock::ToolUse { id, name, input } => {
+                let input = if input.is_null() { json!({}) } else { input };
+                calls.push(ToolCall::new(id, name, input));
+            }
+            ContentBlock::Other => {}
+        }
+    }
+    let stop_reason = stop_reason(wire.stop_reason.as_deref(), !calls.is_empty());
+    Ok(Answer {
+        response: ModelResponse {
+            message: Message::assistant_with_tool_calls(text, calls),
+            usage: usage(wire.usage),
+            stop_reason,
+        },
+        reasoning,
+    })
+}
+
+/// Why the model stopped.
+pub(crate) fn stop_reason(stop_reason: Option<&str>, has_tool_calls: bool) -> StopReason {
+    match stop_reason {
+        Some("max_tokens" | "model_context_window_exceeded") => StopReason::MaxTokens,
+        Some("stop_sequence") => StopReason::StopSequence,
+        Some("refusal") => StopReason::ContentFilter,
+        Some("tool_use") => StopReason::ToolUse,
+        _ if has_tool_calls => StopReason::ToolUse,
+        _ => StopReason::EndTurn,
+    }
+}
+
+/// Our usage: the input count includes the cached tokens (Anthropic counts them apart).
+pub(crate) fn usage(wire: WireUsage) -> Usage {
+    let written = wire.cache_creation_input_tokens.unwrap_or(0);
+    let read = wire.cache_read_input_tokens.unwrap_or(0);
+    Usage::new(
+        wire.input_tokens
+            .saturating_add(written)
+            .saturating_add(read),
+        wire.output_tokens,
+    )
+    .with_cache(read, written)
+}

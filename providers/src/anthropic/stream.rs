@@ -1,0 +1,149 @@
+//! Messages stream events to [`ModelEvent`]s.
+
+use std::collections::{BTreeSet, VecDeque};
+
+use eventsource_stream::Event;
+use hookchain_core::model::{ModelEvent, ResponseAssembler};
+use hookchain_core::{ModelError, ModelResponse};
+
+use super::convert::{PROVIDER, stop_reason, usage};
+use super::wire::{BlockDelta, ContentBlock, StreamEvent};
+use crate::ApiError;
+use crate::http::{Decoder, classify_api_error, malformed};
+
+/// Decodes the events of one streamed answer, assembling it as it goes. Anthropic's block
+/// indices are the events' indices.
+#[derive(Debug, Default)]
+pub(crate) struct EventDecoder {
+    assembler: ResponseAssembler,
+    /// The blocks that are tool calls: their stop ends the call.
+    tool_blocks: BTreeSet<usize>,
+}
+
+impl EventDecoder {
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+
+    /// The thinking text received so far.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn reasoning(&self) -> String {
+        self.assembler.reasoning()
+    }
+
+    /// Decodes one event; `Ok(true)` at `message_stop`.
+    pub(crate) fn event(
+        &mut self,
+        event: StreamEvent,
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<bool, ModelError> {
+        let mut events = Vec::new();
+        match event {
+            StreamEvent::MessageStart { message } => {
+                events.push(ModelEvent::Usage(usage(message.usage)));
+            }
+            StreamEvent::ContentBlockStart {
+                index,
+                content_block,
+            } => match content_block {
+                ContentBlock::Text { text } => {
+                    if !text.is_empty() {
+                        events.push(ModelEvent::TextDelta { index, text });
+                    }
+                }
+                ContentBlock::Thinking { thinking } => {
+                    if !thinking.is_empty() {
+                        events.push(ModelEvent::ReasoningDelta {
+                            index,
+                            text: thinking,
+                        });
+                    }
+                }
+                ContentBlock::ToolUse { id, name, input } => {
+                    self.tool_blocks.insert(index);
+                    events.push(ModelEvent::ToolCallStart { index, id, name });
+                    // Streams start calls with `{}` and send the input as deltas; a server that
+                    // sends the input whole here is taken at its word.
+                    if input.as_object().is_some_and(|object| !object.is_empty()) {
+                        events.push(ModelEvent::ToolCallDelta {
+                            index,
+                            arguments: input.to_string(),
+                        });
+                    }
+                }
+                ContentBlock::Other => {}
+            },
+            StreamEvent::ContentBlockDelta { index, delta } => match delta {
+                BlockDelta::TextDelta { text } => {
+                    events.push(ModelEvent::TextDelta { index, text })
+                }
+                BlockDelta::InputJsonDelta { partial_json } => {
+                    events.push(ModelEvent::ToolCallDelta {
+                        index,
+                        arguments: partial_json,
+                    });
+                }
+                BlockDelta::ThinkingDelta { thinking } => {
+                    events.push(ModelEvent::ReasoningDelta {
+                        index,
+                        text: thinking,
+                    });
+                }
+                BlockDelta::Other => {}
+            },
+            StreamEvent::ContentBlockStop { index } => {
+                if self.tool_blocks.contains(&index) {
+                    // Recorded by the assembler already: only forwarded.
+                    out.push_back(self.assembler.end_tool_call(index)?);
+                }
+            }
+            StreamEvent::MessageDelta { delta, usage: wire } => {
+                events.push(ModelEvent::Usage(usage(wire)));
+                let stop_reason =
+                    stop_reason(delta.stop_reason.as_deref(), !self.tool_blocks.is_empty());
+                events.push(ModelEvent::Finish { stop_reason });
+            }
+            StreamEvent::MessageStop => {
+                self.assembler.check_complete()?;
+                return Ok(true);
+            }
+            StreamEvent::Error { error } => {
+                let error = ApiError::parse(None, &error.to_string(), &[]);
+                return Err(classify_api_error(PROVIDER, error, None));
+            }
+            StreamEvent::Ping | StreamEvent::Other => {}
+        }
+        for event in events {
+            self.assembler.push(&event)?;
+            out.push_back(event);
+        }
+        Ok(false)
+    }
+}
+
+impl Decoder for EventDecoder {
+    fn decode(
+        &mut self,
+        event: &Event,
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<bool, ModelError> {
+        if event.data.trim().is_empty() {
+            return Ok(false);
+        }
+        let parsed: StreamEvent = serde_json::from_str(&event.data).map_err(|error| {
+            malformed(PROVIDER, "an event of the stream is not the expected JSON")
+                .with_source(error)
+        })?;
+        self.event(parsed, out)
+    }
+
+    // Complete once the message delta gave the stop reason and every call ended, even if
+    // `message_stop` itself was lost.
+    fn end_of_body(&self) -> Result<(), ModelError> {
+        self.assembler.check_complete()
+    }
+
+    fn finish(self) -> Result<ModelResponse, ModelError> {
+        self.assembler.finish()
+    }
+}

@@ -1,0 +1,316 @@
+//! Conversion and stream decoding on recorded Messages API JSON; no server.
+
+use std::collections::VecDeque;
+
+use hookchain_core::model::{ModelEvent, ModelSettings, ToolChoice};
+use hookchain_core::{
+    Message, ModelErrorKind, ModelRequest, StopReason, ToolCall, ToolResult, ToolSpec, Usage,
+};
+use serde_json::json;
+
+use super::convert::{Options, answer, messages_request};
+use super::stream::EventDecoder;
+use crate::http::{Decoder, parse_transcript};
+
+/// The JSON text a request serializes to, read back (as the server would read it).
+fn on_wire(request: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::from_slice(&serde_json::to_vec(request).unwrap()).unwrap()
+}
+
+macro_rules! transcript {
+    ($path:literal) => {
+        include_str!(concat!("../../tests/transcripts/", $path))
+    };
+}
+
+fn options(stream: bool) -> Options<'static> {
+    Options {
+        model: "claude-sonnet-4-5",
+        max_tokens: 4096,
+        thinking_budget: None,
+        parallel_tool_calls: None,
+        stream,
+    }
+}
+
+fn weather_spec() -> ToolSpec {
+    ToolSpec {
+        name: "get_weather".into(),
+        description: "The weather in a city.".into(),
+        parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+    }
+}
+
+/// Two parallel calls answered by two results, then a user follow-up.
+fn parallel_round() -> ModelRequest {
+    ModelRequest {
+        messages: vec![
+            Message::system("Answer in English."),
+            Message::user("Weather in Paris and Rome?"),
+            Message::assistant_with_tool_calls(
+                "Checking both.",
+                [
+                    ToolCall::new("toolu_1", "get_weather", json!({"city": "Paris"})),
+                    ToolCall::new("toolu_2", "get_weather", json!({"city": "Rome"})),
+                ],
+            ),
+            Message::tool(ToolResult::ok("toolu_1", "18°C")),
+            Message::tool(ToolResult::error("toolu_2", "service unavailable")),
+            Message::user("And tomorrow?"),
+        ],
+        system_prompt: Some("You are a weather bot.".into()),
+        tools: vec![weather_spec()],
+        tool_choice: ToolChoice::Auto,
+        settings: ModelSettings::new().temperature(0.2),
+    }
+}
+
+#[test]
+fn system_apart_tool_results_merged_into_one_user_turn() {
+    let request = parallel_round();
+    let wire = on_wire(&messages_request(&request, options(false)));
+    assert_eq!(
+        wire,
+        json!({
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 4096,
+            "system": "You are a weather bot.\n\nAnswer in English.",
+            "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "Weather in Paris and Rome?"}]},
+                {"role": "assistant", "content": [
+                    {"type": "text", "text": "Checking both."},
+                    {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Paris"}},
+                    {"type": "tool_use", "id": "toolu_2", "name": "get_weather", "input": {"city": "Rome"}},
+                ]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": "18°C"},
+                    {"type": "tool_result", "tool_use_id": "toolu_2", "content": "service unavailable", "is_error": true},
+                    {"type": "text", "text": "And tomorrow?"},
+                ]},
+            ],
+            "tools": [{
+                "name": "get_weather",
+                "description": "The weather in a city.",
+                "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+            }],
+            "temperature": 0.2,
+        })
+    );
+}
+
+#[test]
+fn tool_choice_max_tokens_thinking_and_stream() {
+    let mut request = parallel_round();
+    request.settings = ModelSettings::new().max_tokens(300);
+    let mut opts = options(true);
+    opts.thinking_budget = Some(1024);
+    opts.parallel_tool_calls = Some(false);
+    for (choice, expected) in [
+        (
+            ToolChoice::Auto,
+            json!({"type": "auto", "disable_parallel_tool_use": true}),
+        ),
+        (
+            ToolChoice::Required,
+            json!({"type": "any", "disable_parallel_tool_use": true}),
+        ),
+        (
+            ToolChoice::Tool("get_weather".into()),
+            json!({"type": "tool", "name": "get_weather", "disable_parallel_tool_use": true}),
+        ),
+        (ToolChoice::None, json!({"type": "none"})),
+    ] {
+        request.tool_choice = choice;
+        let wire = on_wire(&messages_request(&request, opts));
+        assert_eq!(wire["tool_choice"], expected);
+        assert_eq!(wire["max_tokens"], 300);
+        assert_eq!(
+            wire["thinking"],
+            json!({"type": "enabled", "budget_tokens": 1024})
+        );
+        assert_eq!(wire["stream"], true);
+    }
+    request.tools.clear();
+    let wire = on_wire(&messages_request(&request, opts));
+    assert!(wire.get("tool_choice").is_none() && wire.get("tools").is_none());
+}
+
+#[test]
+fn empty_text_is_never_sent() {
+    let request = ModelRequest {
+        messages: vec![
+            Message::user("hi"),
+            Message::assistant(""),
+            Message::assistant_with_tool_calls("", [ToolCall::new("t", "x", json!({}))]),
+        ],
+        ..ModelRequest::default()
+    };
+    let wire = on_wire(&messages_request(&request, options(false)));
+    assert_eq!(
+        wire["messages"][1],
+        json!({"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t", "name": "x", "input": {}}
+        ]})
+    );
+    assert!(wire.get("system").is_none());
+}
+
+#[test]
+fn a_tool_use_answer_with_thinking_and_cache_usage_converts() {
+    let wire = serde_json::from_str(transcript!("anthropic/tool_use.json")).unwrap();
+    let converted = answer(wire).unwrap();
+    assert_eq!(
+        converted.reasoning,
+        "The user asks for the weather in Paris; I should call get_weather."
+    );
+    let response = converted.response;
+    assert_eq!(
+        response.message.content,
+        "Let me check the weather in Paris."
+    );
+    assert_eq!(
+        response.message.tool_calls,
+        [ToolCall::new(
+            "toolu_01A09q90qw90lq917835lq9",
+            "get_weather",
+            json!({"city": "Paris", "unit": "celsius"})
+        )]
+    );
+    assert_eq!(response.stop_reason, StopReason::ToolUse);
+    assert_eq!(
+        response.usage,
+        Usage::new(48 + 1536, 91).with_cache(1536, 0)
+    );
+
+    let wire = serde_json::from_str(transcript!("anthropic/final.json")).unwrap();
+    let response = answer(wire).unwrap().response;
+    assert_eq!(response.message.content, "It is 18°C and sunny in Paris.");
+    assert_eq!(
+        response.usage,
+        Usage::new(212 + 1024, 14).with_cache(0, 1024)
+    );
+}
+
+#[test]
+fn stop_reasons_and_unknown_blocks() {
+    for (reason, stop) in [
+        ("end_turn", StopReason::EndTurn),
+        ("max_tokens", StopReason::MaxTokens),
+        ("stop_sequence", StopReason::StopSequence),
+        ("refusal", StopReason::ContentFilter),
+        ("pause_turn", StopReason::EndTurn),
+    ] {
+        let wire = serde_json::from_value(json!({
+            "content": [{"type": "redacted_thinking", "data": "x"}, {"type": "text", "text": "a"}],
+            "stop_reason": reason,
+        }))
+        .unwrap();
+        let response = answer(wire).unwrap().response;
+        assert_eq!(response.stop_reason, stop, "{reason}");
+        assert_eq!(response.message.content, "a");
+    }
+}
+
+#[test]
+fn an_answer_without_content_is_malformed() {
+    let wire =
+        serde_json::from_value(json!({"type": "message", "stop_reason": "end_turn"})).unwrap();
+    let error = answer(wire).unwrap_err();
+    assert_eq!(error.kind(), ModelErrorKind::MalformedResponse);
+}
+
+fn decode(text: &str) -> (Vec<ModelEvent>, EventDecoder, bool) {
+    let mut decoder = EventDecoder::new();
+    let mut out = VecDeque::new();
+    let mut closed = false;
+    for event in parse_transcript(text) {
+        closed = decoder.decode(&event, &mut out).unwrap();
+    }
+    (out.into(), decoder, closed)
+}
+
+#[test]
+fn a_stream_with_thinking_text_and_a_tool_call_assembles() {
+    let (events, decoder, closed) = decode(transcript!("anthropic/tool_use.sse"));
+    assert!(closed);
+    assert_eq!(
+        decoder.reasoning(),
+        "The user wants Paris weather; call get_weather."
+    );
+    let call = ToolCall::new(
+        "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
+        "get_weather",
+        json!({"city": "Paris", "unit": "celsius"}),
+    );
+    assert!(events.contains(&ModelEvent::ToolCallEnd {
+        index: 2,
+        call: call.clone()
+    }));
+    assert!(events.contains(&ModelEvent::Finish {
+        stop_reason: StopReason::ToolUse
+    }));
+    let response = decoder.finish().unwrap();
+    assert_eq!(
+        response.message.content,
+        "Let me check the weather in Paris."
+    );
+    assert_eq!(response.message.tool_calls, [call]);
+    assert_eq!(
+        response.usage,
+        Usage::new(48 + 256 + 1536, 89).with_cache(1536, 256)
+    );
+}
+
+#[test]
+fn an_error_event_is_classified() {
+    let mut decoder = EventDecoder::new();
+    let mut out = VecDeque::new();
+    let events = parse_transcript(transcript!("anthropic/overloaded.sse"));
+    let (last, before) = events.split_last().unwrap();
+    for event in before {
+        decoder.decode(event, &mut out).unwrap();
+    }
+    let error = decoder.decode(last, &mut out).unwrap_err();
+    assert_eq!(error.kind(), ModelErrorKind::Overloaded);
+    assert!(error.is_retryable());
+}
+
+#[test]
+fn a_stream_cut_before_its_end_is_malformed() {
+    let events = parse_transcript(transcript!("anthropic/tool_use.sse"));
+    let delta_at = events
+        .iter()
+        .position(|event| event.data.contains("\"message_delta\""))
+        .unwrap();
+    for cut in 0..=delta_at {
+        let mut decoder = EventDecoder::new();
+        let mut out = VecDeque::new();
+        for event in &events[..cut] {
+            decoder.decode(event, &mut out).unwrap();
+        }
+        let error = decoder.end_of_body().unwrap_err();
+        assert_eq!(
+            error.kind(),
+            ModelErrorKind::MalformedResponse,
+            "cut at {cut}"
+        );
+    }
+}
+
+#[test]
+fn a_message_stop_inside_a_tool_call_is_malformed() {
+    let text = "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"x\",\"input\":{}}}\n\n\
+                data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"a\\\":\"}}\n\n\
+                data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":3}}\n\n\
+                data: {\"type\":\"message_stop\"}\n\n";
+    let mut decoder = EventDecoder::new();
+    let mut out = VecDeque::new();
+    let events = parse_transcript(text);
+    let (last, before) = events.split_last().unwrap();
+    for event in before {
+        decoder.decode(event, &mut out).unwrap();
+    }
+    let error = decoder.decode(last, &mut out).unwrap_err();
+    assert_eq!(error.kind(), ModelErrorKind::MalformedResponse);
+    assert!(error.to_string().contains("inside tool call"), "{error}");
+}

@@ -1,0 +1,179 @@
+//! The Messages API wire format. Lenient on input: fields a server may leave out have
+//! defaults, unknown fields are ignored, unknown block and event types are skipped.
+
+use serde::{Deserialize, Serialize};
+
+/// `POST /v1/messages`.
+#[derive(Debug, Serialize)]
+pub(crate) struct MessagesRequest<'a> {
+    pub(crate) model: &'a str,
+    pub(crate) max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) system: Option<String>,
+    pub(crate) messages: Vec<RequestMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) tool_choice: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) thinking: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) top_p: Option<f32>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub(crate) stop_sequences: &'a [String],
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) stream: bool,
+}
+
+/// One turn of the conversation: a role and its content blocks.
+#[derive(Debug, Serialize)]
+pub(crate) struct RequestMessage<'a> {
+    pub(crate) role: &'static str,
+    pub(crate) content: Vec<RequestBlock<'a>>,
+}
+
+/// A content block of the request.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum RequestBlock<'a> {
+    Text {
+        text: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: &'a serde_json::Value,
+    },
+    ToolResult {
+        tool_use_id: &'a str,
+        content: &'a str,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        is_error: bool,
+    },
+}
+
+/// A tool offered to the model.
+#[derive(Debug, Serialize)]
+pub(crate) struct Tool<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) description: &'a str,
+    pub(crate) input_schema: &'a serde_json::Value,
+}
+
+/// The answer of an unstreamed call.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct MessagesResponse {
+    /// `None` when the server sent no content at all: not an answer.
+    pub(crate) content: Option<Vec<ContentBlock>>,
+    pub(crate) stop_reason: Option<String>,
+    pub(crate) usage: WireUsage,
+}
+
+/// A content block of an answer.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum ContentBlock {
+    Text {
+        #[serde(default)]
+        text: String,
+    },
+    ToolUse {
+        #[serde(default)]
+        id: String,
+        #[serde(default)]
+        name: String,
+        #[serde(default)]
+        input: serde_json::Value,
+    },
+    Thinking {
+        #[serde(default)]
+        thinking: String,
+    },
+    /// Redacted thinking, server tool use, and block types added later.
+    #[serde(other)]
+    Other,
+}
+
+/// Token counts; `input_tokens` excludes the cached ones, which are counted apart.
+#[derive(Debug, Default, Clone, Copy, Deserialize)]
+#[serde(default)]
+pub(crate) struct WireUsage {
+    pub(crate) input_tokens: u64,
+    pub(crate) output_tokens: u64,
+    pub(crate) cache_creation_input_tokens: Option<u64>,
+    pub(crate) cache_read_input_tokens: Option<u64>,
+}
+
+/// One event of a streamed answer (the `data` of an SSE event; its `type` names it).
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum StreamEvent {
+    MessageStart {
+        #[serde(default)]
+        message: MessageStart,
+    },
+    ContentBlockStart {
+        index: usize,
+        content_block: ContentBlock,
+    },
+    ContentBlockDelta {
+        index: usize,
+        delta: BlockDelta,
+    },
+    ContentBlockStop {
+        index: usize,
+    },
+    MessageDelta {
+        #[serde(default)]
+        delta: MessageDelta,
+        #[serde(default)]
+        usage: WireUsage,
+    },
+    MessageStop,
+    Ping,
+    Error {
+        #[serde(default)]
+        error: serde_json::Value,
+    },
+    /// Event types added later.
+    #[serde(other)]
+    Other,
+}
+
+/// The message a stream opens with: its usage so far (input and cache counts).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct MessageStart {
+    pub(crate) usage: WireUsage,
+}
+
+/// More of a content block.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum BlockDelta {
+    TextDelta {
+        #[serde(default)]
+        text: String,
+    },
+    InputJsonDelta {
+        #[serde(default)]
+        partial_json: String,
+    },
+    ThinkingDelta {
+        #[serde(default)]
+        thinking: String,
+    },
+    /// Signatures of thinking blocks, citations, and delta types added later.
+    #[serde(other)]
+    Other,
+}
+
+/// The end of the message: why it stopped.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct MessageDelta {
+    pub(crate) stop_reason: Option<String>,
+}

@@ -1,0 +1,298 @@
+//! The HTTP client of a provider: configuration, the POST of a request, status checks.
+
+use std::fmt;
+use std::time::Duration;
+
+use hookchain_core::ModelError;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::error::{classify_status, classify_transport, malformed};
+
+/// Why a provider client could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The base URL does not parse as an absolute URL.
+    #[error("invalid base URL `{url}`")]
+    BaseUrl {
+        /// The URL given.
+        url: String,
+        /// Why it does not parse.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A header name is not a valid HTTP header name.
+    #[error("invalid HTTP header name `{name}`")]
+    HeaderName {
+        /// The name given.
+        name: String,
+        /// Why it is invalid.
+        #[source]
+        source: reqwest::header::InvalidHeaderName,
+    },
+    /// A header value is not a valid HTTP header value (the value is not shown: it may be a
+    /// secret).
+    #[error("invalid value for HTTP header `{name}`")]
+    HeaderValue {
+        /// The header's name.
+        name: String,
+        /// Why the value is invalid.
+        #[source]
+        source: reqwest::header::InvalidHeaderValue,
+    },
+    /// The HTTP client could not be built (for example, no TLS backend could be initialised).
+    #[error("the HTTP client could not be built")]
+    Client(#[source] reqwest::Error),
+}
+
+/// How to reach a provider's server: what a provider's builder collects.
+#[derive(Clone)]
+pub(crate) struct HttpConfig {
+    pub(crate) base_url: String,
+    /// Headers the application added, sent as given.
+    pub(crate) headers: Vec<(String, String)>,
+    /// Credentials: sent marked sensitive, never shown.
+    pub(crate) secret_headers: Vec<(&'static str, String)>,
+    /// The secrets inside those headers (the key without `Bearer `): redacted from error
+    /// bodies, which may echo them.
+    pub(crate) secrets: Vec<String>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) connect_timeout: Option<Duration>,
+    pub(crate) read_timeout: Option<Duration>,
+}
+
+/// How long connecting may take unless the application says otherwise.
+pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long the server may stay silent (before the answer starts, or between two pieces of a
+/// stream) unless the application says otherwise: long enough for a reasoning model thinking
+/// before it answers, short enough that a dead server is noticed.
+pub(crate) const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(300);
+
+impl HttpConfig {
+    /// A configuration for `base_url` with the default timeouts.
+    pub(crate) fn new(base_url: &str) -> Self {
+        Self {
+            base_url: base_url.to_owned(),
+            headers: Vec::new(),
+            secret_headers: Vec::new(),
+            secrets: Vec::new(),
+            timeout: None,
+            connect_timeout: Some(DEFAULT_CONNECT_TIMEOUT),
+            read_timeout: Some(DEFAULT_READ_TIMEOUT),
+        }
+    }
+}
+
+// Never print the credentials.
+impl fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Header values are not shown at all: an application may pass a key as a plain header
+        // (Azure's `api-key`).
+        let names = |headers: Vec<&str>| headers.join(", ");
+        f.debug_struct("HttpConfig")
+            .field("base_url", &self.base_url)
+            .field(
+                "headers",
+                &names(self.headers.iter().map(|(n, _)| n.as_str()).collect()),
+            )
+            .field(
+                "secret_headers",
+                &names(self.secret_headers.iter().map(|(n, _)| *n).collect()),
+            )
+            .field("timeout", &self.timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("read_timeout", &self.read_timeout)
+            .finish()
+    }
+}
+
+impl HttpConfig {
+    /// A client that POSTs to `base_url` + `/` + `path`; `provider` names it in errors.
+    pub(crate) fn build(
+        &self,
+        provider: &'static str,
+        path: &str,
+    ) -> Result<HttpClient, BuildError> {
+        let url = format!("{}/{path}", self.base_url.trim_end_matches('/'));
+        let endpoint = reqwest::Url::parse(&url).map_err(|source| BuildError::BaseUrl {
+            url: self.base_url.clone(),
+            source: Box::new(source),
+        })?;
+        let mut headers = HeaderMap::new();
+        let mut secrets = self.secrets.clone();
+        for (name, value) in &self.headers {
+            let mut header = header_value(name, value)?;
+            if looks_secret(name) {
+                header.set_sensitive(true);
+                secrets.push(value.clone());
+            }
+            headers.insert(header_name(name)?, header);
+        }
+        for (name, value) in &self.secret_headers {
+            let mut value = header_value(name, value)?;
+            value.set_sensitive(true);
+            headers.insert(header_name(name)?, value);
+        }
+        let mut builder = reqwest::Client::builder().default_headers(headers);
+        if let Some(timeout) = self.timeout {
+            builder = builder.timeout(timeout);
+        }
+        if let Some(timeout) = self.connect_timeout {
+            builder = builder.connect_timeout(timeout);
+        }
+        if let Some(timeout) = self.read_timeout {
+            builder = builder.read_timeout(timeout);
+        }
+        Ok(HttpClient {
+            client: builder.build().map_err(BuildError::Client)?,
+            endpoint,
+            provider,
+            secrets,
+        })
+    }
+}
+
+/// Whether a header the application added probably carries a credential.
+fn looks_secret(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["auth", "key", "token", "secret"]
+        .iter()
+        .any(|part| name.contains(part))
+}
+
+fn header_name(name: &str) -> Result<HeaderName, BuildError> {
+    HeaderName::from_bytes(name.as_bytes()).map_err(|source| BuildError::HeaderName {
+        name: name.to_owned(),
+        source,
+    })
+}
+
+fn header_value(name: &str, value: &str) -> Result<HeaderValue, BuildError> {
+    HeaderValue::from_str(value).map_err(|source| BuildError::HeaderValue {
+        name: name.to_owned(),
+        source,
+    })
+}
+
+/// A provider's HTTP client, bound to one endpoint.
+#[derive(Clone)]
+pub(crate) struct HttpClient {
+    client: reqwest::Client,
+    endpoint: reqwest::Url,
+    provider: &'static str,
+    secrets: Vec<String>,
+}
+
+impl fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpClient")
+            .field("endpoint", &self.endpoint.as_str())
+            .field("provider", &self.provider)
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpClient {
+    /// Serializes a request body (straight to JSON text: through a `serde_json::Value`, an
+    /// `f32` such as a temperature of 0.2 would widen to 0.20000000298023224).
+    pub(crate) fn encode(&self, body: &impl Serialize) -> Result<Vec<u8>, ModelError> {
+        serde_json::to_vec(body).map_err(|error| {
+            ModelError::invalid_request(format!(
+                "{} request failed: the request could not be serialized",
+                self.provider
+            ))
+            .with_source(error)
+        })
+    }
+
+    /// POSTs `json`; a non-success status is classified into a [`ModelError`].
+    pub(crate) async fn post(&self, json: Vec<u8>) -> Result<reqwest::Response, ModelError> {
+        tracing::debug!(provider = self.provider, endpoint = %self.endpoint, "model request");
+        let response = self
+            .client
+            .post(self.endpoint.clone())
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(json)
+            .send()
+            .await
+            .map_err(|error| classify_transport(self.provider, error))?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(response);
+        }
+        let headers = response.headers().clone();
+        // The body explains the failure; if it cannot be read, the status alone still does.
+        let body = response.text().await.unwrap_or_default();
+        let error = classify_status(self.provider, status, &headers, &body, &self.secrets);
+        tracing::debug!(provider = self.provider, %status, kind = ?error.kind(), "model request failed");
+        Err(error)
+    }
+
+    /// POSTs `body` and decodes the whole JSON answer as `T`.
+    pub(crate) async fn post_json<T: DeserializeOwned>(
+        &self,
+        body: &impl Serialize,
+    ) -> Result<T, ModelError> {
+        let response = self.post(self.encode(body)?).await?;
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|error| classify_transport(self.provider, error))?;
+        serde_json::from_slice(&bytes).map_err(|error| {
+            malformed(self.provider, "the answer is not the expected JSON").with_source(error)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_shows_no_header_value_and_key_like_headers_are_secrets() {
+        let mut config = HttpConfig::new("http://localhost:1/v1");
+        config.secret_headers = vec![("authorization", "Bearer sk-one".into())];
+        config.secrets = vec!["sk-one".into()];
+        config.headers = vec![
+            ("api-key".into(), "azure-two".into()),
+            ("x-team".into(), "weather".into()),
+        ];
+        let shown = format!("{config:?}");
+        assert!(
+            shown.contains("api-key") && shown.contains("authorization"),
+            "{shown}"
+        );
+        for value in ["sk-one", "azure-two", "weather"] {
+            assert!(!shown.contains(value), "{shown}");
+        }
+        let client = config.build("openai", "chat/completions").unwrap();
+        assert_eq!(client.secrets, ["sk-one", "azure-two"]);
+        assert!(!format!("{client:?}").contains("sk-one"));
+        assert_eq!(
+            client.endpoint.as_str(),
+            "http://localhost:1/v1/chat/completions"
+        );
+    }
+
+    #[test]
+    fn bad_urls_and_headers_are_build_errors() {
+        let mut config = HttpConfig::new("not a url");
+        assert!(matches!(
+            config.build("openai", "x"),
+            Err(BuildError::BaseUrl { .. })
+        ));
+        config.base_url = "http://localhost:1".into();
+        config.headers = vec![("bad header".into(), "v".into())];
+        assert!(matches!(
+            config.build("openai", "x"),
+            Err(BuildError::HeaderName { .. })
+        ));
+        config.headers = vec![("api-key".into(), "line\nbreak".into())];
+        let error = config.build("openai", "x").unwrap_err();
+        assert!(matches!(error, BuildError::HeaderValue { .. }));
+        assert!(!error.to_string().contains("line"), "{error}");
+    }
+}

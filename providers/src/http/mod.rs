@@ -1,0 +1,16 @@
+//! What both providers share: the HTTP client, error classification and the SSE decoder.
+
+mod client;
+mod error;
+mod sse;
+mod stream;
+
+pub use client::BuildError;
+pub use error::ApiError;
+
+pub(crate) use client::{HttpClient, HttpConfig};
+pub(crate) use error::{classify_api_error, malformed};
+pub(crate) use sse::SseStream;
+#[cfg(test)]
+pub(crate) use sse::parse_transcript;
+pub(crate) use stream::{Decoder, EventStream, events};

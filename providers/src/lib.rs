@@ -1,0 +1,42 @@
+//! Model providers for [hookchain](https://docs.rs/hookchain): real models behind the
+//! [`Model`](hookchain_core::Model) trait.
+//!
+//! - `openai` (feature `openai`): the OpenAI-compatible Chat Completions API, spoken by
+//!   OpenAI, Azure-style endpoints, Ollama, vLLM, llama.cpp's server, Groq, DeepSeek,
+//!   OpenRouter, Mistral and more; the server is chosen by its base URL.
+//! - `anthropic` (feature `anthropic`): Anthropic's Messages API.
+//!
+//! Both features are off by default. Through the facade, enable `hookchain`'s features of the
+//! same names and use `hookchain::providers::openai::…`.
+//!
+//! # Rules every provider follows
+//!
+//! - **Errors are classified** as a [`ModelErrorKind`](hookchain_core::ModelErrorKind): HTTP 429
+//!   is `RateLimited` with the `Retry-After` delay, 5xx and Anthropic's 529 are `Overloaded`,
+//!   401/403 `Authentication`, a prompt too long for the model `ContextLengthExceeded`, other 4xx
+//!   `InvalidRequest`, client timeouts `Timeout`, refused or broken connections `Connection`.
+//!   The provider's own error text is kept as the error's [`source`](std::error::Error::source).
+//! - **A malformed or truncated answer is an error** (`MalformedResponse`): undecodable JSON, no
+//!   choices, a stream that ends before its finish or inside a tool call. Never a panic, never
+//!   a silent empty answer.
+//! - **Wire types are lenient**: missing optional fields take defaults and unknown fields are
+//!   ignored, so that the many servers speaking "the same" API all parse.
+//! - **The API key never appears in an error message** or a `Debug` output.
+//! - Streaming and unstreamed calls return the same [`ModelResponse`](hookchain_core::ModelResponse):
+//!   a streamed answer is assembled by [`ResponseAssembler`](hookchain_core::model::ResponseAssembler).
+
+#![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[cfg(feature = "http")]
+mod http;
+
+#[cfg(feature = "http")]
+pub use http::{ApiError, BuildError};
+
+#[cfg(feature = "anthropic")]
+#[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
+pub mod anthropic;
+#[cfg(feature = "openai")]
+#[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
+pub mod openai;

@@ -1,0 +1,217 @@
+//! The OpenAI-compatible client: its builder, the HTTP calls, the [`Model`] implementation.
+
+use std::future::Future;
+use std::time::Duration;
+
+use futures::Stream;
+use hookchain_core::model::ModelEvent;
+use hookchain_core::{Model, ModelError, ModelRequest, ModelResponse};
+
+use super::convert::{self, Options, PROVIDER};
+use super::stream::ChunkDecoder;
+use super::wire::ChatResponse;
+use crate::BuildError;
+use crate::http::{EventStream, HttpClient, HttpConfig, SseStream, events};
+
+/// OpenAI's API; other servers are chosen by their base URL.
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// A model served over the OpenAI-compatible Chat Completions API.
+///
+/// Built with [`OpenAiModel::builder`]. Cloning is cheap (the connection pool is shared).
+#[derive(Debug, Clone)]
+pub struct OpenAiModel {
+    http: HttpClient,
+    model: String,
+    parallel_tool_calls: Option<bool>,
+    streaming: bool,
+}
+
+/// Configures an [`OpenAiModel`].
+#[derive(Debug, Clone)]
+#[must_use = "a builder does nothing until `build` is called"]
+pub struct OpenAiBuilder {
+    config: HttpConfig,
+    model: String,
+    parallel_tool_calls: Option<bool>,
+    streaming: bool,
+}
+
+impl OpenAiModel {
+    /// A builder for the model named `model` (`"gpt-4o-mini"`, `"llama3.2"`, …), at
+    /// [`DEFAULT_BASE_URL`] without an API key until told otherwise.
+    pub fn builder(model: impl Into<String>) -> OpenAiBuilder {
+        OpenAiBuilder {
+            config: HttpConfig::new(DEFAULT_BASE_URL),
+            model: model.into(),
+            parallel_tool_calls: None,
+            streaming: false,
+        }
+    }
+
+    /// The model name sent with every request.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn options(&self, stream: bool) -> Options<'_> {
+        Options {
+            model: &self.model,
+            parallel_tool_calls: self.parallel_tool_calls,
+            stream,
+        }
+    }
+
+    /// Opens a streamed call: the connection, then its events, decoded and checked as they
+    /// come.
+    fn open(
+        &self,
+        request: &ModelRequest,
+    ) -> Result<
+        impl Future<Output = Result<EventStream<ChunkDecoder>, ModelError>> + Send + use<>,
+        ModelError,
+    > {
+        let body = self
+            .http
+            .encode(&convert::chat_request(request, self.options(true)))?;
+        let http = self.http.clone();
+        Ok(async move {
+            let response = http.post(body).await?;
+            Ok(EventStream::new(
+                SseStream::new(response, PROVIDER),
+                ChunkDecoder::new(),
+            ))
+        })
+    }
+
+    /// Calls the model with streaming and yields its events as they arrive: text and
+    /// reasoning deltas, tool-call starts, argument fragments and ends (with the assembled
+    /// call), usage, finish.
+    ///
+    /// The stream ends after the finish; a failure is its last item. A stream cut short (the
+    /// body ends before the finish, or inside a tool call) ends with a `MalformedResponse`
+    /// error.
+    ///
+    /// ```no_run
+    /// use futures::StreamExt;
+    /// use hookchain_core::ModelRequest;
+    /// use hookchain_core::model::ModelEvent;
+    /// use hookchain_providers::openai::OpenAiModel;
+    ///
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let model = OpenAiModel::builder("llama3.2")
+    ///     .base_url("http://localhost:11434/v1")
+    ///     .build()?;
+    /// let request = ModelRequest {
+    ///     messages: vec![hookchain_core::Message::user("Tell me a joke.")],
+    ///     ..ModelRequest::default()
+    /// };
+    /// let mut events = std::pin::pin!(model.stream(request));
+    /// while let Some(event) = events.next().await {
+    ///     if let ModelEvent::TextDelta { text, .. } = event? {
+    ///         print!("{text}");
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn stream(
+        &self,
+        request: ModelRequest,
+    ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send + 'static {
+        let opened = self.open(&request);
+        events(async move { opened?.await })
+    }
+
+    async fn call(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
+        if self.streaming {
+            return self.open(&request)?.await?.into_response().await;
+        }
+        let wire: ChatResponse = self
+            .http
+            .post_json(&convert::chat_request(&request, self.options(false)))
+            .await?;
+        // The message type has no reasoning part yet: unstreamed reasoning is dropped.
+        Ok(convert::answer(wire)?.response)
+    }
+}
+
+impl Model for OpenAiModel {
+    fn invoke(
+        &self,
+        request: ModelRequest,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
+        self.call(request)
+    }
+}
+
+impl OpenAiBuilder {
+    /// The server's base URL, up to and including `/v1`: `http://localhost:11434/v1` for
+    /// Ollama, `http://localhost:8000/v1` for vLLM, `http://localhost:8080/v1` for llama.cpp,
+    /// `https://api.groq.com/openai/v1` for Groq.
+    pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
+        self.config.base_url = base_url.into();
+        self
+    }
+
+    /// The API key, sent as `Authorization: Bearer <key>` (local servers need none). It never
+    /// appears in errors or `Debug` output.
+    pub fn api_key(mut self, api_key: impl Into<String>) -> Self {
+        let api_key = api_key.into();
+        self.config.secret_headers = vec![("authorization", format!("Bearer {api_key}"))];
+        self.config.secrets = vec![api_key];
+        self
+    }
+
+    /// A header sent with every request (for example Azure's `api-key`, or OpenRouter's
+    /// `HTTP-Referer`).
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.config.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// The longest a whole call may take, streaming included (default: no limit; see
+    /// [`read_timeout`](Self::read_timeout)).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.config.timeout = Some(timeout);
+        self
+    }
+
+    /// The longest connecting to the server may take (default 30 s).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.config.connect_timeout = Some(timeout);
+        self
+    }
+
+    /// The longest the server may stay silent: before the answer starts, or between two
+    /// pieces of a streamed answer (default 300 s). Unlike [`timeout`](Self::timeout) it does
+    /// not limit a long answer that keeps coming.
+    pub fn read_timeout(mut self, timeout: Duration) -> Self {
+        self.config.read_timeout = Some(timeout);
+        self
+    }
+
+    /// Whether the model may call several tools in one answer (`parallel_tool_calls`); unset,
+    /// the server decides. Sent only with tools.
+    pub fn parallel_tool_calls(mut self, parallel: bool) -> Self {
+        self.parallel_tool_calls = Some(parallel);
+        self
+    }
+
+    /// Whether [`Model::invoke`] streams the answer and assembles it (default: no). The answer
+    /// is the same; streaming keeps slow answers from hitting proxies' idle timeouts.
+    pub fn streaming(mut self, streaming: bool) -> Self {
+        self.streaming = streaming;
+        self
+    }
+
+    /// The model.
+    pub fn build(self) -> Result<OpenAiModel, BuildError> {
+        Ok(OpenAiModel {
+            http: self.config.build(PROVIDER, "chat/completions")?,
+            model: self.model,
+            parallel_tool_calls: self.parallel_tool_calls,
+            streaming: self.streaming,
+        })
+    }
+}

@@ -1,0 +1,185 @@
+//! Our types to the wire and back: pure functions, tested with recorded wire JSON.
+
+use hookchain_core::model::ToolChoice;
+use hookchain_core::{
+    Message, ModelError, ModelRequest, ModelResponse, Role, StopReason, ToolCall, Usage,
+};
+use serde_json::json;
+
+use super::wire::{
+    ChatRequest, ChatResponse, FunctionSpec, RequestFunction, RequestMessage, RequestToolCall,
+    StreamOptions, Tool, WireUsage,
+};
+use crate::http::malformed;
+
+/// The provider's name in errors.
+pub(crate) const PROVIDER: &str = "openai";
+
+/// Per-model options that shape the wire request.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Options<'a> {
+    pub(crate) model: &'a str,
+    pub(crate) parallel_tool_calls: Option<bool>,
+    pub(crate) stream: bool,
+}
+
+/// The wire request for `request`.
+pub(crate) fn chat_request<'a>(request: &'a ModelRequest, options: Options<'a>) -> ChatRequest<'a> {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    if let Some(system) = &request.system_prompt {
+        messages.push(RequestMessage {
+            role: "system",
+            content: Some(system),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        });
+    }
+    messages.extend(request.messages.iter().map(message));
+    let has_tools = !request.tools.is_empty();
+    ChatRequest {
+        model: options.model,
+        messages,
+        tools: request
+            .tools
+            .iter()
+            .map(|spec| Tool {
+                kind: "function",
+                function: FunctionSpec {
+                    name: &spec.name,
+                    description: &spec.description,
+                    parameters: &spec.parameters,
+                },
+            })
+            .collect(),
+        // Some servers reject a tool choice without tools; `auto` is everyone's default.
+        tool_choice: if has_tools {
+            tool_choice(&request.tool_choice)
+        } else {
+            None
+        },
+        parallel_tool_calls: options.parallel_tool_calls.filter(|_| has_tools),
+        temperature: request.settings.temperature,
+        max_tokens: request.settings.max_tokens,
+        top_p: request.settings.top_p,
+        stop: &request.settings.stop,
+        stream: options.stream,
+        stream_options: options.stream.then_some(StreamOptions {
+            include_usage: true,
+        }),
+    }
+}
+
+fn message(message: &Message) -> RequestMessage<'_> {
+    let role = match message.role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    };
+    let only_calls =
+        message.role == Role::Assistant && message.content.is_empty() && message.has_tool_calls();
+    RequestMessage {
+        role,
+        content: (!only_calls).then_some(message.content.as_str()),
+        tool_calls: message
+            .tool_calls
+            .iter()
+            .map(|call| RequestToolCall {
+                id: &call.id,
+                kind: "function",
+                function: RequestFunction {
+                    name: &call.name,
+                    arguments: call.arguments.to_string(),
+                },
+            })
+            .collect(),
+        tool_call_id: message.tool_call_id.as_deref(),
+    }
+}
+
+fn tool_choice(choice: &ToolChoice) -> Option<serde_json::Value> {
+    match choice {
+        ToolChoice::Auto => None,
+        ToolChoice::None => Some(json!("none")),
+        ToolChoice::Required => Some(json!("required")),
+        ToolChoice::Tool(name) => Some(json!({"type": "function", "function": {"name": name}})),
+        // A choice this client does not know yet: leave it to the model.
+        _ => None,
+    }
+}
+
+/// An unstreamed answer, with the reasoning text the server sent (if any) apart.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub(crate) response: ModelResponse,
+    // Read by tests only until messages get a reasoning part (the client drops it).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) reasoning: Option<String>,
+}
+
+/// Our response for an unstreamed wire answer; no choice at all is malformed.
+pub(crate) fn answer(wire: ChatResponse) -> Result<Answer, ModelError> {
+    let Some(choice) = wire.choices.into_iter().next() else {
+        return Err(malformed(PROVIDER, "the answer has no choices"));
+    };
+    let message = choice.message;
+    let calls = message
+        .tool_calls
+        .into_iter()
+        .enumerate()
+        .map(|(index, call)| {
+            let arguments = arguments(&call.function.name, call.function.arguments)?;
+            let id = call.id.unwrap_or_else(|| format!("call_{index}"));
+            Ok(ToolCall::new(id, call.function.name, arguments))
+        })
+        .collect::<Result<Vec<_>, ModelError>>()?;
+    let stop_reason = stop_reason(choice.finish_reason.as_deref(), !calls.is_empty());
+    let content = message.content.or(message.refusal).unwrap_or_default();
+    Ok(Answer {
+        response: ModelResponse {
+            message: Message::assistant_with_tool_calls(content, calls),
+            usage: wire.usage.map(usage).unwrap_or_default(),
+            stop_reason,
+        },
+        reasoning: message.reasoning_content.or(message.reasoning),
+    })
+}
+
+/// Arguments as JSON text (the standard), or as an object (some servers); none means `{}`.
+fn arguments(
+    name: &str,
+    arguments: Option<serde_json::Value>,
+) -> Result<serde_json::Value, ModelError> {
+    match arguments {
+        None | Some(serde_json::Value::Null) => Ok(json!({})),
+        Some(serde_json::Value::String(text)) if text.trim().is_empty() => Ok(json!({})),
+        Some(serde_json::Value::String(text)) => serde_json::from_str(&text).map_err(|error| {
+            malformed(
+                PROVIDER,
+                &format!("the arguments of tool call `{name}` are not valid JSON"),
+            )
+            .with_source(error)
+        }),
+        Some(object) => Ok(object),
+    }
+}
+
+/// Why the model stopped; a server that says `stop` (or nothing) while calling tools means
+/// tool use.
+pub(crate) fn stop_reason(finish_reason: Option<&str>, has_tool_calls: bool) -> StopReason {
+    match finish_reason {
+        Some("length") => StopReason::MaxTokens,
+        Some("content_filter") => StopReason::ContentFilter,
+        Some("tool_calls" | "function_call") => StopReason::ToolUse,
+        _ if has_tool_calls => StopReason::ToolUse,
+        _ => StopReason::EndTurn,
+    }
+}
+
+/// Our usage; the prompt count includes the cached tokens, as ours does.
+pub(crate) fn usage(wire: WireUsage) -> Usage {
+    let cached = wire
+        .prompt_tokens_details
+        .map_or(0, |details| details.cached_tokens);
+    Usage::new(wire.prompt_tokens, wire.completion_tokens).with_cache(cached, 0)
+}

@@ -1,0 +1,359 @@
+//! Conversion and stream decoding, on recorded wire JSON of each server kind; no server.
+
+use std::collections::VecDeque;
+
+use hookchain_core::model::{ModelEvent, ModelSettings, ToolChoice};
+use hookchain_core::{
+    Message, ModelErrorKind, ModelRequest, StopReason, ToolCall, ToolResult, ToolSpec, Usage,
+};
+use serde_json::json;
+
+use super::convert::{Options, answer, chat_request};
+use super::stream::ChunkDecoder;
+use crate::http::{Decoder, parse_transcript};
+
+/// The JSON text a request serializes to, read back (as the server would read it).
+fn on_wire(request: &impl serde::Serialize) -> serde_json::Value {
+    serde_json::from_slice(&serde_json::to_vec(request).unwrap()).unwrap()
+}
+
+macro_rules! transcript {
+    ($path:literal) => {
+        include_str!(concat!("../../tests/transcripts/", $path))
+    };
+}
+
+fn weather_spec() -> ToolSpec {
+    ToolSpec {
+        name: "get_weather".into(),
+        description: "The weather in a city.".into(),
+        parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+    }
+}
+
+fn options(stream: bool) -> Options<'static> {
+    Options {
+        model: "gpt-4o-mini",
+        parallel_tool_calls: Some(false),
+        stream,
+    }
+}
+
+/// A conversation after one tool round: user, assistant tool call, tool result.
+fn after_tool_round() -> ModelRequest {
+    ModelRequest {
+        messages: vec![
+            Message::user("Weather in Paris?"),
+            Message::assistant_with_tool_calls(
+                "",
+                [ToolCall::new(
+                    "call_1",
+                    "get_weather",
+                    json!({"city": "Paris"}),
+                )],
+            ),
+            Message::tool(ToolResult::ok("call_1", "18°C, sunny")),
+        ],
+        system_prompt: Some("Be brief.".into()),
+        tools: vec![weather_spec()],
+        tool_choice: ToolChoice::Required,
+        settings: ModelSettings::new().temperature(0.5).max_tokens(200),
+    }
+}
+
+#[test]
+fn the_request_carries_system_first_tools_choice_and_settings() {
+    let request = after_tool_round();
+    let wire = on_wire(&chat_request(&request, options(false)));
+    assert_eq!(
+        wire,
+        json!({
+            "model": "gpt-4o-mini",
+            "messages": [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "Weather in Paris?"},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "call_1", "type": "function",
+                     "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}
+                ]},
+                {"role": "tool", "content": "18°C, sunny", "tool_call_id": "call_1"},
+            ],
+            "tools": [{"type": "function", "function": {
+                "name": "get_weather",
+                "description": "The weather in a city.",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+            }}],
+            "tool_choice": "required",
+            "parallel_tool_calls": false,
+            "temperature": 0.5,
+            "max_tokens": 200,
+        })
+    );
+}
+
+#[test]
+fn tool_choice_forms_and_no_choice_without_tools() {
+    let mut request = after_tool_round();
+    request.tool_choice = ToolChoice::Tool("get_weather".into());
+    let wire = on_wire(&chat_request(&request, options(false)));
+    assert_eq!(
+        wire["tool_choice"],
+        json!({"type": "function", "function": {"name": "get_weather"}})
+    );
+    request.tool_choice = ToolChoice::None;
+    let wire = on_wire(&chat_request(&request, options(false)));
+    assert_eq!(wire["tool_choice"], "none");
+    request.tool_choice = ToolChoice::Auto;
+    let wire = on_wire(&chat_request(&request, options(false)));
+    assert!(wire.get("tool_choice").is_none());
+
+    request.tools.clear();
+    request.tool_choice = ToolChoice::Required;
+    let wire = on_wire(&chat_request(&request, options(false)));
+    assert!(wire.get("tool_choice").is_none(), "{wire}");
+    assert!(wire.get("tools").is_none(), "{wire}");
+    assert!(wire.get("parallel_tool_calls").is_none(), "{wire}");
+}
+
+#[test]
+fn a_streamed_request_asks_for_usage() {
+    let request = ModelRequest::default();
+    let wire = on_wire(&chat_request(&request, options(true)));
+    assert_eq!(wire["stream"], true);
+    assert_eq!(wire["stream_options"], json!({"include_usage": true}));
+    let wire = on_wire(&chat_request(&request, options(false)));
+    assert!(wire.get("stream").is_none() && wire.get("stream_options").is_none());
+}
+
+#[test]
+fn an_openai_tool_call_answer_converts() {
+    let wire = serde_json::from_str(transcript!("openai/tool_call.json")).unwrap();
+    let answer = answer(wire).unwrap();
+    let response = answer.response;
+    assert_eq!(response.stop_reason, StopReason::ToolUse);
+    assert_eq!(response.message.content, "");
+    assert_eq!(
+        response.message.tool_calls,
+        [ToolCall::new(
+            "call_Vx8dS2NRyQmGaYh0NnJ9Cw2x",
+            "get_weather",
+            json!({"city": "Paris", "unit": "celsius"})
+        )]
+    );
+    assert_eq!(response.usage, Usage::new(82, 18).with_cache(64, 0));
+    assert_eq!(answer.reasoning, None);
+}
+
+#[test]
+fn an_openai_text_answer_and_an_ollama_tool_call_convert() {
+    let wire = serde_json::from_str(transcript!("openai/final.json")).unwrap();
+    let response = answer(wire).unwrap().response;
+    assert_eq!(response.message.content, "It is 18°C and sunny in Paris.");
+    assert_eq!(response.stop_reason, StopReason::EndTurn);
+    assert_eq!(response.usage, Usage::new(121, 11));
+
+    let wire = serde_json::from_str(transcript!("ollama/tool_call.json")).unwrap();
+    let response = answer(wire).unwrap().response;
+    assert_eq!(response.message.tool_calls[0].id, "call_k2x9q1ab");
+    assert_eq!(response.message.tool_calls[0].arguments["unit"], "celsius");
+    assert_eq!(response.usage, Usage::new(173, 24));
+}
+
+#[test]
+fn odd_but_valid_answers_convert() {
+    // No usage, no finish reason, `stop` while calling tools, arguments as an object, no id.
+    let wire = serde_json::from_value(json!({"choices": [{"message": {
+        "content": "ok", "reasoning_content": "hmm",
+        "tool_calls": [{"function": {"name": "t", "arguments": {"a": 1}}},
+                       {"function": {"name": "u", "arguments": ""}}]
+    }, "finish_reason": "stop"}]}))
+    .unwrap();
+    let answer = answer(wire).unwrap();
+    assert_eq!(answer.response.stop_reason, StopReason::ToolUse);
+    assert_eq!(answer.response.usage, Usage::default());
+    assert_eq!(answer.response.message.tool_calls[0].id, "call_0");
+    assert_eq!(
+        answer.response.message.tool_calls[0].arguments,
+        json!({"a": 1})
+    );
+    assert_eq!(answer.response.message.tool_calls[1].arguments, json!({}));
+    assert_eq!(answer.reasoning.as_deref(), Some("hmm"));
+
+    for (reason, stop) in [
+        ("length", StopReason::MaxTokens),
+        ("content_filter", StopReason::ContentFilter),
+        ("function_call", StopReason::ToolUse),
+        ("something_new", StopReason::EndTurn),
+    ] {
+        let wire = serde_json::from_value(
+            json!({"choices": [{"message": {"content": "x"}, "finish_reason": reason}]}),
+        )
+        .unwrap();
+        assert_eq!(
+            super::convert::answer(wire).unwrap().response.stop_reason,
+            stop
+        );
+    }
+}
+
+#[test]
+fn no_choices_or_bad_arguments_are_malformed() {
+    let wire = serde_json::from_value(json!({"choices": [], "usage": null})).unwrap();
+    let error = answer(wire).unwrap_err();
+    assert_eq!(error.kind(), ModelErrorKind::MalformedResponse);
+    assert!(error.to_string().contains("no choices"), "{error}");
+
+    let wire = serde_json::from_value(json!({"choices": [{"message": {
+        "tool_calls": [{"id": "c", "function": {"name": "t", "arguments": "{\"a\": "}}]
+    }}]}))
+    .unwrap();
+    assert_eq!(
+        answer(wire).unwrap_err().kind(),
+        ModelErrorKind::MalformedResponse
+    );
+}
+
+/// Decodes a whole transcript, returning the events and the assembled response.
+fn decode(text: &str) -> (Vec<ModelEvent>, ChunkDecoder) {
+    let mut decoder = ChunkDecoder::new();
+    let mut out = VecDeque::new();
+    let mut closed = false;
+    for event in parse_transcript(text) {
+        assert!(!closed, "an event after [DONE]");
+        closed = decoder.decode(&event, &mut out).unwrap();
+    }
+    assert!(closed, "the transcript ends with [DONE]");
+    (out.into(), decoder)
+}
+
+fn expected_call(id: &str) -> ToolCall {
+    ToolCall::new(
+        id,
+        "get_weather",
+        json!({"city": "Paris", "unit": "celsius"}),
+    )
+}
+
+#[test]
+fn an_openai_stream_assembles_the_tool_call_and_usage() {
+    let (events, decoder) = decode(transcript!("openai/tool_call.sse"));
+    assert_eq!(
+        events[0],
+        ModelEvent::ToolCallStart {
+            index: 2,
+            id: "call_Vx8dS2NRyQmGaYh0NnJ9Cw2x".into(),
+            name: "get_weather".into()
+        }
+    );
+    assert!(events.contains(&ModelEvent::ToolCallEnd {
+        index: 2,
+        call: expected_call("call_Vx8dS2NRyQmGaYh0NnJ9Cw2x")
+    }));
+    assert_eq!(
+        events.last(),
+        Some(&ModelEvent::Usage(Usage::new(82, 18).with_cache(64, 0)))
+    );
+    let response = decoder.finish().unwrap();
+    assert_eq!(response.stop_reason, StopReason::ToolUse);
+    assert_eq!(response.usage, Usage::new(82, 18).with_cache(64, 0));
+}
+
+#[test]
+fn a_vllm_stream_with_an_argumentless_first_chunk_and_reasoning() {
+    let (events, decoder) = decode(transcript!("vllm/tool_call.sse"));
+    assert_eq!(
+        events[0],
+        ModelEvent::ReasoningDelta {
+            index: 0,
+            text: "Need the weather tool.".into()
+        }
+    );
+    assert_eq!(decoder.reasoning(), "Need the weather tool.");
+    let response = decoder.finish().unwrap();
+    assert_eq!(
+        response.message.tool_calls,
+        [expected_call("chatcmpl-tool-5d2f8a0c1b")]
+    );
+    assert_eq!(response.usage, Usage::new(201, 35));
+}
+
+#[test]
+fn a_llamacpp_stream_with_token_by_token_arguments() {
+    let (events, decoder) = decode(transcript!("llamacpp/tool_call.sse"));
+    let fragments = events
+        .iter()
+        .filter(|event| matches!(event, ModelEvent::ToolCallDelta { .. }))
+        .count();
+    assert_eq!(fragments, 11, "one event per token");
+    let response = decoder.finish().unwrap();
+    assert_eq!(
+        response.message.tool_calls,
+        [expected_call("Qb2VfGk8wZcT1nR4sJ7yXe0pLm3dHa9u")]
+    );
+    assert_eq!(response.usage, Usage::new(188, 27));
+}
+
+#[test]
+fn an_ollama_stream_with_a_whole_call_reasoning_and_no_usage() {
+    let (_, decoder) = decode(transcript!("ollama/tool_call.sse"));
+    assert_eq!(decoder.reasoning(), "The user wants the weather in Paris.");
+    let response = decoder.finish().unwrap();
+    assert_eq!(
+        response.message.tool_calls,
+        [expected_call("call_m81tz0qe")]
+    );
+    // Ollama sent no usage chunk: zero, not an error.
+    assert_eq!(response.usage, Usage::default());
+    assert_eq!(response.stop_reason, StopReason::ToolUse);
+}
+
+#[test]
+fn a_text_stream_assembles_the_text() {
+    let (_, decoder) = decode(transcript!("openai/final.sse"));
+    let response = decoder.finish().unwrap();
+    assert_eq!(response.message.content, "It is 18°C and sunny in Paris.");
+    assert_eq!(response.stop_reason, StopReason::EndTurn);
+}
+
+#[test]
+fn a_stream_cut_anywhere_before_the_finish_is_malformed() {
+    let events = parse_transcript(transcript!("vllm/tool_call.sse"));
+    let finish_at = events
+        .iter()
+        .position(|event| event.data.contains("finish_reason\":\"tool_calls"))
+        .unwrap();
+    for cut in 0..=finish_at {
+        let mut decoder = ChunkDecoder::new();
+        let mut out = VecDeque::new();
+        for event in &events[..cut] {
+            decoder.decode(event, &mut out).unwrap();
+        }
+        let error = decoder.end_of_body().unwrap_err();
+        assert_eq!(
+            error.kind(),
+            ModelErrorKind::MalformedResponse,
+            "cut at {cut}"
+        );
+        assert!(decoder.finish().is_err());
+    }
+}
+
+#[test]
+fn bad_chunks_and_error_chunks_fail_classified() {
+    let mut decoder = ChunkDecoder::new();
+    let mut out = VecDeque::new();
+    let bad = parse_transcript("data: {\"choices\": [\n\n");
+    let error = decoder.decode(&bad[0], &mut out).unwrap_err();
+    assert_eq!(error.kind(), ModelErrorKind::MalformedResponse);
+
+    let error_chunk = parse_transcript(
+        "data: {\"error\": {\"message\": \"The server is overloaded\", \"type\": \"server_error\"}}\n\n",
+    );
+    let error = decoder.decode(&error_chunk[0], &mut out).unwrap_err();
+    assert_eq!(error.kind(), ModelErrorKind::Overloaded, "{error:?}");
+
+    // `[DONE]` before the finish: truncated.
+    let done = parse_transcript("data: [DONE]\n\n");
+    let error = ChunkDecoder::new().decode(&done[0], &mut out).unwrap_err();
+    assert_eq!(error.kind(), ModelErrorKind::MalformedResponse);
+}

@@ -1,0 +1,529 @@
+//! The OpenAI-compatible client against a loopback server replaying recorded transcripts:
+//! requests on the wire, plain and streamed answers of each server kind, every error class, and
+//! the full agent loop.
+
+mod support;
+
+use std::convert::Infallible;
+use std::time::{Duration, SystemTime};
+
+use futures::StreamExt;
+use hookchain::model::{ModelEvent, ModelSettings, ToolChoice};
+use hookchain::{
+    Agent, FnTool, Message, Model, ModelError, ModelErrorKind, ModelRequest, StopReason, ToolCall,
+    ToolSpec, Usage,
+};
+use hookchain_providers::openai::OpenAiModel;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use support::{End, Reply, Server, guard, refused_url, transcript};
+
+const KEY: &str = "sk-test-0123456789abcdef";
+
+fn model(server: &Server) -> OpenAiModel {
+    OpenAiModel::builder("gpt-4o-mini")
+        .base_url(server.url("/v1"))
+        .api_key(KEY)
+        .build()
+        .expect("client builds")
+}
+
+fn streaming(server: &Server) -> OpenAiModel {
+    OpenAiModel::builder("gpt-4o-mini")
+        .base_url(server.url("/v1"))
+        .streaming(true)
+        .build()
+        .expect("client builds")
+}
+
+fn weather_request() -> ModelRequest {
+    ModelRequest {
+        messages: vec![Message::user("What is the weather in Paris?")],
+        system_prompt: Some("You are a weather bot.".into()),
+        tools: vec![ToolSpec {
+            name: "get_weather".into(),
+            description: "The weather in a city.".into(),
+            parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+        }],
+        tool_choice: ToolChoice::Tool("get_weather".into()),
+        ..ModelRequest::default()
+    }
+}
+
+fn paris(id: &str) -> ToolCall {
+    ToolCall::new(
+        id,
+        "get_weather",
+        json!({"city": "Paris", "unit": "celsius"}),
+    )
+}
+
+async fn fails(model: &OpenAiModel) -> ModelError {
+    model
+        .invoke(weather_request())
+        .await
+        .expect_err("the call should fail")
+}
+
+#[tokio::test]
+async fn a_plain_call_sends_tools_choice_and_auth_and_reads_the_tool_call() {
+    guard(async {
+        let server = Server::start([Reply::json(200, transcript("openai/tool_call.json"))]).await;
+        let model = OpenAiModel::builder("gpt-4o-mini")
+            .base_url(server.url("/v1/"))
+            .api_key(KEY)
+            .header("x-team", "weather")
+            .parallel_tool_calls(true)
+            .build()
+            .unwrap();
+        let response = model.invoke(weather_request()).await.unwrap();
+        assert_eq!(
+            response.message.tool_calls,
+            [paris("call_Vx8dS2NRyQmGaYh0NnJ9Cw2x")]
+        );
+        assert_eq!(response.stop_reason, StopReason::ToolUse);
+        assert_eq!(response.usage, Usage::new(82, 18).with_cache(64, 0));
+
+        let received = server.received();
+        assert_eq!(received.len(), 1);
+        let request = &received[0];
+        assert_eq!(
+            (request.method.as_str(), request.path.as_str()),
+            ("POST", "/v1/chat/completions")
+        );
+        assert_eq!(
+            request.header("authorization"),
+            Some(format!("Bearer {KEY}").as_str())
+        );
+        assert_eq!(request.header("x-team"), Some("weather"));
+        assert_eq!(request.header("content-type"), Some("application/json"));
+        let json = &request.json;
+        assert_eq!(json["model"], "gpt-4o-mini");
+        assert_eq!(
+            json["messages"][0],
+            json!({"role": "system", "content": "You are a weather bot."})
+        );
+        assert_eq!(
+            json["messages"][1],
+            json!({"role": "user", "content": "What is the weather in Paris?"})
+        );
+        assert_eq!(json["tools"][0]["function"]["name"], "get_weather");
+        assert_eq!(
+            json["tool_choice"],
+            json!({"type": "function", "function": {"name": "get_weather"}})
+        );
+        assert_eq!(json["parallel_tool_calls"], true);
+        assert!(json.get("stream").is_none());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn without_an_api_key_no_authorization_is_sent() {
+    guard(async {
+        let server = Server::start([Reply::json(200, transcript("openai/final.json"))]).await;
+        let model = OpenAiModel::builder("llama3.2")
+            .base_url(server.url("/v1"))
+            .build()
+            .unwrap();
+        let response = model.invoke(weather_request()).await.unwrap();
+        assert_eq!(response.message.content, "It is 18°C and sunny in Paris.");
+        assert_eq!(server.received()[0].header("authorization"), None);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn streamed_calls_of_every_server_kind_assemble_the_same_tool_call() {
+    guard(async {
+        for (path, id, usage) in [
+            (
+                "openai/tool_call.sse",
+                "call_Vx8dS2NRyQmGaYh0NnJ9Cw2x",
+                Usage::new(82, 18).with_cache(64, 0),
+            ),
+            (
+                "vllm/tool_call.sse",
+                "chatcmpl-tool-5d2f8a0c1b",
+                Usage::new(201, 35),
+            ),
+            (
+                "llamacpp/tool_call.sse",
+                "Qb2VfGk8wZcT1nR4sJ7yXe0pLm3dHa9u",
+                Usage::new(188, 27),
+            ),
+            ("ollama/tool_call.sse", "call_m81tz0qe", Usage::default()),
+        ] {
+            let server = Server::start([Reply::sse(transcript(path))]).await;
+            let mut request = weather_request();
+            request.settings = ModelSettings::new().temperature(0.2);
+            let response = streaming(&server).invoke(request).await.unwrap();
+            assert_eq!(response.message.tool_calls, [paris(id)], "{path}");
+            assert_eq!(response.stop_reason, StopReason::ToolUse, "{path}");
+            assert_eq!(response.usage, usage, "{path}");
+            let sent = &server.received()[0].json;
+            assert_eq!(sent["stream"], true, "{path}");
+            assert_eq!(
+                sent["stream_options"],
+                json!({"include_usage": true}),
+                "{path}"
+            );
+            // Sent as written, not widened from f32 (0.20000000298023224).
+            assert_eq!(sent["temperature"], json!(0.2), "{path}");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn stream_yields_text_deltas_then_finish_and_usage() {
+    guard(async {
+        let server = Server::start([Reply::sse(transcript("openai/final.sse"))]).await;
+        let events: Vec<ModelEvent> = model(&server)
+            .stream(weather_request())
+            .map(|event| event.expect("no error"))
+            .collect()
+            .await;
+        let text: String = events
+            .iter()
+            .filter_map(|event| match event {
+                ModelEvent::TextDelta { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(text, "It is 18°C and sunny in Paris.");
+        assert!(events.contains(&ModelEvent::Finish {
+            stop_reason: StopReason::EndTurn
+        }));
+        assert_eq!(events.last(), Some(&ModelEvent::Usage(Usage::new(121, 11))));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn rate_limited_with_retry_after_in_seconds_or_as_a_date() {
+    guard(async {
+        let body = r#"{"error":{"message":"Rate limit reached for gpt-4o-mini on requests per min (RPM): Limit 3, Used 3, Requested 1.","type":"requests","param":null,"code":"rate_limit_exceeded"}}"#;
+        let in_a_minute = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(61));
+        let server = Server::start([
+            Reply::json(429, body).header("retry-after", "3"),
+            Reply::json(429, body).header("retry-after", &in_a_minute),
+        ])
+        .await;
+        let model = model(&server);
+        let error = fails(&model).await;
+        assert_eq!(error.kind(), ModelErrorKind::RateLimited);
+        assert!(error.is_retryable());
+        assert_eq!(error.status(), Some(429));
+        assert_eq!(error.retry_after(), Some(Duration::from_secs(3)));
+        let source = std::error::Error::source(&error).unwrap().to_string();
+        assert!(source.contains("Rate limit reached"), "{source}");
+
+        let error = fails(&model).await;
+        let wait = error.retry_after().expect("a wait from the date");
+        assert!(wait > Duration::from_secs(50) && wait <= Duration::from_secs(61), "{wait:?}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn server_errors_are_overloaded_and_retryable() {
+    guard(async {
+        let server = Server::start([
+            Reply::json(500, r#"{"error":{"message":"The server had an error while processing your request.","type":"server_error"}}"#),
+            Reply::json(503, "<html><body>503 Service Unavailable</body></html>"),
+            Reply::json(502, ""),
+        ])
+        .await;
+        let model = model(&server);
+        for status in [500, 503, 502] {
+            let error = fails(&model).await;
+            assert_eq!(error.kind(), ModelErrorKind::Overloaded, "HTTP {status}");
+            assert_eq!(error.status(), Some(status));
+            assert!(error.is_retryable());
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn bad_credentials_are_authentication_and_the_key_is_never_shown() {
+    guard(async {
+        let body = format!(r#"{{"error":{{"message":"Incorrect API key provided: {KEY}.","type":"invalid_request_error","code":"invalid_api_key"}}}}"#);
+        let server = Server::start([Reply::json(401, body)]).await;
+        let model = model(&server);
+        let error = fails(&model).await;
+        assert_eq!(error.kind(), ModelErrorKind::Authentication);
+        assert!(!error.is_retryable());
+        let mut chain = format!("{error} {error:?}");
+        let mut source = std::error::Error::source(&error);
+        while let Some(cause) = source {
+            chain.push_str(&format!(" {cause} {cause:?}"));
+            source = cause.source();
+        }
+        assert!(chain.contains("Incorrect API key provided"), "{chain}");
+        assert!(!chain.contains(KEY), "{chain}");
+        assert!(!format!("{model:?}").contains(KEY));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_prompt_too_long_is_context_length_exceeded() {
+    guard(async {
+        let server = Server::start([
+            Reply::json(400, r#"{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130412 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#),
+            Reply::json(400, r#"{"error":{"message":"Invalid value for 'tool_choice'.","type":"invalid_request_error","param":"tool_choice","code":null}}"#),
+        ])
+        .await;
+        let model = model(&server);
+        assert_eq!(fails(&model).await.kind(), ModelErrorKind::ContextLengthExceeded);
+        assert_eq!(fails(&model).await.kind(), ModelErrorKind::InvalidRequest);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn undecodable_or_empty_answers_are_malformed() {
+    guard(async {
+        let server = Server::start([
+            Reply::json(200, r#"{"choices": [{"message": {"content": "cut"#),
+            Reply::json(200, r#"{"id":"x","object":"chat.completion","choices":[]}"#),
+            Reply::sse("data: {not json}\n\n"),
+        ])
+        .await;
+        let model = model(&server);
+        assert_eq!(
+            fails(&model).await.kind(),
+            ModelErrorKind::MalformedResponse
+        );
+        let error = fails(&model).await;
+        assert_eq!(error.kind(), ModelErrorKind::MalformedResponse);
+        assert!(error.to_string().contains("no choices"), "{error}");
+        let error = streaming(&server)
+            .invoke(weather_request())
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind(), ModelErrorKind::MalformedResponse);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_slow_server_is_a_timeout() {
+    guard(async {
+        let server = Server::start([
+            Reply::json(200, transcript("openai/final.json")).stall(Duration::from_secs(5))
+        ])
+        .await;
+        let model = OpenAiModel::builder("m")
+            .base_url(server.url("/v1"))
+            .timeout(Duration::from_millis(300))
+            .build()
+            .unwrap();
+        let error = fails(&model).await;
+        assert_eq!(error.kind(), ModelErrorKind::Timeout, "{error:?}");
+        assert!(error.is_retryable());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_server_gone_silent_is_a_timeout_never_a_hang() {
+    guard(async {
+        let text = transcript("openai/final.sse");
+        let in_text = text.find("sunny").unwrap();
+        let server = Server::start([
+            Reply::json(200, transcript("openai/final.json")).stall(Duration::from_secs(5)),
+            Reply::sse(text).pause_after(in_text, Duration::from_secs(5)),
+        ])
+        .await;
+        let model = OpenAiModel::builder("m")
+            .base_url(server.url("/v1"))
+            .read_timeout(Duration::from_millis(300))
+            .build()
+            .unwrap();
+        // Silent before the answer starts.
+        let error = fails(&model).await;
+        assert_eq!(error.kind(), ModelErrorKind::Timeout, "{error:?}");
+        // Silent in the middle of a stream: the events so far arrive, then the timeout.
+        let items: Vec<_> = model.stream(weather_request()).collect().await;
+        let (last, before) = items.split_last().unwrap();
+        assert!(!before.is_empty() && before.iter().all(Result::is_ok));
+        let error = last.as_ref().unwrap_err();
+        assert_eq!(error.kind(), ModelErrorKind::Timeout, "{error:?}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_a_connection_error() {
+    guard(async {
+        let model = OpenAiModel::builder("m")
+            .base_url(refused_url().await)
+            .connect_timeout(Duration::from_secs(2))
+            .build()
+            .unwrap();
+        let error = fails(&model).await;
+        assert_eq!(error.kind(), ModelErrorKind::Connection, "{error:?}");
+        assert!(error.is_retryable());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_connection_reset_mid_stream_is_a_connection_error() {
+    guard(async {
+        let body = transcript("openai/tool_call.sse");
+        let server = Server::start([
+            Reply::sse(body.clone()).cut_after(body.len() / 2, End::Reset),
+            Reply::json(200, transcript("openai/final.json")).cut_after(100, End::Reset),
+        ])
+        .await;
+        let error = streaming(&server)
+            .invoke(weather_request())
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind(), ModelErrorKind::Connection, "{error:?}");
+        let error = fails(&model(&server)).await;
+        assert_eq!(error.kind(), ModelErrorKind::Connection, "{error:?}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_truncated_stream_is_malformed_never_a_partial_answer() {
+    guard(async {
+        let text = transcript("openai/final.sse");
+        let calls = transcript("llamacpp/tool_call.sse");
+        // Cut cleanly: in the text, and in the middle of the tool call's arguments.
+        let in_text = text.find("sunny").unwrap();
+        let in_args = calls.find("elsius").unwrap();
+        let server = Server::start([
+            Reply::sse(text).cut_after(in_text, End::Complete),
+            Reply::sse(calls).cut_after(in_args, End::Complete),
+        ])
+        .await;
+        let model = streaming(&server);
+        for what in ["text", "tool call"] {
+            let error = model.invoke(weather_request()).await.unwrap_err();
+            assert_eq!(
+                error.kind(),
+                ModelErrorKind::MalformedResponse,
+                "{what}: {error:?}"
+            );
+            assert!(error.to_string().contains("truncated"), "{what}: {error}");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_stream_ends_with_the_error_of_a_truncated_answer() {
+    guard(async {
+        let text = transcript("openai/final.sse");
+        let cut = text.find("sunny").unwrap();
+        let server = Server::start([Reply::sse(text).cut_after(cut, End::Complete)]).await;
+        let items: Vec<_> = model(&server).stream(weather_request()).collect().await;
+        let (last, before) = items.split_last().unwrap();
+        assert!(before.iter().all(Result::is_ok));
+        let error = last.as_ref().unwrap_err();
+        assert_eq!(error.kind(), ModelErrorKind::MalformedResponse);
+    })
+    .await;
+}
+
+/// Arguments of the weather tool.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct WeatherArgs {
+    /// The city.
+    city: String,
+    /// `celsius` or `fahrenheit`.
+    unit: String,
+}
+
+fn weather_tool() -> impl hookchain::Tool {
+    FnTool::new(
+        "get_weather",
+        "The weather in a city.",
+        |args: WeatherArgs| async move {
+            Ok::<_, Infallible>(format!(
+                "18 degrees {} and sunny in {}",
+                args.unit, args.city
+            ))
+        },
+    )
+}
+
+/// The second request carries the assistant's tool call, then its result, right after it.
+fn assert_tool_round_trip(second: &serde_json::Value, id: &str) {
+    let messages = second["messages"].as_array().unwrap();
+    let at = messages
+        .iter()
+        .position(|message| message["role"] == "assistant")
+        .expect("the assistant's tool call is in the history");
+    assert_eq!(messages[at]["tool_calls"][0]["id"], id);
+    assert_eq!(
+        messages[at]["tool_calls"][0]["function"]["name"],
+        "get_weather"
+    );
+    let arguments: serde_json::Value = serde_json::from_str(
+        messages[at]["tool_calls"][0]["function"]["arguments"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(arguments, json!({"city": "Paris", "unit": "celsius"}));
+    assert_eq!(messages[at + 1]["role"], "tool");
+    assert_eq!(messages[at + 1]["tool_call_id"], id);
+    assert_eq!(
+        messages[at + 1]["content"],
+        "18 degrees celsius and sunny in Paris"
+    );
+}
+
+#[tokio::test]
+async fn the_agent_loop_runs_tool_call_tool_result_final_answer() {
+    guard(async {
+        let server = Server::start([
+            Reply::json(200, transcript("openai/tool_call.json")),
+            Reply::json(200, transcript("openai/final.json")),
+        ])
+        .await;
+        let agent = Agent::builder(model(&server)).tool(weather_tool()).build();
+        let output = agent.run("What is the weather in Paris?").await.unwrap();
+        assert_eq!(output.text(), Some("It is 18°C and sunny in Paris."));
+        assert_eq!(
+            output.usage,
+            Usage::new(82 + 121, 18 + 11).with_cache(64, 0)
+        );
+
+        let received = server.received();
+        assert_eq!(received.len(), 2);
+        assert_eq!(
+            received[0].json["tools"][0]["function"]["name"],
+            "get_weather"
+        );
+        assert_tool_round_trip(&received[1].json, "call_Vx8dS2NRyQmGaYh0NnJ9Cw2x");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_agent_loop_runs_on_a_streaming_model() {
+    guard(async {
+        let server = Server::start([
+            Reply::sse(transcript("vllm/tool_call.sse")),
+            Reply::sse(transcript("openai/final.sse")),
+        ])
+        .await;
+        let agent = Agent::builder(streaming(&server))
+            .tool(weather_tool())
+            .build();
+        let output = agent.run("What is the weather in Paris?").await.unwrap();
+        assert_eq!(output.text(), Some("It is 18°C and sunny in Paris."));
+        assert_tool_round_trip(&server.received()[1].json, "chatcmpl-tool-5d2f8a0c1b");
+    })
+    .await;
+}
