@@ -1,4 +1,4 @@
-//! Interrupts, checkpoints and resume (DESIGN §3, State and Interrupts), one test per rule:
+//! Interrupts, checkpoints and resume (the `interrupt` module docs), one test per rule:
 //! pausing from `before_model`, `after_model`, `wrap_tool_call` and tools; resuming without
 //! re-running what already ran; checkpoints as JSON and in stores; the refusals; the
 //! `HumanInTheLoop` middleware, the `AskUser` tool, and threads.

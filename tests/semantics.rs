@@ -1,4 +1,5 @@
-//! The semantics of one agent run (DESIGN §3), one test per rule, pinned by exact event logs.
+//! The semantics of one agent run (the rules in the `middleware` module docs), one test per rule,
+//! pinned by exact event logs.
 //!
 //! Most tests build a chain of [`Recorder`]s labelled `a`, `b`, `c` that log every hook into a
 //! shared log, together with the model (`"model"`) and the tools (`"tool:<name>"`), then compare

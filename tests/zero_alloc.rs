@@ -1,4 +1,4 @@
-//! DESIGN §1, promise 2: the chain makes no heap allocation per call.
+//! The chain makes no heap allocation per call (one of the promises in the README).
 //!
 //! Allocations are counted per thread by `allocation-counter` (a counting global allocator behind
 //! a safe API; the workspace forbids `unsafe`). Every future here runs on the test's own thread,

@@ -24,9 +24,10 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// reached.
     ///
     /// Order of the hooks: see [`Middleware`]. Tool failures become error results the model
-    /// reads. An error from a hook or the model ends the loop; `after_agent` still runs (it
-    /// always does once the run has started), then the error is returned. A paused run ends
-    /// with [`EndReason::Interrupted`] and a [`Checkpoint`] to [`resume`](Self::resume) from.
+    /// reads. An error or a panic in a hook, or an error of the model, ends the loop;
+    /// `after_agent` still runs, then the error is returned (see *Panics and cancellation* in
+    /// [`middleware`](crate::middleware)). A paused run ends with [`EndReason::Interrupted`] and
+    /// a [`Checkpoint`] to [`resume`](Self::resume) from.
     ///
     /// A tool call of the input left without a result by a later message gets an error result
     /// right after it (the history a provider accepts); calls of the input's last message run

@@ -1,4 +1,5 @@
-//! The [`Agent`]: a model, tools and a middleware chain, running the loop of DESIGN §3.
+//! The [`Agent`]: a model, tools and a middleware chain, running the agent loop (the order of
+//! the hooks is in [`Middleware`](crate::Middleware)'s docs).
 
 mod builder;
 mod entry;

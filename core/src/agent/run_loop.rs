@@ -1,4 +1,5 @@
-//! The agent loop (DESIGN §3), kept in one place so its order can be read top to bottom.
+//! The agent loop (the order documented on `Middleware`), kept in one place so its order can be
+//! read top to bottom.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 

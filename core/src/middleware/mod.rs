@@ -9,7 +9,7 @@
 //! | `wrap_model_call` | around every model call, first listed = outermost | call `next` 0..n times, edit request/response |
 //! | `after_model`     | after every model call, reverse order  | edit the response, jump                   |
 //! | `wrap_tool_call`  | around every tool call, first listed = outermost; the calls of one step run concurrently | call `next` 0..n times, edit call/result |
-//! | `after_agent`     | once per run, reverse order; always runs once the run started: also after a jump to end or an error | edit the history |
+//! | `after_agent`     | once per run, reverse order, when the run ends: also after a jump to end, an error or a panic (see below) | edit the history |
 //!
 //! One run:
 //!
@@ -55,10 +55,28 @@
 //!
 //! # Errors
 //!
-//! A sequential hook's error is named after its middleware and hook by the chain. The chain adds
-//! nothing around a wrap hook (that keeps onions shallow), so a hand-written wrap names its own
-//! errors with [`Error::middleware`]; the macros do it for you. Errors from `next` pass through
-//! unchanged (already named).
+//! A sequential hook's error is named after its middleware and hook by the chain; so is an error
+//! that escapes a `wrap_tool_call` (it becomes the call's error result). A hand-written
+//! `wrap_model_call` names its own errors with [`Error::middleware`] (the chain adds nothing
+//! around it, which keeps onions shallow); the macros do it for you. Errors from `next` pass
+//! through unchanged (already named).
+//!
+//! # Panics and cancellation
+//!
+//! | where the panic is          | what happens |
+//! |-----------------------------|--------------|
+//! | `before_agent`, `before_model`, `after_model`, `after_agent` | the run ends with [`Error::Middleware`] naming the middleware and the hook (the panic's message is its cause); every `after_agent` still runs |
+//! | `wrap_model_call`           | the same, naming the hook (the onion does not record which layer panicked) |
+//! | the model's `invoke`        | the call fails with [`Error::Model`]; a wrap may retry it, else the run ends as for an error |
+//! | `wrap_tool_call`, a tool    | the call gets an error result the model reads; the run goes on |
+//!
+//! A run that ends with a panic's error keeps no checkpoint: state a panicking hook left half
+//! changed is never resumed from. With `panic = "abort"` nothing of this applies: the process
+//! ends at the panic. When the run's future is dropped (a timeout, a `select!`, a stream the
+//! consumer drops), nothing more runs — no hook, no `after_agent` — and a
+//! [`Thread`](crate::Thread) is left as it was before the run. `after_agent` runs when a run
+//! ends: a run that pauses runs it when the resumed run ends, and a run never resumed never
+//! runs it.
 //!
 //! # Implementing by hand
 //!
