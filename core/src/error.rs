@@ -107,7 +107,7 @@ impl Error {
     /// Wraps an error raised inside a hook.
     ///
     /// The chain fills in the middleware's name and the hook when the error leaves that
-    /// middleware, so a hook need not name itself. A [`hookchain::Error`](Error) passed here (for
+    /// middleware, so a hook need not name itself. An [`Error`] passed here (for
     /// example one returned by `next` in a wrap hook) is kept as it is, not wrapped again.
     pub fn hook(error: impl Into<BoxError>) -> Self {
         match error.into().downcast::<Error>() {
