@@ -304,6 +304,7 @@ pub enum ModelErrorKind {
 impl ModelErrorKind {
     /// Whether the same request may succeed if sent again: rate limited, overloaded, timed out
     /// and connection failures are; the others fail the same way every time.
+    #[must_use]
     pub const fn is_retryable(self) -> bool {
         matches!(
             self,
@@ -427,45 +428,53 @@ impl ModelError {
     }
 
     /// Records how long the provider asked to wait before trying again.
+    #[must_use]
     pub fn with_retry_after(mut self, retry_after: Duration) -> Self {
         self.retry_after = Some(retry_after);
         self
     }
 
     /// Records the HTTP status the provider answered with.
+    #[must_use]
     pub fn with_status(mut self, status: u16) -> Self {
         self.status = Some(status);
         self
     }
 
     /// Records the cause of the failure, reported by [`source`](std::error::Error::source).
+    #[must_use]
     pub fn with_source(mut self, source: impl Into<BoxError>) -> Self {
         self.source = Some(source.into());
         self
     }
 
     /// What kind of failure this is.
+    #[must_use]
     pub fn kind(&self) -> ModelErrorKind {
         self.kind
     }
 
     /// Whether the same request may succeed if sent again (see
     /// [`ModelErrorKind::is_retryable`]).
+    #[must_use]
     pub fn is_retryable(&self) -> bool {
         self.kind.is_retryable()
     }
 
     /// How long the provider asked to wait before trying again, if it said.
+    #[must_use]
     pub fn retry_after(&self) -> Option<Duration> {
         self.retry_after
     }
 
     /// The HTTP status the provider answered with, if the failure came from one.
+    #[must_use]
     pub fn status(&self) -> Option<u16> {
         self.status
     }
 
     /// What failed, without the cause.
+    #[must_use]
     pub fn message(&self) -> &str {
         &self.message
     }

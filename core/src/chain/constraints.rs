@@ -228,10 +228,10 @@ const fn check_markers(member: &MemberInfo) {
 }
 
 const fn check_marker(member: &MemberInfo, marker: Option<bool>, hook: Hook, rule: &str) {
-    if let Some(wraps) = marker {
-        if wraps != member.hooks.contains(hook) {
-            fail(&["middleware `", member.name, rule]);
-        }
+    if let Some(wraps) = marker
+        && wraps != member.hooks.contains(hook)
+    {
+        fail(&["middleware `", member.name, rule]);
     }
 }
 
@@ -308,10 +308,10 @@ const fn check_order(list: &MemberList, at: usize, named: &[Named], side: Side) 
 const fn position(list: &MemberList, identity: &str, from: usize) -> Option<usize> {
     let mut j = from;
     while j < list.len {
-        if let Some(candidate) = list.items[j].identity {
-            if str_eq(candidate, identity) {
-                return Some(j);
-            }
+        if let Some(candidate) = list.items[j].identity
+            && str_eq(candidate, identity)
+        {
+            return Some(j);
         }
         j += 1;
     }

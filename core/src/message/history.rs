@@ -130,13 +130,13 @@ fn check(messages: &[Message], pending_tail: bool) -> Result<(), HistoryError> {
             j += 1;
         }
         let at_tail = j == messages.len();
-        if let Some(k) = answered.iter().position(|done| !done) {
-            if !(at_tail && pending_tail) {
-                return Err(HistoryError::UnansweredCall {
-                    index: i,
-                    call_id: calls[k].id.clone(),
-                });
-            }
+        if let Some(k) = answered.iter().position(|done| !done)
+            && !(at_tail && pending_tail)
+        {
+            return Err(HistoryError::UnansweredCall {
+                index: i,
+                call_id: calls[k].id.clone(),
+            });
         }
         i = j;
     }

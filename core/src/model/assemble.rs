@@ -76,6 +76,7 @@ impl Block {
 
 impl ResponseAssembler {
     /// An assembler that has seen no event.
+    #[must_use]
     pub fn new() -> Self {
         Self::default()
     }
@@ -200,6 +201,7 @@ impl ResponseAssembler {
     }
 
     /// The reasoning text received so far, the blocks in index order.
+    #[must_use]
     pub fn reasoning(&self) -> String {
         self.blocks
             .values()
@@ -211,11 +213,13 @@ impl ResponseAssembler {
     }
 
     /// The usage received so far.
+    #[must_use]
     pub fn usage(&self) -> Usage {
         self.usage
     }
 
     /// Whether a [`Finish`](ModelEvent::Finish) event was pushed.
+    #[must_use]
     pub fn is_finished(&self) -> bool {
         self.stop_reason.is_some()
     }

@@ -78,6 +78,7 @@ impl Usage {
     }
 
     /// Sets how many of the input tokens were read from and written to the prompt cache.
+    #[must_use]
     pub const fn with_cache(mut self, cache_read_tokens: u64, cache_write_tokens: u64) -> Self {
         self.cache_read_tokens = cache_read_tokens;
         self.cache_write_tokens = cache_write_tokens;

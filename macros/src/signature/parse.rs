@@ -61,10 +61,10 @@ impl<'a> HookSig<'a> {
 fn next_type_params(sig: &Signature) -> Vec<(syn::Ident, String)> {
     let mut found = Vec::new();
     for param in &sig.generics.params {
-        if let GenericParam::Type(ty) = param {
-            if let Some(name) = ty.bounds.iter().find_map(next_bound) {
-                found.push((ty.ident.clone(), name));
-            }
+        if let GenericParam::Type(ty) = param
+            && let Some(name) = ty.bounds.iter().find_map(next_bound)
+        {
+            found.push((ty.ident.clone(), name));
         }
     }
     if let Some(clause) = &sig.generics.where_clause {
@@ -118,12 +118,12 @@ fn classify<'a>(ty: &'a Type, next_params: &[(syn::Ident, String)]) -> Param<'a>
             }
         }
         Type::Path(path) if path.qself.is_none() => {
-            if let Some(ident) = path.path.get_ident() {
-                if let Some((_, name)) = next_params.iter().find(|(p, _)| p == ident) {
-                    param.role = Some(Role::Next);
-                    param.next_trait = Some(name.clone());
-                    return param;
-                }
+            if let Some(ident) = path.path.get_ident()
+                && let Some((_, name)) = next_params.iter().find(|(p, _)| p == ident)
+            {
+                param.role = Some(Role::Next);
+                param.next_trait = Some(name.clone());
+                return param;
             }
             let last = path.path.segments.last().map(|s| s.ident.to_string());
             param.role = match last.as_deref() {

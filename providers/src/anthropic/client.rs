@@ -71,6 +71,7 @@ impl AnthropicModel {
     }
 
     /// The model name sent with every request.
+    #[must_use]
     pub fn model(&self) -> &str {
         &self.model
     }

@@ -23,21 +23,25 @@ pub struct ApiError {
 
 impl ApiError {
     /// The HTTP status, if the error came with one (not for an error event inside a stream).
+    #[must_use]
     pub fn status(&self) -> Option<u16> {
         self.status
     }
 
     /// The provider's error type (`invalid_request_error`, `overloaded_error`, …), if given.
+    #[must_use]
     pub fn error_type(&self) -> Option<&str> {
         self.error_type.as_deref()
     }
 
     /// The provider's error code (`context_length_exceeded`, `rate_limit_exceeded`, …), if given.
+    #[must_use]
     pub fn code(&self) -> Option<&str> {
         self.code.as_deref()
     }
 
     /// The provider's message, or the raw body (shortened) when it was not the usual JSON.
+    #[must_use]
     pub fn message(&self) -> &str {
         &self.message
     }

@@ -50,6 +50,7 @@ impl OpenAiModel {
     }
 
     /// The model name sent with every request.
+    #[must_use]
     pub fn model(&self) -> &str {
         &self.model
     }

@@ -61,13 +61,13 @@ impl ChunkDecoder {
         // We ask for one choice; a server that sends more is answered by the first.
         for choice in chunk.choices.into_iter().filter(|choice| choice.index == 0) {
             let delta = choice.delta;
-            if let Some(text) = delta.reasoning_content.or(delta.reasoning) {
-                if !text.is_empty() {
-                    events.push(ModelEvent::ReasoningDelta {
-                        index: REASONING,
-                        text,
-                    });
-                }
+            if let Some(text) = delta.reasoning_content.or(delta.reasoning)
+                && !text.is_empty()
+            {
+                events.push(ModelEvent::ReasoningDelta {
+                    index: REASONING,
+                    text,
+                });
             }
             if let Some(text) = delta.content.filter(|text| !text.is_empty()) {
                 events.push(ModelEvent::TextDelta { index: TEXT, text });
