@@ -94,7 +94,7 @@ async fn run<C: Middleware>(log: &Log, chain: C) -> (Vec<String>, Vec<Message>) 
         .build();
     let output = agent.run("hi").await.unwrap();
     assert_no_dangling(&output.messages);
-    (events(log), output.messages)
+    (events(log), output.messages.into_inner())
 }
 
 #[tokio::test]

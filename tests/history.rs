@@ -18,23 +18,17 @@ use support::{assert_no_dangling, echo_call, echo_tool, new_log};
 async fn the_scripted_model_refuses_a_history_a_provider_would_refuse() {
     let model = ScriptedModel::new([ModelResponse::text("fine")]);
     let call = ToolCall::new("c1", "echo", json!({ "text": "x" }));
-    let bad = ModelRequest {
-        messages: vec![
-            Message::user("hi"),
-            Message::assistant_with_tool_calls("", [call]),
-            Message::user("are you there?"),
-            Message::tool(ToolResult::ok("c1", "x")),
-        ],
-        ..ModelRequest::default()
-    };
+    let bad = ModelRequest::new(vec![
+        Message::user("hi"),
+        Message::assistant_with_tool_calls("", [call]),
+        Message::user("are you there?"),
+        Message::tool(ToolResult::ok("c1", "x")),
+    ]);
     let error = model.invoke(bad).await.unwrap_err();
     assert_eq!(error.kind(), ModelErrorKind::InvalidRequest, "{error}");
     let cause = std::error::Error::source(&error).map(ToString::to_string);
     assert!(cause.unwrap_or_default().contains("`c1`"));
-    let good = ModelRequest {
-        messages: vec![Message::user("hi")],
-        ..ModelRequest::default()
-    };
+    let good = ModelRequest::new(vec![Message::user("hi")]);
     assert_eq!(model.invoke(good).await.unwrap().message.content, "fine");
 }
 

@@ -1304,6 +1304,7 @@ fn last_request(model: &ScriptedModel) -> Vec<Message> {
         .pop()
         .expect("the model was called")
         .messages
+        .into_inner()
 }
 
 /// "Approve": the gated call pauses the run in `after_model` before any tool runs, with an
@@ -1713,9 +1714,9 @@ async fn thread_keeps_the_history_across_runs() {
         Message::assistant("one"),
         Message::user("second"),
     ];
-    assert_eq!(agent.model().requests()[1].messages, expected);
+    assert_eq!(*agent.model().requests()[1].messages, expected);
     assert_eq!(output.messages.len(), 4);
-    assert_eq!(thread.messages(), output.messages);
+    assert_eq!(thread.messages(), &output.messages[..]);
     assert_eq!(thread.runs(), 2);
 }
 
@@ -1826,7 +1827,7 @@ async fn a_paused_and_resumed_run_counts_once_in_its_thread() {
             .await
             .unwrap();
         assert_eq!(output.end, EndReason::Finished);
-        assert_eq!(thread.messages(), output.messages);
+        assert_eq!(thread.messages(), &output.messages[..]);
     }
     assert_eq!(thread.runs(), 2);
     assert_eq!(

@@ -12,7 +12,7 @@ use serde_json::json;
 /// A request whose only message is the user text `text`.
 fn ask(text: &str) -> ModelRequest {
     ModelRequest {
-        messages: vec![Message::user(text)],
+        messages: vec![Message::user(text)].into(),
         ..ModelRequest::default()
     }
 }
@@ -131,7 +131,8 @@ async fn a_rule_model_sees_the_request() {
             Message::user("a"),
             Message::assistant("b"),
             Message::user("c"),
-        ],
+        ]
+        .into(),
         system_prompt: Some("be terse".to_owned()),
         ..ModelRequest::default()
     };
@@ -287,8 +288,8 @@ async fn an_agent_runs_on_a_rule_model_that_answers_from_the_last_message() {
     assert_eq!(model.calls(), 2);
     let requests = model.requests();
     assert_eq!(requests.len(), 2);
-    assert_eq!(requests[0].messages, output.messages[..1]);
-    assert_eq!(requests[1].messages, output.messages[..3]);
+    assert_eq!(requests[0].messages[..], output.messages[..1]);
+    assert_eq!(requests[1].messages[..], output.messages[..3]);
     for request in &requests {
         assert_eq!(request.system_prompt.as_deref(), Some("You compute."));
         assert_eq!(request.tools.len(), 1);

@@ -196,6 +196,15 @@ impl ToolNext for ToolAnswer {
     }
 }
 
+/// An empty request, as the agent makes one: its history and tools shared (reference counts
+/// bumped, nothing allocated), everything else empty.
+fn empty_request() -> ModelRequest {
+    thread_local! {
+        static EMPTY: ModelRequest = ModelRequest::default();
+    }
+    EMPTY.with(Clone::clone)
+}
+
 /// One model call through the chain's public hooks, as the agent loop makes it: `before_model`,
 /// the onion built with `ModelWrap::layer`, `after_model`.
 async fn model_call<C: Middleware>(
@@ -203,8 +212,7 @@ async fn model_call<C: Middleware>(
     cx: &mut Context,
     state: &mut C::State,
 ) -> ModelResponse {
-    // `ModelRequest::default()` holds only empty collections: no allocation.
-    let mut request = ModelRequest::default();
+    let mut request = empty_request();
     // The thread state of these chains is `()`s: nothing to keep across calls.
     let mut thread = C::ThreadState::default();
     let flow = chain
@@ -232,7 +240,7 @@ async fn model_call_via_chain_hook<C: Middleware>(
 ) -> ModelResponse {
     let mut thread = C::ThreadState::default();
     chain
-        .wrap_model_call(cx, state, &mut thread, ModelRequest::default(), Answer)
+        .wrap_model_call(cx, state, &mut thread, empty_request(), Answer)
         .await
         .expect("wrap_model_call")
 }

@@ -6,7 +6,7 @@ use std::convert::Infallible;
 
 use hookchain::model::{ModelSettings, ToolChoice};
 use hookchain::prelude::*;
-use hookchain::{FnTool, Model, Role, RunOutput, ToolRegistry};
+use hookchain::{FnTool, Model, Role, RunOutput, Shared, ToolRegistry};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -68,16 +68,14 @@ impl HandTurn {
     /// The same turn with no framework: build the request from the history, call the model,
     /// append its message, run its tool calls one by one and append their results, until it
     /// answers without tool calls.
-    pub async fn run(&self, input: &str) -> Result<Vec<Message>, Error> {
-        let mut messages = vec![Message::user(input)];
+    pub async fn run(&self, input: &str) -> Result<Shared<Vec<Message>>, Error> {
+        // Shared with each request, as the agent does: no copy of the history per call.
+        let mut messages = Shared::new(vec![Message::user(input)]);
         loop {
-            let request = ModelRequest {
-                messages: messages.clone(),
-                system_prompt: None,
-                tools: self.tools.specs().to_vec(),
-                tool_choice: ToolChoice::Auto,
-                settings: ModelSettings::new(),
-            };
+            let mut request = ModelRequest::new(messages.clone());
+            request.tools = self.tools.shared_specs();
+            request.tool_choice = ToolChoice::Auto;
+            request.settings = ModelSettings::new();
             let response = self.model.invoke(request).await.map_err(Error::Model)?;
             let calls = response.message.tool_calls.clone();
             messages.push(response.message);

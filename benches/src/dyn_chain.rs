@@ -181,7 +181,7 @@ impl DynChain {
         cx: &mut Context,
         states: &mut [u64],
     ) -> Result<ModelResponse, Error> {
-        let mut request = ModelRequest::default();
+        let mut request = crate::fixtures::empty_request();
         for (member, state) in self.members.iter().zip(states.iter_mut()) {
             match member.before_model(cx, state, &mut request).await? {
                 Flow::Continue => {}

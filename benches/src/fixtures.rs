@@ -38,6 +38,15 @@ impl ModelNext for Answer {
     }
 }
 
+/// An empty request, as the agent makes one: its history and tool specs shared (reference
+/// counts bumped, nothing allocated), everything else empty.
+pub fn empty_request() -> ModelRequest {
+    thread_local! {
+        static EMPTY: ModelRequest = ModelRequest::default();
+    }
+    EMPTY.with(Clone::clone)
+}
+
 /// One model call through `chain`, made as the agent loop makes it (`core/src/agent/run_loop.rs`,
 /// `drive`, `before_model`, `after_model`): `before_model` of the chain, skipped when no member
 /// has it; the wrap onion built with `ModelWrap::layer` around the model; `after_model`, skipped
@@ -47,7 +56,7 @@ pub async fn model_call<C: Middleware>(
     cx: &mut Context,
     state: &mut C::State,
 ) -> Result<ModelResponse, Error> {
-    let mut request = ModelRequest::default();
+    let mut request = empty_request();
     // The benchmarked chains keep no thread-scoped state: `()`s, nothing to construct.
     let mut thread = C::ThreadState::default();
     if C::HOOKS.contains(Hook::BeforeModel) {

@@ -46,7 +46,7 @@ macro_rules! hand {
             cx: &mut Context,
             counts: &mut [u64; $n],
         ) -> Result<ModelResponse, Error> {
-            let request = ModelRequest::default();
+            let request = crate::fixtures::empty_request();
             for count in counts.iter_mut() {
                 *count += 1;
             }
@@ -70,7 +70,7 @@ pub async fn inline_bumps_10(
     cx: &mut Context,
     counts: &mut [u64; 10],
 ) -> Result<ModelResponse, Error> {
-    let request = ModelRequest::default();
+    let request = crate::fixtures::empty_request();
     for count in counts.iter_mut() {
         *count += 1;
     }

@@ -21,6 +21,7 @@ mod lock;
 pub mod message;
 pub mod middleware;
 pub mod model;
+mod shared;
 pub mod tool;
 
 pub use agent::{Agent, AgentBuilder, EndReason, Input, RunOutput, Thread, ThreadError, ThreadId};
@@ -30,6 +31,7 @@ pub use interrupt::{Checkpoint, Interrupt, InterruptId};
 pub use message::{Message, Role, ToolCall, ToolResult};
 pub use middleware::{Flow, Hook, Jump, Middleware, ModelNext, ToolNext};
 pub use model::{Model, ModelRequest, ModelResponse, ScriptedModel, StopReason, Usage};
+pub use shared::Shared;
 pub use tool::{FnTool, Tool, ToolError, ToolRegistry, ToolSpec};
 
 /// The items most programs need: `use hookchain::prelude::*;`.

@@ -40,13 +40,14 @@ fn streaming(server: &Server) -> AnthropicModel {
 
 fn weather_request() -> ModelRequest {
     ModelRequest {
-        messages: vec![Message::user("What is the weather in Paris?")],
+        messages: vec![Message::user("What is the weather in Paris?")].into(),
         system_prompt: Some("You are a weather bot.".into()),
         tools: vec![ToolSpec {
             name: "get_weather".into(),
             description: "The weather in a city.".into(),
             parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-        }],
+        }]
+        .into(),
         tool_choice: ToolChoice::Required,
         ..ModelRequest::default()
     }

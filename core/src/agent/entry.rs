@@ -14,6 +14,7 @@ use crate::interrupt::{Answer, Checkpoint, InterruptId, Position, ResumeError};
 use crate::message::{Message, close_interior, validate_history};
 use crate::middleware::Middleware;
 use crate::model::Model;
+use crate::shared::Shared;
 
 /// The answers of a resume, by interrupt id.
 type Answers = HashMap<InterruptId, serde_json::Value>;
@@ -309,8 +310,8 @@ fn prepare_input(messages: &mut Vec<Message>) -> Result<(), Error> {
     }
 }
 
-/// Puts a run's history and state back into its thread, and makes its output (the history is
-/// then copied once, for the output).
+/// Puts a run's history and state back into its thread, and makes its output (which shares
+/// the history with the thread).
 fn keep<C: Middleware>(
     thread: &mut Thread<C::ThreadState>,
     cx: Context,
@@ -342,7 +343,7 @@ fn finish(mut cx: Context, ending: Result<Ending, Error>) -> Result<RunOutput, E
 }
 
 /// The output of a run that ended as `ending`, with `messages` as its history.
-fn output(cx: &Context, messages: Vec<Message>, ending: Ending) -> RunOutput {
+fn output(cx: &Context, messages: Shared<Vec<Message>>, ending: Ending) -> RunOutput {
     let (end, checkpoint) = match ending {
         Ending::Finished => (EndReason::Finished, None),
         Ending::Jumped => (EndReason::Jumped, None),

@@ -3,6 +3,7 @@
 use crate::interrupt::{Checkpoint, Interrupt};
 use crate::message::{Message, Role};
 use crate::model::Usage;
+use crate::shared::Shared;
 use crate::tool::ToolFailure;
 
 /// What a run returns: when it ended (finished, jumped to the end) and when it paused for an
@@ -10,8 +11,9 @@ use crate::tool::ToolFailure;
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct RunOutput {
-    /// The whole history: the input, every model answer and every tool result.
-    pub messages: Vec<Message>,
+    /// The whole history: the input, every model answer and every tool result (shared with
+    /// the run's thread, if any: no copy is made for the output).
+    pub messages: Shared<Vec<Message>>,
     /// Tokens of every model call that happened in the run: each call to the model counts,
     /// also one a wrap retried or discarded, and one that a resumed run made before its pause.
     /// A response a hook gave in place of the model (`Flow::Respond`, a wrap that does not call

@@ -281,9 +281,11 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// The request of the next model call, built from the history.
     fn request(&self, cx: &Context) -> ModelRequest {
         ModelRequest {
+            model: None,
+            // Shared, not copied: a step costs the same whatever the history's length.
             messages: cx.messages.clone(),
             system_prompt: self.system_prompt.clone(),
-            tools: self.tools.specs().to_vec(),
+            tools: self.tools.shared_specs(),
             tool_choice: ToolChoice::Auto,
             settings: self.settings.clone(),
         }

@@ -5,6 +5,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::message::{Message, ToolResult};
+use crate::shared::Shared;
 
 /// Identifies a [`Thread`]; a checkpoint of a run in a thread resumes only on that thread.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -47,7 +48,7 @@ impl fmt::Display for ThreadId {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Thread<S> {
     pub(crate) id: ThreadId,
-    pub(crate) messages: Vec<Message>,
+    pub(crate) messages: Shared<Vec<Message>>,
     pub(crate) state: S,
     pub(crate) runs: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -82,7 +83,7 @@ impl<S: Default> Thread<S> {
     pub fn with_id(id: ThreadId) -> Self {
         Thread {
             id,
-            messages: Vec::new(),
+            messages: Shared::default(),
             state: S::default(),
             runs: 0,
             paused: None,

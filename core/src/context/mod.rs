@@ -12,6 +12,7 @@ use crate::message::{
     HistoryError, Message, ToolCall, ToolResult, check_editable, validate_history,
 };
 use crate::model::Usage;
+use crate::shared::Shared;
 use crate::tool::ToolFailure;
 
 pub use tool::ToolContext;
@@ -25,7 +26,7 @@ pub use tool::{CallFrame, Raiser, ToolAnswer};
 /// concurrently.
 #[derive(Debug, Clone, Default)]
 pub struct Context {
-    pub(crate) messages: Vec<Message>,
+    pub(crate) messages: Shared<Vec<Message>>,
     pub(crate) counters: Counters,
     /// Identifies the run (kept across its pauses and resumes).
     pub(crate) run_id: String,
@@ -93,9 +94,9 @@ impl Context {
     ///
     /// The agent creates the context of each run; this constructor lets hooks be unit-tested.
     #[must_use]
-    pub fn new(messages: Vec<Message>) -> Self {
+    pub fn new(messages: impl Into<Shared<Vec<Message>>>) -> Self {
         Self {
-            messages,
+            messages: messages.into(),
             run_id: crate::ids::fresh(),
             ..Self::default()
         }

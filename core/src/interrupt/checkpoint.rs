@@ -9,6 +9,7 @@ use crate::agent::ThreadId;
 use crate::context::{Counters, ToolAnswer};
 use crate::message::{Message, ToolCall, ToolResult};
 use crate::model::{ModelRequest, ModelResponse};
+use crate::shared::Shared;
 
 /// The version of the checkpoint format this crate writes and reads. 2: checkpoints have an
 /// id, a run id, a thread, the thread-scoped state apart, and tool-path answers by layer.
@@ -34,7 +35,7 @@ pub struct Checkpoint {
     /// The chain's members, in order (identities where known, names otherwise): a checkpoint
     /// resumes only on the same chain.
     pub(crate) chain: Vec<String>,
-    pub(crate) messages: Vec<Message>,
+    pub(crate) messages: Shared<Vec<Message>>,
     /// The chain's run-scoped state, as JSON.
     pub(crate) state: serde_json::Value,
     /// The chain's thread-scoped state, as JSON.

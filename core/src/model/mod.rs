@@ -4,6 +4,7 @@ mod assemble;
 mod event;
 mod request;
 mod response;
+mod router;
 mod scripted;
 
 use std::future::Future;
@@ -12,6 +13,7 @@ pub use assemble::ResponseAssembler;
 pub use event::ModelEvent;
 pub use request::{ModelRequest, ModelSettings, ToolChoice};
 pub use response::{ModelResponse, StopReason, Usage};
+pub use router::{DynModel, ModelRouter};
 pub use scripted::ScriptedModel;
 
 pub use crate::error::{ModelError, ModelErrorKind};
@@ -20,10 +22,69 @@ pub use crate::error::{ModelError, ModelErrorKind};
 ///
 /// Implementations translate a [`ModelRequest`] to a provider's API and its answer back to a
 /// [`ModelResponse`]. The returned future must be `Send` so that agents can run on a
-/// multi-threaded runtime.
+/// multi-threaded runtime. [`ScriptedModel`] is the built-in implementation (deterministic,
+/// offline, for tests and examples); the `openai` and `anthropic` features of `hookchain` add
+/// real providers.
 ///
-/// [`ScriptedModel`] is the built-in implementation: deterministic, offline, made for tests and
-/// examples.
+/// # Writing a model
+///
+/// A model reads the request and answers once; the agent does everything else (the loop, the
+/// tools, the middleware). What the request holds, in the order a provider usually wants it:
+///
+/// - [`system_prompt`](ModelRequest::system_prompt): instructions, sent apart or as a first
+///   system message, as the provider wants;
+/// - [`messages`](ModelRequest::messages): the history. Every assistant message with tool
+///   calls is followed by one tool message per call, each naming its call's id
+///   ([`validate_history`](crate::message::validate_history) holds for every request the agent
+///   sends);
+/// - [`tools`](ModelRequest::tools) (name, description, JSON schema of the arguments) and
+///   [`tool_choice`](ModelRequest::tool_choice);
+/// - [`settings`](ModelRequest::settings): temperature, token limit, stop sequences; `None`
+///   leaves the provider's default.
+///
+/// The response is the assistant's [`Message`](crate::Message) (its text, and its
+/// [`ToolCall`](crate::ToolCall)s with the provider's ids and the arguments as JSON), the
+/// [`Usage`] the provider reported, and why it stopped ([`StopReason`]). A failure is a
+/// classified [`ModelError`] — rate limited (with the `Retry-After` it gave), overloaded,
+/// timeout, connection, context length, authentication, invalid request, content filtered,
+/// malformed response — so that retry middleware can tell what is worth retrying
+/// ([`ModelError::is_retryable`]). Never panic on what the provider sends, and never turn a
+/// malformed or truncated answer into an empty one: it is a `MalformedResponse` error.
+///
+/// ```
+/// use hookchain::prelude::*;
+/// use hookchain::{Model, ModelError, StopReason, Usage};
+///
+/// /// A "model" that answers with the text of the last user message, reversed: the shape of a
+/// /// real one, whose `invoke` would call an API where this one computes.
+/// struct Reverser;
+///
+/// impl Model for Reverser {
+///     async fn invoke(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
+///         let Some(last) = request.messages.last() else {
+///             return Err(ModelError::invalid_request("the request has no messages"));
+///         };
+///         if request.settings.max_tokens == Some(0) {
+///             return Err(ModelError::context_length_exceeded("no room for an answer"));
+///         }
+///         let text: String = last.content.chars().rev().collect();
+///         let usage = Usage::new(last.content.len() as u64, text.len() as u64);
+///         Ok(ModelResponse::text(text).with_usage(usage))
+///     }
+/// }
+///
+/// # futures::executor::block_on(async {
+/// let agent = Agent::builder(Reverser).build();
+/// let output = agent.run("stressed").await?;
+/// assert_eq!(output.text(), Some("desserts"));
+/// assert_eq!(output.usage, Usage::new(8, 8));
+/// # Ok::<(), hookchain::Error>(())
+/// # }).unwrap();
+/// ```
+///
+/// A model can also name itself in requests: a [`ModelRouter`] holds several and sends each
+/// request to the one its [`model`](ModelRequest::model) field names; a [`DynModel`] is a model
+/// chosen at run time.
 pub trait Model: Send + Sync {
     /// Calls the model once.
     fn invoke(

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::message::Message;
+use crate::shared::Shared;
 use crate::tool::ToolSpec;
 
 /// One request to a [`Model`](super::Model).
@@ -12,20 +13,41 @@ use crate::tool::ToolSpec;
 /// to change the history, edit it through the [`Context`](crate::Context).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct ModelRequest {
-    /// The conversation so far, oldest first.
-    pub messages: Vec<Message>,
+    /// The model to call, by the name a [`ModelRouter`](super::ModelRouter) knows it by;
+    /// `None` for the agent's model. A wrap hook that sets it and calls `next` sends the request
+    /// to another model through the inner middleware (a fallback, a router).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The conversation so far, oldest first; shared with the run's history (see [`Shared`]):
+    /// editing it copies it for this request only.
+    pub messages: Shared<Vec<Message>>,
     /// Instructions sent ahead of the messages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_prompt: Option<String>,
-    /// The tools the model may call.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<ToolSpec>,
+    /// The tools the model may call; shared with the agent's tools (see [`Shared`]).
+    #[serde(default, skip_serializing_if = "is_empty")]
+    pub tools: Shared<Vec<ToolSpec>>,
     /// Whether and which tools the model must call.
     #[serde(default)]
     pub tool_choice: ToolChoice,
     /// Sampling and length settings.
     #[serde(default)]
     pub settings: ModelSettings,
+}
+
+impl ModelRequest {
+    /// A request with `messages` and nothing else set (no system prompt, no tools, the
+    /// provider's default settings).
+    pub fn new(messages: impl Into<Shared<Vec<Message>>>) -> Self {
+        ModelRequest {
+            messages: messages.into(),
+            ..ModelRequest::default()
+        }
+    }
+}
+
+fn is_empty(tools: &Shared<Vec<ToolSpec>>) -> bool {
+    tools.is_empty()
 }
 
 /// Whether and which tools the model must call.

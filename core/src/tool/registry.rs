@@ -9,6 +9,7 @@ use futures::future::BoxFuture;
 
 use super::{Tool, ToolError, ToolFailure, ToolSpec};
 use crate::message::{ToolCall, ToolResult};
+use crate::shared::Shared;
 
 /// Object-safe form of [`Tool`], so tools of different types can share one registry.
 ///
@@ -70,7 +71,8 @@ struct Entry {
 #[derive(Default)]
 pub struct ToolRegistry {
     tools: BTreeMap<String, Entry>,
-    specs: Vec<ToolSpec>,
+    /// Shared with every model request (no copy per request).
+    specs: Shared<Vec<ToolSpec>>,
 }
 
 impl ToolRegistry {
@@ -110,6 +112,12 @@ impl ToolRegistry {
     #[must_use]
     pub fn specs(&self) -> &[ToolSpec] {
         &self.specs
+    }
+
+    /// The specs, shared: what every model request holds (a reference count, not a copy).
+    #[must_use]
+    pub fn shared_specs(&self) -> Shared<Vec<ToolSpec>> {
+        self.specs.clone()
     }
 
     /// The spec of the tool named `name`.

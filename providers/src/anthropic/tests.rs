@@ -44,6 +44,7 @@ fn weather_spec() -> ToolSpec {
 /// Two parallel calls answered by two results, then a user follow-up.
 fn parallel_round() -> ModelRequest {
     ModelRequest {
+        model: None,
         messages: vec![
             Message::system("Answer in English."),
             Message::user("Weather in Paris and Rome?"),
@@ -57,9 +58,10 @@ fn parallel_round() -> ModelRequest {
             Message::tool(ToolResult::ok("toolu_1", "18°C")),
             Message::tool(ToolResult::error("toolu_2", "service unavailable")),
             Message::user("And tomorrow?"),
-        ],
+        ]
+        .into(),
         system_prompt: Some("You are a weather bot.".into()),
-        tools: vec![weather_spec()],
+        tools: vec![weather_spec()].into(),
         tool_choice: ToolChoice::Auto,
         settings: ModelSettings::new().temperature(0.2),
     }
@@ -142,7 +144,8 @@ fn empty_text_is_never_sent() {
             Message::user("hi"),
             Message::assistant(""),
             Message::assistant_with_tool_calls("", [ToolCall::new("t", "x", json!({}))]),
-        ],
+        ]
+        .into(),
         ..ModelRequest::default()
     };
     let wire = on_wire(&messages_request(&request, options(false)));

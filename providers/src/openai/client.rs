@@ -104,7 +104,7 @@ impl OpenAiModel {
     ///     .base_url("http://localhost:11434/v1")
     ///     .build()?;
     /// let request = ModelRequest {
-    ///     messages: vec![hookchain_core::Message::user("Tell me a joke.")],
+    ///     messages: vec![hookchain_core::Message::user("Tell me a joke.")].into(),
     ///     ..ModelRequest::default()
     /// };
     /// let mut events = std::pin::pin!(model.stream(request));

@@ -42,6 +42,7 @@ fn options(stream: bool) -> Options<'static> {
 /// A conversation after one tool round: user, assistant tool call, tool result.
 fn after_tool_round() -> ModelRequest {
     ModelRequest {
+        model: None,
         messages: vec![
             Message::user("Weather in Paris?"),
             Message::assistant_with_tool_calls(
@@ -53,9 +54,10 @@ fn after_tool_round() -> ModelRequest {
                 )],
             ),
             Message::tool(ToolResult::ok("call_1", "18°C, sunny")),
-        ],
+        ]
+        .into(),
         system_prompt: Some("Be brief.".into()),
-        tools: vec![weather_spec()],
+        tools: vec![weather_spec()].into(),
         tool_choice: ToolChoice::Required,
         settings: ModelSettings::new().temperature(0.5).max_tokens(200),
     }

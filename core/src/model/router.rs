@@ -1,0 +1,113 @@
+//! Several models behind one: [`ModelRouter`] sends each request to the model it names, and
+//! [`DynModel`] holds a model whose type is chosen at run time.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+
+use futures::future::BoxFuture;
+
+use super::{Model, ModelRequest, ModelResponse};
+use crate::error::ModelError;
+
+/// The object-safe form of [`Model`], for models chosen at run time (from a configuration
+/// file, say) or kept side by side in a [`ModelRouter`]. Every [`Model`] is one; a
+/// `Box<dyn DynModel>` is a [`Model`] again. It costs one boxed future per call: keep static
+/// models static where their type is known.
+pub trait DynModel: Send + Sync {
+    /// [`Model::invoke`], boxed.
+    fn invoke_boxed(
+        &self,
+        request: ModelRequest,
+    ) -> BoxFuture<'_, Result<ModelResponse, ModelError>>;
+}
+
+impl<M: Model> DynModel for M {
+    fn invoke_boxed(
+        &self,
+        request: ModelRequest,
+    ) -> BoxFuture<'_, Result<ModelResponse, ModelError>> {
+        Box::pin(self.invoke(request))
+    }
+}
+
+impl Model for Box<dyn DynModel> {
+    fn invoke(
+        &self,
+        request: ModelRequest,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
+        (**self).invoke_boxed(request)
+    }
+}
+
+/// A model made of several: a request goes to the model named by its
+/// [`model`](ModelRequest::model) field, or to the default model when it names none.
+///
+/// An agent built on a router lets a `wrap_model_call` hook send a request to another model by
+/// setting `request.model` and calling `next`: the inner middleware then run for that call as
+/// they did for the first (a fallback, a cheaper model for a simple step).
+///
+/// ```
+/// use hookchain::model::ModelRouter;
+/// use hookchain::prelude::*;
+///
+/// # futures::executor::block_on(async {
+/// let router = ModelRouter::new(ScriptedModel::new([ModelResponse::text("from the main model")]))
+///     .route("backup", ScriptedModel::new([ModelResponse::text("from the backup")]));
+/// let mut request = ModelRequest::new(vec![Message::user("hi")]);
+/// request.model = Some("backup".into());
+/// use hookchain::Model;
+/// assert_eq!(router.invoke(request).await?.message.content, "from the backup");
+/// # Ok::<(), hookchain::ModelError>(())
+/// # }).unwrap();
+/// ```
+pub struct ModelRouter<M> {
+    default: M,
+    routes: BTreeMap<String, Box<dyn DynModel>>,
+}
+
+impl<M: Model> ModelRouter<M> {
+    /// A router whose requests go to `default` unless they name another model.
+    pub fn new(default: M) -> Self {
+        ModelRouter {
+            default,
+            routes: BTreeMap::new(),
+        }
+    }
+
+    /// Requests naming `name` go to `model` (replacing a model of the same name).
+    #[must_use]
+    pub fn route(mut self, name: impl Into<String>, model: impl Model + 'static) -> Self {
+        self.routes.insert(name.into(), Box::new(model));
+        self
+    }
+
+    /// The names of the routed models.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.routes.keys().map(String::as_str)
+    }
+}
+
+impl<M: Model> Model for ModelRouter<M> {
+    async fn invoke(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
+        let Some(name) = request.model.as_deref() else {
+            return self.default.invoke(request).await;
+        };
+        match self.routes.get(name) {
+            Some(model) => model.invoke_boxed(request).await,
+            None => Err(ModelError::invalid_request(format!(
+                "no model is routed as `{name}`; routed: [{}]",
+                self.names().collect::<Vec<_>>().join(", ")
+            ))),
+        }
+    }
+}
+
+impl<M: fmt::Debug> fmt::Debug for ModelRouter<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ModelRouter")
+            .field("default", &self.default)
+            .field("routes", &self.routes.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
