@@ -89,3 +89,63 @@ impl HandTurn {
         }
     }
 }
+
+/// The model of the history-length variants: calls `ping` until `steps` tool results follow
+/// the last user message, then answers. Unlike [`ScriptedModel`] it checks and records nothing,
+/// whose costs grow with the history: what grows here is the framework's.
+#[derive(Debug, Clone, Copy)]
+pub struct Stepper {
+    /// Model calls that ask for a tool before the answer.
+    pub steps: usize,
+}
+
+impl Model for Stepper {
+    fn invoke(
+        &self,
+        request: ModelRequest,
+    ) -> impl std::future::Future<Output = Result<ModelResponse, hookchain::ModelError>> + Send
+    {
+        let answered = request
+            .messages
+            .iter()
+            .rev()
+            .take_while(|message| message.role != Role::User)
+            .filter(|message| message.role == Role::Tool)
+            .count();
+        std::future::ready(Ok(if answered < self.steps {
+            ModelResponse::tool_calls([ToolCall::new(format!("c{answered}"), "ping", json!({}))])
+        } else {
+            ModelResponse::text("done")
+        }))
+    }
+}
+
+/// A conversation of `length` earlier messages (user and assistant turns), then the user's
+/// `go`.
+pub fn history(length: usize) -> Vec<Message> {
+    let mut messages: Vec<Message> = (0..length)
+        .map(|i| {
+            if i % 2 == 0 {
+                Message::user(format!("question {i} about something the user needs"))
+            } else {
+                Message::assistant(format!("answer {i}, a sentence or two of text"))
+            }
+        })
+        .collect();
+    messages.push(Message::user("go"));
+    messages
+}
+
+/// One run on `history`, making `steps` model calls with a tool call each, then the answer.
+pub async fn run_on_history<C: Middleware>(agent: &Agent<Stepper, C>, history: &[Message]) {
+    let output = agent.run(history.to_vec()).await.expect("the run succeeds");
+    debug_assert_eq!(output.text(), Some("done"));
+}
+
+/// An agent with `chain` around a [`Stepper`] of `steps` and the `ping` tool.
+pub fn stepping_agent<C: Middleware>(steps: usize, chain: C) -> Agent<Stepper, C> {
+    Agent::builder(Stepper { steps })
+        .tool(ping())
+        .chain(chain)
+        .build()
+}

@@ -48,6 +48,21 @@ const VARIANTS: &[(&str, &str)] = &[
     ("turn_hand", "agent turn by hand"),
     ("turn0", "Agent::run, empty chain"),
     ("turn10", "Agent::run, 10 middleware"),
+    ("h10s1", "history 10: run with 1 tool step, 10 middleware"),
+    ("h10s2", "history 10: run with 2 tool steps, 10 middleware"),
+    ("h100s1", "history 100: run with 1 tool step, 10 middleware"),
+    (
+        "h100s2",
+        "history 100: run with 2 tool steps, 10 middleware",
+    ),
+    (
+        "h1000s1",
+        "history 1000: run with 1 tool step, 10 middleware",
+    ),
+    (
+        "h1000s2",
+        "history 1000: run with 2 tool steps, 10 middleware",
+    ),
 ];
 
 fn hookchain_calls<C: Middleware>(chain: &C, m: u64) {
@@ -209,6 +224,22 @@ fn main() -> ExitCode {
             let agent = agent::agent(ten_of!(Full));
             for _ in 0..m {
                 black_box(run(agent::turn(&agent)));
+            }
+        }
+        history if history.starts_with('h') => {
+            // `h<length>s<steps>`: a step's cost at a history length is the difference of the
+            // two variants of that length (the input's own copy cancels out).
+            let Some((length, steps)) = history[1..]
+                .split_once('s')
+                .and_then(|(length, steps)| Some((length.parse().ok()?, steps.parse().ok()?)))
+            else {
+                eprintln!("unknown variant `{history}`; `instructions list` prints them");
+                return ExitCode::FAILURE;
+            };
+            let agent = agent::stepping_agent(steps, ten_of!(Full));
+            let input = agent::history(length);
+            for _ in 0..m {
+                run(agent::run_on_history(&agent, black_box(&input)));
             }
         }
         other => {
