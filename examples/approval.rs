@@ -305,6 +305,7 @@ fn print_conversation(messages: &[Message]) {
                 let error = if message.is_error { " (error)" } else { "" };
                 println!("tool{error}: {}", message.content);
             }
+            other => println!("{other:?}: {}", message.content),
         }
     }
 }

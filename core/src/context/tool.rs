@@ -30,6 +30,7 @@ pub struct ToolContext<'a> {
 /// Who on a tool call's path raised an interrupt, and so who reads its answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Raiser {
     /// The `wrap_tool_call` hook of the member at this position of the flattened chain.
     Member(usize),

@@ -83,6 +83,7 @@ impl From<()> for Flow {
 ///   call left in the history gets an error result, so the history never holds a dangling call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Jump {
     /// To the model call.
     Model,

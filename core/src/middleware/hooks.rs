@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 /// One of the six lifecycle hooks of a [`Middleware`](super::Middleware).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Hook {
     /// Once per run, before the first model call (chain order).
     BeforeAgent,

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 /// The phase of a middleware, as a value (see [`PhaseMarker`] for the type-level form).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Phase {
     /// Prepares what the rest of the chain sees; only `before_*` hooks.
     Input,

@@ -35,6 +35,7 @@ pub struct Question {
 /// The kind of answer a [`Question`] expects.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum AnswerKind {
     /// Any text.
     #[default]

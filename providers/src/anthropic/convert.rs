@@ -100,6 +100,8 @@ fn turns(messages: &[Message]) -> Vec<RequestMessage<'_>> {
                     is_error: message.is_error,
                 }],
             ),
+            // A role this version does not know reads as the user's words.
+            _ => ("user", text(&message.content)),
         };
         // Anthropic rejects empty turns and empty text blocks.
         if blocks.is_empty() {

@@ -75,6 +75,8 @@ fn message(message: &Message) -> RequestMessage<'_> {
         Role::User => "user",
         Role::Assistant => "assistant",
         Role::Tool => "tool",
+        // A role this version does not know reads as the user's words.
+        _ => "user",
     };
     let only_calls =
         message.role == Role::Assistant && message.content.is_empty() && message.has_tool_calls();

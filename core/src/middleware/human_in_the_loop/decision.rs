@@ -85,6 +85,7 @@ impl ApprovalResponse {
 /// What a person decided about one call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Decision {
     /// Run the call as the model made it.
     Approve,
@@ -122,6 +123,7 @@ impl Decision {
 /// A kind of [`Decision`], for policies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum DecisionKind {
     /// [`Decision::Approve`].
     Approve,
