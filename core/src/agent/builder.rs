@@ -2,7 +2,7 @@
 
 use super::{Agent, DEFAULT_MAX_STEPS, DEFAULT_TOOL_CONCURRENCY};
 use crate::middleware::Middleware;
-use crate::model::{Model, ModelSettings};
+use crate::model::{Model, ModelSettings, ResponseFormat};
 use crate::tool::{MessagePolicy, Tool, ToolFailure, ToolRegistry};
 
 /// Builds an [`Agent`]; see [`Agent::builder`].
@@ -24,6 +24,7 @@ impl<M: Model> AgentBuilder<M> {
                 max_steps: DEFAULT_MAX_STEPS,
                 tool_concurrency: DEFAULT_TOOL_CONCURRENCY,
                 tool_error_message: None,
+                response_format: None,
             },
         }
     }
@@ -41,6 +42,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
             max_steps,
             tool_concurrency,
             tool_error_message,
+            response_format,
         } = self.agent;
         AgentBuilder {
             agent: Agent {
@@ -52,6 +54,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
                 max_steps,
                 tool_concurrency,
                 tool_error_message,
+                response_format,
             },
         }
     }
@@ -117,6 +120,14 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
         policy: impl Fn(&ToolFailure) -> String + Send + Sync + 'static,
     ) -> Self {
         self.agent.tool_error_message = Some(MessagePolicy::new(policy));
+        self
+    }
+
+    /// Asks for answers that follow `format`'s JSON schema in every model request (structured
+    /// output); read the final answer with [`ModelResponse::parse`](crate::ModelResponse::parse)
+    /// or [`RunOutput::parse`](crate::RunOutput::parse).
+    pub fn response_format(mut self, format: ResponseFormat) -> Self {
+        self.agent.response_format = Some(format);
         self
     }
 

@@ -101,7 +101,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             return Err(ResumeError::ThreadCheckpoint { thread }.into());
         }
         let (mut cx, mut state, position) = self.restore(checkpoint, answers)?;
-        let ending = self.go(&mut cx, &mut state, Entry::Resume(position)).await;
+        let ending = self
+            .go(&mut cx, &mut state, Entry::Resume(Box::new(position)))
+            .await;
         finish(cx, ending)
     }
 
@@ -132,7 +134,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             .into());
         }
         let (mut cx, mut state, position) = self.restore(checkpoint, answers)?;
-        let ending = self.go(&mut cx, &mut state, Entry::Resume(position)).await;
+        let ending = self
+            .go(&mut cx, &mut state, Entry::Resume(Box::new(position)))
+            .await;
         keep(thread, cx, state, ending)
     }
 

@@ -15,7 +15,7 @@ pub use output::{EndReason, RunOutput};
 pub(crate) use thread::PauseMark;
 pub use thread::{Thread, ThreadError, ThreadId};
 
-use crate::model::{Model, ModelSettings};
+use crate::model::{Model, ModelSettings, ResponseFormat};
 use crate::tool::{MessagePolicy, ToolRegistry};
 
 /// The default bound on steps per run (see [`AgentBuilder::max_steps`]).
@@ -51,6 +51,7 @@ pub struct Agent<M, C = ()> {
     max_steps: usize,
     tool_concurrency: usize,
     tool_error_message: Option<MessagePolicy>,
+    response_format: Option<ResponseFormat>,
 }
 
 impl<M: Model> Agent<M> {

@@ -2,7 +2,7 @@
 
 use crate::interrupt::{Checkpoint, Interrupt};
 use crate::message::{Message, Role};
-use crate::model::Usage;
+use crate::model::{OutputError, Usage};
 use crate::shared::Shared;
 use crate::tool::ToolFailure;
 
@@ -61,6 +61,14 @@ impl RunOutput {
     #[must_use]
     pub fn text(&self) -> Option<&str> {
         self.final_message().map(|m| m.content.as_str())
+    }
+
+    /// This run's final answer parsed as JSON into `T` (structured output, see
+    /// [`AgentBuilder::response_format`](crate::AgentBuilder::response_format)); an error says
+    /// what did not fit, or that there is no answer.
+    pub fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T, OutputError> {
+        let text = self.text().ok_or(OutputError::Empty)?;
+        crate::model::ModelResponse::text(text).parse()
     }
 
     /// The interrupts waiting for answers, when the run paused.

@@ -31,8 +31,8 @@ pub(super) struct States<C: Middleware> {
 pub(super) enum Entry {
     /// A new run: `before_agent` first.
     Start,
-    /// A resumed run, at the position of its checkpoint.
-    Resume(Position),
+    /// A resumed run, at the position of its checkpoint (boxed: a position holds a request).
+    Resume(Box<Position>),
 }
 
 /// How the loop ended (errors aside).
@@ -97,7 +97,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         }
         let mut next = match entry {
             Entry::Start => self.before_agent(cx, state).await,
-            Entry::Resume(position) => Ok(Next::from(position)),
+            Entry::Resume(position) => Ok(Next::from(*position)),
         };
         let outcome = loop {
             let mut request = match attempt!(next) {
@@ -286,6 +286,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             messages: cx.messages.clone(),
             system_prompt: self.system_prompt.clone(),
             tools: self.tools.shared_specs(),
+            response_format: self.response_format.clone(),
             tool_choice: ToolChoice::Auto,
             settings: self.settings.clone(),
         }
@@ -424,11 +425,13 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             return self.pause(cx, state, position, interrupts);
         }
         cx.counters.tool_calls += results.len();
-        for result in results.into_iter().flatten() {
+        for (call, result) in calls.iter().zip(results) {
+            let Some(result) = result else { continue };
             if let Some(failure) = &result.failure {
                 cx.failures.push(ToolFailure::clone(failure));
             }
-            cx.messages.push(Message::tool(result));
+            cx.messages
+                .push(Message::tool(result).with_name(&call.name));
         }
         Ok(Next::Step(None))
     }
@@ -609,7 +612,8 @@ fn skip_calls(cx: &mut Context, calls: &[ToolCall], why: &str) {
                 format!("tool call `{}` was not executed: {why}", call.name),
             )
         });
-        cx.messages.push(Message::tool(result));
+        cx.messages
+            .push(Message::tool(result).with_name(&call.name));
     }
     cx.counters.tool_calls += calls.len();
     cx.answered.clear();

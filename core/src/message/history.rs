@@ -182,7 +182,7 @@ fn answer_groups(
     mut answer: impl FnMut(&ToolCall) -> ToolResult,
 ) -> usize {
     // (where, results), found front to back, inserted back to front so indices stay valid.
-    let mut inserts: Vec<(usize, Vec<ToolResult>)> = Vec::new();
+    let mut inserts: Vec<(usize, Vec<Message>)> = Vec::new();
     let mut i = 0;
     while i < messages.len() {
         if !messages[i].has_tool_calls() {
@@ -195,7 +195,7 @@ fn answer_groups(
         }
         if end < messages.len() || tail {
             let group = &messages[i + 1..end];
-            let missing: Vec<ToolResult> = messages[i]
+            let missing: Vec<Message> = messages[i]
                 .tool_calls
                 .iter()
                 .filter(|call| {
@@ -203,7 +203,7 @@ fn answer_groups(
                         .iter()
                         .any(|m| m.tool_call_id.as_deref() == Some(call.id.as_str()))
                 })
-                .map(&mut answer)
+                .map(|call| Message::tool(answer(call)).with_name(&call.name))
                 .collect();
             if !missing.is_empty() {
                 inserts.push((end, missing));
@@ -214,7 +214,7 @@ fn answer_groups(
     let mut added = 0;
     for (at, results) in inserts.into_iter().rev() {
         added += results.len();
-        messages.splice(at..at, results.into_iter().map(Message::tool));
+        messages.splice(at..at, results);
     }
     added
 }

@@ -2,6 +2,7 @@
 
 mod history;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -29,8 +30,12 @@ pub enum Role {
 /// One message of a conversation.
 ///
 /// Content is text. An assistant message may carry [`ToolCall`]s; a tool message answers exactly
-/// one of them through [`tool_call_id`](Self::tool_call_id).
+/// one of them through [`tool_call_id`](Self::tool_call_id), and names the tool.
+///
+/// Its serde form is part of checkpoints and threads: fields are added with defaults, so what an
+/// older version wrote still loads.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Message {
     /// Who wrote the message.
     pub role: Role,
@@ -45,6 +50,13 @@ pub struct Message {
     /// Whether a tool message reports a failure (tool messages only).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub is_error: bool,
+    /// The tool that answered (tool messages the agent adds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Tags and notes of the application or of middleware (`"summary"`, `"cleared"`, an id):
+    /// never sent to the model.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub metadata: BTreeMap<String, serde_json::Value>,
 }
 
 impl Message {
@@ -55,6 +67,8 @@ impl Message {
             tool_calls: Vec::new(),
             tool_call_id: None,
             is_error: false,
+            name: None,
+            metadata: BTreeMap::new(),
         }
     }
 
@@ -92,6 +106,20 @@ impl Message {
             is_error: result.is_error,
             ..Self::new(Role::Tool, result.content)
         }
+    }
+
+    /// The message with the name of the tool that answered.
+    #[must_use]
+    pub fn with_name(mut self, tool: impl Into<String>) -> Self {
+        self.name = Some(tool.into());
+        self
+    }
+
+    /// The message with `value` under `key` in its [`metadata`](Self::metadata).
+    #[must_use]
+    pub fn with_metadata(mut self, key: impl Into<String>, value: serde_json::Value) -> Self {
+        self.metadata.insert(key.into(), value);
+        self
     }
 
     /// Whether this is an assistant message that calls at least one tool.

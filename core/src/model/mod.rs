@@ -2,6 +2,7 @@
 
 mod assemble;
 mod event;
+mod output;
 mod request;
 mod response;
 mod router;
@@ -11,6 +12,7 @@ use std::future::Future;
 
 pub use assemble::ResponseAssembler;
 pub use event::ModelEvent;
+pub use output::{OutputError, ResponseFormat};
 pub use request::{ModelRequest, ModelSettings, ToolChoice};
 pub use response::{ModelResponse, StopReason, Usage};
 pub use router::{DynModel, ModelRouter};

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::ResponseFormat;
 use crate::message::Message;
 use crate::shared::Shared;
 use crate::tool::ToolSpec;
@@ -30,6 +31,9 @@ pub struct ModelRequest {
     /// Whether and which tools the model must call.
     #[serde(default)]
     pub tool_choice: ToolChoice,
+    /// The JSON schema the answer must follow (structured output), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<ResponseFormat>,
     /// Sampling and length settings.
     #[serde(default)]
     pub settings: ModelSettings,
@@ -82,17 +86,22 @@ pub struct ModelSettings {
     /// Sequences that stop generation.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stop: Vec<String>,
+    /// Provider extras: fields added as they are to the provider's request body (`seed`,
+    /// `reasoning_effort`, `top_k`, …), for what the settings above do not cover.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
 impl ModelSettings {
     /// Settings that leave every choice to the provider.
     #[must_use]
-    pub const fn new() -> Self {
+    pub fn new() -> Self {
         Self {
             temperature: None,
             max_tokens: None,
             top_p: None,
             stop: Vec::new(),
+            extra: serde_json::Map::new(),
         }
     }
 
@@ -107,6 +116,13 @@ impl ModelSettings {
     #[must_use]
     pub const fn max_tokens(mut self, max_tokens: u32) -> Self {
         self.max_tokens = Some(max_tokens);
+        self
+    }
+
+    /// Adds a provider extra: `key: value` in the provider's request body.
+    #[must_use]
+    pub fn extra(mut self, key: impl Into<String>, value: serde_json::Value) -> Self {
+        self.extra.insert(key.into(), value);
         self
     }
 }

@@ -31,6 +31,13 @@ pub(crate) fn messages_request<'a>(
     request: &'a ModelRequest,
     options: Options<'a>,
 ) -> MessagesRequest<'a> {
+    // Anthropic has no JSON-schema mode: a response format becomes an instruction.
+    let format = request.response_format.as_ref().map(|format| {
+        format!(
+            "Answer with JSON only (no other text), following this JSON schema: {}",
+            format.schema
+        )
+    });
     // Anthropic has no system role in the conversation: system messages join the system text.
     let system: Vec<&str> = request
         .system_prompt
@@ -43,6 +50,7 @@ pub(crate) fn messages_request<'a>(
                 .filter(|message| message.role == Role::System)
                 .map(|message| message.content.as_str()),
         )
+        .chain(format.as_deref())
         .filter(|text| !text.is_empty())
         .collect();
     let has_tools = !request.tools.is_empty();
@@ -72,6 +80,7 @@ pub(crate) fn messages_request<'a>(
         top_p: request.settings.top_p,
         stop_sequences: &request.settings.stop,
         stream: options.stream,
+        extra: &request.settings.extra,
     }
 }
 

@@ -45,6 +45,7 @@ fn weather_spec() -> ToolSpec {
 fn parallel_round() -> ModelRequest {
     ModelRequest {
         model: None,
+        response_format: None,
         messages: vec![
             Message::system("Answer in English."),
             Message::user("Weather in Paris and Rome?"),
@@ -65,6 +66,23 @@ fn parallel_round() -> ModelRequest {
         tool_choice: ToolChoice::Auto,
         settings: ModelSettings::new().temperature(0.2),
     }
+}
+
+#[test]
+fn a_response_format_becomes_an_instruction_and_extras_reach_the_wire() {
+    let mut request = parallel_round();
+    request.response_format = Some(hookchain_core::model::ResponseFormat::new(
+        "weather",
+        json!({"type": "object"}),
+    ));
+    request.settings = request.settings.clone().extra("top_k", json!(5));
+    let wire = on_wire(&messages_request(&request, options(false)));
+    let system = wire["system"].as_str().unwrap();
+    assert!(
+        system.contains("JSON schema") && system.contains("\"object\""),
+        "{system}"
+    );
+    assert_eq!(wire["top_k"], 5);
 }
 
 #[test]

@@ -25,6 +25,9 @@ pub(crate) struct MessagesRequest<'a> {
     pub(crate) stop_sequences: &'a [String],
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub(crate) stream: bool,
+    /// Provider extras from the settings, as they are.
+    #[serde(flatten)]
+    pub(crate) extra: &'a serde_json::Map<String, serde_json::Value>,
 }
 
 /// One turn of the conversation: a role and its content blocks.

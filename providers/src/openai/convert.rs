@@ -66,6 +66,17 @@ pub(crate) fn chat_request<'a>(request: &'a ModelRequest, options: Options<'a>) 
         stream_options: options.stream.then_some(StreamOptions {
             include_usage: true,
         }),
+        response_format: request.response_format.as_ref().map(|format| {
+            serde_json::json!({
+                "type": "json_schema",
+                "json_schema": {
+                    "name": format.name,
+                    "schema": format.schema,
+                    "strict": format.strict,
+                },
+            })
+        }),
+        extra: &request.settings.extra,
     }
 }
 

@@ -43,6 +43,7 @@ fn options(stream: bool) -> Options<'static> {
 fn after_tool_round() -> ModelRequest {
     ModelRequest {
         model: None,
+        response_format: None,
         messages: vec![
             Message::user("Weather in Paris?"),
             Message::assistant_with_tool_calls(
@@ -125,6 +126,24 @@ fn a_streamed_request_asks_for_usage() {
     assert_eq!(wire["stream_options"], json!({"include_usage": true}));
     let wire = on_wire(&chat_request(&request, options(false)));
     assert!(wire.get("stream").is_none() && wire.get("stream_options").is_none());
+}
+
+#[test]
+fn structured_output_and_extras_reach_the_wire() {
+    let mut request = after_tool_round();
+    request.response_format = Some(hookchain_core::model::ResponseFormat::new(
+        "weather",
+        json!({"type": "object", "properties": {"celsius": {"type": "integer"}}}),
+    ));
+    request.settings = request.settings.clone().extra("seed", json!(7));
+    let wire = on_wire(&chat_request(&request, options(false)));
+    assert_eq!(wire["response_format"]["type"], "json_schema");
+    assert_eq!(wire["response_format"]["json_schema"]["name"], "weather");
+    assert_eq!(
+        wire["response_format"]["json_schema"]["schema"]["properties"]["celsius"]["type"],
+        "integer"
+    );
+    assert_eq!(wire["seed"], 7);
 }
 
 #[test]

@@ -27,6 +27,11 @@ pub(crate) struct ChatRequest<'a> {
     pub(crate) stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) stream_options: Option<StreamOptions>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) response_format: Option<serde_json::Value>,
+    /// Provider extras from the settings, as they are.
+    #[serde(flatten)]
+    pub(crate) extra: &'a serde_json::Map<String, serde_json::Value>,
 }
 
 /// Asks for a final chunk with the usage (servers that ignore it send none).
