@@ -473,8 +473,9 @@ async fn results_supplied_before_an_after_model_pause_are_kept() {
 // 2. Interrupts on the tool path
 // ---------------------------------------------------------------------------------------------
 
-/// A tool that needs a confirmation: `call` interrupts with its arguments as the payload,
-/// `resume` finishes with `<text> -> <answer>`. Counts both.
+/// A tool that needs a confirmation: called, it interrupts with its arguments as the payload;
+/// called again with the answer (the resume), it finishes with `<text> -> <answer>`. Counts
+/// both.
 #[derive(Clone, Default)]
 struct Confirm {
     calls: Arc<AtomicUsize>,
@@ -490,14 +491,13 @@ impl Tool for Confirm {
         }
     }
 
-    async fn call(&self, arguments: Value) -> Result<String, ToolError> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        Err(ToolError::Interrupt {
-            payload: json!({ "confirm": arguments }),
-        })
-    }
-
-    async fn resume(&self, arguments: Value, answer: Value) -> Result<String, ToolError> {
+    async fn call(&self, cx: ToolContext<'_>, arguments: Value) -> Result<String, ToolError> {
+        let Some(answer) = cx.resume_value() else {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            return Err(ToolError::Interrupt {
+                payload: json!({ "confirm": arguments }),
+            });
+        };
         self.resumes.fetch_add(1, Ordering::SeqCst);
         Ok(format!(
             "{} -> {}",

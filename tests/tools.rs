@@ -3,7 +3,9 @@
 
 use std::convert::Infallible;
 
-use hookchain::{FnTool, Tool, ToolCall, ToolError, ToolRegistry, ToolResult, ToolSpec};
+use hookchain::{
+    FnTool, Tool, ToolCall, ToolContext, ToolError, ToolRegistry, ToolResult, ToolSpec,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -392,7 +394,7 @@ impl Tool for Echo {
         }
     }
 
-    async fn call(&self, arguments: Value) -> Result<String, ToolError> {
+    async fn call(&self, _cx: ToolContext<'_>, arguments: Value) -> Result<String, ToolError> {
         match arguments.get("say").and_then(Value::as_str) {
             Some(say) => Ok(format!("{}{say}", self.prefix)),
             None => Err(ToolError::failed("echo", "`say` must be a string")),
