@@ -17,6 +17,7 @@ mod kinds;
 mod middleware;
 mod private;
 mod signature;
+mod tool;
 mod trait_impl;
 
 use proc_macro::TokenStream;
@@ -316,6 +317,12 @@ pub fn middleware(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn chain(input: TokenStream) -> TokenStream {
     debug("chain", chain::expand(input.into()))
+}
+
+/// Turns a function into a tool the model can call.
+#[proc_macro_attribute]
+pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    debug("tool", tool::expand(attr.into(), item.into()))
 }
 
 /// Prints the expansion when `HOOKCHAIN_MACROS_DEBUG` is set.
