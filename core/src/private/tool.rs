@@ -68,11 +68,12 @@ impl<T: Serialize> ToolOutput for T {
 
 /// What a tool function returns, when it returns a `Result`.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be a tool's result",
-    label = "return `Result<T, E>` here, with `T: serde::Serialize` and `E` an error type",
-    note = "`E` is any error type that converts into `Box<dyn std::error::Error + Send + Sync>`, \
-            such as `hookchain::ToolError`; `T` is what the model reads, as JSON (a `String` as \
-            it is)"
+    message = "`{Self}` cannot be a tool's result: its `Ok` value must implement \
+               `serde::Serialize`, and its error must be an error type",
+    label = "return `Result<T, E>` here, with `T: serde::Serialize`",
+    note = "the model reads `T` as JSON (a `String` as it is); `E` is any error type that \
+            converts into `Box<dyn std::error::Error + Send + Sync>`, such as \
+            `hookchain::ToolError`"
 )]
 pub trait FallibleToolOutput {
     /// The text the model reads, or the tool's failure.

@@ -36,8 +36,9 @@ pub struct ToolSpec {
 
 /// A tool the model can call.
 ///
-/// Most tools are functions under [`#[tool]`](macro@crate::tool), or [`FnTool`]s made from an
-/// async closure and an argument type deriving `serde::Deserialize` and `schemars::JsonSchema`.
+/// Most tools are functions (or one-method impl blocks) under `#[tool]`, which writes this impl
+/// from the signature and doc comments, or [`FnTool`]s made from an async closure and an
+/// argument type deriving `serde::Deserialize` and `schemars::JsonSchema`.
 /// Implement the trait directly for tools with their own schema or dispatch:
 ///
 /// ```

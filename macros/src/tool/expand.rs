@@ -234,6 +234,9 @@ fn conversion(
 ) -> TokenStream {
     let located = located(span);
     let pp = p.at(span);
+    // The argument is located at the return type too: rustc reports an unmet bound of a
+    // function's argument at the argument.
+    let output = syn::Ident::new(&output.to_string(), located);
     quote_spanned!(located=> #pp::#conversion::into_tool_output(#output, #name))
 }
 
