@@ -91,7 +91,7 @@ fn parse_crate(value: TokenStream) -> syn::Result<Path> {
 /// What `#[tool]` is on.
 pub(crate) enum ToolItem {
     /// A function (free, or — wrongly — a method in a plain impl block).
-    Fn(FnItem),
+    Fn(Box<FnItem>),
     /// An impl block.
     Impl(Box<ItemImpl>),
     /// Anything else: the item as written, and the token naming its kind (`struct`, `enum`).
@@ -133,12 +133,12 @@ impl Parse for ToolItem {
         if body.delimiter() != Delimiter::Brace {
             return Err(syn::Error::new(body.span(), "expected the function's body"));
         }
-        Ok(ToolItem::Fn(FnItem {
+        Ok(ToolItem::Fn(Box::new(FnItem {
             attrs,
             vis,
             sig,
             body: TokenTree::Group(body).into_token_stream(),
-        }))
+        })))
     }
 }
 
