@@ -537,8 +537,8 @@ async fn gate(
 
 /// "From a tool, return `Err(ToolError::Interrupt { payload })`; … several at once": two tools
 /// interrupting in one step give two interrupts (ids by tool call), the step's completed call is
-/// kept and never runs again, each interrupted call is finished by `Tool::resume` with its own
-/// answer, and every tool call ends with exactly one result, in call order.
+/// kept and never runs again, each interrupted call is finished by the tool, called again with its
+/// own answer in its context, and every tool call ends with exactly one result, in call order.
 #[tokio::test]
 async fn tools_interrupt_together_and_completed_calls_never_run_again() {
     let log = new_log();
@@ -609,7 +609,7 @@ async fn tools_interrupt_together_and_completed_calls_never_run_again() {
 /// "From `wrap_tool_call`, return `Err(Error::interrupt(payload))`": the interrupt names the
 /// middleware and the hook; in the same step a tool's own interrupt passes through that wrap
 /// unchanged. On resume the wrap reads its answer with `Context::tool_resume_value` (and lets
-/// the call run), the tool is finished by `Tool::resume` with its answer, and the step's
+/// the call run), the tool is finished, called again with its answer, and the step's
 /// completed call does not run again.
 #[tokio::test]
 async fn wrap_tool_call_and_tool_interrupt_in_one_step() {

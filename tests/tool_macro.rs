@@ -311,3 +311,97 @@ async fn a_method_tool_holds_state() {
     assert_eq!(notes.notes.lock().unwrap()[0], "bread (direct)");
     assert_eq!(notes.calls.load(Ordering::SeqCst), 1);
 }
+
+/// Books a table once the user confirms; the resumed call reads the answer from its context.
+#[tool]
+async fn book(cx: ToolContext<'_>, table: u32) -> Result<String, ToolError> {
+    match cx.resume_as::<String>() {
+        None => Err(ToolError::Interrupt {
+            payload: json!({ "confirm": table }),
+        }),
+        Some(Ok(answer)) => Ok(format!("table {table}: {answer}")),
+        Some(Err(error)) => Err(ToolError::for_model("book", error.to_string())),
+    }
+}
+
+/// Asks for a number, without a context: the answer is the result (as for an `FnTool`).
+#[tool]
+async fn ask_number(question: String) -> Result<String, ToolError> {
+    Err(ToolError::Interrupt {
+        payload: json!({ "ask": question }),
+    })
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct AskArguments {
+    #[allow(dead_code)]
+    question: String,
+}
+
+#[tokio::test]
+async fn a_resumed_tool_reads_the_answer_or_gets_it_as_its_result() {
+    for (call, answer, expected) in [
+        (
+            ToolCall::new("c1", "book", json!({ "table": 4 })),
+            json!("confirmed"),
+            "table 4: confirmed",
+        ),
+        (
+            ToolCall::new("c1", "ask_number", json!({ "question": "how many?" })),
+            json!(7),
+            "7",
+        ),
+        // An `FnTool`'s closure sees no context either: the same rule.
+        (
+            ToolCall::new("c1", "ask_fn", json!({ "question": "which?" })),
+            json!("the blue one"),
+            "the blue one",
+        ),
+    ] {
+        let ask_fn = hookchain::FnTool::new("ask_fn", "Asks.", |_: AskArguments| async {
+            Err::<String, _>(ToolError::Interrupt {
+                payload: json!("which?"),
+            })
+        });
+        let model =
+            ScriptedModel::new([ModelResponse::tool_calls([call]), ModelResponse::text("ok")]);
+        let agent = Agent::builder(&model)
+            .tool(book)
+            .tool(ask_number)
+            .tool(ask_fn)
+            .build();
+        let output = agent.run("go").await.unwrap();
+        let checkpoint = output.checkpoint.clone().expect("paused");
+        let id = output.interrupts()[0].id.clone();
+        let done = agent.resume(checkpoint, [(id, answer)]).await.unwrap();
+        let result = done
+            .messages
+            .iter()
+            .find(|message| message.role == Role::Tool)
+            .expect("the tool's result");
+        assert_eq!(result.content, expected);
+        assert!(!result.is_error);
+    }
+}
+
+/// Looks a word up.
+#[tool]
+async fn lookup(
+    /// The word.
+    #[serde(rename = "q")]
+    word: String,
+) -> String {
+    word
+}
+
+#[tokio::test]
+async fn serde_attributes_on_a_parameter_go_to_its_field() {
+    let schema = lookup.spec().parameters;
+    assert_eq!(schema["required"], json!(["q"]));
+    assert_eq!(schema["properties"]["q"]["description"], "The word.");
+    let result = ToolRegistry::new()
+        .with(lookup)
+        .execute(&ToolCall::new("c1", "lookup", json!({ "q": "tide" })))
+        .await;
+    assert_eq!(result.content, "tide");
+}

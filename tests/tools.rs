@@ -60,6 +60,15 @@ fn fn_tool_spec_has_name_description_and_derived_schema() {
 
     let schema = &spec.parameters;
     assert_eq!(schema["type"], "object", "schema: {schema:#}");
+    // Cleaned for providers: no meta-schema, title or integer formats; a closed object.
+    assert_eq!(schema.get("$schema"), None, "schema: {schema:#}");
+    assert_eq!(schema.get("title"), None, "schema: {schema:#}");
+    assert_eq!(schema["additionalProperties"], false, "schema: {schema:#}");
+    assert_eq!(
+        schema["properties"]["a"],
+        json!({ "type": "integer", "description": "The first addend." })
+    );
+    assert_eq!(schema["required"], json!(["a", "b"]));
     let properties = schema["properties"]
         .as_object()
         .unwrap_or_else(|| panic!("no properties in {schema:#}"));
