@@ -384,24 +384,46 @@ async fn a_resumed_tool_reads_the_answer_or_gets_it_as_its_result() {
     }
 }
 
-/// Looks a word up.
-#[tool]
-async fn lookup(
-    /// The word.
-    #[serde(rename = "q")]
-    word: String,
-) -> String {
-    word
-}
-
 #[tokio::test]
-async fn serde_attributes_on_a_parameter_go_to_its_field() {
-    let schema = lookup.spec().parameters;
-    assert_eq!(schema["required"], json!(["q"]));
-    assert_eq!(schema["properties"]["q"]["description"], "The word.");
-    let result = ToolRegistry::new()
-        .with(lookup)
-        .execute(&ToolCall::new("c1", "lookup", json!({ "q": "tide" })))
+async fn missing_and_mistyped_arguments_name_the_argument() {
+    let registry = registry();
+    let missing = registry
+        .try_execute(&ToolCall::new("c1", "add", json!({ "a": 1 })))
+        .await
+        .unwrap_err();
+    assert!(missing.to_string().contains("add"), "{missing}");
+    let ToolError::InvalidArguments { source, .. } = missing else {
+        panic!("{missing:?}")
+    };
+    assert_eq!(source.to_string(), "missing field `b`");
+
+    let ToolError::InvalidArguments { source, .. } = registry
+        .try_execute(&ToolCall::new("c1", "add", json!({ "a": 1, "b": "two" })))
+        .await
+        .unwrap_err()
+    else {
+        panic!("expected invalid arguments")
+    };
+    assert_eq!(
+        source.to_string(),
+        "`b`: invalid type: string \"two\", expected i64"
+    );
+
+    // Not an object: refused; `null`: no arguments, which a tool without required ones takes.
+    let list = registry
+        .try_execute(&ToolCall::new("c1", "add", json!([1, 2])))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(list, ToolError::InvalidArguments { .. }),
+        "{list:?}"
+    );
+    let forecast = registry
+        .execute(&ToolCall::new(
+            "c1",
+            "get_weather",
+            json!({ "city": "Faro" }),
+        ))
         .await;
-    assert_eq!(result.content, "tide");
+    assert_eq!(forecast.content, "Faro: sunny, 21 degrees celsius, 0 days");
 }

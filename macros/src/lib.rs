@@ -353,10 +353,11 @@ pub fn chain(input: TokenStream) -> TokenStream {
 ///
 /// # Parameters and results
 ///
-/// - Each parameter is an argument: a field of a generated argument struct deriving
-///   `serde::Deserialize` and `schemars::JsonSchema`, so its type implements both (and is owned:
-///   `String`, not `&str`). An `Option<T>` parameter is optional. `#[serde(..)]` and
-///   `#[schemars(..)]` attributes on a parameter go to its field (`#[serde(rename = "q")]`).
+/// - Each parameter is an argument of the same name, whose type implements `serde::Deserialize`
+///   and `schemars::JsonSchema` and is owned (`String`, not `&str`). An `Option<T>` parameter
+///   is optional: the model may leave it out. The model's arguments are a JSON object (`null`
+///   reads as no arguments); a parameter takes no `#[serde]` or `#[schemars]` attribute — shape
+///   the argument with its type's own derives instead.
 /// - A parameter of type `ToolContext<'_>`, anywhere in the list, is the call's context, not an
 ///   argument: the call's id, the run's `Context` (through `Deref`: `run_id()`, `messages()`),
 ///   and on a call resumed after this tool's interrupt, `resume_value()`. A tool without one that
@@ -406,8 +407,10 @@ pub fn chain(input: TokenStream) -> TokenStream {
 ///
 /// # Equivalent code without the macro
 ///
-/// The first example expands to about this (the argument struct is hidden in an anonymous
-/// `const`, and every path goes through `hookchain::__private`):
+/// The first example behaves like this hand-written tool. The generated code differs in form:
+/// it reads each argument on its own rather than through one derived struct (so that a type that
+/// cannot be an argument is one error, at its parameter), keeps its helpers in an anonymous
+/// `const`, and names every path through `hookchain::__private`.
 ///
 /// ```
 /// # use hookchain::prelude::*;
@@ -489,8 +492,7 @@ pub fn chain(input: TokenStream) -> TokenStream {
 ///
 /// # Performance
 ///
-/// The generated `call` deserializes the arguments into the struct and calls the function
-/// directly, with no wrapper future of its own beyond the `async` block. The registry boxes each
+/// The generated `call` deserializes each argument and calls the function directly, with no wrapper future of its own beyond the `async` block. The registry boxes each
 /// call's future, as for every tool. `spec()` builds the schema each time it is called; an agent
 /// asks once, when the tool is registered.
 ///

@@ -16,13 +16,10 @@ pub use probe::{
 };
 
 pub use tool::{
-    FallibleToolOutput, ToolOutput, answer_as_text, check_tool_arguments, tool_arguments, tool_spec,
+    Argument, ArgumentsSchema, FallibleToolOutput, ToolArgument, ToolOutput, answer_as_text,
+    argument_object,
 };
 
-// `#[tool]` derives the argument struct through these, with `#[serde(crate = …)]` and
-// `#[schemars(crate = …)]`, so users need no `serde` or `schemars` dependency of their own.
-pub use schemars::{self, JsonSchema};
-pub use serde::{self, Deserialize};
 pub use serde_json::Value;
 
 pub use crate::chain::{ChainChecks, Constraints, Identified, Named};

@@ -6,7 +6,7 @@ mod error;
 mod failure;
 pub(crate) mod fn_tool;
 mod registry;
-mod schema;
+pub(crate) mod schema;
 
 use std::future::Future;
 

@@ -6,7 +6,7 @@
 //! `strict`, Gemini's function declarations) want `"additionalProperties": false` on objects.
 
 use schemars::JsonSchema;
-use schemars::generate::SchemaSettings;
+use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde_json::{Map, Value};
 
 /// The schema of the arguments `A`, cleaned for providers (see [`clean_schema`]).
@@ -40,14 +40,18 @@ use serde_json::{Map, Value};
 /// ```
 #[must_use]
 pub fn parameters_schema<A: JsonSchema + ?Sized>() -> Value {
-    let generator = SchemaSettings::draft2020_12()
+    clean_schema(generator().into_root_schema_for::<A>().to_value())
+}
+
+/// The generator of argument schemas: for deserializing, no meta-schema, subschemas inlined.
+pub(crate) fn generator() -> SchemaGenerator {
+    SchemaSettings::draft2020_12()
         .for_deserialize()
         .with(|settings| {
             settings.meta_schema = None;
             settings.inline_subschemas = true;
         })
-        .into_generator();
-    clean_schema(generator.into_root_schema_for::<A>().to_value())
+        .into_generator()
 }
 
 /// Cleans a generated schema for providers: no `$schema` or `title` at the top,

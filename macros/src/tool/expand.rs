@@ -5,7 +5,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::{Attribute, FnArg, ItemImpl, Signature};
 
 use super::parse::FnItem;
-use super::validate::{Param, Returns, ToolModel, is_field_attr};
+use super::validate::{Param, Returns, ToolModel};
 use crate::private::{Private, located};
 
 /// What the tool function is, for the generated `call`.
@@ -104,13 +104,18 @@ fn unit_type(function: &FnItem, p: &Private) -> TokenStream {
     }
 }
 
-/// The signature without the parameters' field attributes (docs are not allowed on parameters;
-/// they went to the argument struct).
+/// The signature without the parameters' doc comments (rustc allows none there; they went to
+/// the schema) and without `#[serde]`/`#[schemars]` attributes (already reported: left in, they
+/// would add a second error).
 fn strip_sig(sig: &Signature) -> Signature {
     let mut sig = sig.clone();
     for input in &mut sig.inputs {
         if let FnArg::Typed(typed) = input {
-            typed.attrs.retain(|attr| !is_field_attr(attr));
+            typed.attrs.retain(|attr| {
+                !["doc", "serde", "schemars"]
+                    .iter()
+                    .any(|name| attr.path().is_ident(name))
+            });
         }
     }
     sig
@@ -126,7 +131,7 @@ fn strip_impl(block: &ItemImpl) -> ItemImpl {
     block
 }
 
-/// The argument struct and `impl Tool for self_ty`, in an anonymous const.
+/// The argument helpers and `impl Tool for self_ty`, in an anonymous const.
 fn tool_impl(
     p: &Private,
     self_ty: &TokenStream,
@@ -135,22 +140,42 @@ fn tool_impl(
 ) -> TokenStream {
     let name = &model.name;
     let description = &model.description;
-    let serde_crate = quote!(#p::serde).to_string();
-    let schemars_crate = quote!(#p::schemars).to_string();
-    let fields = model.params.iter().filter_map(|param| match param {
-        Param::Argument { ident, ty, attrs } => Some(quote!(#(#attrs)* #ident: #ty,)),
-        Param::Context => None,
-    });
-    let arguments = format_ident!("__hookchain_arguments");
     let cx = format_ident!("__hookchain_cx");
-    let values: Vec<TokenStream> = model
-        .params
-        .iter()
-        .map(|param| match param {
-            Param::Argument { ident, .. } => quote!(#arguments.#ident),
-            Param::Context => quote!(#cx),
-        })
-        .collect();
+    let mut checks = Vec::new();
+    let mut schema = Vec::new();
+    let mut takes = Vec::new();
+    let mut types = Vec::new();
+    let mut locals = Vec::new();
+    let mut values = Vec::new();
+    for (index, param) in model.params.iter().enumerate() {
+        let Param::Argument {
+            name: argument,
+            ty,
+            description,
+            optional,
+        } = param
+        else {
+            values.push(quote!(#cx));
+            continue;
+        };
+        // The one place the argument type is checked, located at the user's type: a type that
+        // cannot be an argument is one error, there.
+        let check = format_ident!("__hookchain_argument_{}", index);
+        let span = located(syn::spanned::Spanned::span(ty));
+        let pp = p.at(span);
+        checks.push(quote_spanned! {span=>
+            fn #check() -> #pp::Argument<#ty> {
+                <#ty as #pp::ToolArgument>::argument()
+            }
+        });
+        let required = !optional;
+        schema.push(quote!(.argument(#check(), #argument, #description, #required)));
+        takes.push(quote!(#check().take(tool, &mut arguments, #argument)?));
+        types.push(quote!(#ty));
+        let local = format_ident!("__hookchain_arg_{}", index);
+        values.push(quote!(#local));
+        locals.push(local);
+    }
     let takes_context = model
         .params
         .iter()
@@ -185,24 +210,33 @@ fn tool_impl(
     };
     quote! {
         const _: () = {
-            #[derive(#p::Deserialize, #p::JsonSchema)]
-            #[serde(crate = #serde_crate)]
-            #[schemars(crate = #schemars_crate)]
-            struct __HookchainArguments {
-                #(#fields)*
+            #(#checks)*
+
+            /// The model's arguments, each read into its parameter's type.
+            fn __hookchain_arguments(
+                tool: &str,
+                arguments: #p::Value,
+            ) -> #p::Result<(#(#types,)*), #p::ToolError> {
+                #[allow(unused_mut, unused_variables)]
+                let mut arguments = #p::argument_object(tool, arguments)?;
+                #p::Result::Ok((#(#takes,)*))
             }
 
             #[automatically_derived]
             impl #p::Tool for #self_ty {
                 fn spec(&self) -> #p::ToolSpec {
-                    #p::tool_spec::<__HookchainArguments>(#name, #description)
+                    #p::ToolSpec {
+                        name: #p::Into::into(#name),
+                        description: #p::Into::into(#description),
+                        parameters: #p::ArgumentsSchema::new() #(#schema)* .finish(),
+                    }
                 }
 
                 fn check_arguments(
                     &self,
                     arguments: &#p::Value,
                 ) -> #p::Result<(), #p::ToolError> {
-                    #p::check_tool_arguments::<__HookchainArguments>(#name, arguments)
+                    __hookchain_arguments(#name, #p::Clone::clone(arguments)).map(|_| ())
                 }
 
                 fn call<'c>(
@@ -212,8 +246,7 @@ fn tool_impl(
                 ) -> impl #p::Future<Output = #p::Result<#p::String, #p::ToolError>> + #p::Send {
                     async move {
                         #resumed
-                        let #arguments =
-                            #p::tool_arguments::<__HookchainArguments>(#name, arguments)?;
+                        let (#(#locals,)*) = __hookchain_arguments(#name, arguments)?;
                         let #output = #invoke;
                         #convert
                     }

@@ -26,10 +26,13 @@ pub(crate) enum Param<'a> {
     Context,
     /// An argument the model gives: a field of the argument struct.
     Argument {
-        ident: &'a Ident,
+        /// The argument's name for the model: the parameter's, without `r#`.
+        name: String,
         ty: &'a Type,
-        /// Its doc comments (the field's description), and `#[serde]`/`#[schemars]` attributes.
-        attrs: Vec<&'a Attribute>,
+        /// Its doc comment, the argument's description (empty if none).
+        description: String,
+        /// Whether the type is spelled `Option<..>`: the argument may be left out.
+        optional: bool,
     },
 }
 
@@ -198,24 +201,30 @@ fn signature<'a>(
                 None
             }
         };
+        for attr in &typed.attrs {
+            if attr.path().is_ident("serde") || attr.path().is_ident("schemars") {
+                ctxt.error_spanned_by(
+                    attr,
+                    "a tool's parameter takes no `#[serde]` or `#[schemars]` attribute: its name \
+                     is the argument's name, its type's own derives shape it, and its doc \
+                     comment describes it",
+                );
+            }
+        }
         if owned(ctxt, &typed.ty)
             && let Some(ident) = ident
         {
-            let attrs = typed
-                .attrs
-                .iter()
-                .filter(|attr| is_field_attr(attr))
-                .collect();
             params.push(Param::Argument {
-                ident,
+                name: unraw(ident),
                 ty: &typed.ty,
-                attrs,
+                description: doc_text(&typed.attrs).unwrap_or_default(),
+                optional: is_named(&typed.ty, "Option"),
             });
         }
     }
     let returns = match &sig.output {
         syn::ReturnType::Default => Returns::Plain(sig.ident.span()),
-        syn::ReturnType::Type(_, ty) if is_result(ty) => Returns::Fallible(ty.span()),
+        syn::ReturnType::Type(_, ty) if is_named(ty, "Result") => Returns::Fallible(ty.span()),
         syn::ReturnType::Type(_, ty) => Returns::Plain(ty.span()),
     };
     (ctxt.error_count() == errors).then(|| ToolModel {
@@ -294,22 +303,16 @@ fn owned(ctxt: &Ctxt, ty: &Type) -> bool {
     }
 }
 
-/// Whether the return type is spelled `Result<..>` (any path: `std::io::Result<T>`,
-/// `anyhow::Result<T>`, an alias): it is then `Ok` value or error.
-fn is_result(ty: &Type) -> bool {
+/// Whether the type's last path segment is `name`: `Result<..>` by any path
+/// (`std::io::Result<T>`, `anyhow::Result<T>`, an alias) is an `Ok` value or an error, and
+/// `Option<..>` an argument that may be left out.
+fn is_named(ty: &Type, name: &str) -> bool {
     match ty {
         Type::Path(path) => path
             .path
             .segments
             .last()
-            .is_some_and(|segment| segment.ident == "Result"),
+            .is_some_and(|segment| segment.ident == name),
         _ => false,
     }
-}
-
-/// The attributes of a parameter that belong to its field: docs, `#[serde]`, `#[schemars]`.
-pub(crate) fn is_field_attr(attr: &Attribute) -> bool {
-    ["doc", "serde", "schemars"]
-        .iter()
-        .any(|name| attr.path().is_ident(name))
 }
