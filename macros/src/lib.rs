@@ -485,8 +485,8 @@ pub fn chain(input: TokenStream) -> TokenStream {
 ///   handle, make one small type per tool holding a clone of the handle (an `Arc`).
 /// - `#[tool]` on a method inside a plain impl block is an error: put it on the block.
 /// - The context is recognised by its type's name, `ToolContext`; an alias of it is an argument.
-/// - The tool's future must be `Send`; a non-`Send` future is reported by rustc, not at the
-///   function.
+/// - The tool's future must be `Send` (an agent may run its tool calls on several threads); a
+///   future that is not is reported at the function's name, with rustc's note on what it holds.
 /// - For OpenAI's `strict` mode, which wants every property listed in `required`, optional
 ///   parameters still need `strict` turned off (or a signature without `Option`s).
 ///

@@ -208,6 +208,25 @@ fn tool_impl(
         Returns::Plain(span) => conversion(p, span, quote!(ToolOutput), &output, name),
         Returns::Fallible(span) => conversion(p, span, quote!(FallibleToolOutput), &output, name),
     };
+    // Located at the function's name: a future that is not `Send` is reported there.
+    let body = quote_spanned! {fn_span=>
+        async move {
+            #resumed
+            let (#(#locals,)*) = __hookchain_arguments(#name, arguments)?;
+            let #output = #invoke;
+            #convert
+        }
+    };
+    let pf = p.at(model.fn_span);
+    let call = quote_spanned! {fn_span=>
+        fn call<'c>(
+            &self,
+            #cx: #pf::ToolContext<'c>,
+            arguments: #pf::Value,
+        ) -> impl #pf::Future<Output = #pf::Result<#pf::String, #pf::ToolError>> + #pf::Send {
+            #body
+        }
+    };
     quote! {
         const _: () = {
             #(#checks)*
@@ -239,18 +258,7 @@ fn tool_impl(
                     __hookchain_arguments(#name, #p::Clone::clone(arguments)).map(|_| ())
                 }
 
-                fn call<'c>(
-                    &self,
-                    #cx: #p::ToolContext<'c>,
-                    arguments: #p::Value,
-                ) -> impl #p::Future<Output = #p::Result<#p::String, #p::ToolError>> + #p::Send {
-                    async move {
-                        #resumed
-                        let (#(#locals,)*) = __hookchain_arguments(#name, arguments)?;
-                        let #output = #invoke;
-                        #convert
-                    }
-                }
+                #call
             }
         };
     }
