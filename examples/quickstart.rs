@@ -1,7 +1,7 @@
 //! A complete agent on the built-in scripted model: no API key, no network.
 //!
 //! Two questions in one conversation (a `Thread`): each time the model asks for the weather,
-//! the tool answers, the model replies. Two middleware watch the runs: `log_request`, a
+//! the tool — a `#[tool]` function — answers, the model replies. Two middleware watch the runs: `log_request`, a
 //! `#[hook]` function, prints every model request; `ToolCallCounter`, a `#[middleware]` type,
 //! counts tool calls twice over — per run in its run-scoped `state` (starts at zero every run)
 //! and per conversation in its `thread_state` (kept across the runs of the thread).
@@ -11,8 +11,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use hookchain::prelude::*;
-use hookchain::{FnTool, Role, chain, hook, middleware};
-use schemars::JsonSchema;
+use hookchain::{Role, chain, hook, middleware, tool};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -65,23 +64,19 @@ impl ToolCallCounter {
     }
 }
 
-/// The weather tool's arguments; the JSON schema the model sees is derived from this type.
-#[derive(Debug, Deserialize, JsonSchema)]
-struct WeatherArgs {
+// The weather tool: its doc comment is the description the model reads, its parameters (and
+// their doc comments) make the JSON schema; `weather::call(..)` still calls the function.
+/// Current weather for a city.
+#[tool(name = "get_weather")]
+async fn weather(
     /// The city to look up.
     city: String,
+) -> String {
+    format!("{city}: 18°C, light rain")
 }
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Error> {
-    let weather = FnTool::new(
-        "get_weather",
-        "Current weather for a city.",
-        |args: WeatherArgs| async move {
-            Ok::<_, std::convert::Infallible>(format!("{}: 18°C, light rain", args.city))
-        },
-    );
-
     // The scripted model: asked about a city, it calls the tool, then answers with what the
     // tool said.
     let model = ScriptedModel::from_rule(|request| {

@@ -65,7 +65,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use hookchain_core::*;
-pub use hookchain_macros::{chain, hook, middleware};
+pub use hookchain_macros::{chain, hook, middleware, tool};
 
 /// Real models: HTTP clients for model providers (features `openai`, `anthropic`).
 ///

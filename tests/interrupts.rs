@@ -473,8 +473,9 @@ async fn results_supplied_before_an_after_model_pause_are_kept() {
 // 2. Interrupts on the tool path
 // ---------------------------------------------------------------------------------------------
 
-/// A tool that needs a confirmation: `call` interrupts with its arguments as the payload,
-/// `resume` finishes with `<text> -> <answer>`. Counts both.
+/// A tool that needs a confirmation: called, it interrupts with its arguments as the payload;
+/// called again with the answer (the resume), it finishes with `<text> -> <answer>`. Counts
+/// both.
 #[derive(Clone, Default)]
 struct Confirm {
     calls: Arc<AtomicUsize>,
@@ -490,14 +491,13 @@ impl Tool for Confirm {
         }
     }
 
-    async fn call(&self, arguments: Value) -> Result<String, ToolError> {
-        self.calls.fetch_add(1, Ordering::SeqCst);
-        Err(ToolError::Interrupt {
-            payload: json!({ "confirm": arguments }),
-        })
-    }
-
-    async fn resume(&self, arguments: Value, answer: Value) -> Result<String, ToolError> {
+    async fn call(&self, cx: ToolContext<'_>, arguments: Value) -> Result<String, ToolError> {
+        let Some(answer) = cx.resume_value() else {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            return Err(ToolError::Interrupt {
+                payload: json!({ "confirm": arguments }),
+            });
+        };
         self.resumes.fetch_add(1, Ordering::SeqCst);
         Ok(format!(
             "{} -> {}",
@@ -537,8 +537,8 @@ async fn gate(
 
 /// "From a tool, return `Err(ToolError::Interrupt { payload })`; … several at once": two tools
 /// interrupting in one step give two interrupts (ids by tool call), the step's completed call is
-/// kept and never runs again, each interrupted call is finished by `Tool::resume` with its own
-/// answer, and every tool call ends with exactly one result, in call order.
+/// kept and never runs again, each interrupted call is finished by the tool, called again with its
+/// own answer in its context, and every tool call ends with exactly one result, in call order.
 #[tokio::test]
 async fn tools_interrupt_together_and_completed_calls_never_run_again() {
     let log = new_log();
@@ -609,7 +609,7 @@ async fn tools_interrupt_together_and_completed_calls_never_run_again() {
 /// "From `wrap_tool_call`, return `Err(Error::interrupt(payload))`": the interrupt names the
 /// middleware and the hook; in the same step a tool's own interrupt passes through that wrap
 /// unchanged. On resume the wrap reads its answer with `Context::tool_resume_value` (and lets
-/// the call run), the tool is finished by `Tool::resume` with its answer, and the step's
+/// the call run), the tool is finished, called again with its answer, and the step's
 /// completed call does not run again.
 #[tokio::test]
 async fn wrap_tool_call_and_tool_interrupt_in_one_step() {

@@ -3,7 +3,9 @@
 
 use std::convert::Infallible;
 
-use hookchain::{FnTool, Tool, ToolCall, ToolError, ToolRegistry, ToolResult, ToolSpec};
+use hookchain::{
+    FnTool, Tool, ToolCall, ToolContext, ToolError, ToolRegistry, ToolResult, ToolSpec,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -58,6 +60,15 @@ fn fn_tool_spec_has_name_description_and_derived_schema() {
 
     let schema = &spec.parameters;
     assert_eq!(schema["type"], "object", "schema: {schema:#}");
+    // Cleaned for providers: no meta-schema, title or integer formats; a closed object.
+    assert_eq!(schema.get("$schema"), None, "schema: {schema:#}");
+    assert_eq!(schema.get("title"), None, "schema: {schema:#}");
+    assert_eq!(schema["additionalProperties"], false, "schema: {schema:#}");
+    assert_eq!(
+        schema["properties"]["a"],
+        json!({ "type": "integer", "description": "The first addend." })
+    );
+    assert_eq!(schema["required"], json!(["a", "b"]));
     let properties = schema["properties"]
         .as_object()
         .unwrap_or_else(|| panic!("no properties in {schema:#}"));
@@ -392,7 +403,7 @@ impl Tool for Echo {
         }
     }
 
-    async fn call(&self, arguments: Value) -> Result<String, ToolError> {
+    async fn call(&self, _cx: ToolContext<'_>, arguments: Value) -> Result<String, ToolError> {
         match arguments.get("say").and_then(Value::as_str) {
             Some(say) => Ok(format!("{}{say}", self.prefix)),
             None => Err(ToolError::failed("echo", "`say` must be a string")),

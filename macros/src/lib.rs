@@ -1,5 +1,5 @@
-//! Procedural macros of [hookchain](https://docs.rs/hookchain): `#[hook]`, `#[middleware]` and
-//! `chain!`.
+//! Procedural macros of [hookchain](https://docs.rs/hookchain): `#[hook]`, `#[middleware]`,
+//! `chain!` and `#[tool]`.
 //!
 //! Use them through the `hookchain` crate, which re-exports them; the generated code names only
 //! `::hookchain::__private`, so this crate is not meant to be depended on directly. Set
@@ -17,6 +17,7 @@ mod kinds;
 mod middleware;
 mod private;
 mod signature;
+mod tool;
 mod trait_impl;
 
 use proc_macro::TokenStream;
@@ -316,6 +317,208 @@ pub fn middleware(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn chain(input: TokenStream) -> TokenStream {
     debug("chain", chain::expand(input.into()))
+}
+
+/// Turns a function into a tool the model can call.
+///
+/// The doc comment is the tool's description, the parameters are its arguments (each one's doc
+/// comment describes it in the JSON schema), and the function's name is the tool's name. The
+/// function becomes a unit type of the same name implementing `Tool`, and stays callable as
+/// `name::call(..)`:
+///
+/// ```
+/// use hookchain::prelude::*;
+/// use hookchain::{Tool, tool};
+///
+/// /// Gets the current weather in a city.
+/// #[tool]
+/// async fn get_weather(
+///     /// The city, such as "Lisbon".
+///     city: String,
+///     /// `celsius` (the default) or `fahrenheit`.
+///     unit: Option<String>,
+/// ) -> String {
+///     format!("{city}: 18 degrees {}", unit.as_deref().unwrap_or("celsius"))
+/// }
+///
+/// // A tool, by the function's name:
+/// let agent = Agent::builder(ScriptedModel::new([])).tool(get_weather).build();
+/// assert_eq!(get_weather.spec().description, "Gets the current weather in a city.");
+/// assert_eq!(get_weather.spec().parameters["required"], serde_json::json!(["city"]));
+/// // And still a function, as `name::call`:
+/// # futures::executor::block_on(async {
+/// assert_eq!(get_weather::call("Porto".into(), None).await, "Porto: 18 degrees celsius");
+/// # });
+/// ```
+///
+/// # Parameters and results
+///
+/// - Each parameter is an argument of the same name, whose type implements `serde::Deserialize`
+///   and `schemars::JsonSchema` and is owned (`String`, not `&str`). An `Option<T>` parameter
+///   is optional: the model may leave it out. The model's arguments are a JSON object (`null`
+///   reads as no arguments); a parameter takes no `#[serde]` or `#[schemars]` attribute — shape
+///   the argument with its type's own derives instead.
+/// - A parameter of type `ToolContext<'_>`, anywhere in the list, is the call's context, not an
+///   argument: the call's id, the run's `Context` (through `Deref`: `run_id()`, `messages()`),
+///   and on a call resumed after this tool's interrupt, `resume_value()`. A tool without one that
+///   returns `ToolError::Interrupt` gets the answer as its result when the run resumes.
+/// - The function may be `async` or not. It returns `T` or `Result<T, E>` (a return type
+///   spelled `Result`, by any path), with `T: serde::Serialize` — a `String` is the text the
+///   model reads, anything else is sent as JSON — and `E` any error convertible into
+///   `Box<dyn Error + Send + Sync>`. The error is the tool's failure, which the model does not
+///   read, unless it is a `ToolError` (such as `ToolError::for_model`), kept as it is.
+/// - Arguments that do not match the schema are a `ToolError::InvalidArguments`, which the
+///   model reads as the call's error result.
+///
+/// # Tools with state: on an impl block
+///
+/// A tool holding a handle (a database pool, a client) is a type with one `&self` method: put
+/// `#[tool]` on the impl block, and the type implements `Tool`. The method's doc comment is the
+/// description, its name the tool's name; the block holds that one method and stays as
+/// written, so the method is callable as usual.
+///
+/// ```
+/// use std::sync::Mutex;
+///
+/// use hookchain::prelude::*;
+/// use hookchain::tool;
+///
+/// struct Notes {
+///     notes: Mutex<Vec<String>>,
+/// }
+///
+/// #[tool(name = "take_note")]
+/// impl Notes {
+///     /// Stores a note, and returns how many there are.
+///     async fn take(
+///         &self,
+///         /// The note.
+///         note: String,
+///     ) -> usize {
+///         let mut notes = self.notes.lock().unwrap();
+///         notes.push(note);
+///         notes.len()
+///     }
+/// }
+///
+/// let notes = Notes { notes: Mutex::new(Vec::new()) };
+/// let agent = Agent::builder(ScriptedModel::new([])).tool(notes).build();
+/// ```
+///
+/// # Equivalent code without the macro
+///
+/// The first example behaves like this hand-written tool. The generated code differs in form:
+/// it reads each argument on its own rather than through one derived struct (so that a type that
+/// cannot be an argument is one error, at its parameter), keeps its helpers in an anonymous
+/// `const`, and names every path through `hookchain::__private`.
+///
+/// ```
+/// # use hookchain::prelude::*;
+/// use hookchain::tool::parameters_schema;
+/// use hookchain::{Tool, ToolError, ToolSpec};
+///
+/// /// Gets the current weather in a city.
+/// #[allow(non_camel_case_types)]
+/// #[derive(Clone, Copy, Debug, Default)]
+/// struct get_weather;
+///
+/// impl get_weather {
+///     async fn call(city: String, unit: Option<String>) -> String {
+///         format!("{city}: 18 degrees {}", unit.as_deref().unwrap_or("celsius"))
+///     }
+/// }
+///
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Arguments {
+///     /// The city, such as "Lisbon".
+///     city: String,
+///     /// `celsius` (the default) or `fahrenheit`.
+///     unit: Option<String>,
+/// }
+///
+/// impl Tool for get_weather {
+///     fn spec(&self) -> ToolSpec {
+///         ToolSpec {
+///             name: "get_weather".to_owned(),
+///             description: "Gets the current weather in a city.".to_owned(),
+///             parameters: parameters_schema::<Arguments>(),
+///         }
+///     }
+///
+///     // (also `check_arguments`: whether the arguments deserialize)
+///
+///     async fn call(
+///         &self,
+///         cx: ToolContext<'_>,
+///         arguments: serde_json::Value,
+///     ) -> Result<String, ToolError> {
+///         // No context parameter: on a resumed call, the answer is the result.
+///         if let Some(answer) = cx.resume_value() {
+///             return Ok(answer.as_str().map_or_else(|| answer.to_string(), str::to_owned));
+///         }
+///         let arguments: Arguments = serde_json::from_value(arguments).map_err(|source| {
+///             ToolError::InvalidArguments { tool: "get_weather".to_owned(), source }
+///         })?;
+///         Ok(get_weather::call(arguments.city, arguments.unit).await)
+///     }
+/// }
+/// ```
+///
+/// # Schemas
+///
+/// The schema is cleaned for providers (`hookchain::tool::parameters_schema`): no `$schema` or
+/// `title`, `"type": "object"` with `"additionalProperties": false`, `required` listing the
+/// parameters that are not `Option`s, no `format` on integers and numbers (a `minimum` of 0 on
+/// unsigned types, and bounds of small ones, stay), and subschemas inlined.
+///
+/// # Options
+///
+/// - `name = "…"`: the tool's name (default: the function's). Providers accept 1 to 64 ASCII
+///   letters, digits, `_` and `-`.
+/// - `description = "…"`: the description, instead of the doc comment.
+/// - `crate = path`: where `hookchain` is, if the dependency is renamed.
+///
+/// # Limitations
+///
+/// - A tool cannot be generic, nor take references (`&str`): arguments are deserialized, owned.
+/// - A `#[tool]` impl block holds one method and is not generic; for several tools sharing one
+///   handle, make one small type per tool holding a clone of the handle (an `Arc`).
+/// - `#[tool]` on a method inside a plain impl block is an error: put it on the block.
+/// - The context is recognised by its type's name, `ToolContext`; an alias of it is an argument.
+/// - The tool's future must be `Send` (an agent may run its tool calls on several threads); a
+///   future that is not is reported at the function's name, with rustc's note on what it holds.
+/// - For OpenAI's `strict` mode, which wants every property listed in `required`, optional
+///   parameters still need `strict` turned off (or a signature without `Option`s).
+///
+/// # Performance
+///
+/// The generated `call` deserializes each argument and calls the function directly, with no wrapper future of its own beyond the `async` block. The registry boxes each
+/// call's future, as for every tool. `spec()` builds the schema each time it is called; an agent
+/// asks once, when the tool is registered.
+///
+/// ```compile_fail
+/// use hookchain::tool;
+///
+/// // Arguments are owned: `text: String`.
+/// /// Shouts.
+/// #[tool]
+/// async fn shout(text: &str) -> String {
+///     text.to_uppercase()
+/// }
+/// ```
+///
+/// ```compile_fail
+/// use hookchain::tool;
+///
+/// // A tool needs a description: a doc comment or `description = "…"`.
+/// #[tool]
+/// async fn add(a: i64, b: i64) -> i64 {
+///     a + b
+/// }
+/// ```
+#[proc_macro_attribute]
+pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    debug("tool", tool::expand(attr.into(), item.into()))
 }
 
 /// Prints the expansion when `HOOKCHAIN_MACROS_DEBUG` is set.

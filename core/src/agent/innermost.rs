@@ -90,7 +90,7 @@ fn model_panicked(payload: &(dyn std::any::Any + Send)) -> ModelError {
     ))
 }
 
-/// Runs the tool (or, on a resumed call the tool interrupted, finishes it with the answer); the
+/// Runs the tool (on a resumed call the tool interrupted, its context carries the answer); the
 /// innermost `next` of the tool-call onion.
 pub(super) struct CallTool<'a> {
     pub(super) tools: &'a ToolRegistry,
@@ -106,11 +106,7 @@ impl ToolNext for CallTool<'_> {
         let tools = self.tools;
         let cx = cx.view(Raiser::Tool);
         async move {
-            let outcome = match cx.resume_value() {
-                Some(answer) => tools.try_resume(&call, answer.clone()).await,
-                None => tools.try_execute(&call).await,
-            };
-            match outcome {
+            match tools.try_execute_in(cx, &call).await {
                 Err(ToolError::Interrupt { payload }) => {
                     cx.pause(Interruption::new(payload).raised_by_tool(&call.name));
                     ToolResult::paused(&call.id)

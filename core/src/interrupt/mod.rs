@@ -24,8 +24,9 @@
 //!   the run pauses. The other tool calls of the step complete and are kept; on resume the
 //!   interrupted call runs again through the wraps, and the answer reaches only the layer that
 //!   asked: a wrap reads its own with [`ToolContext::resume_value`](crate::ToolContext::resume_value)
-//!   (and keeps it for the rest of the step, should an inner layer ask next), the tool's
-//!   [`Tool::resume`](crate::Tool::resume) turns its answer into its result.
+//!   (and keeps it for the rest of the step, should an inner layer ask next), the tool is
+//!   called again and reads its own the same way, from the [`ToolContext`](crate::ToolContext)
+//!   that [`Tool::call`](crate::Tool::call) receives.
 //! - Before anything runs, `resume` asks whoever raised each interrupt whether its answer will
 //!   do ([`Middleware::check_answer`](crate::Middleware::check_answer),
 //!   [`Tool::check_answer`](crate::Tool::check_answer)), and refuses the resume if not.

@@ -3,6 +3,7 @@
 
 mod convert;
 mod probe;
+mod tool;
 
 pub use convert::{
     Conversion, Converted, DoneReturn, FlowReturn, IntoDone, IntoFlow, IntoModelResponse,
@@ -14,6 +15,13 @@ pub use probe::{
     Probe, TypeProbe, is_middleware, phase_order, type_probe,
 };
 
+pub use tool::{
+    Argument, ArgumentsSchema, FallibleToolOutput, ToolArgument, ToolOutput, answer_as_text,
+    argument_object,
+};
+
+pub use serde_json::Value;
+
 pub use crate::chain::{ChainChecks, Constraints, Identified, Named};
 pub use crate::error::BoxError;
 pub use crate::interrupt::Answer;
@@ -21,6 +29,7 @@ pub use crate::middleware::{
     Bool, False, Flow, Hook, HookSet, Jump, JumpSet, Middleware, ModelNext, ModelWrap, Splice,
     ToolNext, ToolWrap, True, phase,
 };
+pub use crate::tool::{Tool, ToolError, ToolSpec};
 pub use crate::{Context, Error, ModelRequest, ModelResponse, ToolCall, ToolContext, ToolResult};
 pub use std::convert::Into;
 
@@ -32,4 +41,5 @@ pub use std::marker::{Copy, PhantomData, Send, Sync};
 pub use std::module_path;
 pub use std::option::Option::{self, None, Some};
 pub use std::result::Result;
+pub use std::string::String;
 pub use std::{concat, stringify};

@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{Tool, ToolError, ToolSpec};
+use crate::context::ToolContext;
 
 /// The tool's name.
 pub const ASK_USER: &str = "ask_user";
@@ -125,12 +126,23 @@ impl Tool for AskUser {
             description: "Ask the user a question and wait for the answer. Use it when you need \
                           information or a choice only the user can give."
                 .to_owned(),
-            parameters: schemars::schema_for!(Question).to_value(),
+            parameters: super::parameters_schema::<Question>(),
         }
     }
 
-    async fn call(&self, arguments: serde_json::Value) -> Result<String, ToolError> {
+    async fn call(
+        &self,
+        cx: ToolContext<'_>,
+        arguments: serde_json::Value,
+    ) -> Result<String, ToolError> {
         let question = question(arguments)?;
+        // Resumed with the answer: it is the result (checked again, in case the run resumed
+        // without `check_answer`).
+        if let Some(answer) = cx.resume_value() {
+            return question
+                .check(answer)
+                .map_err(|error| ToolError::failed(ASK_USER, error));
+        }
         let payload = serde_json::to_value(&question).map_err(|source| ToolError::Output {
             tool: ASK_USER.to_owned(),
             source,
@@ -147,17 +159,6 @@ impl Tool for AskUser {
         question
             .check(answer)
             .map(drop)
-            .map_err(|error| ToolError::failed(ASK_USER, error))
-    }
-
-    async fn resume(
-        &self,
-        arguments: serde_json::Value,
-        answer: serde_json::Value,
-    ) -> Result<String, ToolError> {
-        let question = question(arguments)?;
-        question
-            .check(&answer)
             .map_err(|error| ToolError::failed(ASK_USER, error))
     }
 }

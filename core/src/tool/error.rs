@@ -58,7 +58,8 @@ pub enum ToolError {
         message: String,
     },
     /// The tool pauses the run to ask for outside input (an answer from a person, say); when the
-    /// run resumes, [`Tool::resume`](crate::Tool::resume) turns the answer into the result.
+    /// run resumes, the tool is called again with the answer in its context
+    /// ([`ToolContext::resume_value`](crate::ToolContext::resume_value)).
     #[error("tool asked to pause the run (an interrupt), which is not possible here")]
     Interrupt {
         /// What the tool wants answered.

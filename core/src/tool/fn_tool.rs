@@ -9,6 +9,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{Tool, ToolError, ToolSpec};
+use crate::context::ToolContext;
 use crate::error::BoxError;
 
 /// A tool made from an async closure taking typed arguments.
@@ -51,12 +52,11 @@ where
 {
     /// A tool named `name`, described to the model by `description`, running `run`.
     pub fn new(name: impl Into<String>, description: impl Into<String>, run: F) -> Self {
-        let schema = schemars::schema_for!(A);
         Self {
             spec: ToolSpec {
                 name: name.into(),
                 description: description.into(),
-                parameters: schema.to_value(),
+                parameters: super::parameters_schema::<A>(),
             },
             run,
             arguments: PhantomData,
@@ -91,28 +91,60 @@ where
             })
     }
 
-    async fn call(&self, arguments: serde_json::Value) -> Result<String, ToolError> {
-        let tool = || self.spec.name.clone();
-        let arguments = serde_json::from_value::<A>(arguments).map_err(|source| {
-            ToolError::InvalidArguments {
-                tool: tool(),
-                source,
-            }
-        })?;
-        let output = (self.run)(arguments).await.map_err(|error| {
-            // A `ToolError` the closure returns (one meant for the model, say) stays as it is.
-            match error.into().downcast::<ToolError>() {
-                Ok(error) => *error,
-                Err(error) => ToolError::failed(tool(), error),
-            }
-        })?;
-        match serde_json::to_value(output) {
-            Ok(serde_json::Value::String(text)) => Ok(text),
-            Ok(value) => Ok(value.to_string()),
-            Err(source) => Err(ToolError::Output {
-                tool: tool(),
-                source,
-            }),
+    async fn call(
+        &self,
+        cx: ToolContext<'_>,
+        arguments: serde_json::Value,
+    ) -> Result<String, ToolError> {
+        // The closure cannot see the context, so it cannot read the answer to an interrupt it
+        // raised: the answer is the result.
+        if let Some(answer) = cx.resume_value() {
+            return Ok(answer_as_text(answer));
         }
+        let name = &self.spec.name;
+        let arguments = arguments_as::<A>(name, arguments)?;
+        output_as_text(name, (self.run)(arguments).await)
+    }
+}
+
+/// The model's `arguments`, deserialized; arguments that do not match are
+/// [`ToolError::InvalidArguments`].
+pub(crate) fn arguments_as<A: DeserializeOwned>(
+    tool: &str,
+    arguments: serde_json::Value,
+) -> Result<A, ToolError> {
+    serde_json::from_value::<A>(arguments).map_err(|source| ToolError::InvalidArguments {
+        tool: tool.to_owned(),
+        source,
+    })
+}
+
+/// What a tool function returned, as the text the model reads: a string as is, anything else
+/// as JSON. Its error is the tool's failure, unless it is a [`ToolError`] (one meant for the
+/// model, say), which stays as it is.
+pub(crate) fn output_as_text<T: Serialize, E: Into<BoxError>>(
+    tool: &str,
+    output: Result<T, E>,
+) -> Result<String, ToolError> {
+    let output = output.map_err(|error| match error.into().downcast::<ToolError>() {
+        Ok(error) => *error,
+        Err(error) => ToolError::failed(tool, error),
+    })?;
+    match serde_json::to_value(output) {
+        Ok(serde_json::Value::String(text)) => Ok(text),
+        Ok(value) => Ok(value.to_string()),
+        Err(source) => Err(ToolError::Output {
+            tool: tool.to_owned(),
+            source,
+        }),
+    }
+}
+
+/// An answer to a tool's interrupt as the tool's result, for tools that do not read it
+/// themselves: a JSON string as its text, anything else as JSON.
+pub(crate) fn answer_as_text(answer: &serde_json::Value) -> String {
+    match answer {
+        serde_json::Value::String(text) => text.clone(),
+        other => other.to_string(),
     }
 }

@@ -4,8 +4,9 @@
 mod ask_user;
 mod error;
 mod failure;
-mod fn_tool;
+pub(crate) mod fn_tool;
 mod registry;
+pub(crate) mod schema;
 
 use std::future::Future;
 
@@ -18,6 +19,9 @@ pub use failure::{ToolFailure, ToolFailureKind};
 pub use fn_tool::FnTool;
 pub use registry::ToolRegistry;
 pub(crate) use registry::{panic_message, result_of};
+pub use schema::{clean_schema, parameters_schema};
+
+use crate::context::ToolContext;
 
 /// What the model is told about a tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -32,36 +36,65 @@ pub struct ToolSpec {
 
 /// A tool the model can call.
 ///
-/// Most tools are made with [`FnTool::new`] from an async closure and an argument type deriving
-/// `serde::Deserialize` and `schemars::JsonSchema`. Implement the trait directly for tools with
-/// their own schema or dispatch.
+/// Most tools are functions (or one-method impl blocks) under `#[tool]`, which writes this impl
+/// from the signature and doc comments, or [`FnTool`]s made from an async closure and an
+/// argument type deriving `serde::Deserialize` and `schemars::JsonSchema`.
+/// Implement the trait directly for tools with their own schema or dispatch:
+///
+/// ```
+/// use hookchain::tool::parameters_schema;
+/// use hookchain::{Tool, ToolContext, ToolError, ToolSpec};
+/// use schemars::JsonSchema;
+///
+/// #[derive(JsonSchema)]
+/// struct Arguments {
+///     /// The text to echo.
+///     #[allow(dead_code)]
+///     text: String,
+/// }
+///
+/// struct Echo;
+///
+/// impl Tool for Echo {
+///     fn spec(&self) -> ToolSpec {
+///         ToolSpec {
+///             name: "echo".to_owned(),
+///             description: "Echoes the text, with the call's id.".to_owned(),
+///             parameters: parameters_schema::<Arguments>(),
+///         }
+///     }
+///
+///     async fn call(
+///         &self,
+///         cx: ToolContext<'_>,
+///         arguments: serde_json::Value,
+///     ) -> Result<String, ToolError> {
+///         Ok(format!("{}: {}", cx.call_id(), arguments["text"]))
+///     }
+/// }
+/// ```
+///
+/// # Interrupts
+///
+/// A tool pauses the run by returning `Err(ToolError::Interrupt { payload })` (see
+/// [`interrupt`](crate::interrupt)). When the run resumes with an answer, the tool is called
+/// again with the same arguments, and [`cx.resume_value()`](ToolContext::resume_value) is the
+/// answer: the tool decides what the model reads. [`check_answer`](Self::check_answer) can
+/// refuse a wrong answer before the run resumes.
 pub trait Tool: Send + Sync + 'static {
     /// The tool's name, description and argument schema.
     fn spec(&self) -> ToolSpec;
 
     /// Runs the tool on the model's arguments; the `Ok` text is what the model reads.
     ///
-    /// `Err(ToolError::Interrupt { payload })` pauses the run; see
-    /// [`interrupt`](crate::interrupt).
-    fn call(
+    /// `cx` is the call: its id, the run's [`Context`](crate::Context) (through `Deref`), and
+    /// on a resumed call the answer to the interrupt this tool raised
+    /// ([`resume_value`](ToolContext::resume_value)).
+    fn call<'c>(
         &self,
+        cx: ToolContext<'c>,
         arguments: serde_json::Value,
     ) -> impl Future<Output = Result<String, ToolError>> + Send;
-
-    /// Finishes a call that interrupted the run, given the `answer` to the interrupt; the `Ok`
-    /// text is what the model reads. By default the answer is the result: a JSON string as its
-    /// text, anything else as JSON.
-    fn resume(
-        &self,
-        arguments: serde_json::Value,
-        answer: serde_json::Value,
-    ) -> impl Future<Output = Result<String, ToolError>> + Send {
-        let _ = arguments;
-        std::future::ready(Ok(match answer {
-            serde_json::Value::String(text) => text,
-            other => other.to_string(),
-        }))
-    }
 
     /// Checks `arguments` without running the tool (for an answer that edits a call's
     /// arguments, before the run resumes). By default, the arguments must be a JSON object;
@@ -78,7 +111,7 @@ pub trait Tool: Send + Sync + 'static {
     }
 
     /// Checks the `answer` to an interrupt this tool raised for a call with `arguments`, before
-    /// the run resumes: an answer refused here is refused by `resume` before anything runs.
+    /// the run resumes: an answer refused here makes `resume` fail before anything runs.
     /// Accepts every answer by default.
     fn check_answer(
         &self,

@@ -8,6 +8,7 @@ use futures::FutureExt;
 use futures::future::BoxFuture;
 
 use super::{Tool, ToolError, ToolFailure, ToolSpec};
+use crate::context::{CallFrame, Context, ToolContext};
 use crate::message::{ToolCall, ToolResult};
 use crate::shared::Shared;
 
@@ -15,13 +16,11 @@ use crate::shared::Shared;
 ///
 /// The registry is the one place that boxes: one future per tool call, off the middleware chain.
 trait ErasedTool: Send + Sync {
-    fn call_boxed(&self, arguments: serde_json::Value) -> BoxFuture<'_, Result<String, ToolError>>;
-
-    fn resume_boxed(
-        &self,
+    fn call_boxed<'a>(
+        &'a self,
+        cx: ToolContext<'a>,
         arguments: serde_json::Value,
-        answer: serde_json::Value,
-    ) -> BoxFuture<'_, Result<String, ToolError>>;
+    ) -> BoxFuture<'a, Result<String, ToolError>>;
 
     fn check_arguments(&self, arguments: &serde_json::Value) -> Result<(), ToolError>;
 
@@ -33,16 +32,12 @@ trait ErasedTool: Send + Sync {
 }
 
 impl<T: Tool> ErasedTool for T {
-    fn call_boxed(&self, arguments: serde_json::Value) -> BoxFuture<'_, Result<String, ToolError>> {
-        Box::pin(self.call(arguments))
-    }
-
-    fn resume_boxed(
-        &self,
+    fn call_boxed<'a>(
+        &'a self,
+        cx: ToolContext<'a>,
         arguments: serde_json::Value,
-        answer: serde_json::Value,
-    ) -> BoxFuture<'_, Result<String, ToolError>> {
-        Box::pin(self.resume(arguments, answer))
+    ) -> BoxFuture<'a, Result<String, ToolError>> {
+        Box::pin(self.call(cx, arguments))
     }
 
     fn check_arguments(&self, arguments: &serde_json::Value) -> Result<(), ToolError> {
@@ -138,29 +133,37 @@ impl ToolRegistry {
         self.tools.is_empty()
     }
 
-    /// Runs `call`, turning every failure into an error result.
+    /// Runs `call` outside an agent (a unit test, a tool server), turning every failure into
+    /// an error result.
+    ///
+    /// The tool gets a detached context: a fresh run [`Context`] with no messages, and the
+    /// call's id and name. Use [`execute_in`](Self::execute_in) to give it a run's context.
     pub async fn execute(&self, call: &ToolCall) -> ToolResult {
         result_of(call, self.try_execute(call).await)
     }
 
-    /// Runs `call`, reporting failures as [`ToolError`].
+    /// Runs `call` outside an agent, reporting failures as [`ToolError`] (see
+    /// [`execute`](Self::execute) for the context the tool gets).
     pub async fn try_execute(&self, call: &ToolCall) -> Result<String, ToolError> {
-        let entry = self.entry(call)?;
-        guard(call, entry.tool.call_boxed(call.arguments.clone())).await
+        let run = Context::new(Vec::new());
+        let frame = CallFrame::new(call.id.clone(), call.name.clone());
+        self.try_execute_in(ToolContext::new(&run, &frame), call)
+            .await
     }
 
-    /// Finishes `call`, which interrupted the run, with `answer` (see [`Tool::resume`]).
-    pub async fn try_resume(
+    /// Runs `call` with the context `cx`, turning every failure into an error result.
+    pub async fn execute_in(&self, cx: ToolContext<'_>, call: &ToolCall) -> ToolResult {
+        result_of(call, self.try_execute_in(cx, call).await)
+    }
+
+    /// Runs `call` with the context `cx`, reporting failures as [`ToolError`].
+    pub async fn try_execute_in(
         &self,
+        cx: ToolContext<'_>,
         call: &ToolCall,
-        answer: serde_json::Value,
     ) -> Result<String, ToolError> {
         let entry = self.entry(call)?;
-        guard(
-            call,
-            entry.tool.resume_boxed(call.arguments.clone(), answer),
-        )
-        .await
+        guard(call, entry.tool.call_boxed(cx, call.arguments.clone())).await
     }
 
     /// Checks `arguments` for the tool `name` without running it (see

@@ -1,0 +1,217 @@
+//! What `#[tool]` generates calls to: the schema, the arguments and the result of a tool
+//! function.
+//!
+//! Each argument type is checked once, by [`ToolArgument::argument`], whose trait carries the
+//! diagnostic for a type that cannot be an argument; the macro calls it from one hidden function spanned at
+//! the parameter's type, so a wrong type is one error, there. The result conversions are traits
+//! on the user's return type, spanned at the user's `-> T`.
+
+use schemars::generate::SchemaGenerator;
+use schemars::{JsonSchema, Schema};
+use serde::Serialize;
+use serde::de::{DeserializeOwned, Error as _, Unexpected};
+use serde_json::{Map, Value};
+
+use crate::error::BoxError;
+use crate::tool::{ToolError, clean_schema};
+
+/// A type a tool function can take as an argument.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's argument: the model's JSON is deserialized into it, \
+               and its schema is shown to the model",
+    label = "derive `serde::Deserialize` and `schemars::JsonSchema` for this type",
+    note = "arguments are owned values: `String`, numbers, `bool`, `Vec<T>`, `Option<T>`, and \
+            your own types deriving both traits"
+)]
+pub trait ToolArgument: Sized {
+    /// How the type is described and read.
+    fn argument() -> Argument<Self>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: DeserializeOwned + JsonSchema> ToolArgument for T {
+    fn argument() -> Argument<Self> {
+        Argument {
+            schema: |generator| generator.subschema_for::<T>(),
+            parse: T::deserialize,
+        }
+    }
+}
+
+/// How one argument type is described and read, checked once (see the module docs).
+pub struct Argument<T> {
+    schema: fn(&mut SchemaGenerator) -> Schema,
+    parse: fn(Value) -> Result<T, serde_json::Error>,
+}
+
+impl<T> Clone for Argument<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Argument<T> {}
+
+impl<T> std::fmt::Debug for Argument<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Argument")
+    }
+}
+
+impl<T> Argument<T> {
+    /// Takes the argument `name` out of the model's arguments. A missing argument is read as
+    /// `null`, which an `Option` accepts (as `None`), and is otherwise a missing field.
+    pub fn take(
+        self,
+        tool: &str,
+        arguments: &mut Map<String, Value>,
+        name: &'static str,
+    ) -> Result<T, ToolError> {
+        let invalid = |source| ToolError::InvalidArguments {
+            tool: tool.to_owned(),
+            source,
+        };
+        match arguments.remove(name) {
+            Some(value) => (self.parse)(value).map_err(|error| {
+                invalid(serde_json::Error::custom(format_args!("`{name}`: {error}")))
+            }),
+            None => (self.parse)(Value::Null)
+                .map_err(|_| invalid(serde_json::Error::missing_field(name))),
+        }
+    }
+}
+
+/// The model's arguments as an object: `null` is no arguments; anything else that is not an
+/// object is [`ToolError::InvalidArguments`].
+pub fn argument_object(tool: &str, arguments: Value) -> Result<Map<String, Value>, ToolError> {
+    match arguments {
+        Value::Object(object) => Ok(object),
+        Value::Null => Ok(Map::new()),
+        other => Err(ToolError::InvalidArguments {
+            tool: tool.to_owned(),
+            source: serde_json::Error::invalid_type(unexpected(&other), &"a JSON object"),
+        }),
+    }
+}
+
+fn unexpected(value: &Value) -> Unexpected<'_> {
+    match value {
+        Value::Bool(flag) => Unexpected::Bool(*flag),
+        Value::Number(_) => Unexpected::Other("a number"),
+        Value::String(text) => Unexpected::Str(text),
+        Value::Array(_) => Unexpected::Seq,
+        Value::Null | Value::Object(_) => Unexpected::Map,
+    }
+}
+
+/// Builds a tool's argument schema, one argument at a time.
+#[derive(Debug)]
+pub struct ArgumentsSchema {
+    generator: SchemaGenerator,
+    properties: Map<String, Value>,
+    required: Vec<Value>,
+}
+
+impl ArgumentsSchema {
+    /// No arguments yet.
+    #[must_use]
+    pub fn new() -> Self {
+        ArgumentsSchema {
+            generator: crate::tool::schema::generator(),
+            properties: Map::new(),
+            required: Vec::new(),
+        }
+    }
+
+    /// Adds the argument `name`, described by `description` (none if empty).
+    #[must_use]
+    pub fn argument<T>(
+        mut self,
+        argument: Argument<T>,
+        name: &str,
+        description: &str,
+        required: bool,
+    ) -> Self {
+        let mut schema = (argument.schema)(&mut self.generator).to_value();
+        if !description.is_empty()
+            && let Value::Object(object) = &mut schema
+        {
+            object.insert("description".to_owned(), Value::from(description));
+        }
+        self.properties.insert(name.to_owned(), schema);
+        if required {
+            self.required.push(Value::from(name));
+        }
+        self
+    }
+
+    /// The schema, cleaned for providers.
+    #[must_use]
+    pub fn finish(mut self) -> Value {
+        let mut schema = Map::new();
+        schema.insert("type".to_owned(), Value::from("object"));
+        schema.insert("properties".to_owned(), Value::Object(self.properties));
+        if !self.required.is_empty() {
+            schema.insert("required".to_owned(), Value::Array(self.required));
+        }
+        // Recursive types keep a `$ref` even with subschemas inlined.
+        let definitions = self.generator.take_definitions(true);
+        if !definitions.is_empty() {
+            schema.insert("$defs".to_owned(), Value::Object(definitions));
+        }
+        clean_schema(Value::Object(schema))
+    }
+}
+
+impl Default for ArgumentsSchema {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// An answer to the tool's interrupt as its result, for a tool function that takes no context
+/// (and so cannot read the answer itself).
+pub fn answer_as_text(answer: &Value) -> String {
+    crate::tool::fn_tool::answer_as_text(answer)
+}
+
+/// What a tool function returns, when it does not return a `Result`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's result: the model reads it as JSON",
+    label = "return a type that implements `serde::Serialize` here, or `Result<T, E>` with such a `T`",
+    note = "a `String` is the text the model reads; anything else is serialized to JSON"
+)]
+pub trait ToolOutput {
+    /// The text the model reads.
+    fn into_tool_output(self, tool: &str) -> Result<String, ToolError>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: Serialize> ToolOutput for T {
+    #[inline]
+    fn into_tool_output(self, tool: &str) -> Result<String, ToolError> {
+        crate::tool::fn_tool::output_as_text(tool, Ok::<T, ToolError>(self))
+    }
+}
+
+/// What a tool function returns, when it returns a `Result`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's result: its `Ok` value must implement \
+               `serde::Serialize`, and its error must be an error type",
+    label = "return `Result<T, E>` here, with `T: serde::Serialize`",
+    note = "the model reads `T` as JSON (a `String` as it is); `E` is any error type that \
+            converts into `Box<dyn std::error::Error + Send + Sync>`, such as \
+            `hookchain::ToolError`"
+)]
+pub trait FallibleToolOutput {
+    /// The text the model reads, or the tool's failure.
+    fn into_tool_output(self, tool: &str) -> Result<String, ToolError>;
+}
+
+#[diagnostic::do_not_recommend]
+impl<T: Serialize, E: Into<BoxError>> FallibleToolOutput for Result<T, E> {
+    #[inline]
+    fn into_tool_output(self, tool: &str) -> Result<String, ToolError> {
+        crate::tool::fn_tool::output_as_text(tool, self)
+    }
+}

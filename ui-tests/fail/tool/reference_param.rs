@@ -1,0 +1,9 @@
+use hookchain::tool;
+
+/// Shouts a text.
+#[tool]
+async fn shout(text: &str) -> String {
+    text.to_uppercase()
+}
+
+fn main() {}
