@@ -285,3 +285,13 @@ async fn text_after_a_pause_is_none_even_in_a_thread_with_an_earlier_answer() {
     assert_eq!(second.text(), None);
     assert_eq!(second.final_message(), None);
 }
+
+/// A thread stored before threads had ids (its JSON has none) still loads, with a fresh id.
+#[test]
+fn a_thread_stored_without_an_id_still_loads() {
+    let old = r#"{"messages":[{"role":"user","content":"hi"}],"state":null,"runs":1}"#;
+    let thread: Thread<()> = serde_json::from_str(old).unwrap();
+    assert_eq!(thread.runs(), 1);
+    assert_eq!(thread.id().as_str().len(), 32);
+    assert!(!thread.is_paused());
+}

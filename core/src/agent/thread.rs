@@ -23,6 +23,10 @@ impl ThreadId {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    fn fresh() -> Self {
+        ThreadId(crate::ids::fresh())
+    }
 }
 
 impl fmt::Display for ThreadId {
@@ -47,6 +51,8 @@ impl fmt::Display for ThreadId {
 /// [`abandon_pause`](Self::abandon_pause). Threads serialize, so a conversation can be stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Thread<S> {
+    /// A thread stored before threads had ids gets a fresh one when it is read.
+    #[serde(default = "ThreadId::fresh")]
     pub(crate) id: ThreadId,
     pub(crate) messages: Shared<Vec<Message>>,
     pub(crate) state: S,
@@ -67,7 +73,7 @@ pub(crate) struct PauseMark {
 
 impl<S: Default> Default for Thread<S> {
     fn default() -> Self {
-        Self::with_id(ThreadId(crate::ids::fresh()))
+        Self::with_id(ThreadId::fresh())
     }
 }
 
