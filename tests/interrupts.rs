@@ -1223,6 +1223,10 @@ async fn file_checkpointer_reports_a_corrupt_file() {
         error.to_string().contains("not a valid checkpoint"),
         "{error}"
     );
+    // Taking it fails the same way, and loses nothing: the file is back where it was.
+    let error = store.take("t").await.unwrap_err();
+    assert!(matches!(error, CheckpointError::Decode(_)), "{error:?}");
+    assert_eq!(file_names(&dir), ["t.json"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -177,10 +177,21 @@ impl Checkpointer for FileCheckpointer {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(error) => return Err(io(&path)(error)),
         }
-        let read = std::fs::read_to_string(&claimed).map_err(io(&claimed));
-        // Removed whatever the read gave: the checkpoint is spent once claimed.
-        let _ = std::fs::remove_file(&claimed);
-        Checkpoint::from_json(&read?).map(Some)
+        let read = std::fs::read_to_string(&claimed)
+            .map_err(io(&claimed))
+            .and_then(|json| Checkpoint::from_json(&json));
+        match read {
+            Ok(checkpoint) => {
+                // Spent once read: the claim is the only copy, and it is this caller's.
+                let _ = std::fs::remove_file(&claimed);
+                Ok(Some(checkpoint))
+            }
+            Err(error) => {
+                // Nothing lost: a checkpoint that could not be read goes back where it was.
+                let _ = std::fs::rename(&claimed, &path);
+                Err(error)
+            }
+        }
     }
 }
 
