@@ -11,6 +11,7 @@ mod attr;
 mod chain;
 mod ctxt;
 mod fallback;
+mod fn_item;
 mod hook;
 mod jumps;
 mod kinds;

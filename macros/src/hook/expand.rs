@@ -1,8 +1,7 @@
 //! Generation for `#[hook]`: no decisions, no errors.
 
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
-use syn::Attribute;
+use quote::quote;
 
 use super::parse::{HookAttr, HookItem};
 use super::validate::HookModel;
@@ -56,29 +55,11 @@ pub(crate) fn fallback(function: &HookItem, attr: &HookAttr, error: syn::Error) 
     }
 }
 
-/// `struct name;` with the function's docs, and the function itself as `name::call`.
+/// `struct name;` and the function as `name::call`.
 fn unit_type(function: &HookItem, p: &Private) -> TokenStream {
-    let HookItem {
-        attrs,
-        vis,
-        sig,
-        body,
-    } = function;
-    let ident = &sig.ident;
-    let docs: Vec<&Attribute> = attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
-    let mut call_sig = sig.clone();
-    call_sig.ident = syn::Ident::new("call", ident.span());
-    let struct_token = quote_spanned!(ident.span()=> struct);
-    quote! {
-        #(#docs)*
-        #[allow(non_camel_case_types)]
-        #[derive(#p::Clone, #p::Copy, #p::Debug, #p::Default)]
-        #vis #struct_token #ident;
-
-        impl #ident {
-            /// The hook function itself, callable on its own (in unit tests, say).
-            #(#attrs)*
-            #vis #call_sig #body
-        }
-    }
+    function.unit_type(
+        p,
+        &function.sig,
+        "The hook function itself, callable on its own (in unit tests, say).",
+    )
 }

@@ -2,8 +2,7 @@
 //! tokens (never parsed: faster, and it still works while the body is half-written).
 
 use proc_macro2::{Span, TokenStream};
-use syn::parse::{Parse, ParseStream};
-use syn::{Attribute, Ident, Signature, Visibility};
+use syn::Ident;
 
 use crate::attr::{Options, Place, Segment, segments};
 use crate::ctxt::Ctxt;
@@ -46,28 +45,4 @@ impl HookAttr {
 }
 
 /// A function under `#[hook]`.
-pub(crate) struct HookItem {
-    pub(crate) attrs: Vec<Attribute>,
-    pub(crate) vis: Visibility,
-    pub(crate) sig: Signature,
-    /// The body, braces included, as written.
-    pub(crate) body: TokenStream,
-}
-
-impl Parse for HookItem {
-    fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
-        let attrs = input.call(Attribute::parse_outer)?;
-        let vis = input.parse()?;
-        let sig = input.parse()?;
-        let body: proc_macro2::Group = input.parse()?;
-        if body.delimiter() != proc_macro2::Delimiter::Brace {
-            return Err(syn::Error::new(body.span(), "expected the function's body"));
-        }
-        Ok(HookItem {
-            attrs,
-            vis,
-            sig,
-            body: quote::ToTokens::into_token_stream(proc_macro2::TokenTree::Group(body)),
-        })
-    }
-}
+pub(crate) use crate::fn_item::FnItem as HookItem;

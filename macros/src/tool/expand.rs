@@ -2,7 +2,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
-use syn::{Attribute, FnArg, ItemImpl, Signature};
+use syn::{FnArg, ItemImpl, Signature};
 
 use super::parse::FnItem;
 use super::validate::{Param, Returns, ToolModel};
@@ -77,31 +77,13 @@ pub(crate) fn fallback_impl(p: &Private, block: &ItemImpl, error: syn::Error) ->
     }
 }
 
-/// `struct name;` with the function's docs, and the function itself as `name::call`.
+/// `struct name;` and the function as `name::call`.
 fn unit_type(function: &FnItem, p: &Private) -> TokenStream {
-    let FnItem {
-        attrs,
-        vis,
-        sig,
-        body,
-    } = function;
-    let ident = &sig.ident;
-    let docs: Vec<&Attribute> = attrs.iter().filter(|a| a.path().is_ident("doc")).collect();
-    let mut call_sig = strip_sig(sig);
-    call_sig.ident = syn::Ident::new("call", ident.span());
-    let struct_token = quote_spanned!(ident.span()=> struct);
-    quote! {
-        #(#docs)*
-        #[allow(non_camel_case_types)]
-        #[derive(#p::Clone, #p::Copy, #p::Debug, #p::Default)]
-        #vis #struct_token #ident;
-
-        impl #ident {
-            /// The tool function itself, callable on its own.
-            #(#attrs)*
-            #vis #call_sig #body
-        }
-    }
+    function.unit_type(
+        p,
+        &strip_sig(&function.sig),
+        "The tool function itself, callable on its own.",
+    )
 }
 
 /// The signature without the parameters' doc comments (rustc allows none there; they went to

@@ -1,8 +1,7 @@
 //! Syntax of `#[tool]`: the options, and the item — a function, whose body is kept as tokens
 //! (never parsed: faster, and it still works while the body is half-written), or an impl block.
 
-use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
-use quote::ToTokens;
+use proc_macro2::{Span, TokenStream};
 use syn::parse::{Parse, ParseStream};
 use syn::{Attribute, Ident, ItemImpl, LitStr, Path, Signature, Token, Visibility};
 
@@ -98,14 +97,7 @@ pub(crate) enum ToolItem {
     Other(TokenStream, Span),
 }
 
-/// A function under `#[tool]`.
-pub(crate) struct FnItem {
-    pub(crate) attrs: Vec<Attribute>,
-    pub(crate) vis: Visibility,
-    pub(crate) sig: Signature,
-    /// The body, braces included, as written.
-    pub(crate) body: TokenStream,
-}
+pub(crate) use crate::fn_item::FnItem;
 
 impl Parse for ToolItem {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
@@ -126,19 +118,7 @@ impl Parse for ToolItem {
                 .map_or(Span::call_site(), |(tree, _)| tree.span());
             return Ok(ToolItem::Other(input.parse()?, kind));
         }
-        let attrs = input.call(Attribute::parse_outer)?;
-        let vis = input.parse()?;
-        let sig = input.parse()?;
-        let body: Group = input.parse()?;
-        if body.delimiter() != Delimiter::Brace {
-            return Err(syn::Error::new(body.span(), "expected the function's body"));
-        }
-        Ok(ToolItem::Fn(Box::new(FnItem {
-            attrs,
-            vis,
-            sig,
-            body: TokenTree::Group(body).into_token_stream(),
-        })))
+        Ok(ToolItem::Fn(Box::new(input.parse()?)))
     }
 }
 
