@@ -11,7 +11,7 @@ use super::convert::{self, Options, PROVIDER};
 use super::stream::EventDecoder;
 use super::wire::MessagesResponse;
 use crate::BuildError;
-use crate::http::{EventStream, HttpClient, HttpConfig, SseStream, events};
+use crate::http::{EventStream, HttpClient, HttpConfig, events};
 
 /// Anthropic's API.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com/v1";
@@ -96,14 +96,7 @@ impl AnthropicModel {
         let body = self
             .http
             .encode(&convert::messages_request(request, self.options(true)))?;
-        let http = self.http.clone();
-        Ok(async move {
-            let response = http.post(body).await?;
-            Ok(EventStream::new(
-                SseStream::new(response, PROVIDER),
-                EventDecoder::new(),
-            ))
-        })
+        Ok(self.http.open_stream(body, EventDecoder::new()))
     }
 
     /// Calls the model with streaming and yields its events as they arrive: text and thinking

@@ -1,6 +1,7 @@
 //! The HTTP client of a provider: configuration, the POST of a request, status checks.
 
 use std::fmt;
+use std::future::Future;
 use std::time::Duration;
 
 use hookchain_core::ModelError;
@@ -9,6 +10,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::error::{classify_status, classify_transport, malformed};
+use super::{Decoder, EventStream, SseStream};
 
 /// Why a provider client could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -229,6 +231,23 @@ impl HttpClient {
         let error = classify_status(self.provider, status, &headers, &body, &self.secrets);
         tracing::debug!(provider = self.provider, %status, kind = ?error.kind(), "model request failed");
         Err(error)
+    }
+
+    /// Opens a streamed call: POSTs the encoded `body` and yields its server-sent events as
+    /// `decoder` decodes them. Owns what it needs, so the stream outlives the model's borrow.
+    pub(crate) fn open_stream<D: Decoder + Send + 'static>(
+        &self,
+        body: Vec<u8>,
+        decoder: D,
+    ) -> impl Future<Output = Result<EventStream<D>, ModelError>> + Send + use<D> {
+        let http = self.clone();
+        async move {
+            let response = http.post(body).await?;
+            Ok(EventStream::new(
+                SseStream::new(response, http.provider),
+                decoder,
+            ))
+        }
     }
 
     /// POSTs `body` and decodes the whole JSON answer as `T`.

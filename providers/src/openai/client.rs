@@ -11,7 +11,7 @@ use super::convert::{self, Options, PROVIDER};
 use super::stream::ChunkDecoder;
 use super::wire::ChatResponse;
 use crate::BuildError;
-use crate::http::{EventStream, HttpClient, HttpConfig, SseStream, events};
+use crate::http::{EventStream, HttpClient, HttpConfig, events};
 
 /// OpenAI's API; other servers are chosen by their base URL.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -75,14 +75,7 @@ impl OpenAiModel {
         let body = self
             .http
             .encode(&convert::chat_request(request, self.options(true)))?;
-        let http = self.http.clone();
-        Ok(async move {
-            let response = http.post(body).await?;
-            Ok(EventStream::new(
-                SseStream::new(response, PROVIDER),
-                ChunkDecoder::new(),
-            ))
-        })
+        Ok(self.http.open_stream(body, ChunkDecoder::new()))
     }
 
     /// Calls the model with streaming and yields its events as they arrive: text and
