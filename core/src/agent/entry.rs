@@ -11,7 +11,7 @@ use super::{Agent, EndReason, Input, PauseMark, RunOutput, Thread, ThreadError};
 use crate::context::{Context, Raiser, ResumePoint};
 use crate::error::Error;
 use crate::interrupt::{Answer, Checkpoint, InterruptId, Position, ResumeError};
-use crate::message::{Message, close_interior, validate_history};
+use crate::message::{Message, check_editable, close_interior};
 use crate::middleware::Middleware;
 use crate::model::Model;
 use crate::shared::Shared;
@@ -307,11 +307,8 @@ fn prepare_input(messages: &mut Vec<Message>) -> Result<(), Error> {
             call.name
         )
     });
-    match crate::message::check_editable(messages) {
-        Ok(()) => Ok(()),
-        // Re-checked strictly only to report the same error a provider would.
-        Err(_) => validate_history(messages).map_err(Error::from),
-    }
+    // The last calls may still wait: the run executes them before the first model call.
+    check_editable(messages).map_err(Error::from)
 }
 
 /// Puts a run's history and state back into its thread, and makes its output (which shares

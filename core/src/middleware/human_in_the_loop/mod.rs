@@ -106,19 +106,12 @@ impl HumanInTheLoop {
     fn check(&self, answer: &Answer<'_>) -> Result<(), HumanInTheLoopError> {
         let request: ApprovalRequest = answer.payload_as()?;
         let response: ApprovalResponse = answer.value_as()?;
-        if response.decisions.len() != request.actions.len() {
-            return Err(HumanInTheLoopError::DecisionCount {
-                expected: request.actions.len(),
-                found: response.decisions.len(),
-            });
-        }
+        let actions = request.actions.iter();
+        check_decisions(
+            actions.map(|action| (action.name.as_str(), action.allowed_decisions.as_slice())),
+            &response.decisions,
+        )?;
         for (action, decision) in request.actions.iter().zip(&response.decisions) {
-            if !action.allowed_decisions.contains(&decision.kind()) {
-                return Err(HumanInTheLoopError::NotAllowed {
-                    tool: action.name.clone(),
-                    decision: decision.kind(),
-                });
-            }
             if let Decision::Edit { arguments } = decision {
                 answer
                     .check_tool_arguments(&action.name, arguments)
@@ -167,21 +160,18 @@ impl HumanInTheLoop {
             return Ok(Flow::interrupt(serde_json::to_value(request)?));
         };
         let answer = answer?;
-        if answer.decisions.len() != gated.len() {
-            return Err(HumanInTheLoopError::DecisionCount {
-                expected: gated.len(),
-                found: answer.decisions.len(),
-            });
-        }
+        // Checked before the resume already (`check`); checked again for a caller that runs
+        // this hook without an agent.
+        let calls = &response.message.tool_calls;
+        check_decisions(
+            gated
+                .iter()
+                .map(|&(i, policy)| (calls[i].name.as_str(), policy.allowed.as_slice())),
+            &answer.decisions,
+        )?;
         let mut results = Vec::new();
-        for (&(i, policy), decision) in gated.iter().zip(answer.decisions) {
+        for (&(i, _), decision) in gated.iter().zip(answer.decisions) {
             let call = &mut response.message.tool_calls[i];
-            if !policy.allowed.contains(&decision.kind()) {
-                return Err(HumanInTheLoopError::NotAllowed {
-                    tool: call.name.clone(),
-                    decision: decision.kind(),
-                });
-            }
             match decision {
                 Decision::Approve => {}
                 Decision::Edit { arguments } => call.arguments = arguments,
@@ -201,4 +191,27 @@ impl HumanInTheLoop {
         }
         Ok(Flow::Continue)
     }
+}
+
+/// One decision per action, each one its action's policy allows: `actions` are the tools'
+/// names and allowed decisions, in order.
+fn check_decisions<'a>(
+    actions: impl ExactSizeIterator<Item = (&'a str, &'a [DecisionKind])>,
+    decisions: &[Decision],
+) -> Result<(), HumanInTheLoopError> {
+    if decisions.len() != actions.len() {
+        return Err(HumanInTheLoopError::DecisionCount {
+            expected: actions.len(),
+            found: decisions.len(),
+        });
+    }
+    for ((tool, allowed), decision) in actions.zip(decisions) {
+        if !allowed.contains(&decision.kind()) {
+            return Err(HumanInTheLoopError::NotAllowed {
+                tool: tool.to_owned(),
+                decision: decision.kind(),
+            });
+        }
+    }
+    Ok(())
 }
