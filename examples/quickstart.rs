@@ -86,7 +86,7 @@ async fn main() -> Result<(), Error> {
                 ModelResponse::text(format!("It is {} — take an umbrella.", message.content))
             }
             Some(question) => {
-                let city = if question.content.contains("Porto") {
+                let city = if question.text().contains("Porto") {
                     "Porto"
                 } else {
                     "Lisbon"

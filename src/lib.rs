@@ -45,7 +45,7 @@
 //!     .chain(chain![stamp, Budget { max_calls: 5 }])
 //!     .build();
 //! let output = agent.run("Hi").await?;
-//! assert_eq!(output.text(), Some("Hello!"));
+//! assert_eq!(output.text().as_deref(), Some("Hello!"));
 //! # Ok::<(), hookchain::Error>(())
 //! # }).unwrap();
 //! ```

@@ -166,7 +166,7 @@ async fn sixty_four_members_sixteen_wrapping() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(output.text(), Some("done"));
+    assert_eq!(output.text().as_deref(), Some("done"));
     assert_eq!(BEFORE.load(Ordering::Relaxed), 48);
     assert_eq!(WRAPS.load(Ordering::Relaxed), 16);
     assert_eq!(AFTER.load(Ordering::Relaxed), 16);
@@ -283,7 +283,7 @@ async fn sixty_four_macro_members_sixteen_wrapping() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(output.text(), Some("done"));
+    assert_eq!(output.text().as_deref(), Some("done"));
     assert_eq!(MACRO_BEFORE.load(Ordering::Relaxed), 48);
     assert_eq!(MACRO_WRAPS.load(Ordering::Relaxed), 16);
 }

@@ -30,7 +30,7 @@ impl Counter {
         mut next: impl ModelNext,
     ) -> Result<ModelResponse, Error> {
         let mut response = next.call(cx, request).await?;
-        response.message.content.push_str(self.label);
+        response.message.content.push_text(self.label);
         Ok(response)
     }
 
@@ -47,7 +47,7 @@ async fn hooks_and_middleware_run_in_a_chain() {
         .chain(chain![stamp, Counter { label: "!" }])
         .build();
     let output = agent.run("hi").await.unwrap();
-    assert_eq!(output.text(), Some("hello!"));
+    assert_eq!(output.text().as_deref(), Some("hello!"));
     let requests = agent.model().requests();
     assert_eq!(requests[0].system_prompt.as_deref(), Some("stamped"));
 }

@@ -121,7 +121,7 @@ async fn finish(dir: &Path) {
         .expect("the resumed run");
 
     assert_eq!(output.end, EndReason::Finished);
-    assert_eq!(output.text(), Some("Thanks, Ada!"));
+    assert_eq!(output.text().as_deref(), Some("Thanks, Ada!"));
     assert_eq!(output.steps, 2);
     assert_eq!(output.model_calls, 2);
     assert_eq!(output.tool_calls, 2);
@@ -138,11 +138,17 @@ async fn finish(dir: &Path) {
         .messages
         .iter()
         .filter(|m| m.role == Role::Tool)
-        .map(|m| (m.tool_call_id.as_deref().unwrap(), m.content.as_str()))
+        .map(|m| {
+            (
+                m.tool_call_id.as_deref().unwrap(),
+                m.content.as_text().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(results, [("call_record", "recorded"), ("call_ask", "Ada")]);
 
-    std::fs::write(dir.join("final.txt"), output.text().unwrap()).expect("write the result");
+    std::fs::write(dir.join("final.txt"), output.text().unwrap().as_bytes())
+        .expect("write the result");
     store.delete(KEY).await.expect("delete the checkpoint");
     println!("phase 2: resumed and finished");
 }

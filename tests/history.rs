@@ -111,7 +111,7 @@ async fn a_history_edit_that_leaves_a_call_dangling_is_refused() {
         .chain(chain![drop_last_result])
         .build();
     let output = agent.run("go").await.unwrap();
-    assert_eq!(output.text(), Some("done"));
+    assert_eq!(output.text().as_deref(), Some("done"));
     let prompt = agent.model().requests()[1].system_prompt.clone().unwrap();
     assert!(prompt.starts_with("refused: tool call `c1`"), "{prompt}");
     assert_eq!(output.messages.len(), 4);

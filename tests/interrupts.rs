@@ -98,8 +98,8 @@ impl Tally {
     fn after(&self, counts: &mut Counts, response: &mut ModelResponse) {
         counts.after_model += 1;
         self.log("after_model");
-        response.message.content.push('+');
-        response.message.content.push_str(self.label);
+        response.message.content.push_text("+");
+        response.message.content.push_text(self.label);
     }
 
     #[hook(after_agent)]
@@ -141,11 +141,11 @@ fn ask_after(runs: &mut u32, cx: &mut Context, response: &mut ModelResponse) -> 
     match cx.resume_as::<String>() {
         None => Flow::interrupt(json!({ "review": response.message.content })),
         Some(answer) => {
-            response.message.content.push('+');
+            response.message.content.push_text("+");
             response
                 .message
                 .content
-                .push_str(&answer.expect("answered with text"));
+                .push_text(answer.expect("answered with text"));
             Flow::Continue
         }
     }
@@ -264,7 +264,7 @@ async fn before_model_interrupt_resumes_at_the_interrupting_hook() {
         .unwrap();
 
     assert_eq!(output.end, EndReason::Finished);
-    assert_eq!(output.text(), Some("hello+c+b+a"));
+    assert_eq!(output.text().as_deref(), Some("hello+c+b+a"));
     assert_eq!(output.model_calls, 1);
     assert_eq!(output.steps, 1);
     assert_eq!(
@@ -352,7 +352,7 @@ async fn after_model_interrupt_keeps_the_response_and_does_not_call_the_model_ag
         .unwrap();
 
     assert_eq!(output.end, EndReason::Finished);
-    assert_eq!(output.text(), Some("hello+c+ok+a"));
+    assert_eq!(output.text().as_deref(), Some("hello+c+ok+a"));
     assert_eq!(agent.model().calls(), 1);
     assert_eq!(output.model_calls, 1);
     assert_eq!(
@@ -386,7 +386,7 @@ async fn interrupt_in_a_nested_chain_resumes_at_the_right_member() {
     let answers = answer(&output, json!("yes"));
     let output = agent.resume(checkpoint, answers).await.unwrap();
 
-    assert_eq!(output.text(), Some("hello+c+b+a"));
+    assert_eq!(output.text().as_deref(), Some("hello+c+b+a"));
     assert_eq!(
         take_events(&log)[..2],
         ["c:before_model".to_owned(), "model".to_owned()]
@@ -423,7 +423,7 @@ async fn after_model_interrupt_in_a_nested_chain_resumes_at_the_right_member() {
     let answers = answer(&output, json!("ok"));
     let output = agent.resume(checkpoint, answers).await.unwrap();
 
-    assert_eq!(output.text(), Some("hello+d+c+ok+b+a"));
+    assert_eq!(output.text().as_deref(), Some("hello+d+c+ok+b+a"));
     assert_eq!(
         take_events(&log)[..2],
         ["b:after_model".to_owned(), "a:after_model".to_owned()]
@@ -484,11 +484,11 @@ struct Confirm {
 
 impl Tool for Confirm {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "confirm".to_owned(),
-            description: "Does something once the user confirms.".to_owned(),
-            parameters: json!({ "type": "object", "properties": { "text": { "type": "string" } } }),
-        }
+        ToolSpec::new(
+            "confirm",
+            "Does something once the user confirms.",
+            json!({ "type": "object", "properties": { "text": { "type": "string" } } }),
+        )
     }
 
     async fn call(&self, cx: ToolContext<'_>, arguments: Value) -> Result<String, ToolError> {
@@ -589,7 +589,7 @@ async fn tools_interrupt_together_and_completed_calls_never_run_again() {
     let output = agent.resume(checkpoint, answers).await.unwrap();
 
     assert_eq!(output.end, EndReason::Finished);
-    assert_eq!(output.text(), Some("done"));
+    assert_eq!(output.text().as_deref(), Some("done"));
     assert_eq!(runs.load(Ordering::SeqCst), 1, "a completed call ran again");
     assert_eq!(confirm.calls.load(Ordering::SeqCst), 2);
     assert_eq!(confirm.resumes.load(Ordering::SeqCst), 2);
@@ -655,7 +655,7 @@ async fn wrap_tool_call_and_tool_interrupt_in_one_step() {
     ];
     let output = agent.resume(checkpoint, answers).await.unwrap();
 
-    assert_eq!(output.text(), Some("done"));
+    assert_eq!(output.text().as_deref(), Some("done"));
     assert_eq!(runs.load(Ordering::SeqCst), 1);
     assert_eq!(confirm.resumes.load(Ordering::SeqCst), 1);
     assert_eq!(events(&log), ["model", "tool:echo", "model"]);
@@ -955,7 +955,7 @@ async fn answer_to_a_stale_interrupt_is_refused() {
         .resume(paused(&second), answer(&second, json!("yes")))
         .await
         .unwrap();
-    assert_eq!(output.text(), Some("done"));
+    assert_eq!(output.text().as_deref(), Some("done"));
 }
 
 /// Asks until it gets `"yes"`: a hook that pauses again, in the same step, when its answer
@@ -1342,7 +1342,7 @@ async fn human_in_the_loop_approve_runs_the_call() {
     let output = decide(&agent, &output, vec![Decision::Approve])
         .await
         .unwrap();
-    assert_eq!(output.text(), Some("deleted"));
+    assert_eq!(output.text().as_deref(), Some("deleted"));
     assert_eq!(*ran.lock().unwrap(), ["delete_file:a.txt"]);
     assert_no_dangling(&output.messages);
     assert_eq!(
@@ -1393,10 +1393,10 @@ async fn human_in_the_loop_reject_gives_the_model_an_error_result() {
     assert_eq!(read.role, Role::Tool);
     assert_eq!(read.tool_call_id.as_deref(), Some("c1"));
     assert!(read.is_error);
-    assert!(read.content.contains("rejected"), "{}", read.content);
-    assert!(read.content.contains("delete_file"), "{}", read.content);
-    assert!(read.content.contains("keep that file"), "{}", read.content);
-    assert_eq!(output.text(), Some("ok, kept it"));
+    assert!(read.text().contains("rejected"), "{}", read.content);
+    assert!(read.text().contains("delete_file"), "{}", read.content);
+    assert!(read.text().contains("keep that file"), "{}", read.content);
+    assert_eq!(output.text().as_deref(), Some("ok, kept it"));
 }
 
 /// "Respond": the tool does not run; the model reads the given content as its result.
@@ -1568,7 +1568,7 @@ async fn human_in_the_loop_refuses_edited_arguments_the_tool_does_not_accept() {
     assert_eq!(request.actions[0].name, "delete_file");
     let answer = ApprovalResponse::approve_all(&request).answer(interrupt);
     let done = agent.resume(paused(&output), [answer]).await.unwrap();
-    assert_eq!(done.text(), Some("deleted"));
+    assert_eq!(done.text().as_deref(), Some("deleted"));
     assert_eq!(*ran.lock().unwrap(), ["delete_file:a.txt"]);
 }
 
@@ -1637,11 +1637,11 @@ async fn ask(question: Value, answer_with: Value) -> Result<(String, bool), Resu
             return Err(resume_error(Err(error)));
         }
     };
-    assert_eq!(output.text(), Some("thanks"));
+    assert_eq!(output.text().as_deref(), Some("thanks"));
     assert_no_dangling(&output.messages);
     let read = last_request(agent.model()).pop().unwrap();
     assert_eq!(read.tool_call_id.as_deref(), Some("q1"));
-    Ok((read.content, read.is_error))
+    Ok((read.text().into_owned(), read.is_error))
 }
 
 /// The message of a refused answer, with its cause.

@@ -38,7 +38,7 @@ async fn a_wrap_routes_a_retry_to_another_model_through_the_inner_middleware() {
         .chain(chain![fall_back, Recorder::new("inner", &log)])
         .build();
     let output = agent.run("hi").await.unwrap();
-    assert_eq!(output.text(), Some("from the backup"));
+    assert_eq!(output.text().as_deref(), Some("from the backup"));
     assert_eq!(output.model_calls, 2);
     let wraps: Vec<String> = take_events(&log)
         .into_iter()

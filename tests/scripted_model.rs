@@ -11,15 +11,18 @@ use serde_json::json;
 
 /// A request whose only message is the user text `text`.
 fn ask(text: &str) -> ModelRequest {
-    ModelRequest {
-        messages: vec![Message::user(text)].into(),
-        ..ModelRequest::default()
-    }
+    ModelRequest::new(vec![Message::user(text)])
 }
 
 /// The text of a successful answer.
 async fn answer(model: &ScriptedModel, request: &ModelRequest) -> String {
-    model.invoke(request.clone()).await.unwrap().message.content
+    model
+        .invoke(request.clone())
+        .await
+        .unwrap()
+        .message
+        .text()
+        .into_owned()
 }
 
 #[tokio::test]
@@ -114,7 +117,10 @@ async fn an_agent_on_an_exhausted_script_fails_with_the_model_error() {
 #[tokio::test]
 async fn a_rule_model_sees_the_request() {
     let model = ScriptedModel::from_rule(|request| {
-        let last = request.messages.last().map_or("", |m| m.content.as_str());
+        let last = request
+            .messages
+            .last()
+            .map_or(String::new(), |m| m.text().into_owned());
         Ok(ModelResponse::text(format!(
             "{} message(s), system {:?}, last {last:?}",
             request.messages.len(),
@@ -126,16 +132,12 @@ async fn a_rule_model_sees_the_request() {
         answer(&model, &ask("hello")).await,
         "1 message(s), system \"-\", last \"hello\""
     );
-    let request = ModelRequest {
-        messages: vec![
-            Message::user("a"),
-            Message::assistant("b"),
-            Message::user("c"),
-        ]
-        .into(),
-        system_prompt: Some("be terse".to_owned()),
-        ..ModelRequest::default()
-    };
+    let request = ModelRequest::new(vec![
+        Message::user("a"),
+        Message::assistant("b"),
+        Message::user("c"),
+    ])
+    .with_system_prompt("be terse");
     assert_eq!(
         answer(&model, &request).await,
         "3 message(s), system \"be terse\", last \"c\""
@@ -169,10 +171,7 @@ async fn requests_records_every_request_in_order() {
     assert!(model.requests().is_empty());
 
     let first = ask("first");
-    let second = ModelRequest {
-        system_prompt: Some("system".to_owned()),
-        ..ask("second")
-    };
+    let second = ask("second").with_system_prompt("system");
     let third = ask("third");
     model.invoke(first.clone()).await.unwrap();
     model.invoke(second.clone()).await.unwrap();
@@ -270,7 +269,7 @@ async fn an_agent_runs_on_a_rule_model_that_answers_from_the_last_message() {
         .build();
 
     let output = agent.run("What is 6 times 7?").await.unwrap();
-    assert_eq!(output.text(), Some("The product is 42."));
+    assert_eq!(output.text().as_deref(), Some("The product is 42."));
     assert_eq!(output.steps, 2);
     assert_eq!(output.model_calls, 2);
     assert_eq!(output.tool_calls, 1);
@@ -298,7 +297,7 @@ async fn an_agent_runs_on_a_rule_model_that_answers_from_the_last_message() {
 
     // The same agent runs again from scratch; the model keeps counting across runs.
     let again = agent.run("And again?").await.unwrap();
-    assert_eq!(again.text(), Some("The product is 42."));
+    assert_eq!(again.text().as_deref(), Some("The product is 42."));
     assert_eq!(agent.model().calls(), 4);
 }
 

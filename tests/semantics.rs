@@ -37,7 +37,7 @@ fn agent<C: Middleware>(model: ScriptedModel, log: &Log, chain: C) -> Agent<Scri
 fn transcript(messages: &[Message]) -> Vec<(Role, &str)> {
     messages
         .iter()
-        .map(|m| (m.role, m.content.as_str()))
+        .map(|m| (m.role, m.content.as_text().unwrap()))
         .collect()
 }
 
@@ -58,7 +58,7 @@ async fn before_hooks_run_in_chain_order_after_hooks_in_reverse() {
     let model = logged_model(&log, [ModelResponse::text("done")]);
     let output = agent(model, &log, chain).run("hi").await.unwrap();
 
-    assert_eq!(output.text(), Some("done"));
+    assert_eq!(output.text().as_deref(), Some("done"));
     assert_eq!(output.end, EndReason::Finished);
     assert_eq!(
         events(&log),
@@ -102,7 +102,7 @@ async fn wraps_nest_with_the_first_listed_outermost() {
     );
     let output = agent(model, &log, chain).run("hi").await.unwrap();
 
-    assert_eq!(output.text(), Some("done"));
+    assert_eq!(output.text().as_deref(), Some("done"));
     assert_no_dangling(&output.messages);
     assert_eq!(
         events(&log),
@@ -164,7 +164,7 @@ async fn retry_reruns_inner_wraps_from_the_request_it_was_given() {
     assert_eq!(output.model_calls, 2);
     assert_eq!(output.steps, 1);
     // The second attempt's answer is the one kept; the history holds one answer.
-    assert_eq!(output.text(), Some("second"));
+    assert_eq!(output.text().as_deref(), Some("second"));
     assert_eq!(
         transcript(&output.messages),
         [(Role::User, "hi"), (Role::Assistant, "second")]
@@ -268,7 +268,7 @@ async fn wrap_model_call_can_short_circuit_the_model() {
 
     assert_eq!(agent.model().calls(), 0);
     assert_eq!(output.model_calls, 0);
-    assert_eq!(output.text(), Some("cached"));
+    assert_eq!(output.text().as_deref(), Some("cached"));
     assert_eq!(
         events(&log),
         [
@@ -361,7 +361,7 @@ async fn wrap_tool_call_can_short_circuit_the_tool() {
     let output = agent.run("hi").await.unwrap();
 
     assert_eq!(runs.load(Ordering::SeqCst), 0, "the tool must not run");
-    assert_eq!(output.text(), Some("done"));
+    assert_eq!(output.text().as_deref(), Some("done"));
     assert_no_dangling(&output.messages);
     assert_eq!(
         tool_results(&output.messages),
@@ -530,7 +530,7 @@ async fn single_call_result(call: ToolCall) -> (String, bool) {
     let output = agent.run("hi").await.unwrap();
 
     assert_eq!(
-        output.text(),
+        output.text().as_deref(),
         Some("done"),
         "the run goes on after a failed call"
     );
@@ -1075,7 +1075,7 @@ async fn wrap_tool_error_becomes_the_calls_error_result_and_the_run_goes_on() {
 
     assert_eq!(runs.load(Ordering::SeqCst), 0);
     assert_eq!(output.end, EndReason::Finished);
-    assert_eq!(output.text(), Some("done"));
+    assert_eq!(output.text().as_deref(), Some("done"));
     assert_eq!(agent.model().calls(), 2);
     assert_no_dangling(&output.messages);
     assert_eq!(
@@ -1256,7 +1256,7 @@ async fn log_of<C: Middleware>(log: &Log, chain: C) -> Vec<String> {
         calls_then_text([vec![echo_call("call_1", "x")]], "done"),
     );
     let output = agent(model, log, chain).run("hi").await.unwrap();
-    assert_eq!(output.text(), Some("done"));
+    assert_eq!(output.text().as_deref(), Some("done"));
     assert_no_dangling(&output.messages);
     events(log)
 }
@@ -1289,7 +1289,10 @@ async fn option_some_behaves_like_the_middleware_and_none_passes_through() {
     let model = logged_model(&log, [ModelResponse::text("from the model")]);
     let toggled = Some(Recorder::new("a", &log).short_circuit_model(ModelResponse::text("hit")));
     let agent = agent(model, &log, toggled);
-    assert_eq!(agent.run("hi").await.unwrap().text(), Some("hit"));
+    assert_eq!(
+        agent.run("hi").await.unwrap().text().as_deref(),
+        Some("hit")
+    );
     assert_eq!(agent.model().calls(), 0);
 }
 
@@ -1543,7 +1546,7 @@ async fn after_model_respond_replaces_the_response_for_the_remaining_hooks() {
     let model = logged_model(&log, [ModelResponse::text("original")]);
     let output = agent(model, &log, chain).run("hi").await.unwrap();
 
-    assert_eq!(output.text(), Some("replaced"));
+    assert_eq!(output.text().as_deref(), Some("replaced"));
     assert_eq!(
         transcript(&output.messages),
         [(Role::User, "hi"), (Role::Assistant, "replaced")]

@@ -27,7 +27,7 @@ impl Plain {
     #[hook(after_model)]
     fn after(&self, response: &mut ModelResponse) {
         push(&self.1, format!("{}:after", self.0));
-        response.message.content.push_str(self.0);
+        response.message.content.push_text(self.0);
     }
 }
 
@@ -45,7 +45,7 @@ impl Awaited {
     #[hook(after_model)]
     async fn after(&self, response: &mut ModelResponse) {
         push(&self.1, format!("{}:after", self.0));
-        response.message.content.push_str(self.0);
+        response.message.content.push_text(self.0);
     }
 }
 
@@ -98,7 +98,7 @@ async fn synchronous_and_awaited_members_keep_the_order_in_flat_nested_and_mixed
         .run("hi")
         .await
         .unwrap();
-    assert_eq!(output.text(), Some(">cba"));
+    assert_eq!(output.text().as_deref(), Some(">cba"));
     assert_eq!(
         take(&log),
         [
@@ -111,7 +111,7 @@ async fn synchronous_and_awaited_members_keep_the_order_in_flat_nested_and_mixed
         .run("hi")
         .await
         .unwrap();
-    assert_eq!(output.text(), Some(">cba"));
+    assert_eq!(output.text().as_deref(), Some(">cba"));
     assert_eq!(
         take(&log),
         [
@@ -134,13 +134,13 @@ async fn synchronous_and_awaited_members_keep_the_order_in_flat_nested_and_mixed
         HookSet::of(Hook::BeforeModel).with(Hook::AfterModel)
     );
     let output = agent(all_sync).run("hi").await.unwrap();
-    assert_eq!(output.text(), Some(text.as_str()));
+    assert_eq!(output.text().as_deref(), Some(text.as_str()));
     assert_eq!(take(&log), expected);
 
     let mixed = thirteen_plain_then!(p; a("13"));
     assert_eq!(sync_hooks(&mixed), HookSet::NONE);
     let output = agent(mixed).run("hi").await.unwrap();
-    assert_eq!(output.text(), Some(text.as_str()));
+    assert_eq!(output.text().as_deref(), Some(text.as_str()));
     assert_eq!(take(&log), expected);
 }
 
@@ -195,7 +195,7 @@ async fn a_replaced_response_goes_on_through_the_remaining_synchronous_hooks() {
     let output = agent(chain).run("hi").await.unwrap();
     // `c` runs first and sees the model's response; `replace` replaces it; `a` sees the
     // replacement.
-    assert_eq!(output.text(), Some("replaceda"));
+    assert_eq!(output.text().as_deref(), Some("replaceda"));
     assert_eq!(take(&log), ["a:before", "c:before", "c:after", "a:after"]);
 }
 
@@ -291,6 +291,6 @@ async fn a_disabled_option_passes_through_the_synchronous_path() {
     let off: Option<Plain> = None;
     let chain = chain![Plain("a", log.clone()), off, Plain("c", log.clone())];
     let output = agent(chain).run("hi").await.unwrap();
-    assert_eq!(output.text(), Some(">ca"));
+    assert_eq!(output.text().as_deref(), Some(">ca"));
     assert_eq!(take(&log), ["a:before", "c:before", "c:after", "a:after"]);
 }

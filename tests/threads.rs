@@ -131,13 +131,13 @@ async fn a_paused_thread_refuses_a_new_run_and_a_completed_call_never_runs_again
     assert_eq!(history[3].tool_call_id.as_deref(), Some("q1"));
     assert!(history[3].is_error);
     assert!(
-        history[3].content.contains("abandoned"),
+        history[3].text().contains("abandoned"),
         "{}",
         history[3].content
     );
 
     let output = agent.run_in(&mut thread, "thanks").await.unwrap();
-    assert_eq!(output.text(), Some("done"));
+    assert_eq!(output.text().as_deref(), Some("done"));
     assert_eq!(charges.load(Ordering::SeqCst), 1);
     let request = &agent.model().requests()[1];
     assert_eq!(request.messages[4], Message::user("thanks"));
@@ -176,7 +176,7 @@ async fn a_checkpoint_resumes_only_on_its_own_thread() {
         .resume_in(&mut thread, checkpoint, answers)
         .await
         .unwrap();
-    assert_eq!(output.text(), Some("done"));
+    assert_eq!(output.text().as_deref(), Some("done"));
     assert_eq!(charges.load(Ordering::SeqCst), 1);
 }
 
@@ -208,7 +208,7 @@ async fn a_spent_checkpoint_is_refused_and_the_approved_tool_runs_once() {
         .resume_in(&mut thread, checkpoint.clone(), approve_all(&paused))
         .await
         .unwrap();
-    assert_eq!(done.text(), Some("charged"));
+    assert_eq!(done.text().as_deref(), Some("charged"));
     assert_eq!(charges.load(Ordering::SeqCst), 1);
     let after = thread.clone();
 
@@ -260,7 +260,7 @@ async fn resume_what_one_caller_takes(store: &impl Checkpointer) {
         .resume(first.or(second).unwrap(), answers)
         .await
         .unwrap();
-    assert_eq!(done.text(), Some("charged"));
+    assert_eq!(done.text().as_deref(), Some("charged"));
     assert_eq!(charges.load(Ordering::SeqCst), 1);
 }
 
@@ -279,7 +279,7 @@ async fn text_after_a_pause_is_none_even_in_a_thread_with_an_earlier_answer() {
         .build();
     let mut thread = agent.thread();
     let first = agent.run_in(&mut thread, "hi").await.unwrap();
-    assert_eq!(first.text(), Some("hello"));
+    assert_eq!(first.text().as_deref(), Some("hello"));
     let second = agent.run_in(&mut thread, "ask me").await.unwrap();
     assert_eq!(second.end, EndReason::Interrupted);
     assert_eq!(second.text(), None);

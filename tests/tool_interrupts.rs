@@ -107,7 +107,7 @@ async fn an_answer_reaches_only_the_gate_that_asked() {
         .resume(checkpoint, one_answer(&second, json!("yes")))
         .await
         .unwrap();
-    assert_eq!(done.text(), Some("done"));
+    assert_eq!(done.text().as_deref(), Some("done"));
     assert_eq!(support::events(&log), ["tool:echo"]);
     assert_eq!(
         *seen.lock().unwrap(),
@@ -159,9 +159,12 @@ async fn a_wrap_that_rewrites_failures_does_not_swallow_an_ask_user_question() {
         )
         .await
         .unwrap();
-    assert_eq!(done.text(), Some("thanks"));
+    assert_eq!(done.text().as_deref(), Some("thanks"));
     let read = &agent.model().requests()[1].messages[2];
-    assert_eq!((read.content.as_str(), read.is_error), ("blue", false));
+    assert_eq!(
+        (read.content.as_text().unwrap(), read.is_error),
+        ("blue", false)
+    );
 }
 
 /// The same around a gated call: the gate inside the rewriting wrap still pauses the run, and

@@ -212,7 +212,7 @@ async fn an_agent_runs_tool_macro_tools_and_the_model_reads_their_results() {
     ]);
     let agent = Agent::builder(&model).tool(add).tool(whoami).build();
     let output = agent.run("add 2 and 3").await.unwrap();
-    assert_eq!(output.text(), Some("done"));
+    assert_eq!(output.text().as_deref(), Some("done"));
 
     let tool_messages: Vec<&Message> = output
         .messages
@@ -224,7 +224,7 @@ async fn an_agent_runs_tool_macro_tools_and_the_model_reads_their_results() {
     assert!(!tool_messages[0].is_error);
     // The context: this call's id, the run's id, and the history so far (the user's message
     // and the model's tool calls).
-    let run_id = output_run_id(&tool_messages[1].content);
+    let run_id = output_run_id(&tool_messages[1].text());
     assert_eq!(
         tool_messages[1].content,
         format!("hello from call_2 in run {run_id} after 2 messages")
@@ -234,11 +234,11 @@ async fn an_agent_runs_tool_macro_tools_and_the_model_reads_their_results() {
 
     // What the model read on its second call.
     let second = &model.requests()[1];
-    let results: Vec<&str> = second
+    let results: Vec<String> = second
         .messages
         .iter()
         .filter(|message| message.role == Role::Tool)
-        .map(|message| message.content.as_str())
+        .map(|message| message.text().into_owned())
         .collect();
     assert_eq!(results[0], "5");
 }

@@ -392,15 +392,15 @@ struct Echo {
 
 impl Tool for Echo {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "echo".to_owned(),
-            description: "Echoes its arguments.".to_owned(),
-            parameters: json!({
+        ToolSpec::new(
+            "echo",
+            "Echoes its arguments.",
+            json!({
                 "type": "object",
                 "properties": { "say": { "type": "string" } },
                 "required": ["say"],
             }),
-        }
+        )
     }
 
     async fn call(&self, _cx: ToolContext<'_>, arguments: Value) -> Result<String, ToolError> {
@@ -479,7 +479,7 @@ async fn an_agent_run_survives_a_panicking_tool() {
     ]);
     let agent = Agent::builder(model).tool(fragile).build();
     let output = agent.run("go").await.unwrap();
-    assert_eq!(output.text(), Some("recovered"));
+    assert_eq!(output.text().as_deref(), Some("recovered"));
 
     let tool_message = output
         .messages

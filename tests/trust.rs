@@ -117,7 +117,7 @@ fn a_secret_in_a_wrap_tool_call_error_never_reaches_the_model() {
     let (output, logs) = logged(|| block_on(agent.run("go")).unwrap());
     let read = &agent.model().requests()[1].messages[2];
     assert_eq!(read.content, "tool call `echo` failed");
-    assert!(!read.content.contains("hunter2"));
+    assert!(!read.text().contains("hunter2"));
     assert!(
         logs.contains("hunter2") && logs.contains("leaky_audit"),
         "{logs}"
@@ -158,7 +158,7 @@ fn errors_meant_for_the_model_and_the_agents_policy() {
     let output = block_on(agent.run("book")).unwrap();
     let read: Vec<String> = agent.model().requests()[1].messages[2..5]
         .iter()
-        .map(|m| m.content.clone())
+        .map(|m| m.text().into_owned())
         .collect();
     assert_eq!(read[0], "give a room number, e.g. \"12\"");
     assert_eq!(read[1], "`book` is down; tell the user");
@@ -227,7 +227,7 @@ async fn a_retried_model_calls_usage_is_counted() {
     ]);
     let agent = Agent::builder(model).chain(chain![retry_always]).build();
     let output = agent.run("hi").await.unwrap();
-    assert_eq!(output.text(), Some("second"));
+    assert_eq!(output.text().as_deref(), Some("second"));
     assert_eq!(output.model_calls, 2);
     assert_eq!(output.usage, Usage::new(30, 3));
 }
@@ -245,7 +245,7 @@ async fn a_short_circuits_invented_usage_is_not_counted() {
         .chain(chain![cached])
         .build();
     let output = agent.run("hi").await.unwrap();
-    assert_eq!(output.text(), Some("cached"));
+    assert_eq!(output.text().as_deref(), Some("cached"));
     assert_eq!((output.model_calls, output.usage), (0, Usage::default()));
 }
 
@@ -370,7 +370,7 @@ async fn a_panicking_hook_is_an_error_naming_it_and_after_agent_still_runs() {
 
     let log = new_log();
     let output = run_panicking_in(Hook::WrapToolCall, &log).await.unwrap();
-    assert_eq!(output.text(), Some("done"));
+    assert_eq!(output.text().as_deref(), Some("done"));
     assert_eq!(output.tool_failures[0].kind(), ToolFailureKind::Middleware);
     assert!(
         Report(output.tool_failures[0].error())
@@ -395,7 +395,7 @@ async fn a_panicking_tool_or_model_has_its_outcome() {
     ]);
     let agent = Agent::builder(model).tool(tool).build();
     let output = agent.run("go").await.unwrap();
-    assert_eq!(output.text(), Some("survived"));
+    assert_eq!(output.text().as_deref(), Some("survived"));
     assert_eq!(output.tool_failures[0].kind(), ToolFailureKind::Panicked);
 
     let log = new_log();

@@ -107,7 +107,7 @@ impl Middleware for Bump {
         _thread: &mut (),
         response: &mut ModelResponse,
     ) -> Result<Flow, Error> {
-        black_box(response.message.content.len());
+        black_box(response.message.text().len());
         Ok(Flow::Continue)
     }
 
@@ -175,11 +175,11 @@ impl ModelNext for Answer {
         request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
         drop(request);
-        std::future::ready(Ok(ModelResponse {
-            message: Message::assistant(String::new()),
-            usage: Usage::new(1, 1),
-            stop_reason: StopReason::EndTurn,
-        }))
+        std::future::ready(Ok(ModelResponse::new(
+            Message::assistant(String::new()),
+            StopReason::EndTurn,
+        )
+        .with_usage(Usage::new(1, 1))))
     }
 }
 
@@ -397,7 +397,7 @@ fn measure_runs<C: Middleware>(chain: C, calls_a_tool: bool) -> (u64, usize, usi
 
     let once = || {
         let output = run(agent.run("hi")).expect("the run succeeds");
-        assert_eq!(output.text(), Some("done"));
+        assert_eq!(output.text().as_deref(), Some("done"));
         black_box(output)
     };
     let first = once();
@@ -479,7 +479,7 @@ impl MacroBump {
 
     #[hook(after_model)]
     async fn read(&self, response: &mut ModelResponse) {
-        black_box(response.message.content.len());
+        black_box(response.message.text().len());
     }
 
     #[hook(wrap_tool_call)]

@@ -139,7 +139,7 @@ pub fn history(length: usize) -> Vec<Message> {
 /// One run on `history`, making `steps` model calls with a tool call each, then the answer.
 pub async fn run_on_history<C: Middleware>(agent: &Agent<Stepper, C>, history: &[Message]) {
     let output = agent.run(history.to_vec()).await.expect("the run succeeds");
-    debug_assert_eq!(output.text(), Some("done"));
+    debug_assert_eq!(output.text().as_deref(), Some("done"));
 }
 
 /// An agent with `chain` around a [`Stepper`] of `steps` and the `ping` tool.

@@ -87,7 +87,7 @@ impl DynMiddleware for DynActive {
         response: &'a mut ModelResponse,
     ) -> BoxFuture<'a, Result<Flow, Error>> {
         Box::pin(async move {
-            black_box(response.message.content.len());
+            black_box(response.message.text().len());
             Ok(Flow::Continue)
         })
     }

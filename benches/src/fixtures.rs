@@ -9,11 +9,8 @@ use hookchain::{StopReason, Usage};
 /// The fake model's answer: an empty assistant message. Allocates nothing.
 #[inline]
 pub fn response() -> ModelResponse {
-    ModelResponse {
-        message: Message::assistant(String::new()),
-        usage: Usage::new(1, 1),
-        stop_reason: StopReason::EndTurn,
-    }
+    ModelResponse::new(Message::assistant(String::new()), StopReason::EndTurn)
+        .with_usage(Usage::new(1, 1))
 }
 
 /// The fake model call itself: consumes the request, answers at once.

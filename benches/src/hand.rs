@@ -52,7 +52,7 @@ macro_rules! hand {
             }
             let response = $wrap(cx, request).await?;
             for _ in 0..counts.len() {
-                black_box(response.message.content.len());
+                black_box(response.message.text().len());
             }
             Ok(response)
         }

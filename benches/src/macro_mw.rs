@@ -42,7 +42,7 @@ impl Active {
 
     #[hook(after_model)]
     fn read(&self, response: &mut ModelResponse) {
-        black_box(response.message.content.len());
+        black_box(response.message.text().len());
     }
 }
 
@@ -70,7 +70,7 @@ impl ActiveAsync {
 
     #[hook(after_model)]
     async fn read(&self, response: &mut ModelResponse) {
-        black_box(response.message.content.len());
+        black_box(response.message.text().len());
     }
 }
 
@@ -119,7 +119,7 @@ impl Middleware for Manual {
         _thread: &mut (),
         response: &mut ModelResponse,
     ) -> Result<Flow, Error> {
-        black_box(response.message.content.len());
+        black_box(response.message.text().len());
         Ok(Flow::Continue)
     }
 }
@@ -148,7 +148,7 @@ impl Full {
 
     #[hook(after_model)]
     fn read(&self, response: &mut ModelResponse) {
-        black_box(response.message.content.len());
+        black_box(response.message.text().len());
     }
 
     #[hook(wrap_tool_call)]

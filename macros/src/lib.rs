@@ -439,11 +439,11 @@ pub fn chain(input: TokenStream) -> TokenStream {
 ///
 /// impl Tool for get_weather {
 ///     fn spec(&self) -> ToolSpec {
-///         ToolSpec {
-///             name: "get_weather".to_owned(),
-///             description: "Gets the current weather in a city.".to_owned(),
-///             parameters: parameters_schema::<Arguments>(),
-///         }
+///         ToolSpec::new(
+///             "get_weather",
+///             "Gets the current weather in a city.",
+///             parameters_schema::<Arguments>(),
+///         )
 ///     }
 ///
 ///     // (also `check_arguments`: whether the arguments deserialize)

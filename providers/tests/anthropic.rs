@@ -39,18 +39,14 @@ fn streaming(server: &Server) -> AnthropicModel {
 }
 
 fn weather_request() -> ModelRequest {
-    ModelRequest {
-        messages: vec![Message::user("What is the weather in Paris?")].into(),
-        system_prompt: Some("You are a weather bot.".into()),
-        tools: vec![ToolSpec {
-            name: "get_weather".into(),
-            description: "The weather in a city.".into(),
-            parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-        }]
-        .into(),
-        tool_choice: ToolChoice::Required,
-        ..ModelRequest::default()
-    }
+    ModelRequest::new(vec![Message::user("What is the weather in Paris?")])
+        .with_system_prompt("You are a weather bot.")
+        .with_tools(vec![ToolSpec::new(
+            "get_weather",
+            "The weather in a city.",
+            json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+        )])
+        .with_tool_choice(ToolChoice::Required)
 }
 
 fn paris(id: &str) -> ToolCall {
@@ -74,7 +70,7 @@ async fn a_plain_call_sends_system_apart_headers_and_tools() {
         let server = Server::start([Reply::json(200, transcript("anthropic/tool_use.json"))]).await;
         let response = model(&server).invoke(weather_request()).await.unwrap();
         assert_eq!(
-            response.message.content,
+            response.message.text(),
             "Let me check the weather in Paris."
         );
         assert_eq!(
@@ -118,11 +114,15 @@ async fn a_streamed_call_assembles_thinking_text_tool_call_and_cache_usage() {
         .await;
         let response = streaming(&server).invoke(weather_request()).await.unwrap();
         assert_eq!(
+            response.message.content.reasoning().as_deref(),
+            Some("The user wants Paris weather; call get_weather.")
+        );
+        assert_eq!(
             response.message.tool_calls,
             [paris("toolu_01T1x1fJ34qAmk2tNTrN7Up6")]
         );
         assert_eq!(
-            response.message.content,
+            response.message.text(),
             "Let me check the weather in Paris."
         );
         assert_eq!(
@@ -277,6 +277,15 @@ fn assert_tool_round_trip(second: &serde_json::Value, id: &str) {
         .find(|block| block["type"] == "tool_use")
         .expect("the assistant turn carries the tool_use");
     assert_eq!(tool_use["id"], id);
+    // Thinking with tools: the signed thinking block goes back first in the assistant turn,
+    // as Anthropic requires.
+    let thinking = &messages[1]["content"][0];
+    assert_eq!(thinking["type"], "thinking", "{second:#}");
+    assert_eq!(
+        thinking["signature"],
+        "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"
+    );
+    assert!(!thinking["thinking"].as_str().unwrap().is_empty());
     assert_eq!(
         tool_use["input"],
         json!({"city": "Paris", "unit": "celsius"})
@@ -302,7 +311,10 @@ async fn the_agent_loop_runs_tool_use_tool_result_final_answer() {
             .tool(weather_tool())
             .build();
         let output = agent.run("What is the weather in Paris?").await.unwrap();
-        assert_eq!(output.text(), Some("It is 18°C and sunny in Paris."));
+        assert_eq!(
+            output.text().as_deref(),
+            Some("It is 18°C and sunny in Paris.")
+        );
         assert_tool_round_trip(&server.received()[1].json, "toolu_01A09q90qw90lq917835lq9");
     })
     .await;
@@ -321,7 +333,10 @@ async fn the_agent_loop_runs_on_a_streaming_model() {
             .tool(weather_tool())
             .build();
         let output = agent.run("What is the weather in Paris?").await.unwrap();
-        assert_eq!(output.text(), Some("It is 18°C and sunny in Paris."));
+        assert_eq!(
+            output.text().as_deref(),
+            Some("It is 18°C and sunny in Paris.")
+        );
         assert_eq!(
             output.usage,
             Usage::new(1840 + 1236, 89 + 14).with_cache(1536, 256 + 1024)

@@ -38,18 +38,14 @@ fn streaming(server: &Server) -> OpenAiModel {
 }
 
 fn weather_request() -> ModelRequest {
-    ModelRequest {
-        messages: vec![Message::user("What is the weather in Paris?")].into(),
-        system_prompt: Some("You are a weather bot.".into()),
-        tools: vec![ToolSpec {
-            name: "get_weather".into(),
-            description: "The weather in a city.".into(),
-            parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-        }]
-        .into(),
-        tool_choice: ToolChoice::Tool("get_weather".into()),
-        ..ModelRequest::default()
-    }
+    ModelRequest::new(vec![Message::user("What is the weather in Paris?")])
+        .with_system_prompt("You are a weather bot.")
+        .with_tools(vec![ToolSpec::new(
+            "get_weather",
+            "The weather in a city.",
+            json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+        )])
+        .with_tool_choice(ToolChoice::Tool("get_weather".into()))
 }
 
 fn paris(id: &str) -> ToolCall {
@@ -494,7 +490,10 @@ async fn the_agent_loop_runs_tool_call_tool_result_final_answer() {
         .await;
         let agent = Agent::builder(model(&server)).tool(weather_tool()).build();
         let output = agent.run("What is the weather in Paris?").await.unwrap();
-        assert_eq!(output.text(), Some("It is 18°C and sunny in Paris."));
+        assert_eq!(
+            output.text().as_deref(),
+            Some("It is 18°C and sunny in Paris.")
+        );
         assert_eq!(
             output.usage,
             Usage::new(82 + 121, 18 + 11).with_cache(64, 0)
@@ -523,7 +522,10 @@ async fn the_agent_loop_runs_on_a_streaming_model() {
             .tool(weather_tool())
             .build();
         let output = agent.run("What is the weather in Paris?").await.unwrap();
-        assert_eq!(output.text(), Some("It is 18°C and sunny in Paris."));
+        assert_eq!(
+            output.text().as_deref(),
+            Some("It is 18°C and sunny in Paris.")
+        );
         assert_tool_round_trip(&server.received()[1].json, "chatcmpl-tool-5d2f8a0c1b");
     })
     .await;

@@ -396,7 +396,7 @@ pub(crate) fn tool_results(messages: &[Message]) -> Vec<(String, String, bool)> 
         .map(|m| {
             (
                 m.tool_call_id.clone().unwrap_or_default(),
-                m.content.clone(),
+                m.text().into_owned(),
                 m.is_error,
             )
         })

@@ -37,7 +37,7 @@ pub const DEFAULT_TOOL_CONCURRENCY: usize = 8;
 /// let model = ScriptedModel::new([ModelResponse::text("Hi!")]);
 /// let agent = Agent::builder(model).system_prompt("Be brief.").build();
 /// let output = agent.run("Hello").await?;
-/// assert_eq!(output.text(), Some("Hi!"));
+/// assert_eq!(output.text().as_deref(), Some("Hi!"));
 /// # Ok::<(), hookchain::Error>(())
 /// # }).unwrap();
 /// ```

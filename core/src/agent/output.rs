@@ -1,5 +1,7 @@
 //! What a finished run returns.
 
+use std::borrow::Cow;
+
 use crate::interrupt::{Checkpoint, Interrupt};
 use crate::message::{Message, Role};
 use crate::model::{OutputError, Usage};
@@ -56,19 +58,21 @@ impl RunOutput {
             .find(|m| m.role == Role::Assistant)
     }
 
-    /// The text of this run's last assistant message; `None` if the run paused or the model
-    /// never answered in it.
+    /// The text of this run's last assistant message (its text parts, without reasoning:
+    /// see [`Content::text`](crate::message::Content::text)); `None` if the run paused or the
+    /// model never answered in it. Borrowed from the history unless the answer has several
+    /// text parts.
     #[must_use]
-    pub fn text(&self) -> Option<&str> {
-        self.final_message().map(|m| m.content.as_str())
+    pub fn text(&self) -> Option<Cow<'_, str>> {
+        self.final_message().map(Message::text)
     }
 
     /// This run's final answer parsed as JSON into `T` (structured output, see
     /// [`AgentBuilder::response_format`](crate::AgentBuilder::response_format)); an error says
     /// what did not fit, or that there is no answer.
     pub fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T, OutputError> {
-        let text = self.text().ok_or(OutputError::Empty)?;
-        crate::model::ModelResponse::text(text).parse()
+        let answer = self.final_message().ok_or(OutputError::Empty)?;
+        crate::model::parse_answer(&answer.text())
     }
 
     /// The interrupts waiting for answers, when the run paused.

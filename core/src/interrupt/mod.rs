@@ -76,7 +76,7 @@
 //!
 //! let done = agent.resume(checkpoint, [(id, json!("go"))]).await?;
 //! assert_eq!(done.end, EndReason::Finished);
-//! assert_eq!(done.text(), Some("Hello!"));
+//! assert_eq!(done.text().as_deref(), Some("Hello!"));
 //! # Ok::<(), hookchain::Error>(())
 //! # }).unwrap();
 //! ```

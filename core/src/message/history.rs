@@ -300,7 +300,10 @@ mod tests {
         close_pending(&mut history, vec![ToolResult::ok("c", "kept")], |_| {
             "x".into()
         });
-        assert_eq!(history.last().map(|m| m.content.as_str()), Some("kept"));
+        assert_eq!(
+            history.last().map(|m| m.content.as_text()),
+            Some(Some("kept"))
+        );
         assert_eq!(validate_history(&history), Ok(()));
     }
 }

@@ -1,5 +1,6 @@
 //! Conversation messages: what the model reads and writes.
 
+mod content;
 mod history;
 
 use std::collections::BTreeMap;
@@ -9,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::tool::ToolFailure;
 
+pub use content::{Content, ContentPart, ImageSource};
 pub use history::{HistoryError, validate_history};
 pub(crate) use history::{check_editable, close_interior, close_pending};
 
@@ -29,7 +31,7 @@ pub enum Role {
 
 /// One message of a conversation.
 ///
-/// Content is text. An assistant message may carry [`ToolCall`]s; a tool message answers exactly
+/// Its [`Content`] is text, or parts: text, images, the model's reasoning. An assistant message may carry [`ToolCall`]s; a tool message answers exactly
 /// one of them through [`tool_call_id`](Self::tool_call_id), and names the tool.
 ///
 /// Its serde form is part of checkpoints and threads: fields are added with defaults, so what an
@@ -39,8 +41,9 @@ pub enum Role {
 pub struct Message {
     /// Who wrote the message.
     pub role: Role,
-    /// The text of the message (may be empty for an assistant message that only calls tools).
-    pub content: String,
+    /// What the message says (may be empty for an assistant message that only calls tools);
+    /// [`text`](Self::text) is its text.
+    pub content: Content,
     /// Tool calls requested by the model (assistant messages only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
@@ -60,7 +63,7 @@ pub struct Message {
 }
 
 impl Message {
-    fn new(role: Role, content: impl Into<String>) -> Self {
+    fn new(role: Role, content: impl Into<Content>) -> Self {
         Self {
             role,
             content: content.into(),
@@ -73,23 +76,36 @@ impl Message {
     }
 
     /// A system message.
-    pub fn system(content: impl Into<String>) -> Self {
+    pub fn system(content: impl Into<Content>) -> Self {
         Self::new(Role::System, content)
     }
 
-    /// A user message.
-    pub fn user(content: impl Into<String>) -> Self {
+    /// A user message: text, or parts such as images.
+    ///
+    /// ```
+    /// use hookchain::Message;
+    /// use hookchain::message::ContentPart;
+    ///
+    /// let plain = Message::user("Hello!");
+    /// let with_image = Message::user(vec![
+    ///     ContentPart::text("What is in this picture?"),
+    ///     ContentPart::image_url("https://example.com/cat.png"),
+    /// ]);
+    /// assert_eq!(with_image.text(), "What is in this picture?");
+    /// # let _ = plain;
+    /// ```
+    pub fn user(content: impl Into<Content>) -> Self {
         Self::new(Role::User, content)
     }
 
     /// An assistant message with text only.
-    pub fn assistant(content: impl Into<String>) -> Self {
+    pub fn assistant(content: impl Into<Content>) -> Self {
         Self::new(Role::Assistant, content)
     }
 
     /// An assistant message that calls tools (with optional accompanying text).
     pub fn assistant_with_tool_calls(
-        content: impl Into<String>,
+        content: impl Into<Content>,
         tool_calls: impl IntoIterator<Item = ToolCall>,
     ) -> Self {
         Self {
@@ -122,6 +138,12 @@ impl Message {
         self
     }
 
+    /// The text of the message: its text parts, joined (see [`Content::text`]).
+    #[must_use]
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        self.content.text()
+    }
+
     /// Whether this is an assistant message that calls at least one tool.
     #[must_use]
     pub fn has_tool_calls(&self) -> bool {
@@ -131,6 +153,7 @@ impl Message {
 
 /// A tool call requested by the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolCall {
     /// Identifies the call; the tool message that answers it carries the same id.
     pub id: String,

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use super::{ModelEvent, ModelResponse, StopReason, Usage};
 use crate::error::ModelError;
-use crate::message::{Message, ToolCall};
+use crate::message::{Content, ContentPart, Message, ToolCall};
 
 /// Assembles the [`ModelEvent`]s of a streamed call into the [`ModelResponse`] an unstreamed
 /// call would return.
@@ -19,8 +19,8 @@ use crate::message::{Message, ToolCall};
 ///   truncated: [`finish`](Self::finish) fails with `MalformedResponse` instead of returning a
 ///   partial answer.
 ///
-/// The message type has no reasoning part yet: reasoning text is kept here only, read it with
-/// [`reasoning`](Self::reasoning) before calling `finish`.
+/// Reasoning blocks become [`Reasoning`](crate::message::ContentPart::Reasoning) parts of the
+/// message's content (with their signature), in block order with the text.
 ///
 /// ```
 /// use hookchain::model::{ModelEvent, ResponseAssembler};
@@ -54,7 +54,11 @@ pub struct ResponseAssembler {
 #[derive(Debug)]
 enum Block {
     Text(String),
-    Reasoning(String),
+    Reasoning {
+        text: String,
+        signature: Option<String>,
+    },
+    Redacted(String),
     /// A tool call whose arguments are still arriving.
     OpenCall {
         id: String,
@@ -68,7 +72,7 @@ impl Block {
     fn kind(&self) -> &'static str {
         match self {
             Block::Text(_) => "text",
-            Block::Reasoning(_) => "reasoning",
+            Block::Reasoning { .. } | Block::Redacted(_) => "reasoning",
             Block::OpenCall { .. } | Block::EndedCall(_) => "tool call",
         }
     }
@@ -99,14 +103,30 @@ impl ResponseAssembler {
                 }
             }
             ModelEvent::ReasoningDelta { index, text } => {
-                match self
-                    .blocks
-                    .entry(*index)
-                    .or_insert(Block::Reasoning(String::new()))
-                {
-                    Block::Reasoning(buffer) => buffer.push_str(text),
+                match self.blocks.entry(*index).or_insert(Block::Reasoning {
+                    text: String::new(),
+                    signature: None,
+                }) {
+                    Block::Reasoning { text: buffer, .. } => buffer.push_str(text),
                     other => return Err(kind_clash(*index, other, "reasoning")),
                 }
+            }
+            ModelEvent::ReasoningSignature { index, signature } => {
+                match self.blocks.entry(*index).or_insert(Block::Reasoning {
+                    text: String::new(),
+                    signature: None,
+                }) {
+                    Block::Reasoning {
+                        signature: buffer, ..
+                    } => buffer.get_or_insert_default().push_str(signature),
+                    other => return Err(kind_clash(*index, other, "reasoning signature")),
+                }
+            }
+            ModelEvent::RedactedReasoning { index, data } => {
+                if let Some(block) = self.blocks.get(index) {
+                    return Err(kind_clash(*index, block, "redacted reasoning"));
+                }
+                self.blocks.insert(*index, Block::Redacted(data.clone()));
             }
             ModelEvent::ToolCallStart { index, id, name } => {
                 if let Some(block) = self.blocks.get(index) {
@@ -200,18 +220,6 @@ impl ResponseAssembler {
             .collect()
     }
 
-    /// The reasoning text received so far, the blocks in index order.
-    #[must_use]
-    pub fn reasoning(&self) -> String {
-        self.blocks
-            .values()
-            .filter_map(|block| match block {
-                Block::Reasoning(text) => Some(text.as_str()),
-                _ => None,
-            })
-            .collect()
-    }
-
     /// The usage received so far.
     #[must_use]
     pub fn usage(&self) -> Usage {
@@ -251,21 +259,25 @@ impl ResponseAssembler {
     pub fn finish(self) -> Result<ModelResponse, ModelError> {
         self.check_complete()?;
         let stop_reason = self.stop_reason.unwrap_or_default();
-        let mut text = String::new();
+        let mut content = Content::default();
         let mut calls = Vec::new();
         for block in self.blocks.into_values() {
             match block {
-                Block::Text(part) => text.push_str(&part),
+                Block::Text(text) => content.push_text(text),
+                Block::Reasoning { text, signature } => {
+                    content.push(ContentPart::Reasoning { text, signature });
+                }
+                Block::Redacted(data) => content.push(ContentPart::RedactedReasoning { data }),
                 Block::EndedCall(call) => calls.push(call),
-                // Reasoning has no place in the message yet; open calls were ruled out above.
-                Block::Reasoning(_) | Block::OpenCall { .. } => {}
+                // Ruled out by `check_complete` above.
+                Block::OpenCall { .. } => {}
             }
         }
-        Ok(ModelResponse {
-            message: Message::assistant_with_tool_calls(text, calls),
-            usage: self.usage,
+        Ok(ModelResponse::new(
+            Message::assistant_with_tool_calls(content, calls),
             stop_reason,
-        })
+        )
+        .with_usage(self.usage))
     }
 }
 
@@ -456,7 +468,7 @@ mod tests {
     }
 
     #[test]
-    fn reasoning_is_kept_apart_from_the_text() {
+    fn reasoning_becomes_a_signed_part_before_the_text() {
         let mut assembler = ResponseAssembler::new();
         for event in [
             ModelEvent::ReasoningDelta {
@@ -467,13 +479,49 @@ mod tests {
                 index: 0,
                 text: "greets me.".into(),
             },
-            text(1, "Hi!"),
+            ModelEvent::ReasoningSignature {
+                index: 0,
+                signature: "sig".into(),
+            },
+            ModelEvent::RedactedReasoning {
+                index: 1,
+                data: "opaque".into(),
+            },
+            text(2, "Hi!"),
             finish(StopReason::EndTurn),
         ] {
             assembler.push(&event).unwrap();
         }
-        assert_eq!(assembler.reasoning(), "The user greets me.");
-        assert_eq!(assembler.finish().unwrap().message.content, "Hi!");
+        let message = assembler.finish().unwrap().message;
+        assert_eq!(message.text(), "Hi!");
+        assert_eq!(
+            message.content.parts(),
+            [
+                ContentPart::Reasoning {
+                    text: "The user greets me.".into(),
+                    signature: Some("sig".into()),
+                },
+                ContentPart::RedactedReasoning {
+                    data: "opaque".into()
+                },
+                ContentPart::text("Hi!"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_redacted_block_takes_no_deltas() {
+        let events = [
+            ModelEvent::RedactedReasoning {
+                index: 0,
+                data: "opaque".into(),
+            },
+            ModelEvent::ReasoningDelta {
+                index: 0,
+                text: "peek".into(),
+            },
+        ];
+        assert_malformed(assemble(&events), "reasoning");
     }
 
     #[test]

@@ -27,6 +27,22 @@ pub enum ModelEvent {
         /// The new reasoning text.
         text: String,
     },
+    /// The signature of the reasoning block `index` (Anthropic signs its thinking; the
+    /// signature must go back with the reasoning in later requests).
+    ReasoningSignature {
+        /// The block.
+        index: usize,
+        /// The signature (signature events of one block are concatenated).
+        signature: String,
+    },
+    /// A whole block of reasoning the provider returned encrypted (Anthropic's redacted
+    /// thinking), to send back as it is.
+    RedactedReasoning {
+        /// The block.
+        index: usize,
+        /// The provider's opaque data.
+        data: String,
+    },
     /// The model began the tool call `index`.
     ToolCallStart {
         /// The block.

@@ -12,6 +12,7 @@ use std::future::Future;
 
 pub use assemble::ResponseAssembler;
 pub use event::ModelEvent;
+pub(crate) use output::parse_answer;
 pub use output::{OutputError, ResponseFormat};
 pub use request::{ModelRequest, ModelSettings, ToolChoice};
 pub use response::{ModelResponse, StopReason, Usage};
@@ -69,8 +70,9 @@ pub use crate::error::{ModelError, ModelErrorKind};
 ///         if request.settings.max_tokens == Some(0) {
 ///             return Err(ModelError::context_length_exceeded("no room for an answer"));
 ///         }
-///         let text: String = last.content.chars().rev().collect();
-///         let usage = Usage::new(last.content.len() as u64, text.len() as u64);
+///         let question = last.text(); // the text parts (a message may also hold images)
+///         let text: String = question.chars().rev().collect();
+///         let usage = Usage::new(question.len() as u64, text.len() as u64);
 ///         Ok(ModelResponse::text(text).with_usage(usage))
 ///     }
 /// }
@@ -78,7 +80,7 @@ pub use crate::error::{ModelError, ModelErrorKind};
 /// # futures::executor::block_on(async {
 /// let agent = Agent::builder(Reverser).build();
 /// let output = agent.run("stressed").await?;
-/// assert_eq!(output.text(), Some("desserts"));
+/// assert_eq!(output.text().as_deref(), Some("desserts"));
 /// assert_eq!(output.usage, Usage::new(8, 8));
 /// # Ok::<(), hookchain::Error>(())
 /// # }).unwrap();

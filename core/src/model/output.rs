@@ -95,12 +95,17 @@ impl ModelResponse {
     /// The answer's text parsed as JSON into `T` (the text may sit in a Markdown code fence, as
     /// models without a JSON mode write it). The error says what did not fit.
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, OutputError> {
-        let text = self.message.content.trim();
-        if text.is_empty() {
-            return Err(OutputError::Empty);
-        }
-        serde_json::from_str(unfenced(text)).map_err(OutputError::Invalid)
+        parse_answer(&self.message.text())
     }
+}
+
+/// An answer's text parsed as JSON into `T` (see [`ModelResponse::parse`]).
+pub(crate) fn parse_answer<T: DeserializeOwned>(text: &str) -> Result<T, OutputError> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(OutputError::Empty);
+    }
+    serde_json::from_str(unfenced(text)).map_err(OutputError::Invalid)
 }
 
 /// `text` without a surrounding Markdown code fence (```json … ```), if it has one.

@@ -9,10 +9,21 @@ use crate::tool::ToolSpec;
 
 /// One request to a [`Model`](super::Model).
 ///
+/// ```
+/// use hookchain::model::ModelSettings;
+/// use hookchain::{Message, ModelRequest};
+///
+/// let request = ModelRequest::new(vec![Message::user("Hello!")])
+///     .with_system_prompt("Answer in French.")
+///     .with_settings(ModelSettings::new().temperature(0.2));
+/// assert_eq!(request.messages.len(), 1);
+/// ```
+///
 /// The agent builds a fresh request for every model call from the conversation history. Edits a
 /// middleware makes to the request (in `before_model` or `wrap_model_call`) affect that call only;
 /// to change the history, edit it through the [`Context`](crate::Context).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ModelRequest {
     /// The model to call, by the name a [`ModelRouter`](super::ModelRouter) knows it by;
     /// `None` for the agent's model. A wrap hook that sets it and calls `next` sends the request
@@ -47,6 +58,48 @@ impl ModelRequest {
             messages: messages.into(),
             ..ModelRequest::default()
         }
+    }
+
+    /// The request sent to the model a [`ModelRouter`](super::ModelRouter) knows as `model`.
+    #[must_use]
+    pub fn with_model(mut self, model: impl Into<String>) -> Self {
+        self.model = Some(model.into());
+        self
+    }
+
+    /// The request with `system_prompt` as its instructions.
+    #[must_use]
+    pub fn with_system_prompt(mut self, system_prompt: impl Into<String>) -> Self {
+        self.system_prompt = Some(system_prompt.into());
+        self
+    }
+
+    /// The request offering `tools` to the model.
+    #[must_use]
+    pub fn with_tools(mut self, tools: impl Into<Shared<Vec<ToolSpec>>>) -> Self {
+        self.tools = tools.into();
+        self
+    }
+
+    /// The request with `tool_choice`.
+    #[must_use]
+    pub fn with_tool_choice(mut self, tool_choice: ToolChoice) -> Self {
+        self.tool_choice = tool_choice;
+        self
+    }
+
+    /// The request asking for an answer that follows `format` (structured output).
+    #[must_use]
+    pub fn with_response_format(mut self, format: ResponseFormat) -> Self {
+        self.response_format = Some(format);
+        self
+    }
+
+    /// The request with `settings`.
+    #[must_use]
+    pub fn with_settings(mut self, settings: ModelSettings) -> Self {
+        self.settings = settings;
+        self
     }
 }
 

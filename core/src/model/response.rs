@@ -4,10 +4,11 @@ use std::ops::{Add, AddAssign};
 
 use serde::{Deserialize, Serialize};
 
-use crate::message::{Message, ToolCall};
+use crate::message::{Content, Message, ToolCall};
 
 /// The model's answer to one [`ModelRequest`](super::ModelRequest).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ModelResponse {
     /// The assistant message, with any tool calls.
     pub message: Message,
@@ -19,8 +20,18 @@ pub struct ModelResponse {
 }
 
 impl ModelResponse {
+    /// The answer `message`, which stopped for `stop_reason`, with no usage reported.
+    #[must_use]
+    pub fn new(message: Message, stop_reason: StopReason) -> Self {
+        Self {
+            message,
+            usage: Usage::default(),
+            stop_reason,
+        }
+    }
+
     /// A final text answer.
-    pub fn text(content: impl Into<String>) -> Self {
+    pub fn text(content: impl Into<Content>) -> Self {
         Self {
             message: Message::assistant(content),
             usage: Usage::default(),
@@ -47,6 +58,7 @@ impl ModelResponse {
 
 /// Token counts of one or more model calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Usage {
     /// Tokens read by the model, cached ones included.
     pub input_tokens: u64,

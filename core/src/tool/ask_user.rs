@@ -121,13 +121,12 @@ fn question(arguments: serde_json::Value) -> Result<Question, ToolError> {
 
 impl Tool for AskUser {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: ASK_USER.to_owned(),
-            description: "Ask the user a question and wait for the answer. Use it when you need \
-                          information or a choice only the user can give."
-                .to_owned(),
-            parameters: super::parameters_schema::<Question>(),
-        }
+        ToolSpec::new(
+            ASK_USER,
+            "Ask the user a question and wait for the answer. Use it when you need \
+             information or a choice only the user can give.",
+            super::parameters_schema::<Question>(),
+        )
     }
 
     async fn call(

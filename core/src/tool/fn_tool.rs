@@ -53,11 +53,11 @@ where
     /// A tool named `name`, described to the model by `description`, running `run`.
     pub fn new(name: impl Into<String>, description: impl Into<String>, run: F) -> Self {
         Self {
-            spec: ToolSpec {
-                name: name.into(),
-                description: description.into(),
-                parameters: super::parameters_schema::<A>(),
-            },
+            spec: ToolSpec::new(
+                name.into(),
+                description.into(),
+                super::parameters_schema::<A>(),
+            ),
             run,
             arguments: PhantomData,
         }

@@ -25,6 +25,7 @@ use crate::context::ToolContext;
 
 /// What the model is told about a tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolSpec {
     /// The name the model calls the tool by.
     pub name: String,
@@ -32,6 +33,22 @@ pub struct ToolSpec {
     pub description: String,
     /// The JSON schema of the tool's arguments.
     pub parameters: serde_json::Value,
+}
+
+impl ToolSpec {
+    /// The spec of the tool `name`, doing what `description` says, taking arguments that
+    /// follow the JSON schema `parameters`.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        parameters: serde_json::Value,
+    ) -> Self {
+        Self {
+            name: name.into(),
+            description: description.into(),
+            parameters,
+        }
+    }
 }
 
 /// A tool the model can call.
@@ -57,11 +74,11 @@ pub struct ToolSpec {
 ///
 /// impl Tool for Echo {
 ///     fn spec(&self) -> ToolSpec {
-///         ToolSpec {
-///             name: "echo".to_owned(),
-///             description: "Echoes the text, with the call's id.".to_owned(),
-///             parameters: parameters_schema::<Arguments>(),
-///         }
+///         ToolSpec::new(
+///             "echo",
+///             "Echoes the text, with the call's id.",
+///             parameters_schema::<Arguments>(),
+///         )
 ///     }
 ///
 ///     async fn call(

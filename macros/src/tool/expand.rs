@@ -226,11 +226,7 @@ fn tool_impl(
             #[automatically_derived]
             impl #p::Tool for #self_ty {
                 fn spec(&self) -> #p::ToolSpec {
-                    #p::ToolSpec {
-                        name: #p::Into::into(#name),
-                        description: #p::Into::into(#description),
-                        parameters: #p::ArgumentsSchema::new() #(#schema)* .finish(),
-                    }
+                    #p::ToolSpec::new(#name, #description, #p::ArgumentsSchema::new() #(#schema)* .finish())
                 }
 
                 fn check_arguments(

@@ -122,8 +122,7 @@ impl AnthropicModel {
             .http
             .post_json(&convert::messages_request(&request, self.options(false)))
             .await?;
-        // The message type has no reasoning part yet: unstreamed thinking is dropped.
-        Ok(convert::answer(wire)?.response)
+        convert::answer(wire)
     }
 }
 
@@ -192,11 +191,10 @@ impl AnthropicBuilder {
     }
 
     /// Enables extended thinking with a budget of `budget_tokens` (less than `max_tokens`).
-    /// Thinking text arrives as reasoning events of [`AnthropicModel::stream`].
-    ///
-    /// Limitation: messages have no reasoning part yet, so thinking blocks are not sent back
-    /// with the history. Anthropic requires them when thinking is combined with tool use, so
-    /// use thinking for answers without tools until then.
+    /// Thinking arrives as reasoning events of [`AnthropicModel::stream`], and is kept in the
+    /// answer's content as [`Reasoning`](hookchain_core::message::ContentPart::Reasoning) parts
+    /// with their signatures, which go back with the history (Anthropic requires them when
+    /// thinking is combined with tool use).
     pub fn thinking(mut self, budget_tokens: u32) -> Self {
         self.model.thinking_budget = Some(budget_tokens);
         self

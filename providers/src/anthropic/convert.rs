@@ -1,6 +1,9 @@
 //! Our types to the Messages wire format and back: pure functions, tested with recorded wire
 //! JSON.
 
+use std::borrow::Cow;
+
+use hookchain_core::message::{Content, ContentPart};
 use hookchain_core::model::ToolChoice;
 use hookchain_core::{
     Message, ModelError, ModelRequest, ModelResponse, Role, StopReason, ToolCall, Usage,
@@ -39,18 +42,19 @@ pub(crate) fn messages_request<'a>(
         )
     });
     // Anthropic has no system role in the conversation: system messages join the system text.
-    let system: Vec<&str> = request
+    let system: Vec<Cow<'_, str>> = request
         .system_prompt
         .as_deref()
+        .map(Cow::Borrowed)
         .into_iter()
         .chain(
             request
                 .messages
                 .iter()
                 .filter(|message| message.role == Role::System)
-                .map(|message| message.content.as_str()),
+                .map(Message::text),
         )
-        .chain(format.as_deref())
+        .chain(format.map(Cow::Owned))
         .filter(|text| !text.is_empty())
         .collect();
     let has_tools = !request.tools.is_empty();
@@ -91,9 +95,9 @@ fn turns(messages: &[Message]) -> Vec<RequestMessage<'_>> {
     for message in messages {
         let (role, blocks) = match message.role {
             Role::System => continue,
-            Role::User => ("user", text(&message.content)),
+            Role::User => ("user", blocks(message)),
             Role::Assistant => {
-                let mut blocks = text(&message.content);
+                let mut blocks = blocks(message);
                 blocks.extend(message.tool_calls.iter().map(|call| RequestBlock::ToolUse {
                     id: &call.id,
                     name: &call.name,
@@ -105,12 +109,12 @@ fn turns(messages: &[Message]) -> Vec<RequestMessage<'_>> {
                 "user",
                 vec![RequestBlock::ToolResult {
                     tool_use_id: message.tool_call_id.as_deref().unwrap_or_default(),
-                    content: &message.content,
+                    content: message.text(),
                     is_error: message.is_error,
                 }],
             ),
             // A role this version does not know reads as the user's words.
-            _ => ("user", text(&message.content)),
+            _ => ("user", blocks(message)),
         };
         // Anthropic rejects empty turns and empty text blocks.
         if blocks.is_empty() {
@@ -127,12 +131,32 @@ fn turns(messages: &[Message]) -> Vec<RequestMessage<'_>> {
     turns
 }
 
-fn text(content: &str) -> Vec<RequestBlock<'_>> {
-    if content.is_empty() {
-        Vec::new()
-    } else {
-        vec![RequestBlock::Text { text: content }]
-    }
+/// A message's content as blocks, in order: text (empty text left out, Anthropic rejects it),
+/// images of user messages, and the thinking of assistant messages — signed or redacted, which
+/// Anthropic requires back when thinking is used with tools. Reasoning without a signature
+/// (another provider's) is left out: Anthropic would refuse it.
+fn blocks(message: &Message) -> Vec<RequestBlock<'_>> {
+    let assistant = message.role == Role::Assistant;
+    message
+        .content
+        .parts()
+        .iter()
+        .filter_map(|part| match part {
+            ContentPart::Text { text } if !text.is_empty() => Some(RequestBlock::Text { text }),
+            ContentPart::Image { source } if !assistant => Some(RequestBlock::Image { source }),
+            ContentPart::Reasoning {
+                text,
+                signature: Some(signature),
+            } if assistant => Some(RequestBlock::Thinking {
+                thinking: text,
+                signature,
+            }),
+            ContentPart::RedactedReasoning { data } if assistant => {
+                Some(RequestBlock::RedactedThinking { data })
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 fn tool_choice(choice: &ToolChoice, parallel: Option<bool>) -> Option<serde_json::Value> {
@@ -150,27 +174,27 @@ fn tool_choice(choice: &ToolChoice, parallel: Option<bool>) -> Option<serde_json
     Some(value)
 }
 
-/// An unstreamed answer, with the thinking text apart.
-#[derive(Debug)]
-pub(crate) struct Answer {
-    pub(crate) response: ModelResponse,
-    // Read by tests only until messages get a reasoning part (the client drops it).
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) reasoning: String,
-}
-
-/// Our response for an unstreamed wire answer; an answer without content is malformed.
-pub(crate) fn answer(wire: MessagesResponse) -> Result<Answer, ModelError> {
-    let Some(content) = wire.content else {
+/// Our response for an unstreamed wire answer, thinking blocks kept (with their signatures)
+/// as reasoning parts; an answer without content is malformed.
+pub(crate) fn answer(wire: MessagesResponse) -> Result<ModelResponse, ModelError> {
+    let Some(blocks) = wire.content else {
         return Err(malformed(PROVIDER, "the answer has no content"));
     };
-    let mut text = String::new();
-    let mut reasoning = String::new();
+    let mut content = Content::default();
     let mut calls = Vec::new();
-    for block in content {
+    for block in blocks {
         match block {
-            ContentBlock::Text { text: part } => text.push_str(&part),
-            ContentBlock::Thinking { thinking } => reasoning.push_str(&thinking),
+            ContentBlock::Text { text } => content.push_text(text),
+            ContentBlock::Thinking {
+                thinking,
+                signature,
+            } => content.push(ContentPart::Reasoning {
+                text: thinking,
+                signature: Some(signature).filter(|signature| !signature.is_empty()),
+            }),
+            ContentBlock::RedactedThinking { data } => {
+                content.push(ContentPart::RedactedReasoning { data });
+            }
             ContentBlock::ToolUse { id, name, input } => {
                 let input = if input.is_null() { json!({}) } else { input };
                 calls.push(ToolCall::new(id, name, input));
@@ -179,14 +203,8 @@ pub(crate) fn answer(wire: MessagesResponse) -> Result<Answer, ModelError> {
         }
     }
     let stop_reason = stop_reason(wire.stop_reason.as_deref(), !calls.is_empty());
-    Ok(Answer {
-        response: ModelResponse {
-            message: Message::assistant_with_tool_calls(text, calls),
-            usage: usage(wire.usage),
-            stop_reason,
-        },
-        reasoning,
-    })
+    let message = Message::assistant_with_tool_calls(content, calls);
+    Ok(ModelResponse::new(message, stop_reason).with_usage(usage(wire.usage)))
 }
 
 /// Why the model stopped.

@@ -25,12 +25,6 @@ impl EventDecoder {
         Self::default()
     }
 
-    /// The thinking text received so far.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) fn reasoning(&self) -> String {
-        self.assembler.reasoning()
-    }
-
     /// Decodes one event; `Ok(true)` at `message_stop`.
     pub(crate) fn event(
         &mut self,
@@ -51,13 +45,22 @@ impl EventDecoder {
                         events.push(ModelEvent::TextDelta { index, text });
                     }
                 }
-                ContentBlock::Thinking { thinking } => {
+                ContentBlock::Thinking {
+                    thinking,
+                    signature,
+                } => {
                     if !thinking.is_empty() {
                         events.push(ModelEvent::ReasoningDelta {
                             index,
                             text: thinking,
                         });
                     }
+                    if !signature.is_empty() {
+                        events.push(ModelEvent::ReasoningSignature { index, signature });
+                    }
+                }
+                ContentBlock::RedactedThinking { data } => {
+                    events.push(ModelEvent::RedactedReasoning { index, data });
                 }
                 ContentBlock::ToolUse { id, name, input } => {
                     self.tool_blocks.insert(index);
@@ -88,6 +91,9 @@ impl EventDecoder {
                         index,
                         text: thinking,
                     });
+                }
+                BlockDelta::SignatureDelta { signature } => {
+                    events.push(ModelEvent::ReasoningSignature { index, signature });
                 }
                 BlockDelta::Other => {}
             },

@@ -2,6 +2,7 @@
 
 use std::collections::VecDeque;
 
+use hookchain_core::message::ContentPart;
 use hookchain_core::model::{ModelEvent, ModelSettings, ToolChoice};
 use hookchain_core::{
     Message, ModelErrorKind, ModelRequest, StopReason, ToolCall, ToolResult, ToolSpec, Usage,
@@ -34,38 +35,32 @@ fn options(stream: bool) -> Options<'static> {
 }
 
 fn weather_spec() -> ToolSpec {
-    ToolSpec {
-        name: "get_weather".into(),
-        description: "The weather in a city.".into(),
-        parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-    }
+    ToolSpec::new(
+        "get_weather",
+        "The weather in a city.",
+        json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+    )
 }
 
 /// Two parallel calls answered by two results, then a user follow-up.
 fn parallel_round() -> ModelRequest {
-    ModelRequest {
-        model: None,
-        response_format: None,
-        messages: vec![
-            Message::system("Answer in English."),
-            Message::user("Weather in Paris and Rome?"),
-            Message::assistant_with_tool_calls(
-                "Checking both.",
-                [
-                    ToolCall::new("toolu_1", "get_weather", json!({"city": "Paris"})),
-                    ToolCall::new("toolu_2", "get_weather", json!({"city": "Rome"})),
-                ],
-            ),
-            Message::tool(ToolResult::ok("toolu_1", "18°C")),
-            Message::tool(ToolResult::error("toolu_2", "service unavailable")),
-            Message::user("And tomorrow?"),
-        ]
-        .into(),
-        system_prompt: Some("You are a weather bot.".into()),
-        tools: vec![weather_spec()].into(),
-        tool_choice: ToolChoice::Auto,
-        settings: ModelSettings::new().temperature(0.2),
-    }
+    ModelRequest::new(vec![
+        Message::system("Answer in English."),
+        Message::user("Weather in Paris and Rome?"),
+        Message::assistant_with_tool_calls(
+            "Checking both.",
+            [
+                ToolCall::new("toolu_1", "get_weather", json!({"city": "Paris"})),
+                ToolCall::new("toolu_2", "get_weather", json!({"city": "Rome"})),
+            ],
+        ),
+        Message::tool(ToolResult::ok("toolu_1", "18°C")),
+        Message::tool(ToolResult::error("toolu_2", "service unavailable")),
+        Message::user("And tomorrow?"),
+    ])
+    .with_system_prompt("You are a weather bot.")
+    .with_tools(vec![weather_spec()])
+    .with_settings(ModelSettings::new().temperature(0.2))
 }
 
 #[test]
@@ -157,15 +152,11 @@ fn tool_choice_max_tokens_thinking_and_stream() {
 
 #[test]
 fn empty_text_is_never_sent() {
-    let request = ModelRequest {
-        messages: vec![
-            Message::user("hi"),
-            Message::assistant(""),
-            Message::assistant_with_tool_calls("", [ToolCall::new("t", "x", json!({}))]),
-        ]
-        .into(),
-        ..ModelRequest::default()
-    };
+    let request = ModelRequest::new(vec![
+        Message::user("hi"),
+        Message::assistant(""),
+        Message::assistant_with_tool_calls("", [ToolCall::new("t", "x", json!({}))]),
+    ]);
     let wire = on_wire(&messages_request(&request, options(false)));
     assert_eq!(
         wire["messages"][1],
@@ -179,15 +170,16 @@ fn empty_text_is_never_sent() {
 #[test]
 fn a_tool_use_answer_with_thinking_and_cache_usage_converts() {
     let wire = serde_json::from_str(transcript!("anthropic/tool_use.json")).unwrap();
-    let converted = answer(wire).unwrap();
+    let response = answer(wire).unwrap();
     assert_eq!(
-        converted.reasoning,
-        "The user asks for the weather in Paris; I should call get_weather."
-    );
-    let response = converted.response;
-    assert_eq!(
-        response.message.content,
-        "Let me check the weather in Paris."
+        response.message.content.parts(),
+        [
+            ContentPart::Reasoning {
+                text: "The user asks for the weather in Paris; I should call get_weather.".into(),
+                signature: Some("EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds".into()),
+            },
+            ContentPart::text("Let me check the weather in Paris."),
+        ]
     );
     assert_eq!(
         response.message.tool_calls,
@@ -204,7 +196,7 @@ fn a_tool_use_answer_with_thinking_and_cache_usage_converts() {
     );
 
     let wire = serde_json::from_str(transcript!("anthropic/final.json")).unwrap();
-    let response = answer(wire).unwrap().response;
+    let response = answer(wire).unwrap();
     assert_eq!(response.message.content, "It is 18°C and sunny in Paris.");
     assert_eq!(
         response.usage,
@@ -226,9 +218,13 @@ fn stop_reasons_and_unknown_blocks() {
             "stop_reason": reason,
         }))
         .unwrap();
-        let response = answer(wire).unwrap().response;
+        let response = answer(wire).unwrap();
         assert_eq!(response.stop_reason, stop, "{reason}");
-        assert_eq!(response.message.content, "a");
+        assert_eq!(response.message.text(), "a");
+        assert_eq!(
+            response.message.content.parts()[0],
+            ContentPart::RedactedReasoning { data: "x".into() }
+        );
     }
 }
 
@@ -254,10 +250,10 @@ fn decode(text: &str) -> (Vec<ModelEvent>, EventDecoder, bool) {
 fn a_stream_with_thinking_text_and_a_tool_call_assembles() {
     let (events, decoder, closed) = decode(transcript!("anthropic/tool_use.sse"));
     assert!(closed);
-    assert_eq!(
-        decoder.reasoning(),
-        "The user wants Paris weather; call get_weather."
-    );
+    assert!(events.contains(&ModelEvent::ReasoningSignature {
+        index: 0,
+        signature: "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds".into()
+    }));
     let call = ToolCall::new(
         "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
         "get_weather",
@@ -272,8 +268,14 @@ fn a_stream_with_thinking_text_and_a_tool_call_assembles() {
     }));
     let response = decoder.finish().unwrap();
     assert_eq!(
-        response.message.content,
-        "Let me check the weather in Paris."
+        response.message.content.parts(),
+        [
+            ContentPart::Reasoning {
+                text: "The user wants Paris weather; call get_weather.".into(),
+                signature: Some("EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds".into()),
+            },
+            ContentPart::text("Let me check the weather in Paris."),
+        ]
     );
     assert_eq!(response.message.tool_calls, [call]);
     assert_eq!(
@@ -334,4 +336,67 @@ fn a_message_stop_inside_a_tool_call_is_malformed() {
     let error = decoder.decode(last, &mut out).unwrap_err();
     assert_eq!(error.kind(), ModelErrorKind::MalformedResponse);
     assert!(error.to_string().contains("inside tool call"), "{error}");
+}
+
+#[test]
+fn thinking_goes_back_signed_before_the_tool_use_and_images_as_image_blocks() {
+    let signed = ContentPart::Reasoning {
+        text: "Call the tool.".into(),
+        signature: Some("sig-1".into()),
+    };
+    let request = ModelRequest::new(vec![
+        Message::user(vec![
+            ContentPart::text("Where is this?"),
+            ContentPart::image_base64("image/png", "iVBORw0KGgo="),
+            ContentPart::image_url("https://example.com/b.png"),
+        ]),
+        Message::assistant_with_tool_calls(
+            vec![
+                // Another provider's reasoning has no signature: Anthropic would refuse it.
+                ContentPart::reasoning("unsigned"),
+                signed,
+                ContentPart::RedactedReasoning {
+                    data: "opaque".into(),
+                },
+                ContentPart::text("Looking."),
+            ],
+            [ToolCall::new("toolu_1", "locate", json!({}))],
+        ),
+        Message::tool(ToolResult::ok("toolu_1", "Lisbon")),
+    ]);
+    let wire = on_wire(&messages_request(&request, options(false)));
+    assert_eq!(
+        wire["messages"][0]["content"],
+        json!([
+            {"type": "text", "text": "Where is this?"},
+            {"type": "image", "source":
+                {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
+            {"type": "image", "source": {"type": "url", "url": "https://example.com/b.png"}},
+        ])
+    );
+    assert_eq!(
+        wire["messages"][1]["content"],
+        json!([
+            {"type": "thinking", "thinking": "Call the tool.", "signature": "sig-1"},
+            {"type": "redacted_thinking", "data": "opaque"},
+            {"type": "text", "text": "Looking."},
+            {"type": "tool_use", "id": "toolu_1", "name": "locate", "input": {}},
+        ])
+    );
+}
+
+#[test]
+fn an_answer_with_thinking_round_trips_into_the_next_request() {
+    let wire = serde_json::from_str(transcript!("anthropic/tool_use.json")).unwrap();
+    let answer = answer(wire).unwrap().message;
+    let request = ModelRequest::new(vec![Message::user("Weather in Paris?"), answer]);
+    let wire = on_wire(&messages_request(&request, options(false)));
+    let blocks = &wire["messages"][1]["content"];
+    assert_eq!(blocks[0]["type"], "thinking");
+    assert_eq!(
+        blocks[0]["signature"],
+        "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"
+    );
+    assert_eq!(blocks[1]["type"], "text");
+    assert_eq!(blocks[2]["type"], "tool_use");
 }

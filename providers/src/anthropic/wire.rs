@@ -1,6 +1,9 @@
 //! The Messages API wire format. Lenient on input: fields a server may leave out have
 //! defaults, unknown fields are ignored, unknown block and event types are skipped.
 
+use std::borrow::Cow;
+
+use hookchain_core::message::ImageSource;
 use serde::{Deserialize, Serialize};
 
 /// `POST /v1/messages`.
@@ -44,6 +47,17 @@ pub(crate) enum RequestBlock<'a> {
     Text {
         text: &'a str,
     },
+    /// Our image sources have Anthropic's form.
+    Image {
+        source: &'a ImageSource,
+    },
+    Thinking {
+        thinking: &'a str,
+        signature: &'a str,
+    },
+    RedactedThinking {
+        data: &'a str,
+    },
     ToolUse {
         id: &'a str,
         name: &'a str,
@@ -51,7 +65,7 @@ pub(crate) enum RequestBlock<'a> {
     },
     ToolResult {
         tool_use_id: &'a str,
-        content: &'a str,
+        content: Cow<'a, str>,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
@@ -94,8 +108,16 @@ pub(crate) enum ContentBlock {
     Thinking {
         #[serde(default)]
         thinking: String,
+        /// Sent whole in unstreamed answers; streams start the block with it empty and send
+        /// it as a delta.
+        #[serde(default)]
+        signature: String,
     },
-    /// Redacted thinking, server tool use, and block types added later.
+    RedactedThinking {
+        #[serde(default)]
+        data: String,
+    },
+    /// Server tool use, and block types added later.
     #[serde(other)]
     Other,
 }
@@ -169,7 +191,11 @@ pub(crate) enum BlockDelta {
         #[serde(default)]
         thinking: String,
     },
-    /// Signatures of thinking blocks, citations, and delta types added later.
+    SignatureDelta {
+        #[serde(default)]
+        signature: String,
+    },
+    /// Citations, and delta types added later.
     #[serde(other)]
     Other,
 }

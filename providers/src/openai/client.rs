@@ -96,10 +96,7 @@ impl OpenAiModel {
     /// let model = OpenAiModel::builder("llama3.2")
     ///     .base_url("http://localhost:11434/v1")
     ///     .build()?;
-    /// let request = ModelRequest {
-    ///     messages: vec![hookchain_core::Message::user("Tell me a joke.")].into(),
-    ///     ..ModelRequest::default()
-    /// };
+    /// let request = ModelRequest::new(vec![hookchain_core::Message::user("Tell me a joke.")]);
     /// let mut events = std::pin::pin!(model.stream(request));
     /// while let Some(event) = events.next().await {
     ///     if let ModelEvent::TextDelta { text, .. } = event? {
@@ -125,8 +122,7 @@ impl OpenAiModel {
             .http
             .post_json(&convert::chat_request(&request, self.options(false)))
             .await?;
-        // The message type has no reasoning part yet: unstreamed reasoning is dropped.
-        Ok(convert::answer(wire)?.response)
+        convert::answer(wire)
     }
 }
 

@@ -1,5 +1,6 @@
 //! Our types to the wire and back: pure functions, tested with recorded wire JSON.
 
+use hookchain_core::message::{Content, ContentPart};
 use hookchain_core::model::ToolChoice;
 use hookchain_core::{
     Message, ModelError, ModelRequest, ModelResponse, Role, StopReason, ToolCall, Usage,
@@ -7,8 +8,8 @@ use hookchain_core::{
 use serde_json::json;
 
 use super::wire::{
-    ChatRequest, ChatResponse, FunctionSpec, RequestFunction, RequestMessage, RequestToolCall,
-    StreamOptions, Tool, WireUsage,
+    ChatRequest, ChatResponse, FunctionSpec, ImageUrl, RequestFunction, RequestMessage,
+    RequestToolCall, StreamOptions, Tool, WireContent, WirePart, WireUsage,
 };
 use crate::http::malformed;
 
@@ -29,7 +30,7 @@ pub(crate) fn chat_request<'a>(request: &'a ModelRequest, options: Options<'a>) 
     if let Some(system) = &request.system_prompt {
         messages.push(RequestMessage {
             role: "system",
-            content: Some(system),
+            content: Some(WireContent::Text(system.into())),
             tool_calls: Vec::new(),
             tool_call_id: None,
         });
@@ -93,7 +94,7 @@ fn message(message: &Message) -> RequestMessage<'_> {
         message.role == Role::Assistant && message.content.is_empty() && message.has_tool_calls();
     RequestMessage {
         role,
-        content: (!only_calls).then_some(message.content.as_str()),
+        content: (!only_calls).then(|| content(message)),
         tool_calls: message
             .tool_calls
             .iter()
@@ -110,6 +111,30 @@ fn message(message: &Message) -> RequestMessage<'_> {
     }
 }
 
+/// A message's content on the wire: images go as parts of user messages (the only ones that
+/// take them); reasoning is not sent back (the servers that send it want it left out).
+fn content(message: &Message) -> WireContent<'_> {
+    let parts = message.content.parts();
+    let has_image = |part: &ContentPart| matches!(part, ContentPart::Image { .. });
+    if message.role != Role::User || !parts.iter().any(has_image) {
+        return WireContent::Text(message.content.text());
+    }
+    WireContent::Parts(
+        parts
+            .iter()
+            .filter_map(|part| match part {
+                ContentPart::Text { text } => Some(WirePart::Text { text }),
+                ContentPart::Image { source } => Some(WirePart::ImageUrl {
+                    image_url: ImageUrl {
+                        url: source.to_url(),
+                    },
+                }),
+                _ => None,
+            })
+            .collect(),
+    )
+}
+
 fn tool_choice(choice: &ToolChoice) -> Option<serde_json::Value> {
     match choice {
         ToolChoice::Auto => None,
@@ -121,17 +146,9 @@ fn tool_choice(choice: &ToolChoice) -> Option<serde_json::Value> {
     }
 }
 
-/// An unstreamed answer, with the reasoning text the server sent (if any) apart.
-#[derive(Debug)]
-pub(crate) struct Answer {
-    pub(crate) response: ModelResponse,
-    // Read by tests only until messages get a reasoning part (the client drops it).
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) reasoning: Option<String>,
-}
-
-/// Our response for an unstreamed wire answer; no choice at all is malformed.
-pub(crate) fn answer(wire: ChatResponse) -> Result<Answer, ModelError> {
+/// Our response for an unstreamed wire answer (reasoning a server sends comes first in the
+/// content); no choice at all is malformed.
+pub(crate) fn answer(wire: ChatResponse) -> Result<ModelResponse, ModelError> {
     let Some(choice) = wire.choices.into_iter().next() else {
         return Err(malformed(PROVIDER, "the answer has no choices"));
     };
@@ -147,15 +164,16 @@ pub(crate) fn answer(wire: ChatResponse) -> Result<Answer, ModelError> {
         })
         .collect::<Result<Vec<_>, ModelError>>()?;
     let stop_reason = stop_reason(choice.finish_reason.as_deref(), !calls.is_empty());
-    let content = message.content.or(message.refusal).unwrap_or_default();
-    Ok(Answer {
-        response: ModelResponse {
-            message: Message::assistant_with_tool_calls(content, calls),
-            usage: wire.usage.map(usage).unwrap_or_default(),
-            stop_reason,
-        },
-        reasoning: message.reasoning_content.or(message.reasoning),
-    })
+    let mut content = Content::default();
+    if let Some(reasoning) = message.reasoning_content.or(message.reasoning)
+        && !reasoning.is_empty()
+    {
+        content.push(ContentPart::reasoning(reasoning));
+    }
+    content.push_text(message.content.or(message.refusal).unwrap_or_default());
+    let message = Message::assistant_with_tool_calls(content, calls);
+    Ok(ModelResponse::new(message, stop_reason)
+        .with_usage(wire.usage.map(usage).unwrap_or_default()))
 }
 
 /// Arguments as JSON text (the standard), or as an object (some servers); none means `{}`.

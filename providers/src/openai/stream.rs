@@ -41,12 +41,6 @@ impl ChunkDecoder {
         Self::default()
     }
 
-    /// The reasoning text received so far.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) fn reasoning(&self) -> String {
-        self.assembler.reasoning()
-    }
-
     /// Decodes one chunk.
     pub(crate) fn chunk(
         &mut self,

@@ -2,6 +2,7 @@
 
 use std::collections::VecDeque;
 
+use hookchain_core::message::ContentPart;
 use hookchain_core::model::{ModelEvent, ModelSettings, ToolChoice};
 use hookchain_core::{
     Message, ModelErrorKind, ModelRequest, StopReason, ToolCall, ToolResult, ToolSpec, Usage,
@@ -24,11 +25,11 @@ macro_rules! transcript {
 }
 
 fn weather_spec() -> ToolSpec {
-    ToolSpec {
-        name: "get_weather".into(),
-        description: "The weather in a city.".into(),
-        parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-    }
+    ToolSpec::new(
+        "get_weather",
+        "The weather in a city.",
+        json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+    )
 }
 
 fn options(stream: bool) -> Options<'static> {
@@ -41,27 +42,22 @@ fn options(stream: bool) -> Options<'static> {
 
 /// A conversation after one tool round: user, assistant tool call, tool result.
 fn after_tool_round() -> ModelRequest {
-    ModelRequest {
-        model: None,
-        response_format: None,
-        messages: vec![
-            Message::user("Weather in Paris?"),
-            Message::assistant_with_tool_calls(
-                "",
-                [ToolCall::new(
-                    "call_1",
-                    "get_weather",
-                    json!({"city": "Paris"}),
-                )],
-            ),
-            Message::tool(ToolResult::ok("call_1", "18°C, sunny")),
-        ]
-        .into(),
-        system_prompt: Some("Be brief.".into()),
-        tools: vec![weather_spec()].into(),
-        tool_choice: ToolChoice::Required,
-        settings: ModelSettings::new().temperature(0.5).max_tokens(200),
-    }
+    ModelRequest::new(vec![
+        Message::user("Weather in Paris?"),
+        Message::assistant_with_tool_calls(
+            "",
+            [ToolCall::new(
+                "call_1",
+                "get_weather",
+                json!({"city": "Paris"}),
+            )],
+        ),
+        Message::tool(ToolResult::ok("call_1", "18°C, sunny")),
+    ])
+    .with_system_prompt("Be brief.")
+    .with_tools(vec![weather_spec()])
+    .with_tool_choice(ToolChoice::Required)
+    .with_settings(ModelSettings::new().temperature(0.5).max_tokens(200))
 }
 
 #[test]
@@ -149,8 +145,7 @@ fn structured_output_and_extras_reach_the_wire() {
 #[test]
 fn an_openai_tool_call_answer_converts() {
     let wire = serde_json::from_str(transcript!("openai/tool_call.json")).unwrap();
-    let answer = answer(wire).unwrap();
-    let response = answer.response;
+    let response = answer(wire).unwrap();
     assert_eq!(response.stop_reason, StopReason::ToolUse);
     assert_eq!(response.message.content, "");
     assert_eq!(
@@ -162,19 +157,19 @@ fn an_openai_tool_call_answer_converts() {
         )]
     );
     assert_eq!(response.usage, Usage::new(82, 18).with_cache(64, 0));
-    assert_eq!(answer.reasoning, None);
+    assert_eq!(response.message.content.reasoning(), None);
 }
 
 #[test]
 fn an_openai_text_answer_and_an_ollama_tool_call_convert() {
     let wire = serde_json::from_str(transcript!("openai/final.json")).unwrap();
-    let response = answer(wire).unwrap().response;
+    let response = answer(wire).unwrap();
     assert_eq!(response.message.content, "It is 18°C and sunny in Paris.");
     assert_eq!(response.stop_reason, StopReason::EndTurn);
     assert_eq!(response.usage, Usage::new(121, 11));
 
     let wire = serde_json::from_str(transcript!("ollama/tool_call.json")).unwrap();
-    let response = answer(wire).unwrap().response;
+    let response = answer(wire).unwrap();
     assert_eq!(response.message.tool_calls[0].id, "call_k2x9q1ab");
     assert_eq!(response.message.tool_calls[0].arguments["unit"], "celsius");
     assert_eq!(response.usage, Usage::new(173, 24));
@@ -190,15 +185,13 @@ fn odd_but_valid_answers_convert() {
     }, "finish_reason": "stop"}]}))
     .unwrap();
     let answer = answer(wire).unwrap();
-    assert_eq!(answer.response.stop_reason, StopReason::ToolUse);
-    assert_eq!(answer.response.usage, Usage::default());
-    assert_eq!(answer.response.message.tool_calls[0].id, "call_0");
-    assert_eq!(
-        answer.response.message.tool_calls[0].arguments,
-        json!({"a": 1})
-    );
-    assert_eq!(answer.response.message.tool_calls[1].arguments, json!({}));
-    assert_eq!(answer.reasoning.as_deref(), Some("hmm"));
+    assert_eq!(answer.stop_reason, StopReason::ToolUse);
+    assert_eq!(answer.usage, Usage::default());
+    assert_eq!(answer.message.tool_calls[0].id, "call_0");
+    assert_eq!(answer.message.tool_calls[0].arguments, json!({"a": 1}));
+    assert_eq!(answer.message.tool_calls[1].arguments, json!({}));
+    assert_eq!(answer.message.content.reasoning().as_deref(), Some("hmm"));
+    assert_eq!(answer.message.text(), "ok");
 
     for (reason, stop) in [
         ("length", StopReason::MaxTokens),
@@ -210,10 +203,7 @@ fn odd_but_valid_answers_convert() {
             json!({"choices": [{"message": {"content": "x"}, "finish_reason": reason}]}),
         )
         .unwrap();
-        assert_eq!(
-            super::convert::answer(wire).unwrap().response.stop_reason,
-            stop
-        );
+        assert_eq!(super::convert::answer(wire).unwrap().stop_reason, stop);
     }
 }
 
@@ -289,8 +279,11 @@ fn a_vllm_stream_with_an_argumentless_first_chunk_and_reasoning() {
             text: "Need the weather tool.".into()
         }
     );
-    assert_eq!(decoder.reasoning(), "Need the weather tool.");
     let response = decoder.finish().unwrap();
+    assert_eq!(
+        response.message.content.reasoning().as_deref(),
+        Some("Need the weather tool.")
+    );
     assert_eq!(
         response.message.tool_calls,
         [expected_call("chatcmpl-tool-5d2f8a0c1b")]
@@ -317,8 +310,11 @@ fn a_llamacpp_stream_with_token_by_token_arguments() {
 #[test]
 fn an_ollama_stream_with_a_whole_call_reasoning_and_no_usage() {
     let (_, decoder) = decode(transcript!("ollama/tool_call.sse"));
-    assert_eq!(decoder.reasoning(), "The user wants the weather in Paris.");
     let response = decoder.finish().unwrap();
+    assert_eq!(
+        response.message.content.reasoning().as_deref(),
+        Some("The user wants the weather in Paris.")
+    );
     assert_eq!(
         response.message.tool_calls,
         [expected_call("call_m81tz0qe")]
@@ -377,4 +373,29 @@ fn bad_chunks_and_error_chunks_fail_classified() {
     let done = parse_transcript("data: [DONE]\n\n");
     let error = ChunkDecoder::new().decode(&done[0], &mut out).unwrap_err();
     assert_eq!(error.kind(), ModelErrorKind::MalformedResponse);
+}
+
+#[test]
+fn images_go_as_parts_of_user_messages_and_reasoning_stays_home() {
+    let request = ModelRequest::new(vec![
+        Message::user(vec![
+            ContentPart::text("Where is this?"),
+            ContentPart::image_base64("image/png", "iVBORw0KGgo="),
+            ContentPart::image_url("https://example.com/b.png"),
+        ]),
+        Message::assistant(vec![
+            ContentPart::reasoning("It looks like Lisbon."),
+            ContentPart::text("Lisbon."),
+        ]),
+    ]);
+    let wire = on_wire(&chat_request(&request, options(false)));
+    assert_eq!(
+        wire["messages"][0]["content"],
+        json!([
+            {"type": "text", "text": "Where is this?"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+            {"type": "image_url", "image_url": {"url": "https://example.com/b.png"}},
+        ])
+    );
+    assert_eq!(wire["messages"][1]["content"], "Lisbon.");
 }

@@ -45,11 +45,33 @@ pub(crate) struct StreamOptions {
 pub(crate) struct RequestMessage<'a> {
     pub(crate) role: &'static str,
     /// `null` for an assistant message that only calls tools, as OpenAI documents.
-    pub(crate) content: Option<&'a str>,
+    pub(crate) content: Option<WireContent<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) tool_calls: Vec<RequestToolCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) tool_call_id: Option<&'a str>,
+}
+
+/// The content of a request message: a string, or parts (a user message with images).
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub(crate) enum WireContent<'a> {
+    Text(std::borrow::Cow<'a, str>),
+    Parts(Vec<WirePart<'a>>),
+}
+
+/// One part of a user message.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum WirePart<'a> {
+    Text { text: &'a str },
+    ImageUrl { image_url: ImageUrl<'a> },
+}
+
+/// An image by URL; an inline image is a `data:` URL.
+#[derive(Debug, Serialize)]
+pub(crate) struct ImageUrl<'a> {
+    pub(crate) url: std::borrow::Cow<'a, str>,
 }
 
 /// A tool call of an assistant message in the history.

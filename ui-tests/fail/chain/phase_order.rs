@@ -3,7 +3,7 @@ use hookchain::{chain, hook};
 
 #[hook(after_model, phase = output)]
 async fn redact(response: &mut ModelResponse) {
-    response.message.content = response.message.content.replace("secret", "***");
+    response.message.content = response.message.text().replace("secret", "***").into();
 }
 
 #[hook(before_model)]

@@ -3,7 +3,7 @@ use hookchain::prelude::*;
 
 #[hook(after_model, phase = input)]
 async fn redact(response: &mut ModelResponse) {
-    response.message.content.clear();
+    response.message.content = Default::default();
 }
 
 fn main() {}

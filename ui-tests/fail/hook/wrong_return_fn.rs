@@ -5,7 +5,7 @@ use hookchain::{hook, middleware};
 
 #[hook(after_model)]
 fn stamp(response: &mut ModelResponse) -> usize {
-    response.message.content.len()
+    response.message.text().len()
 }
 
 #[hook(before_agent)]

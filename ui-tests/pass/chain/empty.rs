@@ -8,5 +8,5 @@ fn main() {
         .chain(chain![])
         .build();
     let output = futures::executor::block_on(agent.run("hi")).unwrap();
-    assert_eq!(output.text(), Some("hello"));
+    assert_eq!(output.text().as_deref(), Some("hello"));
 }

@@ -10,12 +10,12 @@ async fn scrub(request: &mut ModelRequest) {
 
 #[hook(after_model)]
 fn exclaim(response: &mut ModelResponse) {
-    response.message.content.push('!');
+    response.message.content.push_text("!");
 }
 
 #[hook(after_model, phase = output)]
 fn question(response: &mut ModelResponse) {
-    response.message.content.push('?');
+    response.message.content.push_text("?");
 }
 
 struct Suffix(&'static str);
@@ -24,7 +24,7 @@ struct Suffix(&'static str);
 impl Suffix {
     #[hook(after_model)]
     fn suffix(&self, response: &mut ModelResponse) {
-        response.message.content.push_str(self.0);
+        response.message.content.push_text(self.0);
     }
 }
 
@@ -42,5 +42,5 @@ fn main() {
         ])
         .build();
     let output = futures::executor::block_on(agent.run("hi")).unwrap();
-    assert_eq!(output.text(), Some("hello?! b a!"));
+    assert_eq!(output.text().as_deref(), Some("hello?! b a!"));
 }

@@ -118,7 +118,7 @@ fn main() {
         .chain(chain)
         .build();
     let output = futures::executor::block_on(agent.run("hi")).unwrap();
-    assert_eq!(output.text(), Some("hello"));
+    assert_eq!(output.text().as_deref(), Some("hello"));
     assert_eq!(BEFORE.load(Ordering::Relaxed), 48);
     assert_eq!(AFTER.load(Ordering::Relaxed), 16);
     assert_eq!(WRAPS.load(Ordering::Relaxed), 16);

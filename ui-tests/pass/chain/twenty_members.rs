@@ -17,7 +17,7 @@ fn before_0() {
 #[hook(after_model)]
 async fn after_1(response: &mut ModelResponse) {
     AFTER.fetch_add(1, Ordering::Relaxed);
-    response.message.content.push('.');
+    response.message.content.push_text(".");
 }
 
 #[hook(before_model)]
@@ -28,7 +28,7 @@ fn before_2() {
 #[hook(after_model)]
 async fn after_3(response: &mut ModelResponse) {
     AFTER.fetch_add(1, Ordering::Relaxed);
-    response.message.content.push('.');
+    response.message.content.push_text(".");
 }
 
 #[hook(before_model)]
@@ -39,7 +39,7 @@ fn before_4() {
 #[hook(after_model)]
 async fn after_5(response: &mut ModelResponse) {
     AFTER.fetch_add(1, Ordering::Relaxed);
-    response.message.content.push('.');
+    response.message.content.push_text(".");
 }
 
 #[hook(before_model)]
@@ -50,7 +50,7 @@ fn before_6() {
 #[hook(after_model)]
 async fn after_7(response: &mut ModelResponse) {
     AFTER.fetch_add(1, Ordering::Relaxed);
-    response.message.content.push('.');
+    response.message.content.push_text(".");
 }
 
 #[hook(before_model)]
@@ -61,7 +61,7 @@ fn before_8() {
 #[hook(after_model)]
 async fn after_9(response: &mut ModelResponse) {
     AFTER.fetch_add(1, Ordering::Relaxed);
-    response.message.content.push('.');
+    response.message.content.push_text(".");
 }
 
 #[hook(before_model)]
@@ -72,7 +72,7 @@ fn before_10() {
 #[hook(after_model)]
 async fn after_11(response: &mut ModelResponse) {
     AFTER.fetch_add(1, Ordering::Relaxed);
-    response.message.content.push('.');
+    response.message.content.push_text(".");
 }
 
 #[hook(before_model)]
@@ -83,7 +83,7 @@ fn before_12() {
 #[hook(after_model)]
 async fn after_13(response: &mut ModelResponse) {
     AFTER.fetch_add(1, Ordering::Relaxed);
-    response.message.content.push('.');
+    response.message.content.push_text(".");
 }
 
 #[hook(before_model)]
@@ -94,7 +94,7 @@ fn before_14() {
 #[hook(after_model)]
 async fn after_15(response: &mut ModelResponse) {
     AFTER.fetch_add(1, Ordering::Relaxed);
-    response.message.content.push('.');
+    response.message.content.push_text(".");
 }
 
 #[hook(before_model)]
@@ -105,7 +105,7 @@ fn before_16() {
 #[hook(after_model)]
 async fn after_17(response: &mut ModelResponse) {
     AFTER.fetch_add(1, Ordering::Relaxed);
-    response.message.content.push('.');
+    response.message.content.push_text(".");
 }
 
 #[hook(before_model)]
@@ -116,7 +116,7 @@ fn before_18() {
 #[hook(after_model)]
 async fn after_19(response: &mut ModelResponse) {
     AFTER.fetch_add(1, Ordering::Relaxed);
-    response.message.content.push('.');
+    response.message.content.push_text(".");
 }
 
 fn main() {
@@ -128,7 +128,7 @@ fn main() {
         ])
         .build();
     let output = futures::executor::block_on(agent.run("hi")).unwrap();
-    assert_eq!(output.text(), Some("hello.........."));
+    assert_eq!(output.text().as_deref(), Some("hello.........."));
     assert_eq!(BEFORE.load(Ordering::Relaxed), 10);
     assert_eq!(AFTER.load(Ordering::Relaxed), 10);
 }

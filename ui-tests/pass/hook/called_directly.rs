@@ -11,7 +11,7 @@ async fn stamp(request: &mut ModelRequest) {
 
 #[hook(after_model)]
 fn shout(response: &mut ModelResponse) -> Flow {
-    response.message.content = response.message.content.to_uppercase();
+    response.message.content = response.message.text().to_uppercase().into();
     Flow::Continue
 }
 
@@ -20,7 +20,7 @@ fn main() {
         .chain(chain![stamp, shout])
         .build();
     let output = futures::executor::block_on(agent.run("hi")).unwrap();
-    assert_eq!(output.text(), Some("HELLO"));
+    assert_eq!(output.text().as_deref(), Some("HELLO"));
 
     let mut request = ModelRequest::default();
     futures::executor::block_on(stamp::call(&mut request));

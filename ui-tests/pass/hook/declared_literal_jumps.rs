@@ -7,7 +7,7 @@ use hookchain::{chain, hook};
 #[hook(after_model, jumps = [model, tools, end])]
 fn route(response: &mut ModelResponse) -> Flow {
     let flows = [Flow::Jump(hookchain::Jump::Model), Flow::Jump(Jump::Tools)];
-    match response.message.content.as_str() {
+    match response.message.content.as_text().unwrap() {
         "" => Flow::end(),
         "again" => {
             let [again, _] = flows;

@@ -40,7 +40,7 @@ async fn to_tools(response: &mut ModelResponse) -> Flow {
 
 #[hook(after_model, phase = output, name = "Redact")]
 async fn redact(response: &mut ModelResponse) {
-    response.message.content = response.message.content.replace("secret", "***");
+    response.message.content = response.message.text().replace("secret", "***").into();
 }
 
 #[hook(after_agent, crate = hookchain, phase = output)]

@@ -68,7 +68,7 @@ fn before_model_state_sync(seen: &mut Vec<String>, request: &mut ModelRequest) {
 
 #[hook(after_model)]
 async fn after_model_response(response: &mut ModelResponse) {
-    response.message.content.push('!');
+    response.message.content.push_text("!");
 }
 
 #[hook(after_model)]

@@ -41,7 +41,7 @@ impl Everything {
         mut next: N,
     ) -> Result<ModelResponse, Error> {
         let mut response = next.call(cx, request).await?;
-        response.message.content.push_str(self.suffix);
+        response.message.content.push_text(self.suffix);
         Ok(response)
     }
 
@@ -76,7 +76,7 @@ fn main() {
         .chain(chain![everything.clone()])
         .build();
     let output = futures::executor::block_on(agent.run("hi")).unwrap();
-    assert_eq!(output.text(), Some("hello!"));
+    assert_eq!(output.text().as_deref(), Some("hello!"));
 
     // The hook methods are still methods.
     let mut counts = Counts::default();

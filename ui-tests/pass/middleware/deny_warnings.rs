@@ -39,14 +39,14 @@ impl Counter {
 
     #[hook(after_model, jumps = [end])]
     async fn label(&self, response: &mut ModelResponse) -> Flow {
-        response.message.content.push_str(self.label);
+        response.message.content.push_text(self.label);
         Flow::Continue
     }
 }
 
 #[hook(after_model, phase = output)]
 fn redact(response: &mut ModelResponse) {
-    response.message.content = response.message.content.replace("secret", "***");
+    response.message.content = response.message.text().replace("secret", "***").into();
 }
 
 fn main() {
@@ -54,5 +54,5 @@ fn main() {
         .chain(chain![stamp, retry, Counter { label: "!" }, redact])
         .build();
     let output = futures::executor::block_on(agent.run("hi")).unwrap();
-    assert_eq!(output.text(), Some("a ***!"));
+    assert_eq!(output.text().as_deref(), Some("a ***!"));
 }

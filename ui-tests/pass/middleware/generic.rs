@@ -17,7 +17,7 @@ where
         response
             .message
             .content
-            .push_str(&format!(" [{}]", self.tag));
+            .push_text(format!(" [{}]", self.tag));
     }
 }
 
@@ -26,5 +26,5 @@ fn main() {
         .chain(chain![Tagged { tag: 1u8 }, Tagged { tag: "two" }])
         .build();
     let output = futures::executor::block_on(agent.run("hi")).unwrap();
-    assert_eq!(output.text(), Some("hello [two] [1]"));
+    assert_eq!(output.text().as_deref(), Some("hello [two] [1]"));
 }

@@ -56,7 +56,7 @@ struct Redact;
 impl Redact {
     #[hook(after_model)]
     fn redact(&self, response: &mut ModelResponse) {
-        response.message.content = response.message.content.replace("secret", "***");
+        response.message.content = response.message.text().replace("secret", "***").into();
     }
 }
 
@@ -73,7 +73,7 @@ fn main() {
         .chain(chain![Auth, Scrub, Audit, Limit { max: 4 }, Quoted, Redact])
         .build();
     let output = futures::executor::block_on(agent.run("hi")).unwrap();
-    assert_eq!(output.text(), Some("a ***"));
+    assert_eq!(output.text().as_deref(), Some("a ***"));
     assert_eq!(<Auth as Middleware>::NAME, "Authentication");
     assert_eq!(<Redact as Middleware>::NAME, "Redaction");
     assert_eq!(<Audit as Middleware>::NAME, "Audit");

@@ -1,0 +1,499 @@
+//! What a message says: text, images and the model's reasoning, in order.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserializer, SeqAccess, Visitor};
+use serde::ser::Serializer;
+use serde::{Deserialize, Serialize};
+
+/// The content of a [`Message`](super::Message): a sequence of [`ContentPart`]s.
+///
+/// Most messages are one piece of text, and that case costs no more than a `String`: it
+/// compares equal to a `&str`, displays as its text, and serializes as a JSON string (the form
+/// messages had before content parts existed, so older checkpoints and threads still load).
+/// Content with images or reasoning serializes as an array of parts.
+///
+/// ```
+/// use hookchain::message::{Content, ContentPart};
+///
+/// let plain = Content::from("What is in this picture?");
+/// assert_eq!(plain, "What is in this picture?");
+///
+/// let mut asking = plain.clone();
+/// asking.push(ContentPart::image_url("https://example.com/cat.png"));
+/// assert_eq!(asking.parts().len(), 2);
+/// assert_eq!(asking.text(), "What is in this picture?"); // the text parts only
+/// ```
+#[derive(Clone, PartialEq)]
+pub struct Content {
+    repr: Repr,
+}
+
+// One part inline: a text message allocates its string and nothing else.
+#[derive(Clone, PartialEq)]
+enum Repr {
+    One(ContentPart),
+    Many(Vec<ContentPart>),
+}
+
+/// One part of a message's [`Content`].
+///
+/// Providers send what they support: a part a provider has no form for (reasoning for most
+/// OpenAI-compatible servers, a reasoning block without the provider's signature) is left out
+/// of the request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ContentPart {
+    /// A piece of text.
+    Text {
+        /// The text.
+        text: String,
+    },
+    /// An image the model looks at (user messages).
+    Image {
+        /// Where the image comes from.
+        source: ImageSource,
+    },
+    /// The model's reasoning ("thinking") before its answer (assistant messages).
+    Reasoning {
+        /// The reasoning text.
+        text: String,
+        /// The provider's signature of the reasoning (Anthropic), which it requires when the
+        /// reasoning is sent back to it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+    },
+    /// Reasoning the provider returned encrypted (Anthropic's redacted thinking): opaque data
+    /// to send back as it is.
+    RedactedReasoning {
+        /// The provider's opaque data.
+        data: String,
+    },
+}
+
+/// Where an [`Image`](ContentPart::Image) comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ImageSource {
+    /// An image the provider fetches (an `https:` or `data:` URL).
+    Url {
+        /// The URL.
+        url: String,
+    },
+    /// An image sent inline.
+    Base64 {
+        /// Its media type (`image/png`, `image/jpeg`, …).
+        media_type: String,
+        /// The image's bytes, base64-encoded.
+        data: String,
+    },
+}
+
+impl ContentPart {
+    /// A text part.
+    pub fn text(text: impl Into<String>) -> Self {
+        ContentPart::Text { text: text.into() }
+    }
+
+    /// An image the provider fetches from `url`.
+    pub fn image_url(url: impl Into<String>) -> Self {
+        ContentPart::Image {
+            source: ImageSource::Url { url: url.into() },
+        }
+    }
+
+    /// An inline image: `data` is the image's bytes base64-encoded, `media_type` its type
+    /// (`image/png`, …).
+    pub fn image_base64(media_type: impl Into<String>, data: impl Into<String>) -> Self {
+        ContentPart::Image {
+            source: ImageSource::Base64 {
+                media_type: media_type.into(),
+                data: data.into(),
+            },
+        }
+    }
+
+    /// A reasoning part without a signature.
+    pub fn reasoning(text: impl Into<String>) -> Self {
+        ContentPart::Reasoning {
+            text: text.into(),
+            signature: None,
+        }
+    }
+
+    /// The text of a text part; `None` for other parts.
+    #[must_use]
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            ContentPart::Text { text } => Some(text),
+            _ => None,
+        }
+    }
+}
+
+impl ImageSource {
+    /// The image as a URL: its own, or a `data:` URL of an inline image (the form
+    /// OpenAI-compatible servers take both in).
+    #[must_use]
+    pub fn to_url(&self) -> Cow<'_, str> {
+        match self {
+            ImageSource::Url { url } => Cow::Borrowed(url),
+            ImageSource::Base64 { media_type, data } => {
+                Cow::Owned(format!("data:{media_type};base64,{data}"))
+            }
+        }
+    }
+}
+
+impl Content {
+    /// Content of one piece of text.
+    pub fn text_only(text: impl Into<String>) -> Self {
+        Self {
+            repr: Repr::One(ContentPart::text(text)),
+        }
+    }
+
+    /// The parts, in order.
+    #[must_use]
+    pub fn parts(&self) -> &[ContentPart] {
+        match &self.repr {
+            Repr::One(part) => std::slice::from_ref(part),
+            Repr::Many(parts) => parts,
+        }
+    }
+
+    /// Adds `part` at the end.
+    pub fn push(&mut self, part: ContentPart) {
+        match &mut self.repr {
+            // Empty text gives way: `Message::assistant("")` then a part is just that part.
+            Repr::One(ContentPart::Text { text }) if text.is_empty() => {
+                self.repr = Repr::One(part);
+            }
+            Repr::One(_) => {
+                let Repr::One(first) = std::mem::replace(&mut self.repr, Repr::Many(Vec::new()))
+                else {
+                    unreachable!("matched `One` just above")
+                };
+                self.repr = Repr::Many(vec![first, part]);
+            }
+            Repr::Many(parts) => parts.push(part),
+        }
+    }
+
+    /// Adds `text` at the end: to the last part if it is text, as a new part otherwise.
+    pub fn push_text(&mut self, text: impl AsRef<str>) {
+        let last = match &mut self.repr {
+            Repr::One(part) => Some(part),
+            Repr::Many(parts) => parts.last_mut(),
+        };
+        match last {
+            Some(ContentPart::Text { text: buffer }) => buffer.push_str(text.as_ref()),
+            _ => self.push(ContentPart::text(text.as_ref())),
+        }
+    }
+
+    /// The text parts, joined (images and reasoning left out): what the model said, or what
+    /// a person wrote. Borrowed unless there are several text parts.
+    #[must_use]
+    pub fn text(&self) -> Cow<'_, str> {
+        let mut texts = self.parts().iter().filter_map(ContentPart::as_text);
+        let Some(first) = texts.next() else {
+            return Cow::Borrowed("");
+        };
+        match texts.next() {
+            None => Cow::Borrowed(first),
+            Some(second) => {
+                let mut joined = format!("{first}{second}");
+                texts.for_each(|text| joined.push_str(text));
+                Cow::Owned(joined)
+            }
+        }
+    }
+
+    /// The text, if the content is one piece of text and nothing else.
+    #[must_use]
+    pub fn as_text(&self) -> Option<&str> {
+        match &self.repr {
+            Repr::One(part) => part.as_text(),
+            Repr::Many(_) => None,
+        }
+    }
+
+    /// The reasoning parts' text, joined; `None` when there is no reasoning part.
+    #[must_use]
+    pub fn reasoning(&self) -> Option<Cow<'_, str>> {
+        let mut texts = self.parts().iter().filter_map(|part| match part {
+            ContentPart::Reasoning { text, .. } => Some(text.as_str()),
+            _ => None,
+        });
+        let first = texts.next()?;
+        Some(match texts.next() {
+            None => Cow::Borrowed(first),
+            Some(second) => Cow::Owned(
+                std::iter::once(first)
+                    .chain([second])
+                    .chain(texts)
+                    .collect(),
+            ),
+        })
+    }
+
+    /// Whether there is nothing in it: no part, or only empty text.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.parts()
+            .iter()
+            .all(|part| part.as_text().is_some_and(str::is_empty))
+    }
+
+    /// Whether the content is only text (one or more text parts).
+    #[must_use]
+    pub fn is_text(&self) -> bool {
+        self.parts().iter().all(|part| part.as_text().is_some())
+    }
+}
+
+impl Default for Content {
+    fn default() -> Self {
+        Self::text_only(String::new())
+    }
+}
+
+impl From<String> for Content {
+    fn from(text: String) -> Self {
+        Self::text_only(text)
+    }
+}
+
+impl From<&str> for Content {
+    fn from(text: &str) -> Self {
+        Self::text_only(text)
+    }
+}
+
+impl From<&String> for Content {
+    fn from(text: &String) -> Self {
+        Self::text_only(text.as_str())
+    }
+}
+
+impl From<Cow<'_, str>> for Content {
+    fn from(text: Cow<'_, str>) -> Self {
+        Self::text_only(text.into_owned())
+    }
+}
+
+impl From<ContentPart> for Content {
+    fn from(part: ContentPart) -> Self {
+        Self {
+            repr: Repr::One(part),
+        }
+    }
+}
+
+impl From<Vec<ContentPart>> for Content {
+    fn from(mut parts: Vec<ContentPart>) -> Self {
+        match parts.len() {
+            0 => Self::default(),
+            1 => Self::from(parts.remove(0)),
+            _ => Self {
+                repr: Repr::Many(parts),
+            },
+        }
+    }
+}
+
+impl FromIterator<ContentPart> for Content {
+    fn from_iter<I: IntoIterator<Item = ContentPart>>(parts: I) -> Self {
+        Self::from(parts.into_iter().collect::<Vec<_>>())
+    }
+}
+
+/// Content equals a string when it is that one piece of text.
+impl PartialEq<str> for Content {
+    fn eq(&self, other: &str) -> bool {
+        self.as_text() == Some(other)
+    }
+}
+
+impl PartialEq<&str> for Content {
+    fn eq(&self, other: &&str) -> bool {
+        self == *other
+    }
+}
+
+impl PartialEq<String> for Content {
+    fn eq(&self, other: &String) -> bool {
+        self == other.as_str()
+    }
+}
+
+impl PartialEq<Content> for str {
+    fn eq(&self, other: &Content) -> bool {
+        other == self
+    }
+}
+
+impl PartialEq<Content> for &str {
+    fn eq(&self, other: &Content) -> bool {
+        other == *self
+    }
+}
+
+/// Writes the text parts (see [`Content::text`]).
+impl fmt::Display for Content {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.parts()
+            .iter()
+            .filter_map(ContentPart::as_text)
+            .try_for_each(|text| f.write_str(text))
+    }
+}
+
+/// Text shows as a string, as it did when content was a `String`; other content as its parts.
+impl fmt::Debug for Content {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.as_text() {
+            Some(text) => fmt::Debug::fmt(text, f),
+            None => f.debug_list().entries(self.parts()).finish(),
+        }
+    }
+}
+
+impl Serialize for Content {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self.as_text() {
+            Some(text) => serializer.serialize_str(text),
+            None => self.parts().serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ContentVisitor)
+    }
+}
+
+/// Reads a string (text content, the older form) or an array of parts.
+struct ContentVisitor;
+
+impl<'de> Visitor<'de> for ContentVisitor {
+    type Value = Content;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string or an array of content parts")
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Content, E> {
+        Ok(Content::text_only(text))
+    }
+
+    fn visit_string<E: de::Error>(self, text: String) -> Result<Content, E> {
+        Ok(Content::text_only(text))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Content, A::Error> {
+        let mut parts = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(part) = seq.next_element()? {
+            parts.push(part);
+        }
+        Ok(Content::from(parts))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn mixed() -> Content {
+        Content::from(vec![
+            ContentPart::reasoning("The user wants a cat."),
+            ContentPart::text("Here "),
+            ContentPart::image_base64("image/png", "iVBORw0KGgo="),
+            ContentPart::text("it is."),
+        ])
+    }
+
+    #[test]
+    fn text_serializes_as_the_string_it_used_to_be() {
+        let content = Content::from("hello");
+        assert_eq!(serde_json::to_value(&content).unwrap(), json!("hello"));
+        let back: Content = serde_json::from_value(json!("hello")).unwrap();
+        assert_eq!(back, "hello");
+    }
+
+    #[test]
+    fn parts_round_trip_through_their_documented_form() {
+        let value = serde_json::to_value(mixed()).unwrap();
+        assert_eq!(
+            value,
+            json!([
+                {"type": "reasoning", "text": "The user wants a cat."},
+                {"type": "text", "text": "Here "},
+                {"type": "image", "source":
+                    {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
+                {"type": "text", "text": "it is."},
+            ])
+        );
+        let back: Content = serde_json::from_value(value).unwrap();
+        assert_eq!(back, mixed());
+    }
+
+    #[test]
+    fn an_unknown_part_is_an_error_not_a_panic() {
+        let error = serde_json::from_value::<Content>(json!([{"type": "hologram"}])).unwrap_err();
+        assert!(error.to_string().contains("hologram"), "{error}");
+        assert!(serde_json::from_value::<Content>(json!(42)).is_err());
+    }
+
+    #[test]
+    fn text_joins_the_text_parts_only() {
+        let content = mixed();
+        assert_eq!(content.text(), "Here it is.");
+        assert_eq!(content.to_string(), "Here it is.");
+        assert_eq!(
+            content.reasoning().as_deref(),
+            Some("The user wants a cat.")
+        );
+        assert_ne!(
+            content, "Here it is.",
+            "equal to a string only when it is that text"
+        );
+        assert!(!content.is_text());
+        assert!(matches!(content.text(), Cow::Owned(_)));
+        assert!(matches!(Content::from("one").text(), Cow::Borrowed("one")));
+    }
+
+    #[test]
+    fn pushing_onto_empty_text_replaces_it() {
+        let mut content = Content::default();
+        assert!(content.is_empty());
+        content.push(ContentPart::image_url("https://example.com/a.png"));
+        assert_eq!(content.parts().len(), 1);
+        content.push(ContentPart::text("and this"));
+        assert_eq!(content.parts().len(), 2);
+        assert!(!content.is_empty());
+        assert_eq!(content.reasoning(), None);
+    }
+
+    #[test]
+    fn a_single_part_list_is_stored_inline() {
+        let content = Content::from(vec![ContentPart::text("solo")]);
+        assert_eq!(content.as_text(), Some("solo"));
+        assert_eq!(Content::from(Vec::new()), "");
+    }
+
+    #[test]
+    fn inline_images_become_data_urls() {
+        let ContentPart::Image { source } = ContentPart::image_base64("image/png", "AAAA") else {
+            unreachable!()
+        };
+        assert_eq!(source.to_url(), "data:image/png;base64,AAAA");
+    }
+}
