@@ -279,7 +279,7 @@ fn decide(
             };
             decisions.push(decision);
         }
-        let response = serde_json::to_value(ApprovalResponse { decisions })?;
+        let response = serde_json::to_value(ApprovalResponse::new(decisions))?;
         answers.push((interrupt.id.clone(), response));
     }
     Ok(answers)

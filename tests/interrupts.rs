@@ -18,8 +18,8 @@ use hookchain::interrupt::{
     CheckpointError, Checkpointer, FileCheckpointer, InMemoryCheckpointer, Position, ResumeError,
 };
 use hookchain::middleware::human_in_the_loop::{
-    ActionRequest, ApprovalRequest, ApprovalResponse, Decision, DecisionKind, HumanInTheLoop,
-    HumanInTheLoopError, ToolPolicy,
+    ApprovalRequest, ApprovalResponse, Decision, DecisionKind, HumanInTheLoop, HumanInTheLoopError,
+    ToolPolicy,
 };
 use hookchain::middleware::{False, HookSet, True, phase};
 use hookchain::prelude::*;
@@ -223,17 +223,21 @@ async fn before_model_interrupt_resumes_at_the_interrupting_hook() {
     let output = agent.run_in(&mut thread, "hi").await.unwrap();
 
     let checkpoint = paused(&output);
+    let [interrupt] = output.interrupts() else {
+        panic!("one interrupt: {:?}", output.interrupts())
+    };
     assert_eq!(
-        output.interrupts(),
-        [hookchain::Interrupt {
-            id: InterruptId::new("0/1:before_model:2:ask_before"),
-            source: "ask_before".to_owned(),
-            hook: Some(Hook::BeforeModel),
-            member: Some(2),
-            step: 1,
-            tool_call_id: None,
-            payload: json!({ "question": "may I call the model?" }),
-        }]
+        interrupt.id,
+        InterruptId::new("0/1:before_model:2:ask_before")
+    );
+    assert_eq!(interrupt.source, "ask_before");
+    assert_eq!(interrupt.hook, Some(Hook::BeforeModel));
+    assert_eq!(interrupt.member, Some(2));
+    assert_eq!(interrupt.step, 1);
+    assert_eq!(interrupt.tool_call_id, None);
+    assert_eq!(
+        interrupt.payload,
+        json!({ "question": "may I call the model?" })
     );
     assert_eq!(output.model_calls, 0);
     assert_eq!(agent.model().calls(), 0);
@@ -1290,7 +1294,7 @@ async fn decide(
     output: &RunOutput,
     decisions: Vec<Decision>,
 ) -> Result<RunOutput, Error> {
-    let response = serde_json::to_value(ApprovalResponse { decisions }).unwrap();
+    let response = serde_json::to_value(ApprovalResponse::new(decisions)).unwrap();
     agent.resume(paused(output), answer(output, response)).await
 }
 
@@ -1325,18 +1329,18 @@ async fn human_in_the_loop_approve_runs_the_call() {
     let interrupt = &output.interrupts()[0];
     assert_eq!(interrupt.source, "HumanInTheLoop");
     assert_eq!(interrupt.hook, Some(Hook::AfterModel));
+    let request = approval_request(&output);
+    let [action] = request.actions.as_slice() else {
+        panic!("one action: {request:?}")
+    };
+    assert_eq!(action.call_id, "c1");
+    assert_eq!(action.name, "delete_file");
+    assert_eq!(action.arguments, json!({ "path": "a.txt" }));
     assert_eq!(
-        approval_request(&output),
-        ApprovalRequest {
-            actions: vec![ActionRequest {
-                call_id: "c1".to_owned(),
-                name: "delete_file".to_owned(),
-                arguments: json!({ "path": "a.txt" }),
-                description: Some("Deletes a file for good".to_owned()),
-                allowed_decisions: DecisionKind::ALL.to_vec(),
-            }],
-        }
+        action.description.as_deref(),
+        Some("Deletes a file for good")
     );
+    assert_eq!(action.allowed_decisions, DecisionKind::ALL);
     assert!(ran.lock().unwrap().is_empty());
 
     let output = decide(&agent, &output, vec![Decision::Approve])

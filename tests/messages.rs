@@ -83,3 +83,51 @@ fn messages_of_the_previous_form_still_load() {
     let json = serde_json::to_string(&tagged).unwrap();
     assert!(json.contains(r#""metadata":{"summary":true}"#), "{json}");
 }
+
+/// Content parts are in threads and checkpoints: text keeps the string form of before, parts
+/// have a documented tagged form, and a thread with images and signed reasoning round-trips.
+#[tokio::test]
+async fn content_parts_round_trip_through_a_thread() {
+    use hookchain::message::ContentPart;
+    use hookchain::{StopReason, Thread};
+
+    let answer = Message::assistant(vec![
+        ContentPart::Reasoning {
+            text: "A cat, clearly.".into(),
+            signature: Some("sig".into()),
+        },
+        ContentPart::text("A cat."),
+    ]);
+    let agent = Agent::builder(ScriptedModel::new([ModelResponse::new(
+        answer,
+        StopReason::EndTurn,
+    )]))
+    .build();
+    let mut thread: Thread<()> = agent.thread();
+    let question = Message::user(vec![
+        ContentPart::text("What is this?"),
+        ContentPart::image_url("https://example.com/cat.png"),
+    ]);
+    let output = agent.run_in(&mut thread, question).await.unwrap();
+    assert_eq!(output.text().as_deref(), Some("A cat."));
+    let json = serde_json::to_value(&thread).unwrap();
+    assert_eq!(
+        json["messages"][0]["content"],
+        json!([
+            {"type": "text", "text": "What is this?"},
+            {"type": "image", "source": {"type": "url", "url": "https://example.com/cat.png"}},
+        ])
+    );
+    let back: Thread<()> = serde_json::from_value(json).unwrap();
+    assert_eq!(back.messages()[1].text(), "A cat.");
+    assert_eq!(
+        back.messages()[1].content.reasoning().as_deref(),
+        Some("A cat, clearly.")
+    );
+    assert_eq!(back.messages(), thread.messages());
+
+    // A part this version does not know is an error that says so, not a panic or a loss.
+    let future = json!({"messages": [{"role": "user", "content": [{"type": "hologram"}]}]});
+    let error = serde_json::from_value::<Thread<()>>(future).unwrap_err();
+    assert!(error.to_string().contains("hologram"), "{error}");
+}

@@ -6,6 +6,7 @@ use crate::middleware::{Hook, HookSet, Phase};
 
 /// One member of a chain, as [`Middleware::describe`](crate::Middleware::describe) lists it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Member {
     /// [`Middleware::NAME`](crate::Middleware::NAME).
     pub name: &'static str,

@@ -158,6 +158,7 @@ impl From<&str> for InterruptId {
 
 /// A pause of the run, waiting for an answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Interrupt {
     /// Answer the interrupt by this id.
     pub id: InterruptId,

@@ -7,6 +7,7 @@ use crate::tool::ToolError;
 
 /// The payload of a human-in-the-loop interrupt: the calls waiting for a decision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ApprovalRequest {
     /// One per gated call, in the order the model made them.
     pub actions: Vec<ActionRequest>,
@@ -14,6 +15,7 @@ pub struct ApprovalRequest {
 
 /// One call waiting for a decision.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ActionRequest {
     /// The tool call's id.
     pub call_id: String,
@@ -47,6 +49,7 @@ impl ApprovalRequest {
 
 /// The answer to a human-in-the-loop interrupt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ApprovalResponse {
     /// One per action of the request, in order.
     pub decisions: Vec<Decision>,
