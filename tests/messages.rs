@@ -92,10 +92,7 @@ async fn content_parts_round_trip_through_a_thread() {
     use hookchain::{StopReason, Thread};
 
     let answer = Message::assistant(vec![
-        ContentPart::Reasoning {
-            text: "A cat, clearly.".into(),
-            signature: Some("sig".into()),
-        },
+        ContentPart::signed_reasoning("A cat, clearly.", "sig"),
         ContentPart::text("A cat."),
     ]);
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::new(

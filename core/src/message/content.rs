@@ -30,18 +30,22 @@ pub struct Content {
     repr: Repr,
 }
 
-// One part inline: a text message allocates its string and nothing else.
+// One part inline: a text message allocates its string and nothing else, and `Content` is
+// as small as a `String` (24 bytes: the parts other than text are boxed so that they fit in
+// the niche of the string's capacity). Messages then stay at 128 bytes, which the compiler
+// still moves without calling `memcpy` (a test holds the size).
 #[derive(Clone, PartialEq)]
 enum Repr {
     One(ContentPart),
-    Many(Vec<ContentPart>),
+    Many(Box<[ContentPart]>),
 }
 
 /// One part of a message's [`Content`].
 ///
 /// Providers send what they support: a part a provider has no form for (reasoning for most
 /// OpenAI-compatible servers, a reasoning block without the provider's signature) is left out
-/// of the request.
+/// of the request. The parts other than text are boxed, so that a text part costs no more
+/// than its `String`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -54,23 +58,45 @@ pub enum ContentPart {
     /// An image the model looks at (user messages).
     Image {
         /// Where the image comes from.
-        source: ImageSource,
+        source: Box<ImageSource>,
     },
     /// The model's reasoning ("thinking") before its answer (assistant messages).
-    Reasoning {
-        /// The reasoning text.
-        text: String,
-        /// The provider's signature of the reasoning (Anthropic), which it requires when the
-        /// reasoning is sent back to it.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        signature: Option<String>,
-    },
+    Reasoning(Box<Reasoning>),
     /// Reasoning the provider returned encrypted (Anthropic's redacted thinking): opaque data
     /// to send back as it is.
     RedactedReasoning {
         /// The provider's opaque data.
-        data: String,
+        data: Box<str>,
     },
+}
+
+/// The model's reasoning ("thinking") before its answer: a [`ContentPart::Reasoning`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Reasoning {
+    /// The reasoning text.
+    pub text: String,
+    /// The provider's signature of the reasoning (Anthropic), which it requires when the
+    /// reasoning is sent back to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+}
+
+impl Reasoning {
+    /// Reasoning without a signature.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            signature: None,
+        }
+    }
+
+    /// The reasoning with the provider's `signature`.
+    #[must_use]
+    pub fn signed(mut self, signature: impl Into<String>) -> Self {
+        self.signature = Some(signature.into());
+        self
+    }
 }
 
 /// Where an [`Image`](ContentPart::Image) comes from.
@@ -101,7 +127,7 @@ impl ContentPart {
     /// An image the provider fetches from `url`.
     pub fn image_url(url: impl Into<String>) -> Self {
         ContentPart::Image {
-            source: ImageSource::Url { url: url.into() },
+            source: Box::new(ImageSource::Url { url: url.into() }),
         }
     }
 
@@ -109,22 +135,30 @@ impl ContentPart {
     /// (`image/png`, …).
     pub fn image_base64(media_type: impl Into<String>, data: impl Into<String>) -> Self {
         ContentPart::Image {
-            source: ImageSource::Base64 {
+            source: Box::new(ImageSource::Base64 {
                 media_type: media_type.into(),
                 data: data.into(),
-            },
+            }),
         }
     }
 
     /// A reasoning part without a signature.
     pub fn reasoning(text: impl Into<String>) -> Self {
-        ContentPart::Reasoning {
-            text: text.into(),
-            signature: None,
-        }
+        ContentPart::Reasoning(Box::new(Reasoning::new(text)))
+    }
+
+    /// A reasoning part with the provider's `signature`.
+    pub fn signed_reasoning(text: impl Into<String>, signature: impl Into<String>) -> Self {
+        ContentPart::Reasoning(Box::new(Reasoning::new(text).signed(signature)))
+    }
+
+    /// A redacted reasoning part: the provider's opaque `data`.
+    pub fn redacted_reasoning(data: impl Into<Box<str>>) -> Self {
+        ContentPart::RedactedReasoning { data: data.into() }
     }
 
     /// The text of a text part; `None` for other parts.
+    #[inline]
     #[must_use]
     pub fn as_text(&self) -> Option<&str> {
         match self {
@@ -157,6 +191,7 @@ impl Content {
     }
 
     /// The parts, in order.
+    #[inline]
     #[must_use]
     pub fn parts(&self) -> &[ContentPart] {
         match &self.repr {
@@ -173,13 +208,18 @@ impl Content {
                 self.repr = Repr::One(part);
             }
             Repr::One(_) => {
-                let Repr::One(first) = std::mem::replace(&mut self.repr, Repr::Many(Vec::new()))
+                let Repr::One(first) = std::mem::replace(&mut self.repr, Repr::Many(Box::new([])))
                 else {
                     unreachable!("matched `One` just above")
                 };
-                self.repr = Repr::Many(vec![first, part]);
+                self.repr = Repr::Many(Box::new([first, part]));
             }
-            Repr::Many(parts) => parts.push(part),
+            // Rare and short: a boxed slice keeps `Content` small, at a copy per push.
+            Repr::Many(parts) => {
+                let mut grown = std::mem::take(parts).into_vec();
+                grown.push(part);
+                *parts = grown.into_boxed_slice();
+            }
         }
     }
 
@@ -197,8 +237,13 @@ impl Content {
 
     /// The text parts, joined (images and reasoning left out): what the model said, or what
     /// a person wrote. Borrowed unless there are several text parts.
+    #[inline]
     #[must_use]
     pub fn text(&self) -> Cow<'_, str> {
+        // The common case, without the iterator: one part.
+        if let Repr::One(part) = &self.repr {
+            return Cow::Borrowed(part.as_text().unwrap_or_default());
+        }
         let mut texts = self.parts().iter().filter_map(ContentPart::as_text);
         let Some(first) = texts.next() else {
             return Cow::Borrowed("");
@@ -214,6 +259,7 @@ impl Content {
     }
 
     /// The text, if the content is one piece of text and nothing else.
+    #[inline]
     #[must_use]
     pub fn as_text(&self) -> Option<&str> {
         match &self.repr {
@@ -226,7 +272,7 @@ impl Content {
     #[must_use]
     pub fn reasoning(&self) -> Option<Cow<'_, str>> {
         let mut texts = self.parts().iter().filter_map(|part| match part {
-            ContentPart::Reasoning { text, .. } => Some(text.as_str()),
+            ContentPart::Reasoning(reasoning) => Some(reasoning.text.as_str()),
             _ => None,
         });
         let first = texts.next()?;
@@ -300,7 +346,7 @@ impl From<Vec<ContentPart>> for Content {
             0 => Self::default(),
             1 => Self::from(parts.remove(0)),
             _ => Self {
-                repr: Repr::Many(parts),
+                repr: Repr::Many(parts.into_boxed_slice()),
             },
         }
     }
@@ -487,6 +533,14 @@ mod tests {
         let content = Content::from(vec![ContentPart::text("solo")]);
         assert_eq!(content.as_text(), Some("solo"));
         assert_eq!(Content::from(Vec::new()), "");
+    }
+
+    #[test]
+    fn text_content_and_messages_stay_small() {
+        assert_eq!(size_of::<ContentPart>(), size_of::<String>());
+        assert_eq!(size_of::<Content>(), size_of::<String>());
+        // At 128 bytes, moves of messages stay inline (no `memcpy` call); see `Repr`.
+        assert!(size_of::<crate::Message>() <= 128);
     }
 
     #[test]

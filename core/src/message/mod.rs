@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::tool::ToolFailure;
 
-pub use content::{Content, ContentPart, ImageSource};
+pub use content::{Content, ContentPart, ImageSource, Reasoning};
 pub use history::{HistoryError, validate_history};
 pub(crate) use history::{check_editable, close_interior, close_pending};
 

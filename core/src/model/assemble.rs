@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use super::{ModelEvent, ModelResponse, StopReason, Usage};
 use crate::error::ModelError;
-use crate::message::{Content, ContentPart, Message, ToolCall};
+use crate::message::{Content, ContentPart, Message, Reasoning, ToolCall};
 
 /// Assembles the [`ModelEvent`]s of a streamed call into the [`ModelResponse`] an unstreamed
 /// call would return.
@@ -265,9 +265,11 @@ impl ResponseAssembler {
             match block {
                 Block::Text(text) => content.push_text(text),
                 Block::Reasoning { text, signature } => {
-                    content.push(ContentPart::Reasoning { text, signature });
+                    let mut reasoning = Reasoning::new(text);
+                    reasoning.signature = signature;
+                    content.push(ContentPart::Reasoning(Box::new(reasoning)));
                 }
-                Block::Redacted(data) => content.push(ContentPart::RedactedReasoning { data }),
+                Block::Redacted(data) => content.push(ContentPart::redacted_reasoning(data)),
                 Block::EndedCall(call) => calls.push(call),
                 // Ruled out by `check_complete` above.
                 Block::OpenCall { .. } => {}
@@ -497,13 +499,8 @@ mod tests {
         assert_eq!(
             message.content.parts(),
             [
-                ContentPart::Reasoning {
-                    text: "The user greets me.".into(),
-                    signature: Some("sig".into()),
-                },
-                ContentPart::RedactedReasoning {
-                    data: "opaque".into()
-                },
+                ContentPart::signed_reasoning("The user greets me.", "sig"),
+                ContentPart::redacted_reasoning("opaque"),
                 ContentPart::text("Hi!"),
             ]
         );

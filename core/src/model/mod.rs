@@ -3,12 +3,15 @@
 mod assemble;
 mod event;
 mod output;
+mod replay;
 mod request;
 mod response;
 mod router;
 mod scripted;
 
 use std::future::Future;
+
+use futures::Stream;
 
 pub use assemble::ResponseAssembler;
 pub use event::ModelEvent;
@@ -17,7 +20,7 @@ pub use output::{OutputError, ResponseFormat};
 pub use request::{ModelRequest, ModelSettings, ToolChoice};
 pub use response::{ModelResponse, StopReason, Usage};
 pub use router::{DynModel, ModelRouter};
-pub use scripted::ScriptedModel;
+pub use scripted::{ScriptedModel, StreamStep};
 
 pub use crate::error::{ModelError, ModelErrorKind};
 
@@ -95,6 +98,21 @@ pub trait Model: Send + Sync {
         &self,
         request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send;
+
+    /// Calls the model once, yielding its answer as it comes: block-indexed [`ModelEvent`]s
+    /// (see there for the rules a stream follows), ending with a
+    /// [`Finish`](ModelEvent::Finish), or an error. A [`ResponseAssembler`] fed the events
+    /// gives the response [`invoke`](Self::invoke) would have returned.
+    ///
+    /// The default calls `invoke` and replays its answer as events
+    /// ([`ModelResponse::into_events`]): a model that cannot stream streams its whole answer at
+    /// once. Providers that stream override it.
+    fn stream(
+        &self,
+        request: ModelRequest,
+    ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
+        replay::replay(self.invoke(request))
+    }
 }
 
 impl<M: Model + ?Sized> Model for &M {
@@ -104,6 +122,13 @@ impl<M: Model + ?Sized> Model for &M {
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
         (**self).invoke(request)
     }
+
+    fn stream(
+        &self,
+        request: ModelRequest,
+    ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
+        (**self).stream(request)
+    }
 }
 
 impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
@@ -112,5 +137,12 @@ impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
         request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
         (**self).invoke(request)
+    }
+
+    fn stream(
+        &self,
+        request: ModelRequest,
+    ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
+        (**self).stream(request)
     }
 }

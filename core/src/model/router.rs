@@ -6,8 +6,10 @@ use std::fmt;
 use std::future::Future;
 
 use futures::future::BoxFuture;
+use futures::future::Either;
+use futures::stream::{self, BoxStream, Stream, StreamExt};
 
-use super::{Model, ModelRequest, ModelResponse};
+use super::{Model, ModelEvent, ModelRequest, ModelResponse};
 use crate::error::ModelError;
 
 /// The object-safe form of [`Model`], for models chosen at run time (from a configuration
@@ -20,6 +22,9 @@ pub trait DynModel: Send + Sync {
         &self,
         request: ModelRequest,
     ) -> BoxFuture<'_, Result<ModelResponse, ModelError>>;
+
+    /// [`Model::stream`], boxed.
+    fn stream_boxed(&self, request: ModelRequest) -> BoxStream<'_, Result<ModelEvent, ModelError>>;
 }
 
 impl<M: Model> DynModel for M {
@@ -29,6 +34,10 @@ impl<M: Model> DynModel for M {
     ) -> BoxFuture<'_, Result<ModelResponse, ModelError>> {
         Box::pin(self.invoke(request))
     }
+
+    fn stream_boxed(&self, request: ModelRequest) -> BoxStream<'_, Result<ModelEvent, ModelError>> {
+        self.stream(request).boxed()
+    }
 }
 
 impl Model for Box<dyn DynModel> {
@@ -37,6 +46,13 @@ impl Model for Box<dyn DynModel> {
         request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
         (**self).invoke_boxed(request)
+    }
+
+    fn stream(
+        &self,
+        request: ModelRequest,
+    ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
+        (**self).stream_boxed(request)
     }
 }
 
@@ -95,11 +111,35 @@ impl<M: Model> Model for ModelRouter<M> {
         };
         match self.routes.get(name) {
             Some(model) => model.invoke_boxed(request).await,
-            None => Err(ModelError::invalid_request(format!(
-                "no model is routed as `{name}`; routed: [{}]",
-                self.names().collect::<Vec<_>>().join(", ")
-            ))),
+            None => Err(self.unrouted(name)),
         }
+    }
+
+    fn stream(
+        &self,
+        request: ModelRequest,
+    ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
+        let Some(name) = request.model.as_deref() else {
+            return Either::Left(self.default.stream(request));
+        };
+        Either::Right(match self.routes.get(name) {
+            Some(model) => model.stream_boxed(request),
+            None => stream::iter([Err(self.unrouted(name))]).boxed(),
+        })
+    }
+}
+
+impl<M> ModelRouter<M> {
+    /// The error of a request naming a model that is not routed.
+    fn unrouted(&self, name: &str) -> ModelError {
+        ModelError::invalid_request(format!(
+            "no model is routed as `{name}`; routed: [{}]",
+            self.routes
+                .keys()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
     }
 }
 

@@ -99,14 +99,8 @@ impl AnthropicModel {
         Ok(self.http.open_stream(body, EventDecoder::new()))
     }
 
-    /// Calls the model with streaming and yields its events as they arrive: text and thinking
-    /// deltas, tool-call starts, input fragments and ends (with the assembled call), usage,
-    /// finish.
-    ///
-    /// The stream ends after `message_stop`; a failure (including an `error` event, such as
-    /// `overloaded_error`) is its last item. A stream cut short ends with a
-    /// `MalformedResponse` error.
-    pub fn stream(
+    /// The streamed call: see [`Model::stream`].
+    fn stream_events(
         &self,
         request: ModelRequest,
     ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send + 'static {
@@ -132,6 +126,20 @@ impl Model for AnthropicModel {
         request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
         self.call(request)
+    }
+
+    /// Calls the model with streaming and yields its events as they arrive: text and thinking
+    /// deltas, tool-call starts, input fragments and ends (with the assembled call), usage,
+    /// finish.
+    ///
+    /// The stream ends after `message_stop`; a failure (including an `error` event, such as
+    /// `overloaded_error`) is its last item. A stream cut short ends with a
+    /// `MalformedResponse` error.
+    fn stream(
+        &self,
+        request: ModelRequest,
+    ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
+        self.stream_events(request)
     }
 }
 

@@ -144,13 +144,13 @@ fn blocks(message: &Message) -> Vec<RequestBlock<'_>> {
         .filter_map(|part| match part {
             ContentPart::Text { text } if !text.is_empty() => Some(RequestBlock::Text { text }),
             ContentPart::Image { source } if !assistant => Some(RequestBlock::Image { source }),
-            ContentPart::Reasoning {
-                text,
-                signature: Some(signature),
-            } if assistant => Some(RequestBlock::Thinking {
-                thinking: text,
-                signature,
-            }),
+            ContentPart::Reasoning(reasoning) if assistant => {
+                let signature = reasoning.signature.as_deref()?;
+                Some(RequestBlock::Thinking {
+                    thinking: &reasoning.text,
+                    signature,
+                })
+            }
             ContentPart::RedactedReasoning { data } if assistant => {
                 Some(RequestBlock::RedactedThinking { data })
             }
@@ -188,12 +188,13 @@ pub(crate) fn answer(wire: MessagesResponse) -> Result<ModelResponse, ModelError
             ContentBlock::Thinking {
                 thinking,
                 signature,
-            } => content.push(ContentPart::Reasoning {
-                text: thinking,
-                signature: Some(signature).filter(|signature| !signature.is_empty()),
+            } => content.push(if signature.is_empty() {
+                ContentPart::reasoning(thinking)
+            } else {
+                ContentPart::signed_reasoning(thinking, signature)
             }),
             ContentBlock::RedactedThinking { data } => {
-                content.push(ContentPart::RedactedReasoning { data });
+                content.push(ContentPart::redacted_reasoning(data));
             }
             ContentBlock::ToolUse { id, name, input } => {
                 let input = if input.is_null() { json!({}) } else { input };

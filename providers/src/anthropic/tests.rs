@@ -174,10 +174,10 @@ fn a_tool_use_answer_with_thinking_and_cache_usage_converts() {
     assert_eq!(
         response.message.content.parts(),
         [
-            ContentPart::Reasoning {
-                text: "The user asks for the weather in Paris; I should call get_weather.".into(),
-                signature: Some("EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds".into()),
-            },
+            ContentPart::signed_reasoning(
+                "The user asks for the weather in Paris; I should call get_weather.",
+                "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"
+            ),
             ContentPart::text("Let me check the weather in Paris."),
         ]
     );
@@ -223,7 +223,7 @@ fn stop_reasons_and_unknown_blocks() {
         assert_eq!(response.message.text(), "a");
         assert_eq!(
             response.message.content.parts()[0],
-            ContentPart::RedactedReasoning { data: "x".into() }
+            ContentPart::redacted_reasoning("x")
         );
     }
 }
@@ -270,10 +270,10 @@ fn a_stream_with_thinking_text_and_a_tool_call_assembles() {
     assert_eq!(
         response.message.content.parts(),
         [
-            ContentPart::Reasoning {
-                text: "The user wants Paris weather; call get_weather.".into(),
-                signature: Some("EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds".into()),
-            },
+            ContentPart::signed_reasoning(
+                "The user wants Paris weather; call get_weather.",
+                "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"
+            ),
             ContentPart::text("Let me check the weather in Paris."),
         ]
     );
@@ -340,10 +340,7 @@ fn a_message_stop_inside_a_tool_call_is_malformed() {
 
 #[test]
 fn thinking_goes_back_signed_before_the_tool_use_and_images_as_image_blocks() {
-    let signed = ContentPart::Reasoning {
-        text: "Call the tool.".into(),
-        signature: Some("sig-1".into()),
-    };
+    let signed = ContentPart::signed_reasoning("Call the tool.", "sig-1");
     let request = ModelRequest::new(vec![
         Message::user(vec![
             ContentPart::text("Where is this?"),
@@ -355,9 +352,7 @@ fn thinking_goes_back_signed_before_the_tool_use_and_images_as_image_blocks() {
                 // Another provider's reasoning has no signature: Anthropic would refuse it.
                 ContentPart::reasoning("unsigned"),
                 signed,
-                ContentPart::RedactedReasoning {
-                    data: "opaque".into(),
-                },
+                ContentPart::redacted_reasoning("opaque"),
                 ContentPart::text("Looking."),
             ],
             [ToolCall::new("toolu_1", "locate", json!({}))],

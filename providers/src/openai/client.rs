@@ -78,35 +78,8 @@ impl OpenAiModel {
         Ok(self.http.open_stream(body, ChunkDecoder::new()))
     }
 
-    /// Calls the model with streaming and yields its events as they arrive: text and
-    /// reasoning deltas, tool-call starts, argument fragments and ends (with the assembled
-    /// call), usage, finish.
-    ///
-    /// The stream ends after the finish; a failure is its last item. A stream cut short (the
-    /// body ends before the finish, or inside a tool call) ends with a `MalformedResponse`
-    /// error.
-    ///
-    /// ```no_run
-    /// use futures::StreamExt;
-    /// use hookchain_core::ModelRequest;
-    /// use hookchain_core::model::ModelEvent;
-    /// use hookchain_providers::openai::OpenAiModel;
-    ///
-    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-    /// let model = OpenAiModel::builder("llama3.2")
-    ///     .base_url("http://localhost:11434/v1")
-    ///     .build()?;
-    /// let request = ModelRequest::new(vec![hookchain_core::Message::user("Tell me a joke.")]);
-    /// let mut events = std::pin::pin!(model.stream(request));
-    /// while let Some(event) = events.next().await {
-    ///     if let ModelEvent::TextDelta { text, .. } = event? {
-    ///         print!("{text}");
-    ///     }
-    /// }
-    /// # Ok(())
-    /// # }
-    /// ```
-    pub fn stream(
+    /// The streamed call: see [`Model::stream`].
+    fn stream_events(
         &self,
         request: ModelRequest,
     ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send + 'static {
@@ -132,6 +105,41 @@ impl Model for OpenAiModel {
         request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
         self.call(request)
+    }
+
+    /// Calls the model with streaming and yields its events as they arrive: text and
+    /// reasoning deltas, tool-call starts, argument fragments and ends (with the assembled
+    /// call), usage, finish.
+    ///
+    /// The stream ends after the finish; a failure is its last item. A stream cut short (the
+    /// body ends before the finish, or inside a tool call) ends with a `MalformedResponse`
+    /// error.
+    ///
+    /// ```no_run
+    /// use futures::StreamExt;
+    /// use hookchain_core::{Model, ModelRequest};
+    /// use hookchain_core::model::ModelEvent;
+    /// use hookchain_providers::openai::OpenAiModel;
+    ///
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let model = OpenAiModel::builder("llama3.2")
+    ///     .base_url("http://localhost:11434/v1")
+    ///     .build()?;
+    /// let request = ModelRequest::new(vec![hookchain_core::Message::user("Tell me a joke.")]);
+    /// let mut events = std::pin::pin!(model.stream(request));
+    /// while let Some(event) = events.next().await {
+    ///     if let ModelEvent::TextDelta { text, .. } = event? {
+    ///         print!("{text}");
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn stream(
+        &self,
+        request: ModelRequest,
+    ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
+        self.stream_events(request)
     }
 }
 
