@@ -8,12 +8,14 @@ mod input;
 mod output;
 mod run_loop;
 mod thread;
+mod with_context;
 
 pub use builder::AgentBuilder;
 pub use input::Input;
 pub use output::{EndReason, RunOutput};
 pub(crate) use thread::PauseMark;
 pub use thread::{Thread, ThreadError, ThreadId};
+pub use with_context::AgentWith;
 
 use crate::model::{Model, ModelSettings, ResponseFormat};
 use crate::tool::{MessagePolicy, ToolRegistry};

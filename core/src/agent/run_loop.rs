@@ -546,6 +546,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             },
             position,
             interrupts,
+            run_context: cx.run_context.saved_values().clone(),
         }))))
     }
 }
