@@ -18,7 +18,7 @@ pub use thread::{Thread, ThreadError, ThreadId};
 pub use with_context::AgentWith;
 
 use crate::model::{Model, ModelSettings, ResponseFormat};
-use crate::tool::{MessagePolicy, ToolRegistry};
+use crate::tool::{MessagePolicy, ToolExecution, ToolRegistry};
 
 /// The default bound on steps per run (see [`AgentBuilder::max_steps`]).
 pub const DEFAULT_MAX_STEPS: usize = 25;
@@ -52,6 +52,7 @@ pub struct Agent<M, C = ()> {
     settings: ModelSettings,
     max_steps: usize,
     tool_concurrency: usize,
+    tool_execution: ToolExecution,
     tool_error_message: Option<MessagePolicy>,
     response_format: Option<ResponseFormat>,
 }

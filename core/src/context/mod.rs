@@ -260,6 +260,24 @@ impl Context {
         self.resume_value().map(|answer| T::deserialize(answer))
     }
 
+    /// What a tool running in a task of its own reads of the run, owned: the history and the
+    /// run context shared (no copy), the ids and counters; none of the loop's bookkeeping.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn for_spawned_tool(&self) -> Context {
+        Context {
+            messages: self.messages.clone(),
+            counters: self.counters,
+            run_id: self.run_id.clone(),
+            thread_id: self.thread_id.clone(),
+            run_context: self.run_context.clone(),
+            resume: None,
+            tool_answers: HashMap::new(),
+            answered: Vec::new(),
+            failures: Vec::new(),
+            running: None,
+        }
+    }
+
     /// Whether the member at `start..start + len` of the chain level being run runs its hook.
     ///
     /// On a resumed step, the members that ran before the interrupt do not run again
