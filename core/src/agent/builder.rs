@@ -103,7 +103,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
     }
 
     /// Sets where the tool calls of a step run (default [`ToolExecution::Concurrent`]: polled
-    /// together in the run's task). With the `tokio` feature, [`ToolExecution::Spawned`] runs
+    /// together in the run's task). With the `tokio` feature, `ToolExecution::Spawned` runs
     /// each in a tokio task of its own, for tools that block or burn CPU; see
     /// [`ToolExecution`] for which to pick.
     ///
