@@ -4,7 +4,7 @@
 use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -55,7 +55,7 @@ use serde::de::DeserializeOwned;
 /// that can be written as JSON, are *saved* ones
 /// ([`with_saved`](RunContext::with_saved)): they go into the checkpoint and come back on
 /// resume, where a value given to the resume under the same key wins.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct RunContext {
     /// Shared with every clone (the run's `Context` holds one): copied only when a clone is
     /// written to after it was shared.
@@ -89,6 +89,17 @@ impl SavedValueError {
     #[must_use]
     pub fn key(&self) -> &str {
         &self.key
+    }
+}
+
+impl Default for RunContext {
+    fn default() -> Self {
+        // One empty map shared by every empty context: a plain run, which has none, allocates
+        // nothing for it (a first write copies it, as for any shared context).
+        static EMPTY: OnceLock<Arc<Inner>> = OnceLock::new();
+        RunContext {
+            inner: Arc::clone(EMPTY.get_or_init(Arc::default)),
+        }
     }
 }
 
