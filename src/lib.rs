@@ -59,6 +59,10 @@
 //! - [`Agent`]: the agent loop; [`Flow`] and [`Jump`]: what sequential hooks return.
 //! - [`Tool`], [`FnTool`], [`ToolRegistry`]: tools with JSON schemas; [`ScriptedModel`]: the
 //!   offline model for tests and examples.
+//! - [`RunContext`]: typed values (a database handle, a tenant id, request metadata) given to a
+//!   run with [`Agent::with_context`], which every hook and tool reads.
+//! - [`tool::ToolExecution`]: the tool calls of a step polled together in the run's task (the
+//!   default), or each in a tokio task of its own (feature `tokio`) for tools that block.
 //! - [`chain::Description`]: `chain.describe()` lists, per hook, the order the middleware run in.
 
 #![forbid(unsafe_code)]

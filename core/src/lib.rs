@@ -24,8 +24,10 @@ pub mod model;
 mod shared;
 pub mod tool;
 
-pub use agent::{Agent, AgentBuilder, EndReason, Input, RunOutput, Thread, ThreadError, ThreadId};
-pub use context::{CallFrame, Context, ToolContext};
+pub use agent::{
+    Agent, AgentBuilder, AgentWith, EndReason, Input, RunOutput, Thread, ThreadError, ThreadId,
+};
+pub use context::{CallFrame, Context, RunContext, SavedValueError, ToolContext};
 pub use error::{BoxError, Error, MiddlewareError, ModelError, ModelErrorKind};
 pub use interrupt::{Checkpoint, Interrupt, InterruptId};
 pub use message::{Message, Role, ToolCall, ToolResult};

@@ -3,7 +3,7 @@
 use super::{Agent, DEFAULT_MAX_STEPS, DEFAULT_TOOL_CONCURRENCY};
 use crate::middleware::Middleware;
 use crate::model::{Model, ModelSettings, ResponseFormat};
-use crate::tool::{MessagePolicy, Tool, ToolFailure, ToolRegistry};
+use crate::tool::{MessagePolicy, Tool, ToolExecution, ToolFailure, ToolRegistry};
 
 /// Builds an [`Agent`]; see [`Agent::builder`].
 #[derive(Debug)]
@@ -23,6 +23,7 @@ impl<M: Model> AgentBuilder<M> {
                 settings: ModelSettings::new(),
                 max_steps: DEFAULT_MAX_STEPS,
                 tool_concurrency: DEFAULT_TOOL_CONCURRENCY,
+                tool_execution: ToolExecution::Concurrent,
                 tool_error_message: None,
                 response_format: None,
             },
@@ -41,6 +42,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
             settings,
             max_steps,
             tool_concurrency,
+            tool_execution,
             tool_error_message,
             response_format,
         } = self.agent;
@@ -53,6 +55,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
                 settings,
                 max_steps,
                 tool_concurrency,
+                tool_execution,
                 tool_error_message,
                 response_format,
             },
@@ -96,6 +99,24 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
     /// [`DEFAULT_TOOL_CONCURRENCY`]; at least 1).
     pub fn tool_concurrency(mut self, limit: usize) -> Self {
         self.agent.tool_concurrency = limit.max(1);
+        self
+    }
+
+    /// Sets where the tool calls of a step run (default [`ToolExecution::Concurrent`]: polled
+    /// together in the run's task). With the `tokio` feature, `ToolExecution::Spawned` runs
+    /// each in a tokio task of its own, for tools that block or burn CPU; see
+    /// [`ToolExecution`] for which to pick.
+    ///
+    /// ```
+    /// use hookchain::prelude::*;
+    /// use hookchain::tool::ToolExecution;
+    ///
+    /// let agent = Agent::builder(ScriptedModel::new([]))
+    ///     .tool_execution(ToolExecution::Concurrent)
+    ///     .build();
+    /// ```
+    pub fn tool_execution(mut self, execution: ToolExecution) -> Self {
+        self.agent.tool_execution = execution;
         self
     }
 

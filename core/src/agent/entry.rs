@@ -8,7 +8,7 @@ use tracing::instrument::Instrumented;
 
 use super::run_loop::{Ending, Entry, States, fingerprint};
 use super::{Agent, EndReason, Input, PauseMark, RunOutput, Thread, ThreadError};
-use crate::context::{Context, Raiser, ResumePoint};
+use crate::context::{Context, Raiser, ResumePoint, RunContext};
 use crate::error::Error;
 use crate::interrupt::{Answer, Checkpoint, InterruptId, Position, ResumeError};
 use crate::message::{Message, check_editable, close_interior};
@@ -34,9 +34,20 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// right after it (the history a provider accepts); calls of the input's last message run
     /// before the first model call. An input that breaks the tool-call rule otherwise (a
     /// result that answers no call) is refused with [`Error::History`].
+    ///
+    /// To give the run values its hooks and tools read (a database handle, a tenant id), run
+    /// it through [`with_context`](Self::with_context).
     pub async fn run(&self, input: impl Into<Input>) -> Result<RunOutput, Error> {
-        let Input(messages) = input.into();
-        let mut cx = Context::new(messages);
+        self.run_with(RunContext::new(), input.into()).await
+    }
+
+    /// [`run`](Self::run), with `run_context` given to the run.
+    pub(super) async fn run_with(
+        &self,
+        run_context: RunContext,
+        Input(messages): Input,
+    ) -> Result<RunOutput, Error> {
+        let mut cx = Context::new(messages).with_run_context(run_context);
         prepare_input(&mut cx.messages)?;
         let mut state = States::<C>::fresh(C::ThreadState::default());
         let ending = self.go(&mut cx, &mut state, Entry::Start).await;
@@ -60,18 +71,28 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         thread: &mut Thread<C::ThreadState>,
         input: impl Into<Input>,
     ) -> Result<RunOutput, Error> {
+        self.run_in_with(RunContext::new(), thread, input.into())
+            .await
+    }
+
+    /// [`run_in`](Self::run_in), with `run_context` given to the run.
+    pub(super) async fn run_in_with(
+        &self,
+        run_context: RunContext,
+        thread: &mut Thread<C::ThreadState>,
+        Input(input): Input,
+    ) -> Result<RunOutput, Error> {
         if thread.paused.is_some() {
             return Err(ThreadError::Paused {
                 thread: thread.id.clone(),
             }
             .into());
         }
-        let Input(input) = input.into();
         let mut messages = thread.messages.clone();
         let run_start = messages.len();
         messages.extend(input);
         prepare_input(&mut messages)?;
-        let mut cx = Context::new(messages);
+        let mut cx = Context::new(messages).with_run_context(run_context);
         cx.counters.runs = thread.runs;
         cx.counters.run_start = run_start;
         cx.thread_id = Some(thread.id.clone());
@@ -92,15 +113,29 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     ///
     /// A checkpoint is single-use (see [`Checkpoint`]); one of a run in a thread resumes only
     /// with [`resume_in`](Self::resume_in) on that thread.
+    ///
+    /// The typed values of the paused run's [`RunContext`] are not in the checkpoint: give them
+    /// again with [`with_context`](Self::with_context); its saved values come back.
     pub async fn resume(
         &self,
+        checkpoint: Checkpoint,
+        answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
+    ) -> Result<RunOutput, Error> {
+        self.resume_with(RunContext::new(), checkpoint, answers)
+            .await
+    }
+
+    /// [`resume`](Self::resume), with `run_context` given to the resumed run.
+    pub(super) async fn resume_with(
+        &self,
+        run_context: RunContext,
         checkpoint: Checkpoint,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<RunOutput, Error> {
         if let Some(thread) = checkpoint.thread {
             return Err(ResumeError::ThreadCheckpoint { thread }.into());
         }
-        let (mut cx, mut state, position) = self.restore(checkpoint, answers)?;
+        let (mut cx, mut state, position) = self.restore(run_context, checkpoint, answers)?;
         let ending = self
             .go(&mut cx, &mut state, Entry::Resume(Box::new(position)))
             .await;
@@ -112,6 +147,18 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// already resumed, is refused before anything runs.
     pub async fn resume_in(
         &self,
+        thread: &mut Thread<C::ThreadState>,
+        checkpoint: Checkpoint,
+        answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
+    ) -> Result<RunOutput, Error> {
+        self.resume_in_with(RunContext::new(), thread, checkpoint, answers)
+            .await
+    }
+
+    /// [`resume_in`](Self::resume_in), with `run_context` given to the resumed run.
+    pub(super) async fn resume_in_with(
+        &self,
+        run_context: RunContext,
         thread: &mut Thread<C::ThreadState>,
         checkpoint: Checkpoint,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
@@ -133,7 +180,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             }
             .into());
         }
-        let (mut cx, mut state, position) = self.restore(checkpoint, answers)?;
+        let (mut cx, mut state, position) = self.restore(run_context, checkpoint, answers)?;
         let ending = self
             .go(&mut cx, &mut state, Entry::Resume(Box::new(position)))
             .await;
@@ -153,9 +200,11 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         self.drive(cx, state, entry).instrument(span)
     }
 
-    /// Checks `checkpoint` and `answers` against this agent, and rebuilds the paused run.
+    /// Checks `checkpoint` and `answers` against this agent, and rebuilds the paused run, with
+    /// `run_context` and the values the paused run saved (the given ones win).
     fn restore(
         &self,
+        mut run_context: RunContext,
         checkpoint: Checkpoint,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<(Context, States<C>, Position), Error> {
@@ -181,13 +230,15 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             counters,
             mut position,
             interrupts,
+            run_context: saved,
             ..
         } = checkpoint;
         let state = States {
             run: serde_json::from_value(state).map_err(ResumeError::State)?,
             thread: serde_json::from_value(thread_state).map_err(ResumeError::State)?,
         };
-        let mut cx = Context::new(messages);
+        run_context.restore_saved(saved);
+        let mut cx = Context::new(messages).with_run_context(run_context);
         cx.counters = counters;
         cx.run_id = run_id;
         cx.thread_id = thread;

@@ -15,7 +15,7 @@ use crate::interrupt::Interruption;
 use crate::message::{ToolCall, ToolResult};
 use crate::middleware::{ModelNext, ToolNext};
 use crate::model::{Model, ModelRequest, ModelResponse, Usage};
-use crate::tool::{ToolError, ToolRegistry, result_of};
+use crate::tool::{ToolError, ToolExecution, ToolRegistry, result_of};
 
 /// Invokes the model; the innermost `next` of the model-call onion.
 pub(super) struct CallModel<'a, M> {
@@ -94,6 +94,7 @@ fn model_panicked(payload: &(dyn std::any::Any + Send)) -> ModelError {
 /// innermost `next` of the tool-call onion.
 pub(super) struct CallTool<'a> {
     pub(super) tools: &'a ToolRegistry,
+    pub(super) execution: ToolExecution,
 }
 
 impl ToolNext for CallTool<'_> {
@@ -103,10 +104,15 @@ impl ToolNext for CallTool<'_> {
         call: ToolCall,
     ) -> impl Future<Output = ToolResult> + Send {
         // The registry boxes the tool's own future (tools of different types share it).
-        let tools = self.tools;
+        let (tools, execution) = (self.tools, self.execution);
         let cx = cx.view(Raiser::Tool);
         async move {
-            match tools.try_execute_in(cx, &call).await {
+            let outcome = match execution {
+                ToolExecution::Concurrent => tools.try_execute_in(cx, &call).await,
+                #[cfg(feature = "tokio")]
+                ToolExecution::Spawned => tools.try_execute_spawned(cx, &call).await,
+            };
+            match outcome {
                 Err(ToolError::Interrupt { payload }) => {
                     cx.pause(Interruption::new(payload).raised_by_tool(&call.name));
                     ToolResult::paused(&call.id)

@@ -8,15 +8,17 @@ mod input;
 mod output;
 mod run_loop;
 mod thread;
+mod with_context;
 
 pub use builder::AgentBuilder;
 pub use input::Input;
 pub use output::{EndReason, RunOutput};
 pub(crate) use thread::PauseMark;
 pub use thread::{Thread, ThreadError, ThreadId};
+pub use with_context::AgentWith;
 
 use crate::model::{Model, ModelSettings, ResponseFormat};
-use crate::tool::{MessagePolicy, ToolRegistry};
+use crate::tool::{MessagePolicy, ToolExecution, ToolRegistry};
 
 /// The default bound on steps per run (see [`AgentBuilder::max_steps`]).
 pub const DEFAULT_MAX_STEPS: usize = 25;
@@ -50,6 +52,7 @@ pub struct Agent<M, C = ()> {
     settings: ModelSettings,
     max_steps: usize,
     tool_concurrency: usize,
+    tool_execution: ToolExecution,
     tool_error_message: Option<MessagePolicy>,
     response_format: Option<ResponseFormat>,
 }

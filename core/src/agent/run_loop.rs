@@ -448,7 +448,10 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         let answers = cx.tool_answers.get(&call.id).cloned().unwrap_or_default();
         let frame = CallFrame::with_answers(call.id.clone(), call.name.clone(), answers);
         let onion = async {
-            let tool = CallTool { tools: &self.tools };
+            let tool = CallTool {
+                tools: &self.tools,
+                execution: self.tool_execution,
+            };
             let mut onion = <C::WrapsTool as ToolWrap<C>>::layer(
                 &self.chain,
                 &state.run,
@@ -546,6 +549,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             },
             position,
             interrupts,
+            run_context: cx.run_context.saved_values().clone(),
         }))))
     }
 }

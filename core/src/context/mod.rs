@@ -1,5 +1,6 @@
 //! What a hook sees of the run besides its request or response.
 
+mod run_context;
 mod tool;
 
 use std::collections::HashMap;
@@ -15,10 +16,12 @@ use crate::model::Usage;
 use crate::shared::Shared;
 use crate::tool::ToolFailure;
 
+pub use run_context::{RunContext, SavedValueError};
 pub use tool::ToolContext;
 pub use tool::{CallFrame, Raiser, ToolAnswer};
 
-/// What every hook sees of the run: the conversation history and the run's counters.
+/// What every hook sees of the run: the conversation history, the run's counters, and the
+/// values the caller gave to the run ([`RunContext`], read with [`get`](Self::get)).
 ///
 /// Hooks on the model path get `&mut Context` and may edit the history; those edits persist for
 /// the rest of the run, while edits to a [`ModelRequest`](crate::ModelRequest) affect one model
@@ -32,6 +35,8 @@ pub struct Context {
     pub(crate) run_id: String,
     /// The thread the run belongs to, if any.
     pub(crate) thread_id: Option<ThreadId>,
+    /// The values the caller gave to the run (shared, never copied per step).
+    pub(crate) run_context: RunContext,
     /// On a resumed step: where the interrupted sequential hook is (relative to the chain level
     /// being run) and its answer.
     pub(crate) resume: Option<ResumePoint>,
@@ -173,6 +178,39 @@ impl Context {
         self.thread_id.as_ref()
     }
 
+    /// The values the caller gave to this run with
+    /// [`Agent::with_context`](crate::Agent::with_context) (empty for a plain
+    /// [`run`](crate::Agent::run)); see [`RunContext`].
+    #[must_use]
+    pub fn run_context(&self) -> &RunContext {
+        &self.run_context
+    }
+
+    /// The run context's value of type `T`, if the caller gave one: a shortcut for
+    /// `cx.run_context().get::<T>()`.
+    ///
+    /// ```
+    /// use hookchain::{Context, RunContext};
+    ///
+    /// struct Tenant(&'static str);
+    ///
+    /// let cx = Context::new(Vec::new()).with_run_context(RunContext::new().with(Tenant("acme")));
+    /// assert_eq!(cx.get::<Tenant>().map(|tenant| tenant.0), Some("acme"));
+    /// assert!(cx.get::<u32>().is_none());
+    /// ```
+    #[must_use]
+    pub fn get<T: Send + Sync + 'static>(&self) -> Option<&T> {
+        self.run_context.get::<T>()
+    }
+
+    /// This context with `run_context` as the values given to the run. The agent sets them;
+    /// this lets hooks be unit-tested with a run context.
+    #[must_use]
+    pub fn with_run_context(mut self, run_context: RunContext) -> Self {
+        self.run_context = run_context;
+        self
+    }
+
     /// The 1-based number of the current step (one model call per step); 0 in `before_agent`.
     #[must_use]
     pub fn step(&self) -> usize {
@@ -220,6 +258,24 @@ impl Context {
     #[must_use]
     pub fn resume_as<T: DeserializeOwned>(&self) -> Option<Result<T, serde_json::Error>> {
         self.resume_value().map(|answer| T::deserialize(answer))
+    }
+
+    /// What a tool running in a task of its own reads of the run, owned: the history and the
+    /// run context shared (no copy), the ids and counters; none of the loop's bookkeeping.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn for_spawned_tool(&self) -> Context {
+        Context {
+            messages: self.messages.clone(),
+            counters: self.counters,
+            run_id: self.run_id.clone(),
+            thread_id: self.thread_id.clone(),
+            run_context: self.run_context.clone(),
+            resume: None,
+            tool_answers: HashMap::new(),
+            answered: Vec::new(),
+            failures: Vec::new(),
+            running: None,
+        }
     }
 
     /// Whether the member at `start..start + len` of the chain level being run runs its hook.

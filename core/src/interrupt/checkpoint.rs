@@ -1,5 +1,6 @@
 //! A paused run, as data: everything needed to resume it, in this process or another.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -45,6 +46,10 @@ pub struct Checkpoint {
     pub(crate) counters: Counters,
     pub(crate) position: Position,
     pub(crate) interrupts: Vec<Interrupt>,
+    /// The run context's saved values (typed ones are never written): absent when there are
+    /// none, so checkpoints written before the field existed still load.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) run_context: BTreeMap<String, serde_json::Value>,
 }
 
 /// Where in a step the run stopped.

@@ -3,10 +3,13 @@
 
 mod ask_user;
 mod error;
+mod execution;
 mod failure;
 pub(crate) mod fn_tool;
 mod registry;
 pub(crate) mod schema;
+#[cfg(feature = "tokio")]
+mod spawned;
 
 use std::future::Future;
 
@@ -14,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 pub use ask_user::{ASK_USER, AnswerError, AnswerKind, AskUser, Question};
 pub use error::ToolError;
+pub use execution::ToolExecution;
 pub(crate) use failure::MessagePolicy;
 pub use failure::{ToolFailure, ToolFailureKind};
 pub use fn_tool::FnTool;

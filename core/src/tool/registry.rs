@@ -2,7 +2,9 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -15,7 +17,7 @@ use crate::shared::Shared;
 /// Object-safe form of [`Tool`], so tools of different types can share one registry.
 ///
 /// The registry is the one place that boxes: one future per tool call, off the middleware chain.
-trait ErasedTool: Send + Sync {
+pub(super) trait ErasedTool: Send + Sync {
     fn call_boxed<'a>(
         &'a self,
         cx: ToolContext<'a>,
@@ -56,7 +58,8 @@ impl<T: Tool> ErasedTool for T {
 struct Entry {
     /// Where its spec is in `specs`.
     spec: usize,
-    tool: Box<dyn ErasedTool>,
+    /// Shared, so that a call spawned as a task of its own can hold the tool.
+    tool: Arc<dyn ErasedTool>,
 }
 
 /// The tools of an agent, by name.
@@ -91,7 +94,7 @@ impl ToolRegistry {
                 self.specs.len() - 1
             }
         };
-        let tool = Box::new(tool);
+        let tool = Arc::new(tool);
         self.tools.insert(name, Entry { spec: at, tool });
         self
     }
@@ -186,6 +189,12 @@ impl ToolRegistry {
         self.entry(call)?.tool.check_answer(&call.arguments, answer)
     }
 
+    /// The tool of `call`, shared (for a call that runs in a task of its own).
+    #[cfg(feature = "tokio")]
+    pub(super) fn shared(&self, call: &ToolCall) -> Result<Arc<dyn ErasedTool>, ToolError> {
+        self.entry(call).map(|entry| Arc::clone(&entry.tool))
+    }
+
     fn entry(&self, call: &ToolCall) -> Result<&Entry, ToolError> {
         self.named(&call.name)
     }
@@ -208,9 +217,9 @@ pub(crate) fn result_of(call: &ToolCall, outcome: Result<String, ToolError>) -> 
 }
 
 /// Runs a tool's future; a panicking tool must not take the run down: it becomes an error.
-async fn guard(
+pub(super) async fn guard(
     call: &ToolCall,
-    run: BoxFuture<'_, Result<String, ToolError>>,
+    run: impl Future<Output = Result<String, ToolError>>,
 ) -> Result<String, ToolError> {
     AssertUnwindSafe(run)
         .catch_unwind()

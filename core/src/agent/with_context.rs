@@ -1,0 +1,111 @@
+//! [`AgentWith`]: an agent borrowed with the values to give its runs.
+
+use super::{Agent, Input, RunOutput, Thread};
+use crate::context::RunContext;
+use crate::error::Error;
+use crate::interrupt::{Checkpoint, InterruptId};
+use crate::middleware::Middleware;
+use crate::model::Model;
+
+/// An [`Agent`] with a [`RunContext`] to give to its runs; made by
+/// [`Agent::with_context`]. Its methods are the agent's, each run reading the context.
+///
+/// It borrows the agent and is cheap to make: make one per request, with the request's values.
+/// Each run gets its own share of the same values (no copy).
+#[derive(Debug)]
+#[must_use = "call `run`, `run_in`, `resume` or `resume_in` on it"]
+pub struct AgentWith<'a, M, C> {
+    agent: &'a Agent<M, C>,
+    run_context: RunContext,
+}
+
+impl<M, C> Agent<M, C> {
+    /// This agent, with `run_context` given to the runs started through the handle: every hook
+    /// and tool of them reads it ([`Context::get`](crate::Context::get)).
+    ///
+    /// ```
+    /// use hookchain::prelude::*;
+    /// use hookchain::{RunContext, tool};
+    ///
+    /// /// A database handle the application owns.
+    /// struct Db {
+    ///     greeting: &'static str,
+    /// }
+    ///
+    /// /// Greets someone.
+    /// #[tool]
+    /// async fn greet(cx: ToolContext<'_>, name: String) -> String {
+    ///     let greeting = cx.get::<Db>().map_or("Hello", |db| db.greeting);
+    ///     format!("{greeting}, {name}!")
+    /// }
+    ///
+    /// # futures::executor::block_on(async {
+    /// let model = ScriptedModel::new([
+    ///     ModelResponse::tool_calls([ToolCall::new("c1", "greet", serde_json::json!({"name": "Ada"}))]),
+    ///     ModelResponse::text("Done."),
+    /// ]);
+    /// let agent = Agent::builder(model).tool(greet).build();
+    /// let db = Db { greeting: "Grüezi" };
+    /// // The tool answers "Grüezi, Ada!".
+    /// let output = agent.with_context(RunContext::new().with(db)).run("Greet Ada").await?;
+    /// assert_eq!(output.text(), Some("Done."));
+    /// # Ok::<(), hookchain::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn with_context(&self, run_context: RunContext) -> AgentWith<'_, M, C> {
+        AgentWith {
+            agent: self,
+            run_context,
+        }
+    }
+}
+
+impl<M: Model, C: Middleware> AgentWith<'_, M, C> {
+    /// [`Agent::run`], with the run context.
+    pub async fn run(&self, input: impl Into<Input>) -> Result<RunOutput, Error> {
+        self.agent
+            .run_with(self.run_context.clone(), input.into())
+            .await
+    }
+
+    /// [`Agent::run_in`], with the run context.
+    pub async fn run_in(
+        &self,
+        thread: &mut Thread<C::ThreadState>,
+        input: impl Into<Input>,
+    ) -> Result<RunOutput, Error> {
+        self.agent
+            .run_in_with(self.run_context.clone(), thread, input.into())
+            .await
+    }
+
+    /// [`Agent::resume`], with the run context: its typed values must be given again (a
+    /// checkpoint has none); the paused run's saved values come back, except where the run
+    /// context has one of the same key.
+    pub async fn resume(
+        &self,
+        checkpoint: Checkpoint,
+        answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
+    ) -> Result<RunOutput, Error> {
+        self.agent
+            .resume_with(self.run_context.clone(), checkpoint, answers)
+            .await
+    }
+
+    /// [`Agent::resume_in`], with the run context (see [`resume`](Self::resume)).
+    pub async fn resume_in(
+        &self,
+        thread: &mut Thread<C::ThreadState>,
+        checkpoint: Checkpoint,
+        answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
+    ) -> Result<RunOutput, Error> {
+        self.agent
+            .resume_in_with(self.run_context.clone(), thread, checkpoint, answers)
+            .await
+    }
+
+    /// The run context given to the runs.
+    pub fn run_context(&self) -> &RunContext {
+        &self.run_context
+    }
+}
