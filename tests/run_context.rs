@@ -103,11 +103,11 @@ struct WhoAmI {
 
 impl Tool for WhoAmI {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "whoami".to_owned(),
-            description: "Says who the run is for.".to_owned(),
-            parameters: json!({ "type": "object" }),
-        }
+        ToolSpec::new(
+            "whoami",
+            "Says who the run is for.",
+            json!({ "type": "object" }),
+        )
     }
 
     async fn call(&self, cx: ToolContext<'_>, _arguments: Value) -> Result<String, ToolError> {
@@ -173,7 +173,7 @@ async fn every_hook_and_tool_reads_the_run_context() {
 
     let output = agent.with_context(context).run("hi").await.unwrap();
 
-    assert_eq!(output.text(), Some("done"));
+    assert_eq!(output.text().as_deref(), Some("done"));
     assert!(output.tool_failures.is_empty(), "{output:#?}");
     assert_eq!(db.rows(), ["acme:hi"]);
     let events = events(&log);
@@ -208,7 +208,7 @@ async fn a_plain_run_has_an_empty_run_context() {
 
     let output = agent.run("hi").await.unwrap();
 
-    assert_eq!(output.text(), Some("done"));
+    assert_eq!(output.text().as_deref(), Some("done"));
     // The `#[tool]` found no database, and said so to the model.
     assert_eq!(output.tool_failures.len(), 1, "{output:#?}");
     assert_eq!(output.tool_failures[0].tool(), "save_note");
@@ -274,7 +274,7 @@ async fn a_resume_gets_saved_values_back_and_typed_ones_only_when_given_again() 
         .resume(Checkpoint::from_json(&json).unwrap(), answers.clone())
         .await
         .unwrap();
-    assert_eq!(resumed.text(), Some("done"));
+    assert_eq!(resumed.text().as_deref(), Some("done"));
     assert!(
         events(&log).contains(&"whoami:c2:-:de-CH".to_owned()),
         "{:?}",
@@ -313,7 +313,7 @@ async fn a_checkpoint_written_before_run_context_existed_still_loads() {
     let checkpoint = Checkpoint::from_json(&old.to_string()).unwrap();
     let resumed = agent.resume(checkpoint, answers).await.unwrap();
 
-    assert_eq!(resumed.text(), Some("done"));
+    assert_eq!(resumed.text().as_deref(), Some("done"));
     assert!(events(&log).contains(&"whoami:c2:-:-".to_owned()));
 }
 

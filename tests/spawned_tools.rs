@@ -74,7 +74,7 @@ async fn a_tool_that_blocks_its_thread_does_not_stall_the_others() {
         .expect("the run finishes")
         .unwrap();
 
-    assert_eq!(output.text(), Some("done"));
+    assert_eq!(output.text().as_deref(), Some("done"));
     assert!(output.tool_failures.is_empty(), "{output:#?}");
     assert!(
         saw_it.load(Ordering::SeqCst),
@@ -96,11 +96,7 @@ struct Ask {
 
 impl Tool for Ask {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "ask".to_owned(),
-            description: "Asks a person.".to_owned(),
-            parameters: json!({ "type": "object" }),
-        }
+        ToolSpec::new("ask", "Asks a person.", json!({ "type": "object" }))
     }
 
     async fn call(&self, cx: ToolContext<'_>, _arguments: Value) -> Result<String, ToolError> {
@@ -151,7 +147,7 @@ async fn an_interrupt_raised_by_a_spawned_tool_pauses_the_run_and_resumes_it() {
         .unwrap();
 
     assert_eq!(resumed.end, EndReason::Finished);
-    assert_eq!(resumed.text(), Some("done"));
+    assert_eq!(resumed.text().as_deref(), Some("done"));
     let run_id = resumed_run_id(&paused);
     // The spawned tool read its own answer, the call, the run's ids, counters and history, and
     // the run context.
@@ -185,7 +181,7 @@ async fn panic_failure(execution: ToolExecution) -> hookchain::tool::ToolFailure
         .tool_execution(execution)
         .build();
     let output = agent.run("go").await.unwrap();
-    assert_eq!(output.text(), Some("done"));
+    assert_eq!(output.text().as_deref(), Some("done"));
     assert_eq!(output.tool_failures.len(), 1, "{output:#?}");
     output.tool_failures[0].clone()
 }
@@ -251,7 +247,7 @@ fn outside_a_tokio_runtime_spawned_tools_run_in_the_runs_task() {
     let checkpoint = paused.checkpoint.unwrap();
     let resumed = futures::executor::block_on(agent.resume(checkpoint, answers)).unwrap();
 
-    assert_eq!(resumed.text(), Some("done"));
+    assert_eq!(resumed.text().as_deref(), Some("done"));
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 1);
     assert!(seen[0].ends_with("in task false"), "{seen:?}");

@@ -48,7 +48,7 @@ impl<M, C> Agent<M, C> {
     /// let db = Db { greeting: "Grüezi" };
     /// // The tool answers "Grüezi, Ada!".
     /// let output = agent.with_context(RunContext::new().with(db)).run("Greet Ada").await?;
-    /// assert_eq!(output.text(), Some("Done."));
+    /// assert_eq!(output.text().as_deref(), Some("Done."));
     /// # Ok::<(), hookchain::Error>(())
     /// # }).unwrap();
     /// ```

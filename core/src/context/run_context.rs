@@ -41,7 +41,7 @@ use serde::de::DeserializeOwned;
 ///     .build();
 /// let context = RunContext::new().with(Tenant("acme".into()));
 /// let output = agent.with_context(context).run("Hi").await?;
-/// assert_eq!(output.text(), Some("Hello!"));
+/// assert_eq!(output.text().as_deref(), Some("Hello!"));
 /// let prompt = agent.model().requests()[0].system_prompt.clone();
 /// assert_eq!(prompt.as_deref(), Some("You answer for acme."));
 /// # Ok::<(), hookchain::Error>(())
