@@ -240,21 +240,10 @@ impl Content {
     #[inline]
     #[must_use]
     pub fn text(&self) -> Cow<'_, str> {
-        // The common case, without the iterator: one part.
-        if let Repr::One(part) = &self.repr {
-            return Cow::Borrowed(part.as_text().unwrap_or_default());
-        }
-        let mut texts = self.parts().iter().filter_map(ContentPart::as_text);
-        let Some(first) = texts.next() else {
-            return Cow::Borrowed("");
-        };
-        match texts.next() {
-            None => Cow::Borrowed(first),
-            Some(second) => {
-                let mut joined = format!("{first}{second}");
-                texts.for_each(|text| joined.push_str(text));
-                Cow::Owned(joined)
-            }
+        // Small enough to inline where it is read: the common case is one part.
+        match &self.repr {
+            Repr::One(part) => Cow::Borrowed(part.as_text().unwrap_or_default()),
+            Repr::Many(parts) => joined_text(parts),
         }
     }
 
@@ -355,6 +344,22 @@ impl From<Vec<ContentPart>> for Content {
 impl FromIterator<ContentPart> for Content {
     fn from_iter<I: IntoIterator<Item = ContentPart>>(parts: I) -> Self {
         Self::from(parts.into_iter().collect::<Vec<_>>())
+    }
+}
+
+/// The text parts of `parts`, joined.
+fn joined_text(parts: &[ContentPart]) -> Cow<'_, str> {
+    let mut texts = parts.iter().filter_map(ContentPart::as_text);
+    let Some(first) = texts.next() else {
+        return Cow::Borrowed("");
+    };
+    match texts.next() {
+        None => Cow::Borrowed(first),
+        Some(second) => {
+            let mut joined = format!("{first}{second}");
+            texts.for_each(|text| joined.push_str(text));
+            Cow::Owned(joined)
+        }
     }
 }
 

@@ -139,6 +139,7 @@ impl Message {
     }
 
     /// The text of the message: its text parts, joined (see [`Content::text`]).
+    #[inline]
     #[must_use]
     pub fn text(&self) -> std::borrow::Cow<'_, str> {
         self.content.text()
