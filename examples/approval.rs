@@ -22,10 +22,10 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use hookchain::interrupt::{Checkpointer, FileCheckpointer};
-use hookchain::middleware::human_in_the_loop::{
+use hookchain::builtin::human_in_the_loop::{
     ActionRequest, ApprovalRequest, ApprovalResponse, Decision, HumanInTheLoop, ToolPolicy,
 };
+use hookchain::interrupt::{Checkpointer, FileCheckpointer};
 use hookchain::prelude::*;
 use hookchain::{Checkpoint, FnTool, InterruptId, Role, chain};
 use schemars::JsonSchema;

@@ -13,13 +13,13 @@ use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use hookchain::builtin::human_in_the_loop::{
+    ApprovalRequest, ApprovalResponse, Decision, DecisionKind, HumanInTheLoop, HumanInTheLoopError,
+    ToolPolicy,
+};
 use hookchain::error::Report;
 use hookchain::interrupt::{
     CheckpointError, Checkpointer, FileCheckpointer, InMemoryCheckpointer, Position, ResumeError,
-};
-use hookchain::middleware::human_in_the_loop::{
-    ApprovalRequest, ApprovalResponse, Decision, DecisionKind, HumanInTheLoop, HumanInTheLoopError,
-    ToolPolicy,
 };
 use hookchain::middleware::{False, HookSet, True, phase};
 use hookchain::prelude::*;

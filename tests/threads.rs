@@ -9,10 +9,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use hookchain::interrupt::{Checkpointer, FileCheckpointer, InMemoryCheckpointer, ResumeError};
-use hookchain::middleware::human_in_the_loop::{
+use hookchain::builtin::human_in_the_loop::{
     ApprovalRequest, ApprovalResponse, HumanInTheLoop, ToolPolicy,
 };
+use hookchain::interrupt::{Checkpointer, FileCheckpointer, InMemoryCheckpointer, ResumeError};
 use hookchain::prelude::*;
 use hookchain::tool::AskUser;
 use hookchain::{EndReason, Model, ModelError, RunOutput, Thread, ThreadError};

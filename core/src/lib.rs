@@ -12,6 +12,7 @@
 extern crate self as hookchain;
 
 pub mod agent;
+pub mod builtin;
 pub mod chain;
 mod context;
 pub mod error;

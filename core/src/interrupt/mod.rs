@@ -85,7 +85,7 @@
 //! [`FileCheckpointer`], which writes atomically); [`HumanInTheLoop`] and [`AskUser`] are built
 //! on this mechanism.
 //!
-//! [`HumanInTheLoop`]: crate::middleware::human_in_the_loop::HumanInTheLoop
+//! [`HumanInTheLoop`]: crate::builtin::human_in_the_loop::HumanInTheLoop
 //! [`AskUser`]: crate::tool::AskUser
 
 mod answer;

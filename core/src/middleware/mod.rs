@@ -124,7 +124,6 @@
 
 mod flow;
 mod hooks;
-pub mod human_in_the_loop;
 mod marker;
 mod next;
 mod option;

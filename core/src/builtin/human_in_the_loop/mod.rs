@@ -2,7 +2,7 @@
 //!
 //! ```
 //! use hookchain::chain;
-//! use hookchain::middleware::human_in_the_loop::{HumanInTheLoop, ToolPolicy, DecisionKind};
+//! use hookchain::builtin::human_in_the_loop::{HumanInTheLoop, ToolPolicy, DecisionKind};
 //!
 //! let approval = HumanInTheLoop::new()
 //!     .interrupt_on("delete_file", ToolPolicy::always().description("Deletes a file for good"))

@@ -35,7 +35,7 @@ impl ApprovalRequest {
     /// interrupt).
     ///
     /// ```
-    /// # use hookchain::middleware::human_in_the_loop::{ApprovalRequest, ApprovalResponse};
+    /// # use hookchain::builtin::human_in_the_loop::{ApprovalRequest, ApprovalResponse};
     /// # fn answer(interrupt: &hookchain::Interrupt) -> Option<(hookchain::InterruptId, serde_json::Value)> {
     /// let request = ApprovalRequest::from_interrupt(interrupt)?;
     /// Some(ApprovalResponse::approve_all(&request).answer(interrupt))
