@@ -57,6 +57,16 @@ pub use crate::error::{ModelError, ModelErrorKind};
 /// ([`ModelError::is_retryable`]). Never panic on what the provider sends, and never turn a
 /// malformed or truncated answer into an empty one: it is a `MalformedResponse` error.
 ///
+/// A message's [`content`](crate::Message::content) may hold more than text: images (user
+/// messages) and the model's reasoning (assistant messages), as
+/// [`ContentPart`](crate::message::ContentPart)s. Send the parts your provider takes and leave
+/// out the others; keep reasoning the provider returns as reasoning parts of the answer (with
+/// its signature, if the provider signs it), so that it can go back in later requests.
+///
+/// A model that streams overrides [`stream`](Model::stream) as well: it yields the answer as
+/// [`ModelEvent`]s (a [`ResponseAssembler`] turns them back into the response, so `invoke` can be
+/// written on top of `stream`). The default streams the whole answer of `invoke` at once.
+///
 /// ```
 /// use hookchain::prelude::*;
 /// use hookchain::{Model, ModelError, StopReason, Usage};
