@@ -20,6 +20,17 @@ pub trait DynModel: Send + Sync {
         &self,
         request: ModelRequest,
     ) -> BoxFuture<'_, Result<ModelResponse, ModelError>>;
+
+    /// [`Model::provider_name`] (named apart so that calls on a type that is both stay
+    /// unambiguous).
+    fn dyn_provider_name(&self) -> &str {
+        "unknown"
+    }
+
+    /// [`Model::model_name`].
+    fn dyn_model_name(&self) -> Option<&str> {
+        None
+    }
 }
 
 impl<M: Model> DynModel for M {
@@ -29,6 +40,14 @@ impl<M: Model> DynModel for M {
     ) -> BoxFuture<'_, Result<ModelResponse, ModelError>> {
         Box::pin(self.invoke(request))
     }
+
+    fn dyn_provider_name(&self) -> &str {
+        self.provider_name()
+    }
+
+    fn dyn_model_name(&self) -> Option<&str> {
+        self.model_name()
+    }
 }
 
 impl Model for Box<dyn DynModel> {
@@ -37,6 +56,14 @@ impl Model for Box<dyn DynModel> {
         request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
         (**self).invoke_boxed(request)
+    }
+
+    fn provider_name(&self) -> &str {
+        (**self).dyn_provider_name()
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        (**self).dyn_model_name()
     }
 }
 
@@ -100,6 +127,16 @@ impl<M: Model> Model for ModelRouter<M> {
                 self.names().collect::<Vec<_>>().join(", ")
             ))),
         }
+    }
+
+    /// The default model's: a request that names a routed model still names it itself (the
+    /// `chat` span's `gen_ai.request.model` is the request's `model` when it has one).
+    fn provider_name(&self) -> &str {
+        self.default.provider_name()
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        self.default.model_name()
     }
 }
 

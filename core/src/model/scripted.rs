@@ -147,6 +147,15 @@ impl Model for ScriptedModel {
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
         std::future::ready(self.answer(request))
     }
+
+    /// `"scripted"`: no provider serves it.
+    fn provider_name(&self) -> &str {
+        "scripted"
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        Some("scripted")
+    }
 }
 
 impl fmt::Debug for ScriptedModel {

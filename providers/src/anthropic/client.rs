@@ -134,6 +134,15 @@ impl Model for AnthropicModel {
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
         self.call(request)
     }
+
+    /// `"anthropic"`, as OpenTelemetry's GenAI conventions name it.
+    fn provider_name(&self) -> &str {
+        "anthropic"
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        Some(&self.model)
+    }
 }
 
 impl AnthropicBuilder {

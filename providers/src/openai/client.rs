@@ -137,6 +137,15 @@ impl Model for OpenAiModel {
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
         self.call(request)
     }
+
+    /// `"openai"`, as OpenTelemetry's GenAI conventions name it.
+    fn provider_name(&self) -> &str {
+        "openai"
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        Some(&self.model)
+    }
 }
 
 impl OpenAiBuilder {
