@@ -22,6 +22,7 @@ pub mod message;
 pub mod middleware;
 pub mod model;
 mod shared;
+mod telemetry;
 pub mod tool;
 
 pub use agent::{Agent, AgentBuilder, EndReason, Input, RunOutput, Thread, ThreadError, ThreadId};

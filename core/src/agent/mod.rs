@@ -15,11 +15,16 @@ pub use output::{EndReason, RunOutput};
 pub(crate) use thread::PauseMark;
 pub use thread::{Thread, ThreadError, ThreadId};
 
+use std::borrow::Cow;
+
 use crate::model::{Model, ModelSettings, ResponseFormat};
 use crate::tool::{MessagePolicy, ToolRegistry};
 
 /// The default bound on steps per run (see [`AgentBuilder::max_steps`]).
 pub const DEFAULT_MAX_STEPS: usize = 25;
+
+/// The name of an agent that was not given one (see [`AgentBuilder::name`]).
+pub const DEFAULT_AGENT_NAME: &str = "agent";
 
 /// The default number of tool calls of one step that run at the same time.
 pub const DEFAULT_TOOL_CONCURRENCY: usize = 8;
@@ -43,6 +48,7 @@ pub const DEFAULT_TOOL_CONCURRENCY: usize = 8;
 /// ```
 #[derive(Debug)]
 pub struct Agent<M, C = ()> {
+    name: Cow<'static, str>,
     model: M,
     tools: ToolRegistry,
     chain: C,
@@ -62,6 +68,12 @@ impl<M: Model> Agent<M> {
 }
 
 impl<M, C> Agent<M, C> {
+    /// The agent's name ([`AgentBuilder::name`]; [`DEFAULT_AGENT_NAME`] by default), as its
+    /// runs' `invoke_agent` spans give it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// The model.
     pub fn model(&self) -> &M {
         &self.model

@@ -2,8 +2,10 @@
 //! read top to bottom.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::{FutureExt, StreamExt};
+use tracing::Instrument;
 
 use super::Agent;
 use super::innermost::{CallModel, CallTool};
@@ -19,6 +21,7 @@ use crate::middleware::{
     Flow, Hook, Jump, Middleware, ModelNext, ModelWrap, ToolNext, ToolWrap, check_jump,
 };
 use crate::model::{Model, ModelRequest, ModelResponse, ToolChoice};
+use crate::telemetry;
 use crate::tool::{ToolFailure, panic_message};
 
 /// The chain's state during a run: its run-scoped and its thread-scoped part.
@@ -134,6 +137,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             };
             next = match attempt!(self.before_model(cx, state, &mut request).await) {
                 Flow::Continue | Flow::Jump(Jump::Model) => {
+                    let model_calls = cx.counters.model_calls;
                     let model = CallModel { model: &self.model };
                     let mut onion = <C::WrapsModel as ModelWrap<C>>::layer(
                         &self.chain,
@@ -151,6 +155,13 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                             Err(Error::panicked(None, Hook::WrapModelCall, payload.as_ref()))
                         }
                     };
+                    if cx.counters.model_calls == model_calls {
+                        // A wrap answered without calling `next`: no `chat` span says so.
+                        tracing::debug!(
+                            hookchain.hook = Hook::WrapModelCall.name(),
+                            "model call short-circuited"
+                        );
+                    }
                     let response = attempt!(model_response(response));
                     Ok(Next::Response(response))
                 }
@@ -167,20 +178,28 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 }
             };
         };
-        if let Ok(Ending::Paused(_)) = outcome {
+        let ending = if let Ok(Ending::Paused(_)) = outcome {
             // The run is not over: `after_agent` runs when it ends, after the resume.
-            return outcome;
-        }
-        close_dangling(cx, "the run ended before this tool call was executed");
-        let after_agent = self.after_agent(cx, state).await;
-        match (outcome, after_agent) {
-            (Ok(end), Ok(())) => Ok(end),
-            (Err(error), Ok(())) | (Ok(_), Err(error)) => Err(error),
-            (Err(error), Err(also)) => {
-                tracing::warn!(error = %also, "after_agent failed after the run had failed");
-                Err(error)
+            outcome
+        } else {
+            close_dangling(cx, "the run ended before this tool call was executed");
+            let after_agent = self.after_agent(cx, state).await;
+            match (outcome, after_agent) {
+                (Ok(end), Ok(())) => Ok(end),
+                (Err(error), Ok(())) | (Ok(_), Err(error)) => Err(error),
+                (Err(error), Err(also)) => {
+                    tracing::warn!(error = %also, "after_agent failed after the run had failed");
+                    Err(error)
+                }
             }
-        }
+        };
+        // The run's span is the current one (`go` instruments this future with it).
+        telemetry::record_run_end(
+            &tracing::Span::current(),
+            cx.counters.usage,
+            ending.as_ref().err(),
+        );
+        ending
     }
 
     async fn before_agent(&self, cx: &mut Context, state: &mut States<C>) -> Result<Next, Error> {
@@ -188,6 +207,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             return Ok(Next::Step(None));
         }
         cx.running = None;
+        member_event::<C>(Hook::BeforeAgent);
         let flow = AssertUnwindSafe(
             self.chain
                 .before_agent(cx, &mut state.run, &mut state.thread),
@@ -216,6 +236,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             return Ok(());
         }
         cx.running = None;
+        member_event::<C>(Hook::AfterAgent);
         AssertUnwindSafe(
             self.chain
                 .after_agent(cx, &mut state.run, &mut state.thread),
@@ -304,11 +325,13 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         let flow = if !C::HOOKS.contains(Hook::BeforeModel) {
             Ok(Flow::Continue)
         } else if C::SYNC_HOOKS.contains(Hook::BeforeModel) {
+            member_event::<C>(Hook::BeforeModel);
             catch_unwind(AssertUnwindSafe(|| {
                 self.chain.before_model_sync(cx, run, thread, request)
             }))
             .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::BeforeModel, payload)))
         } else {
+            member_event::<C>(Hook::BeforeModel);
             AssertUnwindSafe(self.chain.before_model(cx, run, thread, request))
                 .catch_unwind()
                 .await
@@ -333,11 +356,13 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         let flow = if !C::HOOKS.contains(Hook::AfterModel) {
             Ok(Flow::Continue)
         } else if C::SYNC_HOOKS.contains(Hook::AfterModel) {
+            member_event::<C>(Hook::AfterModel);
             catch_unwind(AssertUnwindSafe(|| {
                 self.chain.after_model_sync(cx, run, thread, response)
             }))
             .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::AfterModel, payload)))
         } else {
+            member_event::<C>(Hook::AfterModel);
             AssertUnwindSafe(self.chain.after_model(cx, run, thread, response))
                 .catch_unwind()
                 .await
@@ -445,10 +470,15 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         state: &States<C>,
         call: ToolCall,
     ) -> Result<ToolResult, Interruption> {
+        let span = telemetry::execute_tool_span(&call.name, &call.id);
         let answers = cx.tool_answers.get(&call.id).cloned().unwrap_or_default();
         let frame = CallFrame::with_answers(call.id.clone(), call.name.clone(), answers);
+        let executed = AtomicBool::new(false);
         let onion = async {
-            let tool = CallTool { tools: &self.tools };
+            let tool = CallTool {
+                tools: &self.tools,
+                executed: &executed,
+            };
             let mut onion = <C::WrapsTool as ToolWrap<C>>::layer(
                 &self.chain,
                 &state.run,
@@ -458,8 +488,20 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             );
             onion.call(ToolContext::new(cx, &frame), call).await
         };
-        // A panic in a wrap hook must not take the run down either.
-        let result = AssertUnwindSafe(onion).catch_unwind().await;
+        // A panic in a wrap hook must not take the run down either. The call runs in its own
+        // span: the calls of a step run concurrently, each polled in turn in the run's span.
+        let result = AssertUnwindSafe(onion)
+            .catch_unwind()
+            .instrument(span.clone())
+            .await;
+        let _in_call = span.enter();
+        if !executed.load(Ordering::Relaxed) {
+            // A wrap answered without calling `next` (or a pause came first).
+            tracing::debug!(
+                hookchain.hook = Hook::WrapToolCall.name(),
+                "tool call short-circuited"
+            );
+        }
         let (id, tool, pause) = frame.into_parts();
         if let Some(interruption) = pause {
             return Err(interruption);
@@ -474,6 +516,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 ToolResult::failed(id, ToolFailure::from_middleware_panic(&tool, message))
             }
         };
+        telemetry::record_tool_result(&span, &result);
         if let Some(failure) = result.failure() {
             // The full error, every cause once, for the operator; the model reads the safe
             // message (or what the agent's policy makes of the failure).
@@ -586,6 +629,14 @@ fn panicked<C: Middleware>(
 ) -> Error {
     let member = cx.running.take().unwrap_or(C::NAME);
     Error::panicked(Some(member), hook, payload.as_ref())
+}
+
+/// The hook event of a chain that is one middleware (a chain of several names each member as
+/// it runs the member's hook).
+fn member_event<C: Middleware>(hook: Hook) {
+    if telemetry::is_member::<C>() && telemetry::hooks_traced() {
+        telemetry::hook_event(C::NAME, hook);
+    }
 }
 
 /// The onion's answer; an unnamed error from a wrap hook is given the hook at least.
