@@ -220,6 +220,9 @@ impl Watch {
     #[hook(before_model)]
     fn before(&self) {}
 
+    #[hook(after_model)]
+    fn after(&self) {}
+
     #[hook(wrap_model_call)]
     async fn around_model(
         &self,
@@ -272,6 +275,11 @@ impl Cache {
 #[hook(before_model)]
 fn stamp(request: &mut ModelRequest) {
     request.system_prompt = Some("stamped".into());
+}
+
+#[hook(after_model)]
+fn note(response: &mut ModelResponse) {
+    tracing::info!(stop = ?response.stop_reason, "noted");
 }
 
 /// A model that calls `ping` and `fail` in one step, then answers.
@@ -365,7 +373,11 @@ async fn a_run_is_an_invoke_agent_span_around_chat_and_execute_tool_spans() {
     let in_tools: Vec<_> = seen.events_saying("in the tool");
     assert_eq!(in_tools.len(), 2);
     for event in in_tools {
-        let expected = if event.fields["text"] == "a" { ping } else { fail };
+        let expected = if event.fields["text"] == "a" {
+            ping
+        } else {
+            fail
+        };
         assert_eq!(event.span, Some(expected));
     }
     let failed = seen.events_saying("tool call failed");
@@ -380,17 +392,20 @@ async fn hook_events_name_the_middleware_and_the_hook() {
     let agent = Agent::builder(two_step_model())
         .tool(ping())
         .tool(fail())
-        .chain(chain![Watch, stamp])
+        .chain(chain![Watch, stamp, note])
         .build();
     let (output, seen) = traced(agent.run("hi")).await;
     output.unwrap();
     let hook = |span: &'static str, member: &str, hook: &str| {
         (Some(span), member.to_owned(), hook.to_owned())
     };
+    // `after_model` hooks run in reverse order.
     let step = [
         hook("invoke_agent", "Watch", "before_model"),
         hook("invoke_agent", "stamp", "before_model"),
         hook("invoke_agent", "Watch", "wrap_model_call"),
+        hook("invoke_agent", "note", "after_model"),
+        hook("invoke_agent", "Watch", "after_model"),
     ];
     let tools = [
         hook("execute_tool", "Watch", "wrap_tool_call"),
@@ -421,31 +436,54 @@ async fn a_chain_of_one_middleware_names_it() {
     );
 }
 
-/// A wrap that answers without calling `next`: no `chat` span, an event saying the model call
-/// was short-circuited, and the hook event of the wrap that answered.
+/// A wrap that answers without calling `next`: no `chat` span, a `DEBUG` event saying the model
+/// call was short-circuited, naming the wraps that may have answered (which one did is not
+/// recorded: see the module docs of `hookchain::agent`), and the hook event of the outermost.
 #[tokio::test]
 async fn a_short_circuited_model_call_has_no_chat_span_but_its_hook_shows() {
+    let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("from the model")]))
+        .chain(Cache)
+        .build();
+    let (output, seen) = traced(agent.run("hi")).await;
+    assert_eq!(output.unwrap().text(), Some("from the cache"));
+    assert!(seen.named("chat").is_empty());
+    let run = seen.one("invoke_agent");
+    assert_eq!(
+        seen.hooks(),
+        [(
+            Some("invoke_agent"),
+            "Cache".to_owned(),
+            "wrap_model_call".to_owned()
+        )]
+    );
+    let short = seen.events_saying("model call short-circuited");
+    assert_eq!(short.len(), 1);
+    assert_eq!(short[0].level, Level::DEBUG);
+    assert_eq!(short[0].span, Some(run));
+    assert_eq!(short[0].fields["hookchain.hook"], "wrap_model_call");
+    assert_eq!(short[0].fields["hookchain.wraps"], "Cache");
+    assert_eq!(seen.field(run, "gen_ai.usage.input_tokens"), Some("0"));
+
+    // Behind another wrap: the outermost's hook event, both named as candidates.
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("from the model")]))
         .chain(chain![Watch, Cache])
         .build();
     let (output, seen) = traced(agent.run("hi")).await;
     assert_eq!(output.unwrap().text(), Some("from the cache"));
     assert!(seen.named("chat").is_empty());
-    let run = seen.one("invoke_agent");
-    let hooks = seen.hooks();
+    let hook =
+        |member: &str, hook: &str| (Some("invoke_agent"), member.to_owned(), hook.to_owned());
     assert_eq!(
-        hooks.last(),
-        Some(&(
-            Some("invoke_agent"),
-            "Cache".to_owned(),
-            "wrap_model_call".to_owned()
-        ))
+        seen.hooks(),
+        [
+            hook("Watch", "before_model"),
+            hook("Watch", "wrap_model_call"),
+            hook("Watch", "after_model"),
+        ]
     );
     let short = seen.events_saying("model call short-circuited");
     assert_eq!(short.len(), 1);
-    assert_eq!(short[0].level, Level::DEBUG);
-    assert_eq!(short[0].span, Some(run));
-    assert_eq!(seen.field(run, "gen_ai.usage.input_tokens"), Some("0"));
+    assert_eq!(short[0].fields["hookchain.wraps"], "Watch, Cache");
 }
 
 /// A tool call a wrap answers: its `execute_tool` span holds the wrap's hook event and an event
@@ -473,10 +511,7 @@ async fn a_short_circuited_tool_call_shows_in_its_execute_tool_span() {
         ModelResponse::tool_calls([ToolCall::new("call_1", "ping", json!({ "text": "a" }))]),
         ModelResponse::text("done"),
     ]);
-    let agent = Agent::builder(model)
-        .tool(ping())
-        .chain(ToolCache)
-        .build();
+    let agent = Agent::builder(model).tool(ping()).chain(ToolCache).build();
     let (output, seen) = traced(agent.run("hi")).await;
     output.unwrap();
     let tool = seen.one("execute_tool");
@@ -493,6 +528,7 @@ async fn a_short_circuited_tool_call_shows_in_its_execute_tool_span() {
     let short = seen.events_saying("tool call short-circuited");
     assert_eq!(short.len(), 1);
     assert_eq!(short[0].span, Some(tool));
+    assert_eq!(short[0].fields["hookchain.wraps"], "ToolCache");
     assert_eq!(seen.field(tool, "error.type"), None);
 }
 

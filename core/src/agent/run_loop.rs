@@ -21,7 +21,7 @@ use crate::middleware::{
     Flow, Hook, Jump, Middleware, ModelNext, ModelWrap, ToolNext, ToolWrap, check_jump,
 };
 use crate::model::{Model, ModelRequest, ModelResponse, ToolChoice};
-use crate::telemetry;
+use crate::telemetry::{self, Ran};
 use crate::tool::{ToolFailure, panic_message};
 
 /// The chain's state during a run: its run-scoped and its thread-scoped part.
@@ -155,10 +155,16 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                             Err(Error::panicked(None, Hook::WrapModelCall, payload.as_ref()))
                         }
                     };
-                    if cx.counters.model_calls == model_calls {
-                        // A wrap answered without calling `next`: no `chat` span says so.
+                    let reached = cx.counters.model_calls != model_calls;
+                    let ran = if reached { Ran::All } else { Ran::First };
+                    hooks_ran::<C>(Hook::WrapModelCall, ran, None);
+                    if !reached {
+                        // A wrap answered without calling `next`: no `chat` span says so. Which
+                        // one is not recorded (see `telemetry::HooksRan`): the event names the
+                        // candidates.
                         tracing::debug!(
                             hookchain.hook = Hook::WrapModelCall.name(),
+                            hookchain.wraps = %telemetry::Wraps::<C>::of(Hook::WrapModelCall),
                             "model call short-circuited"
                         );
                     }
@@ -207,15 +213,16 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             return Ok(Next::Step(None));
         }
         cx.running = None;
-        member_event::<C>(Hook::BeforeAgent);
         let flow = AssertUnwindSafe(
             self.chain
                 .before_agent(cx, &mut state.run, &mut state.thread),
         )
         .catch_unwind()
-        .await
-        .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::BeforeAgent, payload)))
-        .map_err(|error| error.attribute(C::NAME, Hook::BeforeAgent))?;
+        .await;
+        hooks_ran::<C>(Hook::BeforeAgent, Ran::UpTo(cx.running), None);
+        let flow = flow
+            .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::BeforeAgent, payload)))
+            .map_err(|error| error.attribute(C::NAME, Hook::BeforeAgent))?;
         check_jump::<C>(&flow, Hook::BeforeAgent)?;
         Ok(match flow {
             Flow::Continue | Flow::Jump(Jump::Model) => Next::Step(None),
@@ -236,15 +243,18 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             return Ok(());
         }
         cx.running = None;
-        member_event::<C>(Hook::AfterAgent);
-        AssertUnwindSafe(
-            self.chain
-                .after_agent(cx, &mut state.run, &mut state.thread),
-        )
+        let outcome = AssertUnwindSafe(self.chain.after_agent(
+            cx,
+            &mut state.run,
+            &mut state.thread,
+        ))
         .catch_unwind()
-        .await
-        .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::AfterAgent, payload)))
-        .map_err(|error| error.attribute(C::NAME, Hook::AfterAgent))
+        .await;
+        // Every member's `after_agent` runs, whatever an earlier one did.
+        hooks_ran::<C>(Hook::AfterAgent, Ran::All, None);
+        outcome
+            .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::AfterAgent, payload)))
+            .map_err(|error| error.attribute(C::NAME, Hook::AfterAgent))
     }
 
     /// Opens a step: enforces `max_steps`, counts the step.
@@ -322,21 +332,21 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         let States { run, thread } = state;
         // A chain whose `before_model` hooks are all plain `fn`s is called without a future.
         cx.running = None;
+        let resumed_at = cx.resume.as_ref().map(|point| point.at);
         let flow = if !C::HOOKS.contains(Hook::BeforeModel) {
             Ok(Flow::Continue)
         } else if C::SYNC_HOOKS.contains(Hook::BeforeModel) {
-            member_event::<C>(Hook::BeforeModel);
             catch_unwind(AssertUnwindSafe(|| {
                 self.chain.before_model_sync(cx, run, thread, request)
             }))
             .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::BeforeModel, payload)))
         } else {
-            member_event::<C>(Hook::BeforeModel);
             AssertUnwindSafe(self.chain.before_model(cx, run, thread, request))
                 .catch_unwind()
                 .await
                 .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::BeforeModel, payload)))
         };
+        hooks_ran::<C>(Hook::BeforeModel, Ran::UpTo(cx.running), resumed_at);
         // A resume point is for the hooks of the step it interrupted: spent once they ran, even
         // if one failed.
         cx.resume = None;
@@ -353,21 +363,21 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     ) -> Result<Flow, Error> {
         let States { run, thread } = state;
         cx.running = None;
+        let resumed_at = cx.resume.as_ref().map(|point| point.at);
         let flow = if !C::HOOKS.contains(Hook::AfterModel) {
             Ok(Flow::Continue)
         } else if C::SYNC_HOOKS.contains(Hook::AfterModel) {
-            member_event::<C>(Hook::AfterModel);
             catch_unwind(AssertUnwindSafe(|| {
                 self.chain.after_model_sync(cx, run, thread, response)
             }))
             .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::AfterModel, payload)))
         } else {
-            member_event::<C>(Hook::AfterModel);
             AssertUnwindSafe(self.chain.after_model(cx, run, thread, response))
                 .catch_unwind()
                 .await
                 .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::AfterModel, payload)))
         };
+        hooks_ran::<C>(Hook::AfterModel, Ran::UpTo(cx.running), resumed_at);
         cx.resume = None;
         let flow = flow.map_err(|error| error.attribute(C::NAME, Hook::AfterModel))?;
         check_jump::<C>(&flow, Hook::AfterModel)?;
@@ -495,10 +505,14 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             .instrument(span.clone())
             .await;
         let _in_call = span.enter();
-        if !executed.load(Ordering::Relaxed) {
-            // A wrap answered without calling `next` (or a pause came first).
+        let executed = executed.load(Ordering::Relaxed);
+        let ran = if executed { Ran::All } else { Ran::First };
+        hooks_ran::<C>(Hook::WrapToolCall, ran, None);
+        if !executed {
+            // A wrap answered without calling `next` (or paused the call first).
             tracing::debug!(
                 hookchain.hook = Hook::WrapToolCall.name(),
+                hookchain.wraps = %telemetry::Wraps::<C>::of(Hook::WrapToolCall),
                 "tool call short-circuited"
             );
         }
@@ -631,11 +645,17 @@ fn panicked<C: Middleware>(
     Error::panicked(Some(member), hook, payload.as_ref())
 }
 
-/// The hook event of a chain that is one middleware (a chain of several names each member as
-/// it runs the member's hook).
-fn member_event<C: Middleware>(hook: Hook) {
-    if telemetry::is_member::<C>() && telemetry::hooks_traced() {
-        telemetry::hook_event(C::NAME, hook);
+/// The `TRACE` events of the members of `C` that ran `hook`, once it returned (see
+/// [`telemetry::HooksRan`]).
+#[inline]
+fn hooks_ran<C: Middleware>(hook: Hook, ran: Ran, resumed_at: Option<usize>) {
+    if C::HOOKS.contains(hook) && telemetry::hooks_traced() {
+        telemetry::HooksRan {
+            hook,
+            ran,
+            resumed_at,
+        }
+        .emit::<C>();
     }
 }
 

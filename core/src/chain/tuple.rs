@@ -21,7 +21,6 @@ use crate::middleware::{
     ToolWrap, check_jump, phase,
 };
 use crate::model::{ModelRequest, ModelResponse};
-use crate::telemetry;
 
 /// The first of a list of types.
 macro_rules! first {
@@ -44,10 +43,8 @@ macro_rules! layers {
 /// run before the interrupt), returning early on anything but `Flow::Continue` — except a
 /// `Flow::Respond` in `after_model` (`replace $response`), which replaces the response and goes
 /// on through the remaining hooks. `$call` is the hook's call: awaited, or its synchronous form.
-/// `$traced` says whether to emit the member's hook event (see `traced_or_not`).
 macro_rules! run_hook {
     (
-        $traced:expr;
         $idx:tt : $M:ident,
         $kind:ident,
         $order:ident,
@@ -60,9 +57,6 @@ macro_rules! run_hook {
             let entered = $cx.enter(start, <$M as Middleware>::LEN, Order::$order);
             if entered != Enter::Skip {
                 $cx.running = Some(<$M as Middleware>::NAME);
-                if $traced && telemetry::is_member::<$M>() {
-                    telemetry::hook_event(<$M as Middleware>::NAME, Hook::$kind);
-                }
                 let flow = $call
                     .map_err(|error| error.attribute(<$M as Middleware>::NAME, Hook::$kind))?;
                 if entered == Enter::Resumed {
@@ -82,23 +76,6 @@ macro_rules! run_hook {
                     }
                 }
             }
-        }
-    };
-}
-
-/// The members' hooks `$body` twice: with their hook events when someone listens at `TRACE`,
-/// without otherwise. One check per chain call, where checking per member would add a few
-/// instructions per member to every model call (`$body` uses `run_hook!($traced; ..)`).
-macro_rules! traced_or_not {
-    ($traced:ident => $body:block) => {
-        if telemetry::hooks_traced() {
-            #[allow(non_upper_case_globals)]
-            const $traced: bool = true;
-            $body
-        } else {
-            #[allow(non_upper_case_globals)]
-            const $traced: bool = false;
-            $body
         }
     };
 }
@@ -172,10 +149,7 @@ macro_rules! tuple_chain {
                 thread: &mut Self::ThreadState,
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 async move {
-                    // Once per run: one check per member costs nothing worth a second copy.
-                    let traced = telemetry::hooks_traced();
                     $(run_hook!(
-                        traced;
                         $idx: $M, BeforeAgent, Listed, cx,
                         self.$idx.before_agent(cx, &mut state.$idx, &mut thread.$idx).await
                     );)+
@@ -191,16 +165,13 @@ macro_rules! tuple_chain {
                 request: &mut ModelRequest,
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 async move {
-                    traced_or_not!(traced => {
-                        $(run_hook!(
-                            traced;
-                            $idx: $M, BeforeModel, Listed, cx,
-                            sync_or_await!(
-                                self.$idx: $M, BeforeModel, before_model_sync,
-                                before_model(cx, &mut state.$idx, &mut thread.$idx, request)
-                            )
-                        );)+
-                    });
+                    $(run_hook!(
+                        $idx: $M, BeforeModel, Listed, cx,
+                        sync_or_await!(
+                            self.$idx: $M, BeforeModel, before_model_sync,
+                            before_model(cx, &mut state.$idx, &mut thread.$idx, request)
+                        )
+                    );)+
                     Ok(Flow::Continue)
                 }
             }
@@ -213,13 +184,10 @@ macro_rules! tuple_chain {
                 thread: &mut Self::ThreadState,
                 request: &mut ModelRequest,
             ) -> Result<Flow, Error> {
-                traced_or_not!(traced => {
-                    $(run_hook!(
-                        traced;
-                        $idx: $M, BeforeModel, Listed, cx,
-                        self.$idx.before_model_sync(cx, &mut state.$idx, &mut thread.$idx, request)
-                    );)+
-                });
+                $(run_hook!(
+                    $idx: $M, BeforeModel, Listed, cx,
+                    self.$idx.before_model_sync(cx, &mut state.$idx, &mut thread.$idx, request)
+                );)+
                 Ok(Flow::Continue)
             }
 
@@ -245,17 +213,14 @@ macro_rules! tuple_chain {
                 response: &mut ModelResponse,
             ) -> impl Future<Output = Result<Flow, Error>> + Send {
                 async move {
-                    traced_or_not!(traced => {
-                        $(run_hook!(
-                            traced;
-                            $ridx: $RM, AfterModel, Reversed, cx,
-                            sync_or_await!(
-                                self.$ridx: $RM, AfterModel, after_model_sync,
-                                after_model(cx, &mut state.$ridx, &mut thread.$ridx, response)
-                            );
-                            replace response
-                        );)+
-                    });
+                    $(run_hook!(
+                        $ridx: $RM, AfterModel, Reversed, cx,
+                        sync_or_await!(
+                            self.$ridx: $RM, AfterModel, after_model_sync,
+                            after_model(cx, &mut state.$ridx, &mut thread.$ridx, response)
+                        );
+                        replace response
+                    );)+
                     Ok(Flow::Continue)
                 }
             }
@@ -268,16 +233,11 @@ macro_rules! tuple_chain {
                 thread: &mut Self::ThreadState,
                 response: &mut ModelResponse,
             ) -> Result<Flow, Error> {
-                traced_or_not!(traced => {
-                    $(run_hook!(
-                        traced;
-                        $ridx: $RM, AfterModel, Reversed, cx,
-                        self.$ridx.after_model_sync(
-                            cx, &mut state.$ridx, &mut thread.$ridx, response
-                        );
-                        replace response
-                    );)+
-                });
+                $(run_hook!(
+                    $ridx: $RM, AfterModel, Reversed, cx,
+                    self.$ridx.after_model_sync(cx, &mut state.$ridx, &mut thread.$ridx, response);
+                    replace response
+                );)+
                 Ok(Flow::Continue)
             }
 
@@ -322,13 +282,9 @@ macro_rules! tuple_chain {
                     // Every member's after_agent runs, even after one fails or panics; the first
                     // error wins.
                     let mut result = Ok(());
-                    let traced = telemetry::hooks_traced();
                     $(
                         if <$RM as Middleware>::HOOKS.contains(Hook::AfterAgent) {
                             cx.running = Some(<$RM as Middleware>::NAME);
-                            if traced && telemetry::is_member::<$RM>() {
-                                telemetry::hook_event(<$RM as Middleware>::NAME, Hook::AfterAgent);
-                            }
                             let outcome = AssertUnwindSafe(
                                 self.$ridx.after_agent(cx, &mut state.$ridx, &mut thread.$ridx),
                             )

@@ -9,7 +9,6 @@ use crate::context::{Context, Raiser, ToolContext};
 use crate::error::Error;
 use crate::message::{ToolCall, ToolResult};
 use crate::model::{ModelRequest, ModelResponse};
-use crate::telemetry;
 use crate::tool::ToolFailure;
 
 /// The inner part of the model-call onion, as seen by a `wrap_model_call` hook.
@@ -95,9 +94,6 @@ impl<M: Middleware, N: ModelNext> ModelNext for ModelLayer<'_, M, N> {
         cx: &mut Context,
         request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
-        if telemetry::is_member::<M>() && telemetry::hooks_traced() {
-            telemetry::hook_event(M::NAME, Hook::WrapModelCall);
-        }
         self.middleware
             .wrap_model_call(cx, self.state, self.thread, request, &mut self.next)
     }
@@ -141,9 +137,6 @@ impl<M: Middleware, N: ToolNext> ToolNext for ToolLayer<'_, M, N> {
         call: ToolCall,
     ) -> impl Future<Output = ToolResult> + Send {
         let cx = cx.view(Raiser::Member(self.at));
-        if telemetry::is_member::<M>() && telemetry::hooks_traced() {
-            telemetry::hook_event(M::NAME, Hook::WrapToolCall);
-        }
         LayerOutcome::<_, M> {
             hook: self
                 .middleware
