@@ -570,3 +570,47 @@ async fn a_routed_request_names_its_own_model() {
     assert_eq!(seen.field(chat, "gen_ai.request.model"), Some("backup"));
     assert_eq!(seen.field(chat, "gen_ai.provider.name"), Some("scripted"));
 }
+
+/// Asks before the model is called; goes on once answered.
+#[hook(before_model)]
+fn ask(cx: &mut Context) -> Flow {
+    match cx.resume_value() {
+        None => Flow::interrupt(json!({ "question": "may I?" })),
+        Some(_) => Flow::Continue,
+    }
+}
+
+/// A paused run and its resume are two `invoke_agent` spans of the same run id; the resume's
+/// hook events leave out the members that ran before the pause.
+#[tokio::test]
+async fn a_resume_is_an_invoke_agent_span_of_the_same_run() {
+    let model = ScriptedModel::new([ModelResponse::text("done").with_usage(Usage::new(3, 4))]);
+    let agent = Agent::builder(model).chain(chain![stamp, ask]).build();
+    let (output, paused) = traced(agent.run("hi")).await;
+    let output = output.unwrap();
+    let checkpoint = output.checkpoint.clone().expect("paused");
+    let id = output.interrupts()[0].id.clone();
+    let (output, resumed) = traced(agent.resume(checkpoint, [(id, json!("yes"))])).await;
+    assert_eq!(output.unwrap().text(), Some("done"));
+
+    let (first, second) = (paused.one("invoke_agent"), resumed.one("invoke_agent"));
+    let run_id = paused.field(first, "hookchain.run.id").unwrap();
+    assert_eq!(resumed.field(second, "hookchain.run.id"), Some(run_id));
+    assert!(paused.named("chat").is_empty());
+    assert_eq!(paused.field(first, "error.type"), None);
+    assert_eq!(resumed.spans[resumed.one("chat")].parent, Some(second));
+    assert_eq!(
+        resumed.field(second, "gen_ai.usage.output_tokens"),
+        Some("4")
+    );
+
+    let hook = |member: &str| {
+        (
+            Some("invoke_agent"),
+            member.to_owned(),
+            "before_model".to_owned(),
+        )
+    };
+    assert_eq!(paused.hooks(), [hook("stamp"), hook("ask")]);
+    assert_eq!(resumed.hooks(), [hook("ask")]);
+}
