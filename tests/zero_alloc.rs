@@ -455,6 +455,33 @@ fn agent_run_with_a_tool_call_and_ten_members_allocates_as_the_empty_chain() {
     );
 }
 
+/// With a subscriber recording everything (a bare `tracing_subscriber` registry: every span,
+/// every `TRACE` hook event), the members still allocate nothing: the 10-member chain's runs
+/// allocate as the empty chain's, which make the same spans. One-time allocations (the
+/// registry growing its span slab, a call site registering itself first on this thread while
+/// other tests run) may land in either measurement: a few in all, where one per run would be
+/// `CALLS`.
+#[test]
+fn agent_run_with_ten_members_allocates_as_the_empty_chain_with_a_subscriber() {
+    let subscriber = tracing_subscriber::registry();
+    let ((ten, model_calls, tool_calls), (empty, ..)) =
+        tracing::subscriber::with_default(subscriber, || {
+            measure_runs(TEN, true);
+            measure_runs((), true);
+            (measure_runs(TEN, true), measure_runs((), true))
+        });
+    println!(
+        "Agent::run with a subscriber, 2 model calls + 1 tool call: 10 members {ten} allocs / {CALLS} runs ({} per run), empty chain {empty} ({} per run)",
+        ten / CALLS,
+        empty / CALLS
+    );
+    assert_eq!((model_calls, tool_calls), (2, 1));
+    assert!(
+        ten.abs_diff(empty) < 10,
+        "10 members: {ten} allocs in {CALLS} runs, empty chain: {empty}"
+    );
+}
+
 /// The macro-generated twin of [`Bump`]: the same hooks, written with `#[middleware]`.
 #[derive(Debug, Clone, Copy)]
 struct MacroBump;

@@ -23,6 +23,7 @@ pub mod message;
 pub mod middleware;
 pub mod model;
 mod shared;
+mod telemetry;
 pub mod tool;
 
 pub use agent::{

@@ -148,7 +148,28 @@ fn sizes() {
     );
 }
 
+/// Installs the subscriber `HOOKCHAIN_BENCH_SUBSCRIBER` names, to count what tracing costs
+/// when someone listens: `trace` (a bare registry: every span and hook event is recorded),
+/// `info` (the registry behind an `INFO` filter: spans, no hook events). Unset: no subscriber.
+fn install_subscriber() -> Result<(), String> {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::registry;
+    let installed = match std::env::var("HOOKCHAIN_BENCH_SUBSCRIBER").as_deref() {
+        Err(_) => return Ok(()),
+        Ok("trace") => tracing::subscriber::set_global_default(registry()),
+        Ok("info") => tracing::subscriber::set_global_default(
+            registry().with(tracing_subscriber::filter::LevelFilter::INFO),
+        ),
+        Ok(other) => return Err(format!("HOOKCHAIN_BENCH_SUBSCRIBER={other}: trace or info")),
+    };
+    installed.map_err(|error| error.to_string())
+}
+
 fn main() -> ExitCode {
+    if let Err(error) = install_subscriber() {
+        eprintln!("{error}");
+        return ExitCode::FAILURE;
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (variant, m) = match args.as_slice() {
         [cmd] if cmd == "sizes" => {

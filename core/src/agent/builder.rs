@@ -1,6 +1,8 @@
 //! Builds an [`Agent`].
 
-use super::{Agent, DEFAULT_MAX_STEPS, DEFAULT_TOOL_CONCURRENCY};
+use std::borrow::Cow;
+
+use super::{Agent, DEFAULT_AGENT_NAME, DEFAULT_MAX_STEPS, DEFAULT_TOOL_CONCURRENCY};
 use crate::middleware::Middleware;
 use crate::model::{Model, ModelSettings, ResponseFormat};
 use crate::tool::{MessagePolicy, Tool, ToolExecution, ToolFailure, ToolRegistry};
@@ -16,6 +18,7 @@ impl<M: Model> AgentBuilder<M> {
     pub(super) fn new(model: M) -> Self {
         Self {
             agent: Agent {
+                name: Cow::Borrowed(DEFAULT_AGENT_NAME),
                 model,
                 tools: ToolRegistry::new(),
                 chain: (),
@@ -35,6 +38,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
     /// Sets the middleware chain: a middleware, a tuple of them, or what `chain![..]` builds.
     pub fn chain<C2: Middleware>(self, chain: C2) -> AgentBuilder<M, C2> {
         let Agent {
+            name,
             model,
             tools,
             chain: _,
@@ -48,6 +52,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
         } = self.agent;
         AgentBuilder {
             agent: Agent {
+                name,
                 model,
                 tools,
                 chain,
@@ -60,6 +65,20 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
                 response_format,
             },
         }
+    }
+
+    /// Names the agent (default [`DEFAULT_AGENT_NAME`]): its runs' spans are
+    /// `invoke_agent {name}`, with `gen_ai.agent.name` = `name` (see [`agent`](super)).
+    ///
+    /// ```
+    /// use hookchain::prelude::*;
+    ///
+    /// let agent = Agent::builder(ScriptedModel::new([])).name("support").build();
+    /// assert_eq!(agent.name(), "support");
+    /// ```
+    pub fn name(mut self, name: impl Into<Cow<'static, str>>) -> Self {
+        self.agent.name = name.into();
+        self
     }
 
     /// Adds a tool.

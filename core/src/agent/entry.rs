@@ -15,6 +15,7 @@ use crate::message::{Message, check_editable, close_interior};
 use crate::middleware::Middleware;
 use crate::model::Model;
 use crate::shared::Shared;
+use crate::telemetry;
 
 /// The answers of a resume, by interrupt id.
 type Answers = HashMap<InterruptId, serde_json::Value>;
@@ -187,16 +188,18 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         keep(thread, cx, state, ending)
     }
 
-    /// The loop, in the run's tracing span. A plain `fn`, not an `async fn`: every state
-    /// machine between the run and the deepest wrap hook counts against the compiler's
-    /// query-depth limit (see `drive`), and this one would cost a wrapping member.
+    /// The loop, in the run's `invoke_agent` span (`drive` records how it ended there). A plain
+    /// `fn`, not an `async fn`: every state machine between the run and the deepest wrap hook
+    /// counts against the compiler's query-depth limit (see `drive`), and this one would cost a
+    /// wrapping member.
     fn go<'s>(
         &'s self,
         cx: &'s mut Context,
         state: &'s mut States<C>,
         entry: Entry,
     ) -> Instrumented<impl Future<Output = Result<Ending, Error>> + 's> {
-        let span = tracing::info_span!("hookchain.run", max_steps = self.max_steps);
+        let thread = cx.thread_id.as_ref().map(|id| id as &dyn std::fmt::Display);
+        let span = telemetry::invoke_agent_span(&self.name, &cx.run_id, thread, self.max_steps);
         self.drive(cx, state, entry).instrument(span)
     }
 

@@ -7,7 +7,10 @@
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context as TaskContext, Poll};
+
+use tracing::Span;
 
 use crate::context::{Context, Raiser, ToolContext};
 use crate::error::{Error, ModelError};
@@ -15,6 +18,7 @@ use crate::interrupt::Interruption;
 use crate::message::{ToolCall, ToolResult};
 use crate::middleware::{ModelNext, ToolNext};
 use crate::model::{Model, ModelRequest, ModelResponse, Usage};
+use crate::telemetry;
 use crate::tool::{ToolError, ToolExecution, ToolRegistry, result_of};
 
 /// Invokes the model; the innermost `next` of the model-call onion.
@@ -29,16 +33,22 @@ impl<M: Model> ModelNext for CallModel<'_, M> {
         request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
         cx.counters.model_calls += 1;
+        // Every call the model really answers has its span: a retry's too, a short-circuited
+        // call's not.
+        let span = telemetry::chat_span(self.model, &request);
         // A model that panics fails the call (as a model error) rather than the run's task:
         // caught here, making its future, and in the future's own poll (no extra layer).
         let model = self.model;
-        match catch_unwind(AssertUnwindSafe(|| model.invoke(request))) {
+        let invoke = span.in_scope(|| catch_unwind(AssertUnwindSafe(|| model.invoke(request))));
+        match invoke {
             Ok(invoke) => ModelCall::Running {
                 invoke,
                 usage: &mut cx.counters.usage,
+                span,
             },
             Err(payload) => ModelCall::Panicked {
                 error: Some(model_panicked(payload.as_ref())),
+                span,
             },
         }
     }
@@ -47,16 +57,19 @@ impl<M: Model> ModelNext for CallModel<'_, M> {
 pin_project_lite::pin_project! {
     /// The model's own future, with its error lifted into [`Error::Model`] and its usage
     /// counted: here, where the model is really called, every call counts — also one whose
-    /// response a wrap discards (a retry, a validation) — and nothing else does.
+    /// response a wrap discards (a retry, a validation) — and nothing else does. Polled in its
+    /// `chat` span, which records the answer (or the error).
     #[project = ModelCallProjection]
     enum ModelCall<'c, F> {
         Running {
             #[pin]
             invoke: F,
             usage: &'c mut Usage,
+            span: Span,
         },
         Panicked {
             error: Option<ModelError>,
+            span: Span,
         },
     }
 }
@@ -65,20 +78,34 @@ impl<F: Future<Output = Result<ModelResponse, ModelError>>> Future for ModelCall
     type Output = Result<ModelResponse, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
-        let (invoke, usage) = match self.project() {
-            ModelCallProjection::Running { invoke, usage } => (invoke, usage),
-            ModelCallProjection::Panicked { error } => {
+        let (invoke, usage, span) = match self.project() {
+            ModelCallProjection::Running {
+                invoke,
+                usage,
+                span,
+            } => (invoke, usage, span),
+            ModelCallProjection::Panicked { error, span } => {
                 let error = error
                     .take()
                     .unwrap_or_else(|| model_panicked(&"polled again"));
+                telemetry::record_model_error(span, error.kind());
                 return Poll::Ready(Err(Error::Model(error)));
             }
         };
-        let polled = catch_unwind(AssertUnwindSafe(|| invoke.poll(cx)))
+        let polled = span
+            .in_scope(|| catch_unwind(AssertUnwindSafe(|| invoke.poll(cx))))
             .unwrap_or_else(|payload| Poll::Ready(Err(model_panicked(payload.as_ref()))));
-        let response = std::task::ready!(polled).map_err(Error::Model)?;
-        **usage += response.usage;
-        Poll::Ready(Ok(response))
+        match std::task::ready!(polled) {
+            Ok(response) => {
+                **usage += response.usage;
+                telemetry::record_response(span, &response);
+                Poll::Ready(Ok(response))
+            }
+            Err(error) => {
+                telemetry::record_model_error(span, error.kind());
+                Poll::Ready(Err(Error::Model(error)))
+            }
+        }
     }
 }
 
@@ -95,6 +122,8 @@ fn model_panicked(payload: &(dyn std::any::Any + Send)) -> ModelError {
 pub(super) struct CallTool<'a> {
     pub(super) tools: &'a ToolRegistry,
     pub(super) execution: ToolExecution,
+    /// Set once the tool runs: a call whose wraps never reach the tool was short-circuited.
+    pub(super) executed: &'a AtomicBool,
 }
 
 impl ToolNext for CallTool<'_> {
@@ -106,6 +135,7 @@ impl ToolNext for CallTool<'_> {
         // The registry boxes the tool's own future (tools of different types share it).
         let (tools, execution) = (self.tools, self.execution);
         let cx = cx.view(Raiser::Tool);
+        self.executed.store(true, Ordering::Relaxed);
         async move {
             let outcome = match execution {
                 ToolExecution::Concurrent => tools.try_execute_in(cx, &call).await,

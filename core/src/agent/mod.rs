@@ -1,5 +1,39 @@
 //! The [`Agent`]: a model, tools and a middleware chain, running the agent loop (the order of
 //! the hooks is in [`Middleware`](crate::Middleware)'s docs).
+//!
+//! # Tracing
+//!
+//! A run reports to [`tracing`](https://docs.rs/tracing) in spans named and attributed as
+//! OpenTelemetry's [GenAI semantic conventions](https://opentelemetry.io/docs/specs/semconv/gen-ai/)
+//! (development status) name them; `otel.name` is the name an OpenTelemetry exporter
+//! (`tracing-opentelemetry`) gives the span. hookchain depends on `tracing` only: install any
+//! subscriber, or none (then each span and event costs a level check and allocates nothing).
+//!
+//! | span (level) | `otel.name` | fields | one per |
+//! |---|---|---|---|
+//! | `invoke_agent` (`INFO`) | `invoke_agent {agent}` | `gen_ai.operation.name` = `invoke_agent`, `gen_ai.agent.name` ([`AgentBuilder::name`]), `gen_ai.conversation.id` (the [`Thread`]'s id, in a thread), `hookchain.run.id` (the run's id, the same across its resumes), `hookchain.max_steps`; at the end `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens` (the run's totals so far) and `error.type` if the run failed | run, and resume of a paused run |
+//! | `chat` (`INFO`), in `invoke_agent` | `chat {model}` | `gen_ai.operation.name` = `chat`, `gen_ai.provider.name` ([`Model::provider_name`]), `gen_ai.request.model` (the request's [`model`](crate::ModelRequest::model), else [`Model::model_name`]); when it answers `gen_ai.usage.input_tokens`, `gen_ai.usage.output_tokens`, `gen_ai.response.finish_reasons` (`stop`, `tool_calls`, `length`, `content_filter`), or `error.type` (the [`ModelErrorKind`](crate::ModelErrorKind) in snake case: `rate_limited`, `timeout`, …) | call the model really answers: each retry has its own, a call a wrap answers without calling `next` has none |
+//! | `execute_tool` (`INFO`), in `invoke_agent` | `execute_tool {tool}` | `gen_ai.operation.name` = `execute_tool`, `gen_ai.tool.name`, `gen_ai.tool.call.id`; `error.type` when the result is an error (the [`ToolFailureKind`](crate::tool::ToolFailureKind) in snake case, or `tool_error` for an error result a hook made) | tool call the model asked for; the call's `wrap_tool_call` hooks and the tool run in it (concurrent calls each in their own) |
+//!
+//! And events:
+//!
+//! | event (level) | fields | when |
+//! |---|---|---|
+//! | `hook` (`TRACE`), in `invoke_agent` or `execute_tool` | `hookchain.middleware` (the member's [`NAME`](crate::Middleware::NAME)), `hookchain.hook` (`before_model`, `wrap_tool_call`, …) | one per member that ran a hook, in the order they ran, emitted when the chain's hook (or onion) returned: `before_*` up to the member that stopped the others, `after_model` in reverse, every `after_agent`; every wrap of an onion that reached the model or the tool, else the outermost only; a `wrap_tool_call` in its call's `execute_tool` |
+//! | `model call short-circuited` (`DEBUG`), in `invoke_agent` | `hookchain.hook` = `wrap_model_call`, `hookchain.wraps` (the members that wrap the model call, outermost first: one of them answered) | the model-call onion answered without calling the model (no `chat` span) |
+//! | `tool call short-circuited` (`DEBUG`), in `execute_tool` | `hookchain.hook` = `wrap_tool_call`, `hookchain.wraps` | the tool-call onion answered without running the tool (or paused it first) |
+//! | `tool call failed` (`WARN`), in `execute_tool` | `tool`, `call_id`, `kind`, `error` (every cause) | a tool call failed |
+//!
+//! The hook events are `TRACE` because they are many (several per step and member) and tell
+//! the story of the chain rather than of the run. The agent loop emits them after the fact,
+//! from what it records anyway (the last member entered), not the chain as each member runs:
+//! any per-member work on the model path — even testing a flag — cost the chain 16 to 67 %
+//! more instructions per model call, where the loop's level check costs nothing measurable
+//! (*Cost of tracing* in `BENCHMARKS.md`). Hence their two limits: an event a hook emits
+//! itself comes before that hook's `hook` event, and of the wraps of a short-circuited call
+//! only the outermost is known to have run. Events have the default targets
+//! (`hookchain_core::…`): `RUST_LOG=hookchain_core=trace` shows them all. The README's
+//! *Observability* section shows how to export the spans to OpenTelemetry.
 
 mod builder;
 mod entry;
@@ -17,11 +51,16 @@ pub(crate) use thread::PauseMark;
 pub use thread::{Thread, ThreadError, ThreadId};
 pub use with_context::AgentWith;
 
+use std::borrow::Cow;
+
 use crate::model::{Model, ModelSettings, ResponseFormat};
 use crate::tool::{MessagePolicy, ToolExecution, ToolRegistry};
 
 /// The default bound on steps per run (see [`AgentBuilder::max_steps`]).
 pub const DEFAULT_MAX_STEPS: usize = 25;
+
+/// The name of an agent that was not given one (see [`AgentBuilder::name`]).
+pub const DEFAULT_AGENT_NAME: &str = "agent";
 
 /// The default number of tool calls of one step that run at the same time.
 pub const DEFAULT_TOOL_CONCURRENCY: usize = 8;
@@ -45,6 +84,7 @@ pub const DEFAULT_TOOL_CONCURRENCY: usize = 8;
 /// ```
 #[derive(Debug)]
 pub struct Agent<M, C = ()> {
+    name: Cow<'static, str>,
     model: M,
     tools: ToolRegistry,
     chain: C,
@@ -65,6 +105,12 @@ impl<M: Model> Agent<M> {
 }
 
 impl<M, C> Agent<M, C> {
+    /// The agent's name ([`AgentBuilder::name`]; [`DEFAULT_AGENT_NAME`] by default), as its
+    /// runs' `invoke_agent` spans give it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     /// The model.
     pub fn model(&self) -> &M {
         &self.model

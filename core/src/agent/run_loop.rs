@@ -2,8 +2,10 @@
 //! read top to bottom.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::{FutureExt, StreamExt};
+use tracing::Instrument;
 
 use super::Agent;
 use super::innermost::{CallModel, CallTool};
@@ -19,6 +21,7 @@ use crate::middleware::{
     Flow, Hook, Jump, Middleware, ModelNext, ModelWrap, ToolNext, ToolWrap, check_jump,
 };
 use crate::model::{Model, ModelRequest, ModelResponse, ToolChoice};
+use crate::telemetry::{self, Ran};
 use crate::tool::{ToolFailure, panic_message};
 
 /// The chain's state during a run: its run-scoped and its thread-scoped part.
@@ -134,6 +137,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             };
             next = match attempt!(self.before_model(cx, state, &mut request).await) {
                 Flow::Continue | Flow::Jump(Jump::Model) => {
+                    let model_calls = cx.counters.model_calls;
                     let model = CallModel { model: &self.model };
                     let mut onion = <C::WrapsModel as ModelWrap<C>>::layer(
                         &self.chain,
@@ -151,6 +155,19 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                             Err(Error::panicked(None, Hook::WrapModelCall, payload.as_ref()))
                         }
                     };
+                    let reached = cx.counters.model_calls != model_calls;
+                    let ran = if reached { Ran::All } else { Ran::First };
+                    hooks_ran::<C>(Hook::WrapModelCall, ran, None);
+                    if !reached {
+                        // A wrap answered without calling `next`: no `chat` span says so. Which
+                        // one is not recorded (see `telemetry::HooksRan`): the event names the
+                        // candidates.
+                        tracing::debug!(
+                            hookchain.hook = Hook::WrapModelCall.name(),
+                            hookchain.wraps = %telemetry::Wraps::<C>::of(Hook::WrapModelCall),
+                            "model call short-circuited"
+                        );
+                    }
                     let response = attempt!(model_response(response));
                     Ok(Next::Response(response))
                 }
@@ -167,20 +184,28 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 }
             };
         };
-        if let Ok(Ending::Paused(_)) = outcome {
+        let ending = if let Ok(Ending::Paused(_)) = outcome {
             // The run is not over: `after_agent` runs when it ends, after the resume.
-            return outcome;
-        }
-        close_dangling(cx, "the run ended before this tool call was executed");
-        let after_agent = self.after_agent(cx, state).await;
-        match (outcome, after_agent) {
-            (Ok(end), Ok(())) => Ok(end),
-            (Err(error), Ok(())) | (Ok(_), Err(error)) => Err(error),
-            (Err(error), Err(also)) => {
-                tracing::warn!(error = %also, "after_agent failed after the run had failed");
-                Err(error)
+            outcome
+        } else {
+            close_dangling(cx, "the run ended before this tool call was executed");
+            let after_agent = self.after_agent(cx, state).await;
+            match (outcome, after_agent) {
+                (Ok(end), Ok(())) => Ok(end),
+                (Err(error), Ok(())) | (Ok(_), Err(error)) => Err(error),
+                (Err(error), Err(also)) => {
+                    tracing::warn!(error = %also, "after_agent failed after the run had failed");
+                    Err(error)
+                }
             }
-        }
+        };
+        // The run's span is the current one (`go` instruments this future with it).
+        telemetry::record_run_end(
+            &tracing::Span::current(),
+            cx.counters.usage,
+            ending.as_ref().err(),
+        );
+        ending
     }
 
     async fn before_agent(&self, cx: &mut Context, state: &mut States<C>) -> Result<Next, Error> {
@@ -193,9 +218,11 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 .before_agent(cx, &mut state.run, &mut state.thread),
         )
         .catch_unwind()
-        .await
-        .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::BeforeAgent, payload)))
-        .map_err(|error| error.attribute(C::NAME, Hook::BeforeAgent))?;
+        .await;
+        hooks_ran::<C>(Hook::BeforeAgent, Ran::UpTo(cx.running), None);
+        let flow = flow
+            .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::BeforeAgent, payload)))
+            .map_err(|error| error.attribute(C::NAME, Hook::BeforeAgent))?;
         check_jump::<C>(&flow, Hook::BeforeAgent)?;
         Ok(match flow {
             Flow::Continue | Flow::Jump(Jump::Model) => Next::Step(None),
@@ -216,14 +243,18 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             return Ok(());
         }
         cx.running = None;
-        AssertUnwindSafe(
-            self.chain
-                .after_agent(cx, &mut state.run, &mut state.thread),
-        )
+        let outcome = AssertUnwindSafe(self.chain.after_agent(
+            cx,
+            &mut state.run,
+            &mut state.thread,
+        ))
         .catch_unwind()
-        .await
-        .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::AfterAgent, payload)))
-        .map_err(|error| error.attribute(C::NAME, Hook::AfterAgent))
+        .await;
+        // Every member's `after_agent` runs, whatever an earlier one did.
+        hooks_ran::<C>(Hook::AfterAgent, Ran::All, None);
+        outcome
+            .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::AfterAgent, payload)))
+            .map_err(|error| error.attribute(C::NAME, Hook::AfterAgent))
     }
 
     /// Opens a step: enforces `max_steps`, counts the step.
@@ -301,6 +332,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         let States { run, thread } = state;
         // A chain whose `before_model` hooks are all plain `fn`s is called without a future.
         cx.running = None;
+        let resumed_at = cx.resume.as_ref().map(|point| point.at);
         let flow = if !C::HOOKS.contains(Hook::BeforeModel) {
             Ok(Flow::Continue)
         } else if C::SYNC_HOOKS.contains(Hook::BeforeModel) {
@@ -314,6 +346,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 .await
                 .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::BeforeModel, payload)))
         };
+        hooks_ran::<C>(Hook::BeforeModel, Ran::UpTo(cx.running), resumed_at);
         // A resume point is for the hooks of the step it interrupted: spent once they ran, even
         // if one failed.
         cx.resume = None;
@@ -330,6 +363,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     ) -> Result<Flow, Error> {
         let States { run, thread } = state;
         cx.running = None;
+        let resumed_at = cx.resume.as_ref().map(|point| point.at);
         let flow = if !C::HOOKS.contains(Hook::AfterModel) {
             Ok(Flow::Continue)
         } else if C::SYNC_HOOKS.contains(Hook::AfterModel) {
@@ -343,6 +377,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 .await
                 .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::AfterModel, payload)))
         };
+        hooks_ran::<C>(Hook::AfterModel, Ran::UpTo(cx.running), resumed_at);
         cx.resume = None;
         let flow = flow.map_err(|error| error.attribute(C::NAME, Hook::AfterModel))?;
         check_jump::<C>(&flow, Hook::AfterModel)?;
@@ -445,12 +480,15 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         state: &States<C>,
         call: ToolCall,
     ) -> Result<ToolResult, Interruption> {
+        let span = telemetry::execute_tool_span(&call.name, &call.id);
         let answers = cx.tool_answers.get(&call.id).cloned().unwrap_or_default();
         let frame = CallFrame::with_answers(call.id.clone(), call.name.clone(), answers);
+        let executed = AtomicBool::new(false);
         let onion = async {
             let tool = CallTool {
                 tools: &self.tools,
                 execution: self.tool_execution,
+                executed: &executed,
             };
             let mut onion = <C::WrapsTool as ToolWrap<C>>::layer(
                 &self.chain,
@@ -461,8 +499,24 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             );
             onion.call(ToolContext::new(cx, &frame), call).await
         };
-        // A panic in a wrap hook must not take the run down either.
-        let result = AssertUnwindSafe(onion).catch_unwind().await;
+        // A panic in a wrap hook must not take the run down either. The call runs in its own
+        // span: the calls of a step run concurrently, each polled in turn in the run's span.
+        let result = AssertUnwindSafe(onion)
+            .catch_unwind()
+            .instrument(span.clone())
+            .await;
+        let _in_call = span.enter();
+        let executed = executed.load(Ordering::Relaxed);
+        let ran = if executed { Ran::All } else { Ran::First };
+        hooks_ran::<C>(Hook::WrapToolCall, ran, None);
+        if !executed {
+            // A wrap answered without calling `next` (or paused the call first).
+            tracing::debug!(
+                hookchain.hook = Hook::WrapToolCall.name(),
+                hookchain.wraps = %telemetry::Wraps::<C>::of(Hook::WrapToolCall),
+                "tool call short-circuited"
+            );
+        }
         let (id, tool, pause) = frame.into_parts();
         if let Some(interruption) = pause {
             return Err(interruption);
@@ -477,6 +531,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 ToolResult::failed(id, ToolFailure::from_middleware_panic(&tool, message))
             }
         };
+        telemetry::record_tool_result(&span, &result);
         if let Some(failure) = result.failure() {
             // The full error, every cause once, for the operator; the model reads the safe
             // message (or what the agent's policy makes of the failure).
@@ -590,6 +645,20 @@ fn panicked<C: Middleware>(
 ) -> Error {
     let member = cx.running.take().unwrap_or(C::NAME);
     Error::panicked(Some(member), hook, payload.as_ref())
+}
+
+/// The `TRACE` events of the members of `C` that ran `hook`, once it returned (see
+/// [`telemetry::HooksRan`]).
+#[inline]
+fn hooks_ran<C: Middleware>(hook: Hook, ran: Ran, resumed_at: Option<usize>) {
+    if C::HOOKS.contains(hook) && telemetry::hooks_traced() {
+        telemetry::HooksRan {
+            hook,
+            ran,
+            resumed_at,
+        }
+        .emit::<C>();
+    }
 }
 
 /// The onion's answer; an unnamed error from a wrap hook is given the hook at least.

@@ -163,6 +163,15 @@ impl MemberList {
             .iter()
             .map(|member| member.name)
     }
+
+    /// Each member's name and hooks, in listing order.
+    pub(crate) fn hooks(
+        &self,
+    ) -> impl DoubleEndedIterator<Item = (&'static str, HookSet)> + ExactSizeIterator + '_ {
+        self.items[..self.len.min(MAX_MEMBERS)]
+            .iter()
+            .map(|member| (member.name, member.hooks))
+    }
 }
 
 /// The checks a chain must pass to run, evaluated at compile time (post-monomorphization: they

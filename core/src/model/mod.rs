@@ -102,6 +102,13 @@ pub use crate::error::{ModelError, ModelErrorKind};
 /// A model can also name itself in requests: a [`ModelRouter`] holds several and sends each
 /// request to the one its [`model`](ModelRequest::model) field names; a [`DynModel`] is a model
 /// chosen at run time.
+///
+/// # Naming the model in traces
+///
+/// Each model call runs in a `chat` span (see [`agent`](crate::agent)) that names the provider
+/// and the model as OpenTelemetry's GenAI conventions do. [`provider_name`](Self::provider_name)
+/// and [`model_name`](Self::model_name) say what to write there; both have defaults, so a model
+/// that says nothing still works (as `"unknown"` and without a model name).
 pub trait Model: Send + Sync {
     /// Calls the model once.
     fn invoke(
@@ -123,6 +130,26 @@ pub trait Model: Send + Sync {
     ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
         replay::replay(self.invoke(request))
     }
+
+    /// Who serves the model, as `gen_ai.provider.name` spells it: `"openai"`, `"anthropic"`,
+    /// `"aws.bedrock"`, … (the conventions' well-known values), or a name of your own. By
+    /// default `"unknown"`.
+    ///
+    /// ```
+    /// use hookchain::{Model, ScriptedModel};
+    ///
+    /// assert_eq!(ScriptedModel::new([]).provider_name(), "scripted");
+    /// ```
+    fn provider_name(&self) -> &str {
+        "unknown"
+    }
+
+    /// The model a request goes to unless it names one ([`ModelRequest::model`]), e.g.
+    /// `"gpt-4o-mini"`: `gen_ai.request.model` and the `chat {model}` span name. By default
+    /// `None`.
+    fn model_name(&self) -> Option<&str> {
+        None
+    }
 }
 
 impl<M: Model + ?Sized> Model for &M {
@@ -139,6 +166,14 @@ impl<M: Model + ?Sized> Model for &M {
     ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
         (**self).stream(request)
     }
+
+    fn provider_name(&self) -> &str {
+        (**self).provider_name()
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        (**self).model_name()
+    }
 }
 
 impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
@@ -154,5 +189,13 @@ impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
         request: ModelRequest,
     ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
         (**self).stream(request)
+    }
+
+    fn provider_name(&self) -> &str {
+        (**self).provider_name()
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        (**self).model_name()
     }
 }

@@ -25,6 +25,17 @@ pub trait DynModel: Send + Sync {
 
     /// [`Model::stream`], boxed.
     fn stream_boxed(&self, request: ModelRequest) -> BoxStream<'_, Result<ModelEvent, ModelError>>;
+
+    /// [`Model::provider_name`] (named apart so that calls on a type that is both stay
+    /// unambiguous).
+    fn dyn_provider_name(&self) -> &str {
+        "unknown"
+    }
+
+    /// [`Model::model_name`].
+    fn dyn_model_name(&self) -> Option<&str> {
+        None
+    }
 }
 
 impl<M: Model> DynModel for M {
@@ -37,6 +48,14 @@ impl<M: Model> DynModel for M {
 
     fn stream_boxed(&self, request: ModelRequest) -> BoxStream<'_, Result<ModelEvent, ModelError>> {
         self.stream(request).boxed()
+    }
+
+    fn dyn_provider_name(&self) -> &str {
+        self.provider_name()
+    }
+
+    fn dyn_model_name(&self) -> Option<&str> {
+        self.model_name()
     }
 }
 
@@ -53,6 +72,14 @@ impl Model for Box<dyn DynModel> {
         request: ModelRequest,
     ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
         (**self).stream_boxed(request)
+    }
+
+    fn provider_name(&self) -> &str {
+        (**self).dyn_provider_name()
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        (**self).dyn_model_name()
     }
 }
 
@@ -113,6 +140,16 @@ impl<M: Model> Model for ModelRouter<M> {
             Some(model) => model.invoke_boxed(request).await,
             None => Err(self.unrouted(name)),
         }
+    }
+
+    /// The default model's: a request that names a routed model still names it itself (the
+    /// `chat` span's `gen_ai.request.model` is the request's `model` when it has one).
+    fn provider_name(&self) -> &str {
+        self.default.provider_name()
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        self.default.model_name()
     }
 
     fn stream(

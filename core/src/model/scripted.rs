@@ -291,6 +291,15 @@ impl Model for ScriptedModel {
             }
         }
     }
+
+    /// `"scripted"`: no provider serves it.
+    fn provider_name(&self) -> &str {
+        "scripted"
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        Some("scripted")
+    }
 }
 
 impl fmt::Debug for ScriptedModel {

@@ -141,6 +141,15 @@ impl Model for AnthropicModel {
     ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
         self.stream_events(request)
     }
+
+    /// `"anthropic"`, as OpenTelemetry's GenAI conventions name it.
+    fn provider_name(&self) -> &str {
+        "anthropic"
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        Some(&self.model)
+    }
 }
 
 impl AnthropicBuilder {

@@ -141,6 +141,15 @@ impl Model for OpenAiModel {
     ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
         self.stream_events(request)
     }
+
+    /// `"openai"`, as OpenTelemetry's GenAI conventions name it.
+    fn provider_name(&self) -> &str {
+        "openai"
+    }
+
+    fn model_name(&self) -> Option<&str> {
+        Some(&self.model)
+    }
 }
 
 impl OpenAiBuilder {
