@@ -34,9 +34,32 @@ impl<M: Model> AgentBuilder<M> {
     }
 }
 
+/// A builder that has no middleware chain yet: `.chain(..)` is called once, with every
+/// middleware (a second call would silently drop the first chain, so it does not compile).
+#[diagnostic::on_unimplemented(
+    message = "this agent already has a middleware chain",
+    label = "a second `.chain(..)` would drop the first",
+    note = "list every middleware in one call: `.chain((first, second))` or `.chain(chain![first, second])`"
+)]
+pub trait NoChainYet: sealed::Sealed {}
+
+#[diagnostic::do_not_recommend]
+impl NoChainYet for () {}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for () {}
+}
+
 impl<M: Model, C: Middleware> AgentBuilder<M, C> {
     /// Sets the middleware chain: a middleware, a tuple of them, or what `chain![..]` builds.
-    pub fn chain<C2: Middleware>(self, chain: C2) -> AgentBuilder<M, C2> {
+    ///
+    /// Called once: the chain lists every middleware of the agent (`.chain((a, b))`); a second
+    /// call does not compile rather than drop the first chain.
+    pub fn chain<C2: Middleware>(self, chain: C2) -> AgentBuilder<M, C2>
+    where
+        C: NoChainYet,
+    {
         let Agent {
             name,
             model,

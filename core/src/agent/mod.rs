@@ -44,7 +44,7 @@ mod run_loop;
 mod thread;
 mod with_context;
 
-pub use builder::AgentBuilder;
+pub use builder::{AgentBuilder, NoChainYet};
 pub use input::Input;
 pub use output::{EndReason, RunOutput};
 pub(crate) use thread::PauseMark;
