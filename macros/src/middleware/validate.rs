@@ -9,6 +9,7 @@ use super::parse::{Parsed, self_span};
 use crate::attr::{PhaseValue, Place};
 use crate::ctxt::Ctxt;
 use crate::hook::{jumps_fit, kind, literal_jumps_declared, phase_allows};
+use crate::kinds::HookKind;
 use crate::signature::{Declared, HookSig, validate as validate_signature};
 use crate::trait_impl::HookImpl;
 
@@ -86,6 +87,7 @@ pub(crate) fn validate<'a>(
         let roles = validate_signature(ctxt, &sig, Place::HookMethod, declared);
         hooks.push(HookImpl { sig, roles, jumps });
     }
+    unmarked_hooks(ctxt, parsed, block);
     let check_answer = check_answer(ctxt, parsed, block);
     Some(MiddlewareModel {
         type_name: type_name?,
@@ -93,6 +95,36 @@ pub(crate) fn validate<'a>(
         hooks,
         check_answer,
     })
+}
+
+/// Nothing silent: a method named like a hook but not marked would never run, and a block
+/// without any hook would make a middleware that does nothing.
+fn unmarked_hooks(ctxt: &Ctxt, parsed: &Parsed, block: &ItemImpl) {
+    let marked = |index: usize| parsed.hooks.iter().any(|(at, _)| *at == index);
+    let mut named_like_hooks = false;
+    for (index, item) in block.items.iter().enumerate() {
+        let ImplItem::Fn(method) = item else {
+            continue;
+        };
+        let name = method.sig.ident.to_string();
+        if let Some(kind) = HookKind::from_name(&name).filter(|_| !marked(index)) {
+            named_like_hooks = true;
+            ctxt.error_spanned_by(
+                &method.sig.ident,
+                format!(
+                    "`{name}` is not a hook until it is marked: write `#[hook({})]` above it",
+                    kind.name()
+                ),
+            );
+        }
+    }
+    if parsed.hooks.is_empty() && !named_like_hooks {
+        ctxt.error_at(
+            self_span(block),
+            "this `#[middleware]` block has no hook: mark the methods that are hooks, as in \
+             `#[hook(before_model)]`",
+        );
+    }
 }
 
 /// The `#[check_answer]` method: at most one, `fn name(&self, answer: &Answer<'_>) -> Result<(),
