@@ -12,6 +12,7 @@ use tracing::Span;
 use tracing::field::Empty;
 use tracing::level_filters::{LevelFilter, STATIC_MAX_LEVEL};
 
+use crate::chain::ChainChecks;
 use crate::error::{Error, ModelErrorKind};
 use crate::message::ToolResult;
 use crate::middleware::{Hook, HookSet, Marker, Middleware};
@@ -103,7 +104,7 @@ impl HooksRan {
                 Ran::First => false,
             }
         };
-        let mut members = C::MEMBERS.hooks().enumerate();
+        let mut members = ChainChecks::<C>::MEMBERS.hooks().enumerate();
         if reversed {
             members
                 .rev()
@@ -132,7 +133,7 @@ impl<C: Middleware + ?Sized> Wraps<C> {
 
 impl<C: Middleware + ?Sized> fmt::Display for Wraps<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let wraps = C::MEMBERS
+        let wraps = ChainChecks::<C>::MEMBERS
             .hooks()
             .filter(|(_, hooks)| hooks.contains(self.hook));
         for (i, (name, _)) in wraps.enumerate() {

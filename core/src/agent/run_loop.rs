@@ -633,7 +633,10 @@ fn tool_interrupt(cx: &Context, call: &ToolCall, interruption: Interruption) -> 
 /// resumes only on the same chain. Names rather than module paths, so that moving a middleware
 /// to another module does not orphan stored checkpoints.
 pub(super) fn fingerprint<C: Middleware>() -> Vec<String> {
-    C::MEMBERS.names().map(str::to_owned).collect()
+    ChainChecks::<C>::MEMBERS
+        .names()
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The error of a panic in `hook`, naming the member that ran last (the chain itself, if it is

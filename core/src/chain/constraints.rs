@@ -182,6 +182,11 @@ pub struct ChainChecks<C: ?Sized>(core::marker::PhantomData<C>);
 impl<C: Middleware + ?Sized> ChainChecks<C> {
     /// Evaluating this constant runs every check on `C`'s members.
     pub const OK: () = check_members(&C::MEMBERS);
+
+    /// `C`'s members, as a reference to a static: reading the list through it does not copy
+    /// the whole constant (several KB) onto the stack, as naming `C::MEMBERS` in a function
+    /// does.
+    pub(crate) const MEMBERS: &'static MemberList = &C::MEMBERS;
 }
 
 /// Panics (at compile time) with a message naming the middleware at fault.
