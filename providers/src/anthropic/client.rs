@@ -7,11 +7,13 @@ use futures::Stream;
 use hookchain_core::model::ModelEvent;
 use hookchain_core::{Model, ModelError, ModelRequest, ModelResponse};
 
+use serde::Serialize;
+
 use super::convert::{self, Options, PROVIDER};
 use super::stream::EventDecoder;
 use super::wire::MessagesResponse;
 use crate::BuildError;
-use crate::http::{EventStream, HttpClient, HttpConfig, events};
+use crate::http::{HttpConfig, Protocol, ProviderClient};
 
 /// Anthropic's API.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com/v1";
@@ -27,12 +29,48 @@ pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 /// Built with [`AnthropicModel::builder`]. Cloning is cheap (the connection pool is shared).
 #[derive(Debug, Clone)]
 pub struct AnthropicModel {
-    http: HttpClient,
+    client: ProviderClient<Messages>,
+}
+
+/// The Messages wire format.
+pub(crate) struct Messages;
+
+/// What shapes each Messages request besides the request itself.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
     model: String,
     max_tokens: u32,
     thinking_budget: Option<u32>,
     parallel_tool_calls: Option<bool>,
-    streaming: bool,
+}
+
+impl Protocol for Messages {
+    type Settings = Settings;
+    type Answer = MessagesResponse;
+    type Decoder = EventDecoder;
+
+    fn body<'a>(
+        settings: &'a Settings,
+        request: &'a ModelRequest,
+        stream: bool,
+    ) -> impl Serialize + 'a {
+        let options = Options {
+            model: &settings.model,
+            max_tokens: settings.max_tokens,
+            thinking_budget: settings.thinking_budget,
+            parallel_tool_calls: settings.parallel_tool_calls,
+            stream,
+        };
+        convert::messages_request(request, options)
+    }
+
+    fn answer(wire: MessagesResponse) -> Result<ModelResponse, ModelError> {
+        convert::answer(wire)
+    }
+
+    fn decoder() -> EventDecoder {
+        EventDecoder::new()
+    }
 }
 
 /// Configures an [`AnthropicModel`].
@@ -41,15 +79,7 @@ pub struct AnthropicModel {
 pub struct AnthropicBuilder {
     config: HttpConfig,
     version: String,
-    model: AnthropicModelOptions,
-}
-
-#[derive(Debug, Clone)]
-struct AnthropicModelOptions {
-    name: String,
-    max_tokens: u32,
-    thinking_budget: Option<u32>,
-    parallel_tool_calls: Option<bool>,
+    settings: Settings,
     streaming: bool,
 }
 
@@ -60,63 +90,20 @@ impl AnthropicModel {
         AnthropicBuilder {
             config: HttpConfig::new(DEFAULT_BASE_URL),
             version: DEFAULT_VERSION.to_owned(),
-            model: AnthropicModelOptions {
-                name: model.into(),
+            settings: Settings {
+                model: model.into(),
                 max_tokens: DEFAULT_MAX_TOKENS,
                 thinking_budget: None,
                 parallel_tool_calls: None,
-                streaming: false,
             },
+            streaming: false,
         }
     }
 
     /// The model name sent with every request.
     #[must_use]
     pub fn model(&self) -> &str {
-        &self.model
-    }
-
-    fn options(&self, stream: bool) -> Options<'_> {
-        Options {
-            model: &self.model,
-            max_tokens: self.max_tokens,
-            thinking_budget: self.thinking_budget,
-            parallel_tool_calls: self.parallel_tool_calls,
-            stream,
-        }
-    }
-
-    fn open(
-        &self,
-        request: &ModelRequest,
-    ) -> Result<
-        impl Future<Output = Result<EventStream<EventDecoder>, ModelError>> + Send + use<>,
-        ModelError,
-    > {
-        let body = self
-            .http
-            .encode(&convert::messages_request(request, self.options(true)))?;
-        Ok(self.http.open_stream(body, EventDecoder::new()))
-    }
-
-    /// The streamed call: see [`Model::stream`].
-    fn stream_events(
-        &self,
-        request: ModelRequest,
-    ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send + 'static {
-        let opened = self.open(&request);
-        events(async move { opened?.await })
-    }
-
-    async fn call(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
-        if self.streaming {
-            return self.open(&request)?.await?.into_response().await;
-        }
-        let wire: MessagesResponse = self
-            .http
-            .post_json(&convert::messages_request(&request, self.options(false)))
-            .await?;
-        convert::answer(wire)
+        &self.client.settings.model
     }
 }
 
@@ -125,7 +112,7 @@ impl Model for AnthropicModel {
         &self,
         request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
-        self.call(request)
+        self.client.call(request)
     }
 
     /// Calls the model with streaming and yields its events as they arrive: text and thinking
@@ -139,7 +126,7 @@ impl Model for AnthropicModel {
         &self,
         request: ModelRequest,
     ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
-        self.stream_events(request)
+        self.client.stream(&request)
     }
 
     /// `"anthropic"`, as OpenTelemetry's GenAI conventions name it.
@@ -148,7 +135,7 @@ impl Model for AnthropicModel {
     }
 
     fn model_name(&self) -> Option<&str> {
-        Some(&self.model)
+        Some(self.model())
     }
 }
 
@@ -203,7 +190,7 @@ impl AnthropicBuilder {
     /// The `max_tokens` sent when a request's settings give none (default
     /// [`DEFAULT_MAX_TOKENS`]).
     pub fn max_tokens(mut self, max_tokens: u32) -> Self {
-        self.model.max_tokens = max_tokens;
+        self.settings.max_tokens = max_tokens;
         self
     }
 
@@ -213,20 +200,20 @@ impl AnthropicBuilder {
     /// with their signatures, which go back with the history (Anthropic requires them when
     /// thinking is combined with tool use).
     pub fn thinking(mut self, budget_tokens: u32) -> Self {
-        self.model.thinking_budget = Some(budget_tokens);
+        self.settings.thinking_budget = Some(budget_tokens);
         self
     }
 
     /// Whether the model may call several tools in one answer; `false` sends
     /// `disable_parallel_tool_use`. Sent only with tools.
     pub fn parallel_tool_calls(mut self, parallel: bool) -> Self {
-        self.model.parallel_tool_calls = Some(parallel);
+        self.settings.parallel_tool_calls = Some(parallel);
         self
     }
 
     /// Whether [`Model::invoke`] streams the answer and assembles it (default: no).
     pub fn streaming(mut self, streaming: bool) -> Self {
-        self.model.streaming = streaming;
+        self.streaming = streaming;
         self
     }
 
@@ -236,12 +223,11 @@ impl AnthropicBuilder {
             .headers
             .push(("anthropic-version".to_owned(), self.version));
         Ok(AnthropicModel {
-            http: self.config.build(PROVIDER, "messages")?,
-            model: self.model.name,
-            max_tokens: self.model.max_tokens,
-            thinking_budget: self.model.thinking_budget,
-            parallel_tool_calls: self.model.parallel_tool_calls,
-            streaming: self.model.streaming,
+            client: ProviderClient {
+                http: self.config.build(PROVIDER, "messages")?,
+                settings: self.settings,
+                streaming: self.streaming,
+            },
         })
     }
 }

@@ -2,6 +2,7 @@
 
 mod client;
 mod error;
+mod protocol;
 mod sse;
 mod stream;
 
@@ -10,6 +11,7 @@ pub use error::ApiError;
 
 pub(crate) use client::{HttpClient, HttpConfig};
 pub(crate) use error::{classify_api_error, malformed};
+pub(crate) use protocol::{Protocol, ProviderClient};
 pub(crate) use sse::SseStream;
 #[cfg(test)]
 pub(crate) use sse::parse_transcript;

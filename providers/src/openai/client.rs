@@ -7,11 +7,13 @@ use futures::Stream;
 use hookchain_core::model::ModelEvent;
 use hookchain_core::{Model, ModelError, ModelRequest, ModelResponse};
 
+use serde::Serialize;
+
 use super::convert::{self, Options, PROVIDER};
 use super::stream::ChunkDecoder;
 use super::wire::ChatResponse;
 use crate::BuildError;
-use crate::http::{EventStream, HttpClient, HttpConfig, events};
+use crate::http::{HttpConfig, Protocol, ProviderClient};
 
 /// OpenAI's API; other servers are chosen by their base URL.
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -21,10 +23,44 @@ pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 /// Built with [`OpenAiModel::builder`]. Cloning is cheap (the connection pool is shared).
 #[derive(Debug, Clone)]
 pub struct OpenAiModel {
-    http: HttpClient,
+    client: ProviderClient<ChatCompletions>,
+}
+
+/// The Chat Completions wire format.
+pub(crate) struct ChatCompletions;
+
+/// What shapes each Chat Completions request besides the request itself.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
     model: String,
     parallel_tool_calls: Option<bool>,
-    streaming: bool,
+}
+
+impl Protocol for ChatCompletions {
+    type Settings = Settings;
+    type Answer = ChatResponse;
+    type Decoder = ChunkDecoder;
+
+    fn body<'a>(
+        settings: &'a Settings,
+        request: &'a ModelRequest,
+        stream: bool,
+    ) -> impl Serialize + 'a {
+        let options = Options {
+            model: &settings.model,
+            parallel_tool_calls: settings.parallel_tool_calls,
+            stream,
+        };
+        convert::chat_request(request, options)
+    }
+
+    fn answer(wire: ChatResponse) -> Result<ModelResponse, ModelError> {
+        convert::answer(wire)
+    }
+
+    fn decoder() -> ChunkDecoder {
+        ChunkDecoder::new()
+    }
 }
 
 /// Configures an [`OpenAiModel`].
@@ -32,8 +68,7 @@ pub struct OpenAiModel {
 #[must_use = "a builder does nothing until `build` is called"]
 pub struct OpenAiBuilder {
     config: HttpConfig,
-    model: String,
-    parallel_tool_calls: Option<bool>,
+    settings: Settings,
     streaming: bool,
 }
 
@@ -43,8 +78,10 @@ impl OpenAiModel {
     pub fn builder(model: impl Into<String>) -> OpenAiBuilder {
         OpenAiBuilder {
             config: HttpConfig::new(DEFAULT_BASE_URL),
-            model: model.into(),
-            parallel_tool_calls: None,
+            settings: Settings {
+                model: model.into(),
+                parallel_tool_calls: None,
+            },
             streaming: false,
         }
     }
@@ -52,50 +89,7 @@ impl OpenAiModel {
     /// The model name sent with every request.
     #[must_use]
     pub fn model(&self) -> &str {
-        &self.model
-    }
-
-    fn options(&self, stream: bool) -> Options<'_> {
-        Options {
-            model: &self.model,
-            parallel_tool_calls: self.parallel_tool_calls,
-            stream,
-        }
-    }
-
-    /// Opens a streamed call: the connection, then its events, decoded and checked as they
-    /// come.
-    fn open(
-        &self,
-        request: &ModelRequest,
-    ) -> Result<
-        impl Future<Output = Result<EventStream<ChunkDecoder>, ModelError>> + Send + use<>,
-        ModelError,
-    > {
-        let body = self
-            .http
-            .encode(&convert::chat_request(request, self.options(true)))?;
-        Ok(self.http.open_stream(body, ChunkDecoder::new()))
-    }
-
-    /// The streamed call: see [`Model::stream`].
-    fn stream_events(
-        &self,
-        request: ModelRequest,
-    ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send + 'static {
-        let opened = self.open(&request);
-        events(async move { opened?.await })
-    }
-
-    async fn call(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
-        if self.streaming {
-            return self.open(&request)?.await?.into_response().await;
-        }
-        let wire: ChatResponse = self
-            .http
-            .post_json(&convert::chat_request(&request, self.options(false)))
-            .await?;
-        convert::answer(wire)
+        &self.client.settings.model
     }
 }
 
@@ -104,7 +98,7 @@ impl Model for OpenAiModel {
         &self,
         request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
-        self.call(request)
+        self.client.call(request)
     }
 
     /// Calls the model with streaming and yields its events as they arrive: text and
@@ -139,7 +133,7 @@ impl Model for OpenAiModel {
         &self,
         request: ModelRequest,
     ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
-        self.stream_events(request)
+        self.client.stream(&request)
     }
 
     /// `"openai"`, as OpenTelemetry's GenAI conventions name it.
@@ -148,7 +142,7 @@ impl Model for OpenAiModel {
     }
 
     fn model_name(&self) -> Option<&str> {
-        Some(&self.model)
+        Some(self.model())
     }
 }
 
@@ -201,7 +195,7 @@ impl OpenAiBuilder {
     /// Whether the model may call several tools in one answer (`parallel_tool_calls`); unset,
     /// the server decides. Sent only with tools.
     pub fn parallel_tool_calls(mut self, parallel: bool) -> Self {
-        self.parallel_tool_calls = Some(parallel);
+        self.settings.parallel_tool_calls = Some(parallel);
         self
     }
 
@@ -215,10 +209,11 @@ impl OpenAiBuilder {
     /// The model.
     pub fn build(self) -> Result<OpenAiModel, BuildError> {
         Ok(OpenAiModel {
-            http: self.config.build(PROVIDER, "chat/completions")?,
-            model: self.model,
-            parallel_tool_calls: self.parallel_tool_calls,
-            streaming: self.streaming,
+            client: ProviderClient {
+                http: self.config.build(PROVIDER, "chat/completions")?,
+                settings: self.settings,
+                streaming: self.streaming,
+            },
         })
     }
 }

@@ -1,0 +1,103 @@
+//! A provider's calls, written once: what differs between providers on the wire is a
+//! [`Protocol`]; [`ProviderClient`] does the rest (plain and streamed calls over one client).
+
+use std::fmt;
+use std::future::Future;
+
+use futures::Stream;
+use hookchain_core::model::ModelEvent;
+use hookchain_core::{ModelError, ModelRequest, ModelResponse};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::{Decoder, EventStream, HttpClient, events};
+
+/// What a provider's wire format is: how a request is written, and how an answer is read,
+/// whole or streamed.
+pub(crate) trait Protocol: Send + Sync + 'static {
+    /// The model's own settings that shape each request (its name, its limits).
+    type Settings: fmt::Debug + Clone + Send + Sync;
+    /// An unstreamed answer, as the server sends it.
+    type Answer: DeserializeOwned;
+    /// Reads a streamed answer.
+    type Decoder: Decoder;
+
+    /// The body of `request`, asking for a streamed answer if `stream`.
+    fn body<'a>(
+        settings: &'a Self::Settings,
+        request: &'a ModelRequest,
+        stream: bool,
+    ) -> impl Serialize + 'a;
+
+    /// Our response for an unstreamed answer.
+    fn answer(wire: Self::Answer) -> Result<ModelResponse, ModelError>;
+
+    /// A decoder for a new streamed answer.
+    fn decoder() -> Self::Decoder;
+}
+
+/// A model's client for the provider speaking `P`: the settings, the HTTP client, and whether
+/// `invoke` streams.
+pub(crate) struct ProviderClient<P: Protocol> {
+    pub(crate) http: HttpClient,
+    pub(crate) settings: P::Settings,
+    pub(crate) streaming: bool,
+}
+
+// By hand: a derive would ask `P` itself for `Clone` and `Debug`.
+impl<P: Protocol> Clone for ProviderClient<P> {
+    fn clone(&self) -> Self {
+        Self {
+            http: self.http.clone(),
+            settings: self.settings.clone(),
+            streaming: self.streaming,
+        }
+    }
+}
+
+impl<P: Protocol> fmt::Debug for ProviderClient<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProviderClient")
+            .field("http", &self.http)
+            .field("settings", &self.settings)
+            .field("streaming", &self.streaming)
+            .finish()
+    }
+}
+
+impl<P: Protocol> ProviderClient<P> {
+    /// Opens a streamed call: the connection, then its events, decoded and checked as they
+    /// come.
+    fn open(
+        &self,
+        request: &ModelRequest,
+    ) -> Result<
+        impl Future<Output = Result<EventStream<P::Decoder>, ModelError>> + Send + use<P>,
+        ModelError,
+    > {
+        let body = self.http.encode(&P::body(&self.settings, request, true))?;
+        Ok(self.http.open_stream(body, P::decoder()))
+    }
+
+    /// The streamed call (see `Model::stream`): owns what it needs, so it outlives the model's
+    /// borrow.
+    pub(crate) fn stream(
+        &self,
+        request: &ModelRequest,
+    ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send + use<P> {
+        let opened = self.open(request);
+        events(async move { opened?.await })
+    }
+
+    /// The whole answer: read at once, or assembled from a stream when the model streams.
+    pub(crate) async fn call(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
+        if self.streaming {
+            return self.open(&request)?.await?.into_response().await;
+        }
+        let wire: P::Answer = self
+            .http
+            .post_json(&P::body(&self.settings, &request, false))
+            .await?;
+        P::answer(wire)
+    }
+}
