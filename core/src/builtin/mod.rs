@@ -8,11 +8,13 @@
 //! | middleware | what it does |
 //! |---|---|
 //! | [`HumanInTheLoop`] | pauses the run for a person to approve, edit, reject or answer tool calls |
+//! | [`ModelFallback`] | sends a failed model call to the next model, through the inner middleware |
 //! | [`ModelRetry`] | sends a failed model call again after a growing, jittered wait (feature `tokio`) |
 //! | [`Timeout`] | fails a model call, or answers a tool call with an error, that takes too long (feature `tokio`) |
 //! | [`ToolRetry`] | runs a failed tool call again after a growing, jittered wait (feature `tokio`) |
 
 pub mod config;
+pub mod fallback;
 pub mod human_in_the_loop;
 #[cfg(feature = "tokio")]
 pub mod retry;
@@ -20,6 +22,7 @@ pub mod retry;
 pub mod timeout;
 
 pub use config::ConfigError;
+pub use fallback::ModelFallback;
 pub use human_in_the_loop::HumanInTheLoop;
 #[cfg(feature = "tokio")]
 pub use retry::{ModelRetry, ToolRetry};
