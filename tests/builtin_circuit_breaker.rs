@@ -28,7 +28,9 @@ impl Script {
         Self::timed(steps.into_iter().map(|step| (Duration::ZERO, step)))
     }
 
-    fn timed(steps: impl IntoIterator<Item = (Duration, Result<ModelResponse, ModelError>)>) -> Self {
+    fn timed(
+        steps: impl IntoIterator<Item = (Duration, Result<ModelResponse, ModelError>)>,
+    ) -> Self {
         Script {
             steps: Mutex::new(steps.into_iter().collect()),
             calls: AtomicUsize::new(0),
@@ -167,12 +169,9 @@ async fn a_trial_call_that_fails_opens_the_circuit_for_another_cool_down() {
 
 #[tokio::test(start_paused = true)]
 async fn calls_during_the_trial_fail_fast() {
-    let agent = Agent::builder(Script::timed([
-        (Duration::ZERO, down()),
-        (secs(5), ok()),
-    ]))
-    .chain(chain![breaker(1, secs(30))])
-    .build();
+    let agent = Agent::builder(Script::timed([(Duration::ZERO, down()), (secs(5), ok())]))
+        .chain(chain![breaker(1, secs(30))])
+        .build();
     agent.run("hi").await.unwrap_err();
     tokio::time::sleep(secs(30)).await;
     // The trial takes 5 s; a call one second into it is refused without waiting.
@@ -191,16 +190,17 @@ async fn calls_during_the_trial_fail_fast() {
 
 #[tokio::test(start_paused = true)]
 async fn a_dropped_trial_lets_the_next_call_try() {
-    let agent = Agent::builder(Script::timed([
-        (Duration::ZERO, down()),
-        (secs(100), ok()),
-    ]))
-    .chain(chain![breaker(1, secs(30))])
-    .build();
+    let agent = Agent::builder(Script::timed([(Duration::ZERO, down()), (secs(100), ok())]))
+        .chain(chain![breaker(1, secs(30))])
+        .build();
     agent.run("hi").await.unwrap_err();
     tokio::time::sleep(secs(30)).await;
     // The trial's future is dropped after 1 s.
-    assert!(tokio::time::timeout(secs(1), agent.run("hi")).await.is_err());
+    assert!(
+        tokio::time::timeout(secs(1), agent.run("hi"))
+            .await
+            .is_err()
+    );
     // The next call is a trial again: it reaches the model.
     agent.run("hi").await.unwrap();
     assert_eq!(agent.model().calls(), 3);

@@ -86,7 +86,10 @@ async fn each_attempt_passes_through_the_inner_middleware() {
 #[tokio::test]
 async fn when_all_fail_the_error_carries_every_attempt_in_order() {
     let router = ModelRouter::new(failing(ModelError::overloaded("main is busy")))
-        .route("second", failing(ModelError::invalid_request("second refuses")))
+        .route(
+            "second",
+            failing(ModelError::invalid_request("second refuses")),
+        )
         .route(
             "third",
             failing(
@@ -164,9 +167,7 @@ async fn fall_back_on_narrows_the_failures() {
         .fall_back_on(|e| e.kind() == ModelErrorKind::Overloaded)
         .build()
         .unwrap();
-    let agent = Agent::builder(router)
-        .chain(chain![only_overload])
-        .build();
+    let agent = Agent::builder(router).chain(chain![only_overload]).build();
     let error = agent.run("hi").await.unwrap_err();
     assert!(matches!(&error, Error::Model(e) if e.kind() == ModelErrorKind::ContentFiltered));
     assert!(FallbackError::find(&error).is_none());
@@ -174,11 +175,22 @@ async fn fall_back_on_narrows_the_failures() {
 
 #[test]
 fn bad_settings_are_errors_naming_the_field() {
-    assert_eq!(ModelFallback::builder().build().unwrap_err().field(), "model");
     assert_eq!(
-        ModelFallback::builder().model("").build().unwrap_err().field(),
+        ModelFallback::builder().build().unwrap_err().field(),
         "model"
     );
-    let twice = ModelFallback::builder().model("a").model("a").build().unwrap_err();
+    assert_eq!(
+        ModelFallback::builder()
+            .model("")
+            .build()
+            .unwrap_err()
+            .field(),
+        "model"
+    );
+    let twice = ModelFallback::builder()
+        .model("a")
+        .model("a")
+        .build()
+        .unwrap_err();
     assert_eq!(twice.to_string(), "invalid `model`: `a` is listed twice");
 }

@@ -155,7 +155,8 @@ async fn retry_after_is_honoured() {
     assert_eq!(agent.model().waits(), [secs(7), secs(7)]);
 
     // A shorter Retry-After than the backoff: the backoff.
-    let short = || ModelError::rate_limited("slow down").with_retry_after(Duration::from_millis(10));
+    let short =
+        || ModelError::rate_limited("slow down").with_retry_after(Duration::from_millis(10));
     let retry = exact().initial_delay(secs(1)).build().unwrap();
     let agent = Agent::builder(Timed::failing(2, short))
         .chain(chain![retry])
@@ -193,7 +194,11 @@ async fn retry_on_defaults_to_the_retryable_kinds() {
         .build();
     let error = agent.run("hi").await.unwrap_err();
     assert!(matches!(error, Error::Model(e) if e.kind() == ModelErrorKind::InvalidRequest));
-    assert_eq!(agent.model().calls(), 1, "a non-retryable kind is not retried");
+    assert_eq!(
+        agent.model().calls(),
+        1,
+        "a non-retryable kind is not retried"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -229,7 +234,12 @@ async fn on_failure_continue_answers_with_what_failed() {
         Some("The model call failed (provider overloaded) after 3 attempts.")
     );
     // The provider's own text never reaches the conversation.
-    assert!(!output.text().unwrap().contains("the provider is overloaded"));
+    assert!(
+        !output
+            .text()
+            .unwrap()
+            .contains("the provider is overloaded")
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -245,7 +255,10 @@ async fn on_failure_format_writes_the_message() {
         .chain(chain![retry])
         .build();
     let output = agent.run("hi").await.unwrap();
-    assert_eq!(output.text().as_deref(), Some("gave up after 2 (Overloaded)"));
+    assert_eq!(
+        output.text().as_deref(),
+        Some("gave up after 2 (Overloaded)")
+    );
 }
 
 /// An inner wrap that raises an interrupt (or an error) instead of calling the model.
@@ -285,7 +298,10 @@ async fn a_middleware_error_is_not_retried() {
 fn bad_settings_are_errors_naming_the_field() {
     let error = ModelRetry::builder().factor(0.5).build().unwrap_err();
     assert_eq!(error.field(), "factor");
-    assert!(error.to_string().starts_with("invalid `factor`: "), "{error}");
+    assert!(
+        error.to_string().starts_with("invalid `factor`: "),
+        "{error}"
+    );
     let error = ModelRetry::builder()
         .initial_delay(secs(10))
         .max_delay(secs(1))

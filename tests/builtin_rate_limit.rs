@@ -4,8 +4,8 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use hookchain::builtin::{ModelRetry, RateLimit};
 use hookchain::builtin::retry::Jitter;
+use hookchain::builtin::{ModelRetry, RateLimit};
 use hookchain::prelude::*;
 use hookchain::{Model, ModelError, chain};
 use tokio::time::Instant;
@@ -25,7 +25,12 @@ struct Clocked {
 impl Clocked {
     /// The call times, as offsets from `start`.
     fn offsets(&self, start: Instant) -> Vec<Duration> {
-        self.calls.lock().unwrap().iter().map(|t| *t - start).collect()
+        self.calls
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|t| *t - start)
+            .collect()
     }
 }
 
@@ -98,10 +103,7 @@ async fn concurrent_runs_share_the_limit_and_take_slots_in_order() {
     for output in [a, b, c] {
         output.unwrap();
     }
-    assert_eq!(
-        agent.model().offsets(start),
-        [secs(0), secs(5), secs(10)]
-    );
+    assert_eq!(agent.model().offsets(start), [secs(0), secs(5), secs(10)]);
 }
 
 #[tokio::test(start_paused = true)]
@@ -121,10 +123,7 @@ async fn each_attempt_of_a_retry_outside_takes_a_slot() {
     let start = Instant::now();
     agent.run("hi").await.unwrap();
     // Retries after 0.1 s and 0.2 s, but a slot only every 3 s.
-    assert_eq!(
-        agent.model().offsets(start),
-        [secs(0), secs(3), secs(6)]
-    );
+    assert_eq!(agent.model().offsets(start), [secs(0), secs(3), secs(6)]);
 }
 
 #[test]
@@ -138,7 +137,11 @@ fn bad_settings_are_errors_naming_the_field() {
         "requests"
     );
     assert_eq!(
-        RateLimit::builder().requests(5).build().unwrap_err().field(),
+        RateLimit::builder()
+            .requests(5)
+            .build()
+            .unwrap_err()
+            .field(),
         "interval"
     );
     assert_eq!(

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use hookchain::builtin::{ModelRetry, Timeout};
 use hookchain::builtin::retry::Jitter;
+use hookchain::builtin::{ModelRetry, Timeout};
 use hookchain::prelude::*;
 use hookchain::tool::ToolFailureKind;
 use hookchain::{FnTool, Model, ModelError, ModelErrorKind, Role, Tool, chain};
@@ -46,7 +46,9 @@ impl Model for Slow {
 #[tokio::test(start_paused = true)]
 async fn a_model_call_over_its_time_fails_with_a_timeout_error() {
     let agent = Agent::builder(Slow::new([secs(100)]))
-        .chain(chain![Timeout::builder().model_call(secs(10)).build().unwrap()])
+        .chain(chain![
+            Timeout::builder().model_call(secs(10)).build().unwrap()
+        ])
         .build();
     let start = Instant::now();
     let error = agent.run("hi").await.unwrap_err();
@@ -64,7 +66,9 @@ async fn a_model_call_over_its_time_fails_with_a_timeout_error() {
 #[tokio::test(start_paused = true)]
 async fn a_model_call_within_its_time_is_untouched() {
     let agent = Agent::builder(Slow::new([secs(9)]))
-        .chain(chain![Timeout::builder().model_call(secs(10)).build().unwrap()])
+        .chain(chain![
+            Timeout::builder().model_call(secs(10)).build().unwrap()
+        ])
         .build();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("answer 0"));
@@ -122,7 +126,9 @@ async fn a_timed_out_tool_gets_an_error_result_and_the_run_goes_on() {
     let agent = Agent::builder(model)
         .tool(sleeping("nap", secs(1)))
         .tool(sleeping("hibernate", secs(1000)))
-        .chain(chain![Timeout::builder().tool_call(secs(5)).build().unwrap()])
+        .chain(chain![
+            Timeout::builder().tool_call(secs(5)).build().unwrap()
+        ])
         .build();
     let start = Instant::now();
     let output = agent.run("hi").await.unwrap();
@@ -132,7 +138,10 @@ async fn a_timed_out_tool_gets_an_error_result_and_the_run_goes_on() {
         results(&output.messages),
         [
             ("a".to_owned(), "awake".to_owned()),
-            ("b".to_owned(), "tool `hibernate` timed out after 5s".to_owned()),
+            (
+                "b".to_owned(),
+                "tool `hibernate` timed out after 5s".to_owned()
+            ),
         ]
     );
     let failed = output
@@ -196,7 +205,10 @@ async fn a_tool_s_own_time_overrides_the_default() {
     assert_eq!(
         results(&output.messages),
         [
-            ("a".to_owned(), "tool `nap` timed out after 500ms".to_owned()),
+            (
+                "a".to_owned(),
+                "tool `nap` timed out after 500ms".to_owned()
+            ),
             ("b".to_owned(), "awake".to_owned()),
         ]
     );
@@ -204,7 +216,10 @@ async fn a_tool_s_own_time_overrides_the_default() {
 
 #[test]
 fn bad_settings_are_errors_naming_the_field() {
-    assert_eq!(Timeout::builder().build().unwrap_err().field(), "model_call");
+    assert_eq!(
+        Timeout::builder().build().unwrap_err().field(),
+        "model_call"
+    );
     assert_eq!(
         Timeout::builder()
             .model_call(Duration::ZERO)

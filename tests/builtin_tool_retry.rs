@@ -56,7 +56,11 @@ fn asking(runs: &Runs) -> impl Tool {
     let runs = runs.clone();
     FnTool::new("ask", "Asks a person.", move |_: NoArgs| {
         runs.lock().unwrap().push(Instant::now());
-        async { Err::<String, _>(ToolError::Interrupt { payload: json!({ "ask": "?" }) }) }
+        async {
+            Err::<String, _>(ToolError::Interrupt {
+                payload: json!({ "ask": "?" }),
+            })
+        }
     })
 }
 
@@ -90,7 +94,9 @@ fn secs(s: u64) -> Duration {
 }
 
 fn exact() -> ToolRetryBuilder {
-    ToolRetry::builder().jitter(Jitter::None).initial_delay(secs(1))
+    ToolRetry::builder()
+        .jitter(Jitter::None)
+        .initial_delay(secs(1))
 }
 
 #[tokio::test(start_paused = true)]
@@ -277,7 +283,10 @@ async fn on_failure_format_writes_the_result() {
     let retry = exact()
         .max_retries(1)
         .on_failure(OnFailure::format(|failure: &ToolFailure, attempts| {
-            format!("{} is down ({attempts} tries); use another tool", failure.tool())
+            format!(
+                "{} is down ({attempts} tries); use another tool",
+                failure.tool()
+            )
         }))
         .build()
         .unwrap();
@@ -296,15 +305,27 @@ async fn on_failure_format_writes_the_result() {
 fn bad_settings_are_errors_naming_the_field() {
     let none: [&str; 0] = [];
     assert_eq!(
-        ToolRetry::builder().tools(none).build().unwrap_err().field(),
+        ToolRetry::builder()
+            .tools(none)
+            .build()
+            .unwrap_err()
+            .field(),
         "tools"
     );
     assert_eq!(
-        ToolRetry::builder().tools([""]).build().unwrap_err().field(),
+        ToolRetry::builder()
+            .tools([""])
+            .build()
+            .unwrap_err()
+            .field(),
         "tools"
     );
     assert_eq!(
-        ToolRetry::builder().factor(f64::INFINITY).build().unwrap_err().field(),
+        ToolRetry::builder()
+            .factor(f64::INFINITY)
+            .build()
+            .unwrap_err()
+            .field(),
         "factor"
     );
 }

@@ -62,8 +62,12 @@ pub struct CircuitBreaker {
 /// The state of one model's circuit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Circuit {
-    Closed { failures: u32 },
-    Open { until: Instant },
+    Closed {
+        failures: u32,
+    },
+    Open {
+        until: Instant,
+    },
     /// The trial call is under way.
     HalfOpen,
 }
@@ -89,7 +93,10 @@ impl CircuitBreaker {
     /// whether a call may go through.
     fn admit(&self, model: Option<&str>) -> (usize, Admission) {
         let mut circuits = lock(&self.circuits);
-        let index = match circuits.iter().position(|(name, _)| name.as_deref() == model) {
+        let index = match circuits
+            .iter()
+            .position(|(name, _)| name.as_deref() == model)
+        {
             Some(index) => index,
             None => {
                 circuits.push((model.map(str::to_owned), Circuit::Closed { failures: 0 }));
@@ -164,7 +171,10 @@ impl CircuitBreaker {
             }
         } else if answered {
             if trial {
-                tracing::debug!(model, "CircuitBreaker: the trial call passed; the circuit closes");
+                tracing::debug!(
+                    model,
+                    "CircuitBreaker: the trial call passed; the circuit closes"
+                );
             }
             *circuit = Circuit::Closed { failures: 0 };
         } else if trial {

@@ -11,7 +11,10 @@ pub struct ConfigError {
 impl ConfigError {
     /// The error of the setting `field`, which `problem` explains.
     pub fn new(field: &'static str, problem: impl Into<String>) -> Self {
-        Self { field, problem: problem.into() }
+        Self {
+            field,
+            problem: problem.into(),
+        }
     }
 
     /// The setting at fault.

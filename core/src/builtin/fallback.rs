@@ -22,6 +22,7 @@
 //! use hookchain::builtin::ModelFallback;
 //! use hookchain::model::ModelRouter;
 //! use hookchain::prelude::*;
+//! use hookchain::ModelError;
 //!
 //! let router = ModelRouter::new(ScriptedModel::new([]).then_fail(ModelError::overloaded("busy")))
 //!     .route("backup", ScriptedModel::new([ModelResponse::text("from the backup")]));
@@ -168,7 +169,10 @@ impl ModelFallbackBuilder {
                 return Err(ConfigError::new("model", "a model has an empty name"));
             }
             if self.models[..i].contains(name) {
-                return Err(ConfigError::new("model", format!("`{name}` is listed twice")));
+                return Err(ConfigError::new(
+                    "model",
+                    format!("`{name}` is listed twice"),
+                ));
             }
         }
         Ok(ModelFallback {
@@ -216,6 +220,7 @@ impl FallbackAttempt {
 /// # use hookchain::builtin::fallback::FallbackError;
 /// # use hookchain::model::ModelRouter;
 /// # use hookchain::prelude::*;
+/// # use hookchain::ModelError;
 /// let router = ModelRouter::new(ScriptedModel::new([]).then_fail(ModelError::overloaded("busy")))
 ///     .route("backup", ScriptedModel::new([]).then_fail(ModelError::timeout("slow")));
 /// let fallback = ModelFallback::builder().model("backup").build()?;
@@ -268,7 +273,11 @@ impl FallbackError {
 impl fmt::Display for FallbackError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.attempts.len();
-        write!(f, "{n} model attempt{} failed", if n == 1 { "" } else { "s" })?;
+        write!(
+            f,
+            "{n} model attempt{} failed",
+            if n == 1 { "" } else { "s" }
+        )?;
         for (i, attempt) in self.attempts.iter().enumerate() {
             f.write_str(if i == 0 { ": " } else { "; " })?;
             match &attempt.model {

@@ -147,7 +147,10 @@ impl RateLimitBuilder {
             ));
         }
         if self.interval.is_zero() {
-            return Err(ConfigError::new("interval", "is zero (or unset): set the window"));
+            return Err(ConfigError::new(
+                "interval",
+                "is zero (or unset): set the window",
+            ));
         }
         Ok(RateLimit {
             requests: self.requests,

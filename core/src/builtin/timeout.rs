@@ -158,10 +158,16 @@ impl TimeoutBuilder {
             ));
         }
         if t.model_call == Some(Duration::ZERO) {
-            return Err(ConfigError::new("model_call", "is zero: every call would time out"));
+            return Err(ConfigError::new(
+                "model_call",
+                "is zero: every call would time out",
+            ));
         }
         if t.tool_call == Some(Duration::ZERO) {
-            return Err(ConfigError::new("tool_call", "is zero: every call would time out"));
+            return Err(ConfigError::new(
+                "tool_call",
+                "is zero: every call would time out",
+            ));
         }
         for (name, limit) in &t.tools {
             if name.is_empty() {

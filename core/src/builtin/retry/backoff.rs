@@ -50,7 +50,9 @@ impl Backoff {
         if !factor.is_finite() || factor < 1.0 {
             return Err(ConfigError::new(
                 "factor",
-                format!("must be a finite number of at least 1 (delays never shrink), not {factor}"),
+                format!(
+                    "must be a finite number of at least 1 (delays never shrink), not {factor}"
+                ),
             ));
         }
         if max_delay < initial {
@@ -142,7 +144,10 @@ mod tests {
         for n in 0..200 {
             let base = backoff(Jitter::None).delay(n % 4, None).as_secs_f64();
             let d = b.delay(n % 4, None).as_secs_f64();
-            assert!(d >= base * 0.75 - 1e-9 && d <= base * 1.25 + 1e-9, "{d} vs {base}");
+            assert!(
+                d >= base * 0.75 - 1e-9 && d <= base * 1.25 + 1e-9,
+                "{d} vs {base}"
+            );
         }
         let zero = Backoff::new(Duration::ZERO, 1.0, Duration::ZERO, Jitter::Seeded(1)).unwrap();
         assert_eq!(zero.delay(3, None), Duration::ZERO);
@@ -180,9 +185,13 @@ mod tests {
         assert_eq!(err.field(), "factor");
         let err = Backoff::new(Duration::ZERO, f64::NAN, Duration::ZERO, Jitter::None).unwrap_err();
         assert_eq!(err.field(), "factor");
-        let err =
-            Backoff::new(Duration::from_secs(2), 2.0, Duration::from_secs(1), Jitter::None)
-                .unwrap_err();
+        let err = Backoff::new(
+            Duration::from_secs(2),
+            2.0,
+            Duration::from_secs(1),
+            Jitter::None,
+        )
+        .unwrap_err();
         assert_eq!(err.field(), "max_delay");
     }
 }

@@ -23,7 +23,8 @@
 //!   for a tool call), or a message of your own.
 //! - **Which tools.** [`ToolRetry`] retries every tool, or only those listed.
 //!
-//! Each retry is a `tracing` warning (what failed, the attempt, the wait); giving up is one too.
+//! Each retry is a `tracing` warning (what failed, the attempt, the wait); giving up after
+//! retries is one too (an error not retried at all is a debug event).
 //! A retry holds no state between calls: the attempts of a call are counted in its own future.
 
 mod backoff;
@@ -158,7 +159,8 @@ macro_rules! retry_setters {
             self
         }
 
-        /// How the waits vary (default [`Jitter::Random`], ±25 %).
+        /// How the waits vary (default [`Jitter::Random`](crate::builtin::retry::Jitter::Random),
+        /// ±25 %).
         #[must_use]
         pub fn jitter(mut self, jitter: $crate::builtin::retry::Jitter) -> Self {
             self.settings.jitter = jitter;

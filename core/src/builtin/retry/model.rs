@@ -20,7 +20,8 @@ type RetryOn = Arc<dyn Fn(&ModelError) -> bool + Send + Sync>;
 /// [module docs](super)).
 ///
 /// ```
-/// /// use hookchain::builtin::{ModelRetry, retry::OnFailure};
+/// use std::time::Duration;
+/// use hookchain::builtin::{ModelRetry, retry::OnFailure};
 ///
 /// let retry = ModelRetry::builder()
 ///     .max_retries(3)
@@ -71,12 +72,16 @@ impl ModelRetry {
 
     /// The outcome once this retry gives up on `error` after `attempts` attempts.
     fn give_up(&self, error: ModelError, attempts: u32) -> Result<ModelResponse, Error> {
-        tracing::warn!(
-            attempts,
-            kind = ?error.kind(),
-            error = %Report(&error),
-            "ModelRetry: giving up on the model call"
-        );
+        if attempts > 1 {
+            tracing::warn!(
+                attempts,
+                kind = ?error.kind(),
+                error = %Report(&error),
+                "ModelRetry: giving up on the model call"
+            );
+        } else {
+            tracing::debug!(kind = ?error.kind(), "ModelRetry: an error not retried");
+        }
         let text = self.on_failure.text(&error, attempts, || {
             format!(
                 "The model call failed ({}) after {attempts} attempt{}.",

@@ -83,13 +83,17 @@ impl ToolRetry {
         let Some(failure) = result.failure() else {
             return result;
         };
-        tracing::warn!(
-            tool = failure.tool(),
-            attempts,
-            kind = ?failure.kind(),
-            error = %Report(failure.error()),
-            "ToolRetry: giving up on the tool call"
-        );
+        if attempts > 1 {
+            tracing::warn!(
+                tool = failure.tool(),
+                attempts,
+                kind = ?failure.kind(),
+                error = %Report(failure.error()),
+                "ToolRetry: giving up on the tool call"
+            );
+        } else {
+            tracing::debug!(tool = failure.tool(), kind = ?failure.kind(), "ToolRetry: a failure not retried");
+        }
         let text = self.on_failure.text(failure, attempts, || {
             format!(
                 "{} (gave up after {attempts} attempt{})",
