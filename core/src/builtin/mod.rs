@@ -2,8 +2,7 @@
 //!
 //! This is the library; the mechanism they are built on (the [`Middleware`](crate::Middleware)
 //! trait, chains, markers) lives in [`middleware`](crate::middleware). Each built-in is a file
-//! (or folder) of its own here, with its builder, its rules and their tests. A builder's
-//! `build()` checks the settings and names the one that cannot work in a [`ConfigError`].
+//! (or folder) of its own here, with its builder, its rules and their tests.
 //!
 //! | middleware | what it does |
 //! |---|---|
@@ -14,6 +13,8 @@
 //! | [`RateLimit`] | at most N model calls per interval; a call over it waits for a slot (feature `tokio`) |
 //! | [`Timeout`] | fails a model call, or answers a tool call with an error, that takes too long (feature `tokio`) |
 //! | [`ToolRetry`] | runs a failed tool call again after a growing, jittered wait (feature `tokio`) |
+//!
+//! Builders check their settings: a setting that cannot work is a [`ConfigError`] naming it.
 //!
 //! # Resilience: the order of the wraps
 //!
