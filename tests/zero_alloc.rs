@@ -561,3 +561,62 @@ fn macro_generated_ten_member_chain_allocates_nothing() {
         "Agent::run with 10 macro-generated members vs the empty chain"
     );
 }
+
+/// The built-in resilience middleware on the model path, in their recommended order, set so
+/// that none trips: a model call through them allocates nothing (issue 14's budget).
+#[cfg(feature = "tokio")]
+mod resilience {
+    use std::time::Duration;
+
+    use hookchain::builtin::{CircuitBreaker, ModelFallback, ModelRetry, RateLimit, Timeout};
+
+    use super::*;
+
+    fn chain() -> impl Middleware {
+        hookchain::chain![
+            ModelFallback::builder().model("backup").build().unwrap(),
+            ModelRetry::new(),
+            CircuitBreaker::builder().build().unwrap(),
+            // Never full in these measurements: no call waits.
+            RateLimit::builder()
+                .requests(100_000)
+                .interval(Duration::from_secs(1))
+                .build()
+                .unwrap(),
+            Timeout::builder()
+                .model_call(Duration::from_secs(60))
+                .build()
+                .unwrap(),
+        ]
+    }
+
+    #[test]
+    fn the_resilience_built_ins_allocate_nothing_per_model_call_when_none_trips() {
+        // The timeout's timer and the retry's need a runtime with a clock; the calls still
+        // run on this thread, under the counting executor.
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let _runtime = runtime.enter();
+
+        let chain = chain();
+        let (allocs, _) = measure_model_calls(&chain);
+        println!("model call, 5 resilience built-ins: {allocs} allocs / {CALLS} calls");
+        assert_eq!(
+            allocs, 0,
+            "the resilience built-ins allocated {allocs} times in {CALLS} model calls"
+        );
+
+        let (runs, model_calls, _) = measure_runs(chain, false);
+        let (empty, ..) = measure_runs((), false);
+        println!(
+            "Agent::run with the 5 resilience built-ins: {runs} allocs / {CALLS} runs, empty chain {empty}"
+        );
+        assert_eq!(model_calls, 1);
+        assert_eq!(
+            runs, empty,
+            "Agent::run with the resilience built-ins vs the empty chain"
+        );
+    }
+}

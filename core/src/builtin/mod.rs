@@ -6,8 +6,81 @@
 //!
 //! | middleware | what it does |
 //! |---|---|
+//! | [`CircuitBreaker`] | after repeated failures of a model, fails its calls at once for a cool-down (feature `tokio`) |
 //! | [`HumanInTheLoop`] | pauses the run for a person to approve, edit, reject or answer tool calls |
+//! | [`ModelFallback`] | sends a failed model call to the next model, through the inner middleware |
+//! | [`ModelRetry`] | sends a failed model call again after a growing, jittered wait (feature `tokio`) |
+//! | [`RateLimit`] | at most N model calls per interval; a call over it waits for a slot (feature `tokio`) |
+//! | [`Timeout`] | fails a model call, or answers a tool call with an error, that takes too long (feature `tokio`) |
+//! | [`ToolRetry`] | runs a failed tool call again after a growing, jittered wait (feature `tokio`) |
+//!
+//! Builders check their settings: a setting that cannot work is a [`ConfigError`] naming it.
+//!
+//! # Resilience: the order of the wraps
+//!
+//! Wraps nest in the order they are listed, the first outermost. For the model call, list the
+//! resilience middleware in this order (leave out what you do not use):
+//!
+//! ```text
+//! chain![ModelFallback, ModelRetry, CircuitBreaker, RateLimit, Timeout]
+//!        outermost                                          innermost (next to the model)
+//! ```
+//!
+//! - `ModelFallback` outermost: each model gets its retries before the next model is tried,
+//!   and every fallback attempt passes through the retry, the breaker, the limit and the
+//!   timeout again (the breaker keeps one circuit per model). Listed inside the retry instead,
+//!   each retry runs through every model.
+//! - `ModelRetry` outside `Timeout`: a timed-out attempt (a retryable `Timeout` error) is sent
+//!   again, each attempt with the full time. Inside, the time would bound all attempts.
+//! - `ModelRetry` outside `CircuitBreaker`: the breaker sees every attempt; once open, its
+//!   error is not retryable, so the retry stops at once and the fallback moves on.
+//! - `CircuitBreaker` outside `RateLimit`: a call refused by an open circuit takes no slot.
+//! - `RateLimit` outside `Timeout`: the wait for a slot is not counted as the model's time,
+//!   and every attempt sent takes a slot.
+//!
+//! ```
+//! use std::time::Duration;
+//! use hookchain::builtin::{CircuitBreaker, ModelFallback, ModelRetry, RateLimit, Timeout};
+//!
+//! let chain = hookchain::chain![
+//!     ModelFallback::builder().model("backup").build()?,
+//!     ModelRetry::new(),
+//!     CircuitBreaker::builder().build()?,
+//!     RateLimit::builder().requests(60).interval(Duration::from_secs(60)).build()?,
+//!     Timeout::builder().model_call(Duration::from_secs(60)).build()?,
+//! ];
+//! # Ok::<(), hookchain::builtin::ConfigError>(())
+//! ```
+//!
+//! When none of them trips, a model call through all five allocates nothing on the heap for
+//! an empty request (`tests/zero_alloc.rs`); the retry and the fallback copy the request for
+//! each attempt but the last (cheap: history and tools are shared; a system prompt is a copied
+//! string).
 
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+pub mod circuit_breaker;
+pub mod config;
+pub mod fallback;
 pub mod human_in_the_loop;
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+pub mod rate_limit;
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+pub mod retry;
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+pub mod timeout;
 
+#[cfg(feature = "tokio")]
+pub use circuit_breaker::CircuitBreaker;
+pub use config::ConfigError;
+pub use fallback::ModelFallback;
 pub use human_in_the_loop::HumanInTheLoop;
+#[cfg(feature = "tokio")]
+pub use rate_limit::RateLimit;
+#[cfg(feature = "tokio")]
+pub use retry::{ModelRetry, ToolRetry};
+#[cfg(feature = "tokio")]
+pub use timeout::Timeout;

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::ToolError;
 use crate::error::Error;
@@ -37,6 +38,9 @@ pub enum ToolFailureKind {
     Output,
     /// A `wrap_tool_call` hook failed (with an error, or a panic).
     Middleware,
+    /// The call did not finish in the time it was given (see
+    /// [`Timeout`](crate::builtin::Timeout)).
+    TimedOut,
 }
 
 impl ToolFailure {
@@ -64,6 +68,19 @@ impl ToolFailure {
             kind,
             error: Arc::new(error),
             message,
+        }
+    }
+
+    /// The call of `tool` did not finish within `limit`: a failure of kind
+    /// [`TimedOut`](ToolFailureKind::TimedOut), which the model reads as
+    /// "tool `name` timed out after 5s".
+    #[must_use]
+    pub fn timed_out(tool: &str, limit: Duration) -> Self {
+        ToolFailure {
+            tool: tool.to_owned(),
+            kind: ToolFailureKind::TimedOut,
+            error: Arc::new(TimedOut(limit)),
+            message: format!("tool `{tool}` timed out after {limit:?}"),
         }
     }
 
@@ -134,6 +151,11 @@ impl fmt::Debug for MessagePolicy {
         f.write_str("MessagePolicy(..)")
     }
 }
+
+/// See [`ToolFailure::timed_out`].
+#[derive(Debug, thiserror::Error)]
+#[error("the tool call did not finish within {0:?}")]
+struct TimedOut(Duration);
 
 /// A `wrap_tool_call` hook panicked.
 #[derive(Debug, thiserror::Error)]
