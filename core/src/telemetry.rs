@@ -282,6 +282,7 @@ const fn tool_error_type(kind: ToolFailureKind) -> &'static str {
         ToolFailureKind::Failed => "failed",
         ToolFailureKind::ForModel => "for_model",
         ToolFailureKind::Panicked => "panicked",
+        ToolFailureKind::TimedOut => "timed_out",
         ToolFailureKind::Output => "output",
         ToolFailureKind::Middleware => "middleware",
     }
