@@ -8,6 +8,8 @@
 //! |---|---|
 //! | [`HumanInTheLoop`] | pauses the run for a person to approve, edit, reject or answer tool calls |
 
+pub mod config;
 pub mod human_in_the_loop;
 
+pub use config::ConfigError;
 pub use human_in_the_loop::HumanInTheLoop;
