@@ -7,9 +7,16 @@
 //! | middleware | what it does |
 //! |---|---|
 //! | [`HumanInTheLoop`] | pauses the run for a person to approve, edit, reject or answer tool calls |
+//! | [`ModelCallLimit`] | at most so many model calls per run and per thread |
+//!
+//! Builders check their settings: a setting that cannot work is a [`ConfigError`] naming it.
 
 pub mod config;
 pub mod human_in_the_loop;
+pub mod limit;
+pub mod model_call_limit;
 
 pub use config::ConfigError;
 pub use human_in_the_loop::HumanInTheLoop;
+pub use limit::{LimitExit, LimitScope};
+pub use model_call_limit::ModelCallLimit;
