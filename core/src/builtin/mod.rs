@@ -8,6 +8,7 @@
 //! |---|---|
 //! | [`HumanInTheLoop`] | pauses the run for a person to approve, edit, reject or answer tool calls |
 //! | [`ModelCallLimit`] | at most so many model calls per run and per thread |
+//! | [`TokenBudget`] | at most so many input or output tokens (or so much money) per run and per thread |
 //! | [`ToolCallLimit`] | at most so many tool calls (of every tool, or of one) per run and per thread |
 //!
 //! Builders check their settings: a setting that cannot work is a [`ConfigError`] naming it.
@@ -16,10 +17,12 @@ pub mod config;
 pub mod human_in_the_loop;
 pub mod limit;
 pub mod model_call_limit;
+pub mod token_budget;
 pub mod tool_call_limit;
 
 pub use config::ConfigError;
 pub use human_in_the_loop::HumanInTheLoop;
 pub use limit::{LimitExit, LimitScope};
 pub use model_call_limit::ModelCallLimit;
+pub use token_budget::TokenBudget;
 pub use tool_call_limit::ToolCallLimit;
