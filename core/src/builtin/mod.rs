@@ -7,15 +7,18 @@
 //! | middleware | what it does |
 //! |---|---|
 //! | [`HumanInTheLoop`] | pauses the run for a person to approve, edit, reject or answer tool calls |
+//! | [`LoopDetection`] | warns the model about a repeated tool call (same tool, same arguments), then blocks it |
 //! | [`ModelCallLimit`] | at most so many model calls per run and per thread |
 //! | [`TokenBudget`] | at most so many input or output tokens (or so much money) per run and per thread |
 //! | [`ToolCallLimit`] | at most so many tool calls (of every tool, or of one) per run and per thread |
 //!
 //! Builders check their settings: a setting that cannot work is a [`ConfigError`] naming it.
 
+mod canonical;
 pub mod config;
 pub mod human_in_the_loop;
 pub mod limit;
+pub mod loop_detection;
 pub mod model_call_limit;
 pub mod token_budget;
 pub mod tool_call_limit;
@@ -23,6 +26,7 @@ pub mod tool_call_limit;
 pub use config::ConfigError;
 pub use human_in_the_loop::HumanInTheLoop;
 pub use limit::{LimitExit, LimitScope};
+pub use loop_detection::LoopDetection;
 pub use model_call_limit::ModelCallLimit;
 pub use token_budget::TokenBudget;
 pub use tool_call_limit::ToolCallLimit;
