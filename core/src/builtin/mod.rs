@@ -11,6 +11,7 @@
 //! | [`ModelCallLimit`] | at most so many model calls per run and per thread |
 //! | [`TokenBudget`] | at most so many input or output tokens (or so much money) per run and per thread |
 //! | [`ToolCallLimit`] | at most so many tool calls (of every tool, or of one) per run and per thread |
+//! | [`ToolCallRepair`] | parses arguments sent as a string or in a code fence, answers calls without a name, makes ids unique |
 //!
 //! Builders check their settings: a setting that cannot work is a [`ConfigError`] naming it.
 
@@ -22,6 +23,7 @@ pub mod loop_detection;
 pub mod model_call_limit;
 pub mod token_budget;
 pub mod tool_call_limit;
+pub mod tool_call_repair;
 
 pub use config::ConfigError;
 pub use human_in_the_loop::HumanInTheLoop;
@@ -30,3 +32,4 @@ pub use loop_detection::LoopDetection;
 pub use model_call_limit::ModelCallLimit;
 pub use token_budget::TokenBudget;
 pub use tool_call_limit::ToolCallLimit;
+pub use tool_call_repair::ToolCallRepair;
