@@ -12,6 +12,7 @@
 //! | [`TokenBudget`] | at most so many input or output tokens (or so much money) per run and per thread |
 //! | [`ToolCallLimit`] | at most so many tool calls (of every tool, or of one) per run and per thread |
 //! | [`ToolCallRepair`] | parses arguments sent as a string or in a code fence, answers calls without a name, makes ids unique |
+//! | [`ToolResultCache`] | keeps chosen tools' results for a time and serves them again (feature `tokio`) |
 //!
 //! Builders check their settings: a setting that cannot work is a [`ConfigError`] naming it.
 
@@ -24,6 +25,9 @@ pub mod model_call_limit;
 pub mod token_budget;
 pub mod tool_call_limit;
 pub mod tool_call_repair;
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+pub mod tool_result_cache;
 
 pub use config::ConfigError;
 pub use human_in_the_loop::HumanInTheLoop;
@@ -33,3 +37,6 @@ pub use model_call_limit::ModelCallLimit;
 pub use token_budget::TokenBudget;
 pub use tool_call_limit::ToolCallLimit;
 pub use tool_call_repair::ToolCallRepair;
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+pub use tool_result_cache::ToolResultCache;
