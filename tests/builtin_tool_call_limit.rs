@@ -7,12 +7,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use hookchain::builtin::LimitScope;
+use hookchain::builtin::ToolCallRepair;
 use hookchain::builtin::tool_call_limit::{
     ThreadToolCalls, ToolCallLimit, ToolCallLimitExceeded, ToolLimitExit,
 };
 use hookchain::message::validate_history;
 use hookchain::prelude::*;
-use hookchain::{EndReason, Role};
+use hookchain::{EndReason, Role, chain};
 use serde_json::json;
 use support::{counting_tool, middleware_error};
 
@@ -245,6 +246,33 @@ async fn exit_error_leaves_no_dangling_call_in_the_thread() {
     validate_history(thread.messages()).unwrap();
     assert!(thread.messages().iter().all(|m| m.tool_calls.is_empty()));
     assert_eq!(runs.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn calls_another_hook_answered_are_not_counted() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([call("nameless", ""), call("a", "echo")]),
+        ModelResponse::text("done"),
+    ]);
+    // ToolCallRepair answers the nameless call (its `after_model` runs first): it never runs,
+    // so it does not use up the limit of 1, and `a` runs.
+    let agent = Agent::builder(model)
+        .tool(counting_tool("echo", &runs))
+        .chain(chain![
+            limit(Some(1), None, ToolLimitExit::Continue),
+            ToolCallRepair::new()
+        ])
+        .build();
+    let output = agent.run("go").await.unwrap();
+    validate_history(&output.messages).unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert!(!result_of(&output.messages, "a").is_error);
+    assert!(
+        result_of(&output.messages, "nameless")
+            .text()
+            .contains("names no tool")
+    );
 }
 
 #[test]

@@ -40,20 +40,25 @@
 //!   of the answer count as blocked. [`ToolLimitExit::Error`]: the run fails with
 //!   [`ToolCallLimitExceeded`] and the answer does not enter the history.
 //! - Whatever the exit, no tool call is left without its result.
-//! - List it *before* middleware that answer calls on their own (a cache, a person's
-//!   approval): `after_model` hooks run in reverse order, so it then sees the model's calls
-//!   after them. Calls of other tools are neither counted nor blocked (except by `End`, which
-//!   runs no call of the answer).
+//! - Calls of other tools are neither counted nor blocked (except by `End`, which runs no call
+//!   of the answer). Nor are calls another `after_model` hook has already answered (they do
+//!   not run): list `ToolCallLimit` *before* middleware that answer calls in `after_model` (a
+//!   person's rejection, [`ToolCallRepair`](super::ToolCallRepair) for nameless calls), since
+//!   `after_model` hooks run in reverse order.
 
-use serde::{Deserialize, Serialize};
+mod error;
+mod state;
 
 use hookchain_macros::middleware;
+
+pub use error::ToolCallLimitExceeded;
+pub use state::{RunToolCalls, ThreadToolCalls};
 
 use super::ConfigError;
 use super::limit::{LimitScope, check_limit};
 use super::model_call_limit::plural;
 use crate::context::Context;
-use crate::message::{Message, ToolResult};
+use crate::message::{Message, ToolCall, ToolResult};
 use crate::middleware::Flow;
 use crate::model::ModelResponse;
 
@@ -90,42 +95,6 @@ pub struct ToolCallLimitBuilder {
     exit: ToolLimitExit,
 }
 
-/// Tool calls counted in the current run (run-scoped state of [`ToolCallLimit`]).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RunToolCalls {
-    /// Calls counted (blocked ones included).
-    pub count: u32,
-    /// The closing message of a run ended by [`ToolLimitExit::End`], added when the run ends
-    /// (after the calls' results).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    closing: Option<String>,
-}
-
-/// Tool calls counted in every run of the thread (thread-scoped state of [`ToolCallLimit`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ThreadToolCalls(pub u32);
-
-/// The error of [`ToolLimitExit::Error`]: a tool call limit was reached.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "tool call limit reached for {}: {scope} limit of {limit} ({run_calls} calls in this run, \
-     {thread_calls} in the thread)",
-    tool.as_deref().map_or_else(|| "all tools".to_owned(), |tool| format!("`{tool}`"))
-)]
-#[non_exhaustive]
-pub struct ToolCallLimitExceeded {
-    /// The limited tool; `None`: every tool.
-    pub tool: Option<String>,
-    /// The limit that tripped.
-    pub scope: LimitScope,
-    /// Its value.
-    pub limit: u32,
-    /// Calls counted in the run, the blocked one included.
-    pub run_calls: u32,
-    /// Calls counted in the thread.
-    pub thread_calls: u32,
-}
-
 impl ToolCallLimit {
     /// A builder for every tool, with no limit set yet (at least one is needed) and the exit
     /// [`ToolLimitExit::Continue`].
@@ -133,9 +102,13 @@ impl ToolCallLimit {
         ToolCallLimitBuilder::default()
     }
 
-    /// Whether the limit counts calls of `tool`.
-    fn applies_to(&self, tool: &str) -> bool {
-        self.tool.as_deref().is_none_or(|limited| limited == tool)
+    /// Whether the limit counts `call`: a call of the limited tool that no other hook has
+    /// answered already (such a call does not run).
+    fn counts(&self, cx: &Context, call: &ToolCall) -> bool {
+        self.tool
+            .as_deref()
+            .is_none_or(|limited| limited == call.name)
+            && !cx.answered.iter().any(|answer| answer.call_id == call.id)
     }
 
     /// The limit one more call would exceed with these counts, if any (the run limit first).
@@ -231,7 +204,7 @@ impl ToolCallLimit {
         // under the limits, costs no allocation.)
         let (mut run_count, mut thread_count) = (run.count, thread.0);
         let mut first_block = None;
-        for _ in calls.iter().filter(|call| self.applies_to(&call.name)) {
+        for _ in calls.iter().filter(|call| self.counts(cx, call)) {
             if let Some(blocked) = self.blocks(run_count, thread_count) {
                 first_block.get_or_insert(blocked);
                 run_count += 1;
@@ -265,7 +238,10 @@ impl ToolCallLimit {
                 })
             }
             ToolLimitExit::Continue => {
-                for call in calls.iter().filter(|call| self.applies_to(&call.name)) {
+                // Which calls count, decided before answering any (an answer is a result
+                // supplied by a hook, which `counts` looks at).
+                let counted: Vec<bool> = calls.iter().map(|call| self.counts(cx, call)).collect();
+                for (call, _) in calls.iter().zip(counted).filter(|(_, counted)| *counted) {
                     if let Some((scope, limit)) = self.blocks(run.count, thread.0) {
                         cx.answer_tool_call(ToolResult::error(
                             &call.id,
@@ -286,7 +262,7 @@ impl ToolCallLimit {
             }
             ToolLimitExit::End => {
                 // Every call of the answer counts as blocked: none runs.
-                let counted = calls.iter().filter(|c| self.applies_to(&c.name)).count();
+                let counted = calls.iter().filter(|call| self.counts(cx, call)).count();
                 run.count += u32::try_from(counted).unwrap_or(u32::MAX);
                 let limit = self.describe(scope, limit);
                 for call in calls {
