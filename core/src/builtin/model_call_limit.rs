@@ -35,8 +35,10 @@
 //! - When a limit trips, [`LimitExit::End`] (the default) adds an assistant message naming the
 //!   limit and both counts and ends the run ([`EndReason::Jumped`](crate::EndReason::Jumped));
 //!   [`LimitExit::Error`] fails the run with [`ModelCallLimitExceeded`].
-//! - A model call is a step that reaches the model: retries a `wrap_model_call` makes inside
-//!   one step are not counted here (see [`Context::model_calls`] for those).
+//! - A model call is a step that gets past this hook towards the model: retries a
+//!   `wrap_model_call` makes inside one step are not counted here (see
+//!   [`Context::model_calls`] for those). List it after `before_model` hooks that answer in
+//!   the model's place (a cache of answers), so that their answers are not counted.
 
 use serde::{Deserialize, Serialize};
 
