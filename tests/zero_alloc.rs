@@ -620,3 +620,79 @@ mod resilience {
         );
     }
 }
+
+/// The built-in limits on the model path, set so that none trips: model calls, tokens and tool
+/// calls limited, loops detected, calls repaired (and, on the tool path, a cache of a tool
+/// that is not called here). The cache needs tokio's clock: the feature `tokio`.
+#[cfg(feature = "tokio")]
+fn limit_builtins() -> (
+    hookchain::builtin::ModelCallLimit,
+    hookchain::builtin::TokenBudget,
+    hookchain::builtin::ToolCallLimit,
+    hookchain::builtin::LoopDetection,
+    hookchain::builtin::ToolCallRepair,
+    hookchain::builtin::ToolResultCache,
+) {
+    use hookchain::builtin::token_budget::Budget;
+    use hookchain::builtin::{
+        LoopDetection, ModelCallLimit, TokenBudget, ToolCallLimit, ToolCallRepair, ToolResultCache,
+    };
+    (
+        ModelCallLimit::builder()
+            .run_limit(u32::MAX)
+            .thread_limit(u32::MAX)
+            .build()
+            .unwrap(),
+        TokenBudget::builder()
+            .run(Budget::new().total_tokens(u64::MAX))
+            .thread(Budget::new().output_tokens(u64::MAX))
+            .build()
+            .unwrap(),
+        ToolCallLimit::builder()
+            .run_limit(u32::MAX)
+            .thread_limit(u32::MAX)
+            .build()
+            .unwrap(),
+        LoopDetection::default(),
+        ToolCallRepair::new(),
+        ToolResultCache::builder()
+            .tool("search", std::time::Duration::from_secs(60))
+            .build()
+            .unwrap(),
+    )
+}
+
+#[cfg(feature = "tokio")]
+#[test]
+fn limit_builtins_allocate_nothing_per_model_call_when_they_do_not_trip() {
+    use hookchain::builtin::model_call_limit::RunModelCalls;
+
+    let chain = limit_builtins();
+    let (allocs, state) = measure_model_calls(&chain);
+    println!("model call, the limit built-ins: {allocs} allocs / {CALLS} calls");
+    // ModelCallLimit counted every call: its hook ran.
+    let n = u32::try_from(WARM_UP + CALLS).unwrap();
+    assert_eq!(state.0, RunModelCalls(n));
+    assert_eq!(allocs, 0, "the limit built-ins allocated {allocs} times");
+
+    // A tool call through LoopDetection's and the cache's wraps (a tool the cache skips).
+    let cx = Context::new(Vec::new());
+    let state = Default::default();
+    let allocs = allocations(|| {
+        for _ in 0..CALLS {
+            black_box(run(tool_call(&chain, &cx, &state)));
+        }
+    });
+    assert_eq!(
+        allocs, 0,
+        "the limit built-ins allocated {allocs} times per tool call"
+    );
+
+    // Whole runs (one model call, no tool call): as the empty chain.
+    let (runs, ..) = measure_runs(limit_builtins(), false);
+    let (empty, ..) = measure_runs((), false);
+    assert_eq!(
+        runs, empty,
+        "Agent::run with the limit built-ins vs the empty chain"
+    );
+}

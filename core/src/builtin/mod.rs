@@ -8,10 +8,16 @@
 //! |---|---|
 //! | [`CircuitBreaker`] | after repeated failures of a model, fails its calls at once for a cool-down (feature `tokio`) |
 //! | [`HumanInTheLoop`] | pauses the run for a person to approve, edit, reject or answer tool calls |
+//! | [`LoopDetection`] | warns the model about a repeated tool call (same tool, same arguments), then blocks it |
+//! | [`ModelCallLimit`] | at most so many model calls per run and per thread |
 //! | [`ModelFallback`] | sends a failed model call to the next model, through the inner middleware |
 //! | [`ModelRetry`] | sends a failed model call again after a growing, jittered wait (feature `tokio`) |
 //! | [`RateLimit`] | at most N model calls per interval; a call over it waits for a slot (feature `tokio`) |
 //! | [`Timeout`] | fails a model call, or answers a tool call with an error, that takes too long (feature `tokio`) |
+//! | [`TokenBudget`] | at most so many input or output tokens (or so much money) per run and per thread |
+//! | [`ToolCallLimit`] | at most so many tool calls (of every tool, or of one) per run and per thread |
+//! | [`ToolCallRepair`] | parses arguments sent as a string or in a code fence, answers calls without a name, makes ids unique |
+//! | [`ToolResultCache`] | keeps chosen tools' results for a time and serves them again (feature `tokio`) |
 //! | [`ToolRetry`] | runs a failed tool call again after a growing, jittered wait (feature `tokio`) |
 //!
 //! Builders check their settings: a setting that cannot work is a [`ConfigError`] naming it.
@@ -57,12 +63,16 @@
 //! each attempt but the last (cheap: history and tools are shared; a system prompt is a copied
 //! string).
 
+mod canonical;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod circuit_breaker;
 pub mod config;
 pub mod fallback;
 pub mod human_in_the_loop;
+pub mod limit;
+pub mod loop_detection;
+pub mod model_call_limit;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod rate_limit;
@@ -72,15 +82,30 @@ pub mod retry;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod timeout;
+pub mod token_budget;
+pub mod tool_call_limit;
+pub mod tool_call_repair;
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+pub mod tool_result_cache;
 
 #[cfg(feature = "tokio")]
 pub use circuit_breaker::CircuitBreaker;
 pub use config::ConfigError;
 pub use fallback::ModelFallback;
 pub use human_in_the_loop::HumanInTheLoop;
+pub use limit::{LimitExit, LimitScope};
+pub use loop_detection::LoopDetection;
+pub use model_call_limit::ModelCallLimit;
 #[cfg(feature = "tokio")]
 pub use rate_limit::RateLimit;
 #[cfg(feature = "tokio")]
 pub use retry::{ModelRetry, ToolRetry};
 #[cfg(feature = "tokio")]
 pub use timeout::Timeout;
+pub use token_budget::TokenBudget;
+pub use tool_call_limit::ToolCallLimit;
+pub use tool_call_repair::ToolCallRepair;
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+pub use tool_result_cache::ToolResultCache;

@@ -1,0 +1,149 @@
+//! Tool result cache: the result of a call kept for a time, and given again to the same call
+//! instead of running the tool.
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! use hookchain::builtin::ToolResultCache;
+//!
+//! # use hookchain::builtin::ConfigError;
+//! let cache = ToolResultCache::builder()
+//!     .tool("search", Duration::from_secs(300))
+//!     .tool("weather", Duration::from_secs(60))
+//!     .build()?;
+//! let chain = hookchain::chain![cache];
+//! # Ok::<(), ConfigError>(())
+//! ```
+//!
+//! # Rules
+//!
+//! - Per-tool opt-in: only the tools given to [`tool`](ToolResultCacheBuilder::tool) are
+//!   cached, each for its own time to live (TTL).
+//! - The key is the tool's name and its arguments as canonical JSON (object keys sorted): two
+//!   calls with the same arguments in a different order share their result.
+//! - A hit does not run the tool (nor the wraps inside this one): the call gets the cached
+//!   content as its result.
+//! - Error results (a failed tool, a refused call) and a call that paused the run are never
+//!   cached.
+//! - A result is kept for its tool's TTL, timed by tokio's clock (this built-in needs the
+//!   `tokio` feature); where, is the [`CacheStore`]'s business: [`InMemoryCache`] by default.
+//! - Where it sits matters: listed before (outside) a retry, it caches the retried outcome;
+//!   after (inside) a wrap that edits results, it caches the unedited result.
+
+mod store;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use hookchain_macros::middleware;
+
+pub use store::{CacheStore, InMemoryCache};
+
+use super::ConfigError;
+use super::canonical::call_key;
+use crate::context::ToolContext;
+use crate::error::Error;
+use crate::message::{ToolCall, ToolResult};
+use crate::middleware::ToolNext;
+
+/// Caches the results of chosen tools (see the [module docs](self)).
+#[derive(Debug)]
+pub struct ToolResultCache<S = InMemoryCache> {
+    /// The cached tools and their TTLs.
+    ttls: BTreeMap<String, Duration>,
+    store: S,
+}
+
+/// Builds a [`ToolResultCache`]; [`build`](Self::build) checks the settings.
+#[derive(Debug)]
+#[must_use]
+pub struct ToolResultCacheBuilder<S = InMemoryCache> {
+    ttls: BTreeMap<String, Duration>,
+    store: S,
+}
+
+impl ToolResultCache {
+    /// A builder with no tool cached yet (at least one is needed), in an [`InMemoryCache`].
+    pub fn builder() -> ToolResultCacheBuilder {
+        ToolResultCacheBuilder {
+            ttls: BTreeMap::new(),
+            store: InMemoryCache::new(),
+        }
+    }
+}
+
+impl<S> ToolResultCache<S> {
+    /// Where the results are kept.
+    #[must_use]
+    pub fn store(&self) -> &S {
+        &self.store
+    }
+}
+
+impl<S> ToolResultCacheBuilder<S> {
+    /// Caches the results of `tool` for `ttl`.
+    pub fn tool(mut self, tool: impl Into<String>, ttl: Duration) -> Self {
+        self.ttls.insert(tool.into(), ttl);
+        self
+    }
+
+    /// Keeps the results in `store` instead of an [`InMemoryCache`].
+    pub fn store<T: CacheStore>(self, store: T) -> ToolResultCacheBuilder<T> {
+        ToolResultCacheBuilder {
+            ttls: self.ttls,
+            store,
+        }
+    }
+
+    /// The middleware; an error names a setting that cannot work: no tool, an empty tool
+    /// name, or a TTL of zero.
+    pub fn build(self) -> Result<ToolResultCache<S>, ConfigError> {
+        if self.ttls.is_empty() {
+            return Err(ConfigError::new(
+                "tool",
+                "no tool to cache: name each tool to cache, with its TTL",
+            ));
+        }
+        for (tool, ttl) in &self.ttls {
+            if tool.trim().is_empty() {
+                return Err(ConfigError::new("tool", "a tool's name is empty"));
+            }
+            if ttl.is_zero() {
+                return Err(ConfigError::new(
+                    "ttl",
+                    format!("the TTL of `{tool}` is zero: nothing would ever be served"),
+                ));
+            }
+        }
+        Ok(ToolResultCache {
+            ttls: self.ttls,
+            store: self.store,
+        })
+    }
+}
+
+#[middleware(crate = crate)]
+impl<S: CacheStore + 'static> ToolResultCache<S> {
+    /// Serves a cached result, or runs the call and keeps its result.
+    #[hook(wrap_tool_call)]
+    async fn cached(
+        &self,
+        cx: ToolContext<'_>,
+        call: ToolCall,
+        mut next: impl ToolNext,
+    ) -> Result<ToolResult, Error> {
+        let Some(&ttl) = self.ttls.get(&call.name) else {
+            return Ok(next.call(cx, call).await);
+        };
+        let key = call_key(&call.name, &call.arguments);
+        if let Some(content) = self.store.get(&key).await {
+            tracing::debug!(tool = %call.name, call_id = %call.id, "tool result served from the cache");
+            return Ok(ToolResult::ok(call.id, content));
+        }
+        let result = next.call(cx, call).await;
+        if !result.is_error && !result.is_paused() {
+            self.store.put(key, result.content.clone(), ttl).await;
+        }
+        Ok(result)
+    }
+}

@@ -1,0 +1,250 @@
+//! `ToolResultCache`: the rules of DESIGN §11, one test each, on tokio's paused clock.
+#![cfg(feature = "tokio")]
+
+mod support;
+
+use std::convert::Infallible;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hookchain::builtin::ToolResultCache;
+use hookchain::builtin::tool_result_cache::{CacheStore, InMemoryCache};
+use hookchain::message::validate_history;
+use hookchain::prelude::*;
+use hookchain::{EndReason, FnTool, Role, RunOutput, Tool, ToolError, chain, hook};
+use serde_json::{Value, json};
+use support::counting_tool;
+
+const TTL: Duration = Duration::from_secs(60);
+
+fn search(id: &str, arguments: Value) -> ToolCall {
+    ToolCall::new(id, "search", arguments)
+}
+
+/// A model that makes `calls`, one per answer, then says "done".
+fn model(calls: Vec<ToolCall>) -> ScriptedModel {
+    let mut responses: Vec<ModelResponse> = calls
+        .into_iter()
+        .map(|call| ModelResponse::tool_calls([call]))
+        .collect();
+    responses.push(ModelResponse::text("done"));
+    ScriptedModel::new(responses)
+}
+
+/// A `search` tool that counts its runs and answers with the count, so that a result tells
+/// which run made it.
+fn numbered_search(runs: &Arc<AtomicUsize>) -> impl Tool {
+    let runs = runs.clone();
+    FnTool::new("search", "Searches.", move |_: Value| {
+        let n = runs.fetch_add(1, Ordering::SeqCst) + 1;
+        async move { Ok::<_, Infallible>(format!("result {n}")) }
+    })
+}
+
+/// The results' texts, in order.
+fn results(output: &RunOutput) -> Vec<String> {
+    output
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| m.text().into_owned())
+        .collect()
+}
+
+fn cache() -> ToolResultCache {
+    ToolResultCache::builder()
+        .tool("search", TTL)
+        .build()
+        .unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hit_does_not_run_the_tool() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let q = json!({ "q": "rust" });
+    let agent = Agent::builder(model(vec![search("a", q.clone()), search("b", q)]))
+        .tool(numbered_search(&runs))
+        .chain(cache())
+        .build();
+    let output = agent.run("go").await.unwrap();
+    validate_history(&output.messages).unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(results(&output), ["result 1", "result 1"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_key_is_the_tool_and_its_canonical_arguments() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let agent = Agent::builder(model(vec![
+        search("a", json!({ "q": "rust", "page": 1 })),
+        // The same arguments, in another order: a hit.
+        search("b", json!({ "page": 1, "q": "rust" })),
+        // Other arguments: a miss.
+        search("c", json!({ "q": "rust", "page": 2 })),
+    ]))
+    .tool(numbered_search(&runs))
+    .chain(cache())
+    .build();
+    let output = agent.run("go").await.unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    assert_eq!(results(&output), ["result 1", "result 1", "result 2"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_in_memory_store_keeps_a_result_for_its_ttl_on_tokios_clock() {
+    let store = InMemoryCache::new();
+    store.put("k".into(), "v".into(), TTL).await;
+    tokio::time::advance(TTL - Duration::from_millis(1)).await;
+    assert_eq!(store.get("k").await.as_deref(), Some("v"));
+    tokio::time::advance(Duration::from_millis(1)).await;
+    assert_eq!(store.get("k").await, None);
+    assert!(store.is_empty(), "an expired entry is dropped when read");
+}
+
+/// Sleeps `TTL` before every model call: the clock moves between the tool calls of a run.
+#[hook(before_model)]
+async fn a_minute_passes() {
+    tokio::time::sleep(TTL).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_after_the_ttl_runs_the_tool_again() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let q = json!({ "q": "rust" });
+    let cache = ToolResultCache::builder()
+        .tool("search", TTL + TTL / 2)
+        .build()
+        .unwrap();
+    let agent = Agent::builder(model(vec![
+        search("a", q.clone()),
+        search("b", q.clone()),
+        search("c", q),
+    ]))
+    .tool(numbered_search(&runs))
+    .chain(chain![a_minute_passes, cache])
+    .build();
+    let output = agent.run("go").await.unwrap();
+    // a at t=1min (runs, kept until 2.5min), b at 2min (hit), c at 3min (expired: runs).
+    assert_eq!(results(&output), ["result 1", "result 1", "result 2"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn only_the_tools_opted_in_are_cached() {
+    let searches = Arc::new(AtomicUsize::new(0));
+    let echoes = Arc::new(AtomicUsize::new(0));
+    let echo = |id: &str| ToolCall::new(id, "echo", json!({ "text": "x" }));
+    let agent = Agent::builder(model(vec![echo("a"), echo("b")]))
+        .tool(numbered_search(&searches))
+        .tool(counting_tool("echo", &echoes))
+        .chain(cache())
+        .build();
+    agent.run("go").await.unwrap();
+    assert_eq!(echoes.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn error_results_are_never_cached() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counter = runs.clone();
+    // Fails the first time, succeeds after.
+    let flaky = FnTool::new("search", "Searches.", move |_: Value| {
+        let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
+        async move {
+            if n == 1 {
+                Err(ToolError::for_model("search", "try again"))
+            } else {
+                Ok(format!("result {n}"))
+            }
+        }
+    });
+    let q = json!({ "q": "rust" });
+    let agent = Agent::builder(model(vec![
+        search("a", q.clone()),
+        search("b", q.clone()),
+        search("c", q),
+    ]))
+    .tool(flaky)
+    .chain(cache())
+    .build();
+    let output = agent.run("go").await.unwrap();
+    assert_eq!(results(&output), ["try again", "result 2", "result 2"]);
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+}
+
+/// A store that records what is put in it.
+#[derive(Debug, Default, Clone)]
+struct Recording {
+    puts: Arc<Mutex<Vec<(String, String)>>>,
+}
+
+impl CacheStore for Recording {
+    async fn get(&self, _key: &str) -> Option<String> {
+        None
+    }
+
+    async fn put(&self, key: String, content: String, _ttl: Duration) {
+        self.puts.lock().unwrap().push((key, content));
+    }
+}
+
+/// Pauses the run at the first `search` call; on the resume, lets it run.
+#[hook(wrap_tool_call)]
+async fn ask_first(
+    cx: ToolContext<'_>,
+    call: ToolCall,
+    mut next: impl ToolNext,
+) -> Result<ToolResult, Error> {
+    if cx.resume_value().is_none() {
+        return Err(Error::interrupt(json!({ "allow": call.name })));
+    }
+    Ok(next.call(cx, call).await)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_paused_call_is_never_cached_and_a_custom_store_keeps_the_rest() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let store = Recording::default();
+    let cache = ToolResultCache::builder()
+        .tool("search", TTL)
+        .store(store.clone())
+        .build()
+        .unwrap();
+    let agent = Agent::builder(model(vec![search("a", json!({ "q": "rust" }))]))
+        .tool(numbered_search(&runs))
+        .chain(chain![cache, ask_first])
+        .build();
+    let paused = agent.run("go").await.unwrap();
+    assert_eq!(paused.end, EndReason::Interrupted);
+    assert!(
+        store.puts.lock().unwrap().is_empty(),
+        "a paused call was cached"
+    );
+
+    let id = paused.interrupts()[0].id.clone();
+    let checkpoint = paused.checkpoint.unwrap();
+    let output = agent.resume(checkpoint, [(id, json!(true))]).await.unwrap();
+    validate_history(&output.messages).unwrap();
+    assert_eq!(
+        *store.puts.lock().unwrap(),
+        [("search\0{\"q\":\"rust\"}".to_owned(), "result 1".to_owned())]
+    );
+}
+
+#[test]
+fn settings_that_cannot_work_are_errors_naming_the_field() {
+    assert_eq!(
+        ToolResultCache::builder().build().unwrap_err().field(),
+        "tool"
+    );
+    let empty = ToolResultCache::builder()
+        .tool("", TTL)
+        .build()
+        .unwrap_err();
+    assert_eq!(empty.field(), "tool");
+    let zero = ToolResultCache::builder()
+        .tool("search", Duration::ZERO)
+        .build()
+        .unwrap_err();
+    assert_eq!(zero.field(), "ttl");
+}
