@@ -1,5 +1,6 @@
 //! Resilience: an agent whose main model is down, kept running by retries, a timeout, a
-//! circuit breaker, a fallback model and a tool retry. No network: the models are scripted.
+//! circuit breaker, a fallback model and a tool retry, within call limits, with a tool-result
+//! cache. No network: the models are scripted.
 //!
 //! ```sh
 //! cargo run --example resilient
@@ -11,6 +12,10 @@
 //! The weather tool fails once and `ToolRetry` runs it again. On the second step the main
 //! model's circuit is open: the call goes to the backup at once, without waiting.
 //!
+//! The same question is asked again in the same conversation: the `ToolResultCache` answers
+//! the weather call (the service is not called again), and `ModelCallLimit` / `ToolCallLimit`
+//! keep each run within its calls (they do not trip here).
+//!
 //! The built-ins log what they do through `tracing` (shown on stderr).
 
 use std::process::ExitCode;
@@ -19,7 +24,8 @@ use std::time::{Duration, Instant};
 
 use hookchain::builtin::retry::OnFailure;
 use hookchain::builtin::{
-    CircuitBreaker, ModelFallback, ModelRetry, RateLimit, Timeout, ToolRetry,
+    CircuitBreaker, ModelCallLimit, ModelFallback, ModelRetry, RateLimit, Timeout, ToolCallLimit,
+    ToolResultCache, ToolRetry,
 };
 use hookchain::model::ModelRouter;
 use hookchain::prelude::*;
@@ -45,11 +51,13 @@ struct City {
     city: String,
 }
 
+/// Calls of the weather service.
+static WEATHER_CALLS: AtomicUsize = AtomicUsize::new(0);
+
 /// A weather service that fails its first call.
 fn weather() -> impl hookchain::Tool {
-    let calls = AtomicUsize::new(0);
     FnTool::new("weather", "The weather in a city.", move |args: City| {
-        let first = calls.fetch_add(1, Ordering::SeqCst) == 0;
+        let first = WEATHER_CALLS.fetch_add(1, Ordering::SeqCst) == 0;
         async move {
             if first {
                 Err(std::io::Error::other("weather service: 503"))
@@ -84,11 +92,22 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             json!({ "city": "Paris" }),
         )]),
         ModelResponse::text("It is 18°C and sunny in Paris."),
+        ModelResponse::tool_calls([ToolCall::new(
+            "call_2",
+            "weather",
+            json!({ "city": "Paris" }),
+        )]),
+        ModelResponse::text("Still 18°C and sunny in Paris."),
     ]);
     let router = ModelRouter::new(Hanging).route("backup", backup);
 
     // Outermost first: see the order in the `hookchain::builtin` docs.
     let chain = chain![
+        ModelCallLimit::builder()
+            .run_limit(10)
+            .thread_limit(40)
+            .build()?,
+        ToolCallLimit::builder().run_limit(5).build()?,
         ModelFallback::builder().model("backup").build()?,
         ModelRetry::builder()
             .initial_delay(Duration::from_millis(100))
@@ -106,6 +125,10 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             .model_call(Duration::from_millis(300))
             .tool_call(Duration::from_secs(5))
             .build()?,
+        // A cached result is served before the retry and the tool: the service is spared.
+        ToolResultCache::builder()
+            .tool("weather", Duration::from_secs(600))
+            .build()?,
         ToolRetry::builder()
             .initial_delay(Duration::from_millis(50))
             .on_failure(OnFailure::Continue)
@@ -113,8 +136,11 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     ];
     let agent = Agent::builder(router).tool(weather()).chain(chain).build();
 
+    let mut thread = agent.thread();
     let start = Instant::now();
-    let output = agent.run("What is the weather in Paris?").await?;
+    let output = agent
+        .run_in(&mut thread, "What is the weather in Paris?")
+        .await?;
     let elapsed = start.elapsed();
 
     let answer = output.text().unwrap_or_default().into_owned();
@@ -127,6 +153,20 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     );
     if answer != "It is 18°C and sunny in Paris." || output.model_calls != 5 {
         return Err("the agent did not recover as expected".into());
+    }
+
+    let again = agent
+        .run_in(&mut thread, "And now, the weather in Paris?")
+        .await?;
+    let service_calls = WEATHER_CALLS.load(Ordering::SeqCst);
+    println!(
+        "asked again: {} (model calls: {}, the weather service called {} times in all: the second answer came from the cache)",
+        again.text().unwrap_or_default(),
+        again.model_calls,
+        service_calls
+    );
+    if service_calls != 2 || again.model_calls != 2 {
+        return Err("the cache did not serve the second weather call".into());
     }
     Ok(())
 }

@@ -5,6 +5,7 @@ use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use hookchain_benches::agent::{self, HandTurn};
+use hookchain_benches::builtins;
 use hookchain_benches::exec::run;
 use hookchain_benches::macro_mw::{Absent, Full};
 use hookchain_benches::ten_of;
@@ -30,6 +31,13 @@ fn agent_turn(c: &mut Criterion) {
     let full = agent::agent(ten_of!(Full));
     group.bench_function(BenchmarkId::new("agent", 10), |b| {
         b.iter(|| run(agent::turn(&full)))
+    });
+
+    let runtime = builtins::timer_runtime();
+    let _entered = runtime.enter();
+    let resilient = agent::agent(builtins::model_path_chain());
+    group.bench_function(BenchmarkId::new("agent_builtins", 7), |b| {
+        b.iter(|| run(agent::turn(&resilient)))
     });
 
     group.finish();

@@ -20,6 +20,7 @@
 // bench that builds the 32-member hookchain onion of (b) raises it (benches/model_call.rs).
 
 pub mod agent;
+pub mod builtins;
 pub mod dyn_chain;
 pub mod exec;
 pub mod fixtures;

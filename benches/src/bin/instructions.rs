@@ -16,7 +16,7 @@ use hookchain_benches::agent::{self, HandTurn};
 use hookchain_benches::exec::run;
 use hookchain_benches::fixtures::model_call;
 use hookchain_benches::macro_mw::{Absent, Active, ActiveAsync, Full, Manual, bump, bump_async};
-use hookchain_benches::{chains_of, dyn_chain, hand, synaptic, ten_of};
+use hookchain_benches::{builtins, chains_of, dyn_chain, hand, synaptic, ten_of};
 
 const VARIANTS: &[(&str, &str)] = &[
     ("a0", "hookchain, empty chain (N = 0)"),
@@ -48,6 +48,10 @@ const VARIANTS: &[(&str, &str)] = &[
     ("turn_hand", "agent turn by hand"),
     ("turn0", "Agent::run, empty chain"),
     ("turn10", "Agent::run, 10 middleware"),
+    (
+        "turn_builtins",
+        "Agent::run, the 7 model-path built-ins (none trips)",
+    ),
     ("h10s1", "history 10: run with 1 tool step, 10 middleware"),
     ("h10s2", "history 10: run with 2 tool steps, 10 middleware"),
     ("h100s1", "history 100: run with 1 tool step, 10 middleware"),
@@ -243,6 +247,14 @@ fn main() -> ExitCode {
         }
         "turn10" => {
             let agent = agent::agent(ten_of!(Full));
+            for _ in 0..m {
+                black_box(run(agent::turn(&agent)));
+            }
+        }
+        "turn_builtins" => {
+            let runtime = builtins::timer_runtime();
+            let _entered = runtime.enter();
+            let agent = agent::agent(builtins::model_path_chain());
             for _ in 0..m {
                 black_box(run(agent::turn(&agent)));
             }
