@@ -180,6 +180,18 @@ impl HookKind {
         }
     }
 
+    /// The trait converting what a plain-`fn` hook of this kind returns, and its method; `None`
+    /// for wrap hooks, which are `async fn`s.
+    pub(crate) fn into_trait(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            HookKind::BeforeAgent | HookKind::BeforeModel | HookKind::AfterModel => {
+                Some(("IntoFlow", "into_flow"))
+            }
+            HookKind::AfterAgent => Some(("IntoDone", "into_done")),
+            HookKind::WrapModelCall | HookKind::WrapToolCall => None,
+        }
+    }
+
     /// The hook that takes a parameter of `role`, for "did you mean" hints.
     pub(crate) fn taking(role: Role) -> Option<HookKind> {
         match role {

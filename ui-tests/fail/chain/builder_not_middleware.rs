@@ -1,0 +1,10 @@
+use hookchain::prelude::*;
+
+struct Settings;
+
+fn main() {
+    let agent = Agent::builder(ScriptedModel::new([]))
+        .chain(Settings)
+        .build();
+    let _ = agent;
+}
