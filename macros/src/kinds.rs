@@ -192,6 +192,16 @@ impl HookKind {
         }
     }
 
+    /// The trait every return type of this hook implements (its message names the types a hook
+    /// of this kind can return), and its conversion method.
+    pub(crate) fn return_trait(self) -> (&'static str, &'static str) {
+        match self {
+            HookKind::WrapModelCall => ("IntoModelResponse", "into_model_response"),
+            HookKind::WrapToolCall => ("IntoToolResult", "into_tool_result"),
+            other => other.into_trait().unwrap_or(("IntoFlow", "into_flow")),
+        }
+    }
+
     /// The hook that takes a parameter of `role`, for "did you mean" hints.
     pub(crate) fn taking(role: Role) -> Option<HookKind> {
         match role {

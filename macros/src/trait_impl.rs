@@ -63,6 +63,7 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
     let state = unit_or(&model.state);
     let thread_state = unit_or(&model.thread_state);
     let state_checks = state_checks(p, model);
+    let return_checks = return_checks(p, model);
     let shareable = shareable_checks(p, &model.generics);
     let generics = assumed_bounds(p, model);
     let (impl_generics, _, where_clause) = generics.split_for_impl();
@@ -115,6 +116,7 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
         const _: () = {
             #shareable
             #state_checks
+            #return_checks
 
             #[automatically_derived]
             #[diagnostic::do_not_recommend]
@@ -199,6 +201,66 @@ fn state_checks(p: &Private, model: &ImplModel<'_>) -> TokenStream {
     }
 }
 
+/// The return type of each `async fn` hook, when it can be named on its own (no reference, no
+/// `Self`, no `impl Trait`), with the trait it must implement. A plain `fn` hook's return type
+/// is checked where it is converted (see `method`).
+fn async_returns<'a>(model: &'a ImplModel<'_>) -> Vec<(&'a Type, &'static str, &'static str)> {
+    model
+        .hooks
+        .iter()
+        .filter(|hook| hook.sig.is_async())
+        .filter_map(|hook| match &hook.sig.original.output {
+            syn::ReturnType::Type(_, ty) if nameable(ty) => {
+                let (into, method) = hook.sig.kind.return_trait();
+                Some((&**ty, into, method))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether `ty` can be written in a where clause of the impl as it is.
+fn nameable(ty: &Type) -> bool {
+    quote!(#ty).into_iter().all(|tree| nameable_tree(&tree))
+}
+
+fn nameable_tree(tree: &proc_macro2::TokenTree) -> bool {
+    match tree {
+        proc_macro2::TokenTree::Punct(punct) => !matches!(punct.as_char(), '&' | '\''),
+        proc_macro2::TokenTree::Ident(ident) => {
+            ident != "Self" && ident != "impl" && ident != "dyn"
+        }
+        proc_macro2::TokenTree::Group(group) => {
+            group.stream().into_iter().all(|t| nameable_tree(&t))
+        }
+        proc_macro2::TokenTree::Literal(_) => true,
+    }
+}
+
+/// One check per `async fn` hook's return type, at the user's `-> T`: a wrong type is reported
+/// there, once, with the message of the trait it misses (not through the future's conversion,
+/// which would show hookchain's internals).
+fn return_checks(p: &Private, model: &ImplModel<'_>) -> TokenStream {
+    let returns = async_returns(model);
+    if returns.is_empty() {
+        return TokenStream::new();
+    }
+    let checks = returns.iter().map(|(ty, into, method)| {
+        let span = located(syn::spanned::Spanned::span(*ty));
+        let pp = p.at(span);
+        let into = syn::Ident::new(into, span);
+        let method = syn::Ident::new(method, span);
+        quote_spanned!(span=> let _ = <#ty as #pp::#into>::#method;)
+    });
+    let (impl_generics, _, where_clause) = model.generics.split_for_impl();
+    quote! {
+        #[allow(dead_code)]
+        fn returns #impl_generics () #where_clause {
+            #(#checks)*
+        }
+    }
+}
+
 /// The block's generics, with what the checks above report assumed: each type parameter
 /// `Send + Sync + 'static`, each state type a valid state. The impls then type-check whatever the
 /// checks found, so a mistake is reported once, by its check. (A bound under `for<'a>` is not
@@ -219,6 +281,12 @@ fn assumed_bounds(p: &Private, model: &ImplModel<'_>) -> Generics {
         clause
             .predicates
             .push(syn::parse_quote!(for<'__hookchain> #state: #p::MiddlewareState));
+    }
+    for (ty, into, _) in async_returns(model) {
+        let into = syn::Ident::new(into, proc_macro2::Span::call_site());
+        clause
+            .predicates
+            .push(syn::parse_quote!(for<'__hookchain> #ty: #p::#into));
     }
     if let Some(thread) = &model.thread_state {
         clause
