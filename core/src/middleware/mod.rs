@@ -142,13 +142,12 @@ pub use phase::{LeafPhase, Phase, PhaseMarker};
 
 // The items generated code checks user code with, named here as well as in `__private` (hidden
 // in both): rustc's messages print an item by its shortest public path, so a mistake reads
-// `StateIs<u32>` or `is_middleware`, not `hookchain::__private::…`.
+// `StateIs<u32>` or `phase_order`, not `hookchain::__private::…`.
 #[doc(hidden)]
 pub use crate::__private::{
     Conversion, Converted, DoneReturn, FallibleToolOutput, FlowReturn, IntoDone, IntoFlow,
     IntoModelResponse, IntoToolResult, StateIs, ToolArgument, ToolOutput, ValidState,
-    ValidThreadState, WrapModelCallReturn, WrapToolCallReturn, convert_now, is_middleware,
-    phase_order, shareable,
+    ValidThreadState, WrapModelCallReturn, WrapToolCallReturn, convert_now, phase_order, shareable,
 };
 
 use crate::chain::{Constraints, Description, Member, MemberInfo, MemberList};

@@ -14,7 +14,7 @@ pub use convert::{
 };
 pub use probe::{
     AnyPhase, ChainProbe, ChainProbeOther, NotMiddleware, PhaseOf, PhaseProbe, PhaseProbeOther,
-    Probe, TypeProbe, is_middleware, phase_order, type_probe,
+    Probe, TypeProbe, phase_order, type_probe,
 };
 
 pub use tool::{
