@@ -303,10 +303,15 @@ fn parse_phase(ctxt: &Ctxt, value: TokenStream) -> Option<PhaseValue> {
         Err(_) => None,
     };
     if phase.is_none() {
-        ctxt.error_spanned_by(
-            &value,
-            "unknown phase: expected one of `input`, `wrap`, `output`",
-        );
+        let quoted = syn::parse2::<LitStr>(value.clone())
+            .ok()
+            .map(|literal| literal.value())
+            .filter(|name| matches!(name.as_str(), "input" | "wrap" | "output"));
+        let message = match quoted {
+            Some(name) => format!("the phase is written without quotes: `phase = {name}`"),
+            None => "unknown phase: expected one of `input`, `wrap`, `output`".to_owned(),
+        };
+        ctxt.error_spanned_by(&value, message);
     }
     phase
 }

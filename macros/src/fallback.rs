@@ -14,6 +14,19 @@ pub(crate) fn inert_middleware(
     generics: &Generics,
     name: &str,
 ) -> TokenStream {
+    // Each type parameter assumed shareable, as in the real impl: a block with a mistake is not
+    // also reported for a parameter missing `Send + Sync + 'static`.
+    let mut generics = generics.clone();
+    let idents: Vec<syn::Ident> = generics
+        .type_params()
+        .map(|param| param.ident.clone())
+        .collect();
+    let clause = generics.make_where_clause();
+    for ident in idents {
+        clause
+            .predicates
+            .push(syn::parse_quote!(#ident: #p::Shareable));
+    }
     let (impl_generics, _, where_clause) = generics.split_for_impl();
     quote! {
         const _: () = {

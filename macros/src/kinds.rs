@@ -180,6 +180,28 @@ impl HookKind {
         }
     }
 
+    /// The trait converting what a plain-`fn` hook of this kind returns, and its method; `None`
+    /// for wrap hooks, which are `async fn`s.
+    pub(crate) fn into_trait(self) -> Option<(&'static str, &'static str)> {
+        match self {
+            HookKind::BeforeAgent | HookKind::BeforeModel | HookKind::AfterModel => {
+                Some(("IntoFlow", "into_flow"))
+            }
+            HookKind::AfterAgent => Some(("IntoDone", "into_done")),
+            HookKind::WrapModelCall | HookKind::WrapToolCall => None,
+        }
+    }
+
+    /// The trait every return type of this hook implements (its message names the types a hook
+    /// of this kind can return), and its conversion method.
+    pub(crate) fn return_trait(self) -> (&'static str, &'static str) {
+        match self {
+            HookKind::WrapModelCall => ("IntoModelResponse", "into_model_response"),
+            HookKind::WrapToolCall => ("IntoToolResult", "into_tool_result"),
+            other => other.into_trait().unwrap_or(("IntoFlow", "into_flow")),
+        }
+    }
+
     /// The hook that takes a parameter of `role`, for "did you mean" hints.
     pub(crate) fn taking(role: Role) -> Option<HookKind> {
         match role {

@@ -51,7 +51,6 @@ impl HookImpl<'_> {
 pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
     let p = &model.private;
     let self_ty = &model.self_ty;
-    let (impl_generics, _, where_clause) = model.generics.split_for_impl();
     let type_name = &model.type_name;
     let name = model
         .name
@@ -63,6 +62,11 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
     };
     let state = unit_or(&model.state);
     let thread_state = unit_or(&model.thread_state);
+    let state_checks = state_checks(p, model);
+    let return_checks = return_checks(p, model);
+    let shareable = shareable_checks(p, &model.generics);
+    let generics = assumed_bounds(p, model);
+    let (impl_generics, _, where_clause) = generics.split_for_impl();
     let has = |kind: HookKind| model.hooks.iter().any(|hook| hook.sig.kind == kind);
     let marker = |kind: HookKind| {
         if has(kind) {
@@ -110,6 +114,10 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
     // In an anonymous const: the impls add no name to the user's module.
     quote! {
         const _: () = {
+            #shareable
+            #state_checks
+            #return_checks
+
             #[automatically_derived]
             #[diagnostic::do_not_recommend]
             impl #impl_generics #p::Middleware for #self_ty #where_clause {
@@ -142,6 +150,150 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
             }
         };
     }
+}
+
+/// One check per type parameter of the impl block that it is `Send + Sync + 'static`, reported
+/// at the parameter. The checking function repeats the block's generics as written: rustc's
+/// suggestion (add `Shareable` to the parameter's bounds) then lands in the user's block, and
+/// compiles.
+fn shareable_checks(p: &Private, generics: &Generics) -> TokenStream {
+    let params: Vec<&syn::TypeParam> = generics.type_params().collect();
+    if params.is_empty() {
+        return TokenStream::new();
+    }
+    let (impl_generics, _, where_clause) = generics.split_for_impl();
+    let checks = params.iter().map(|param| {
+        let span = located(param.ident.span());
+        let pp = p.at(span);
+        let ident = &param.ident;
+        quote_spanned!(span=> #pp::shareable::<#ident>();)
+    });
+    quote! {
+        #[allow(dead_code, clippy::extra_unused_type_parameters)]
+        fn shareable #impl_generics () #where_clause {
+            #(#checks)*
+        }
+    }
+}
+
+/// One check per declared state type, at the type (see `__private::ValidState`).
+fn state_checks(p: &Private, model: &ImplModel<'_>) -> TokenStream {
+    let check = |ty: &Option<Type>, check: &str| {
+        ty.as_ref().map(|ty| {
+            let span = located(syn::spanned::Spanned::span(ty));
+            let pp = p.at(span);
+            let check = syn::Ident::new(check, span);
+            quote_spanned!(span=> <#ty as #pp::#check>::check();)
+        })
+    };
+    let state = check(&model.state, "ValidState");
+    let thread = check(&model.thread_state, "ValidThreadState");
+    if state.is_none() && thread.is_none() {
+        return TokenStream::new();
+    }
+    let (impl_generics, _, where_clause) = model.generics.split_for_impl();
+    quote! {
+        #[allow(dead_code)]
+        fn state #impl_generics () #where_clause {
+            #state
+            #thread
+        }
+    }
+}
+
+/// The return type of each `async fn` hook, when it can be named on its own (no reference, no
+/// `Self`, no `impl Trait`), with the trait it must implement. A plain `fn` hook's return type
+/// is checked where it is converted (see `method`).
+fn async_returns<'a>(model: &'a ImplModel<'_>) -> Vec<(&'a Type, &'static str, &'static str)> {
+    model
+        .hooks
+        .iter()
+        .filter(|hook| hook.sig.is_async())
+        .filter_map(|hook| match &hook.sig.original.output {
+            syn::ReturnType::Type(_, ty) if nameable(ty) => {
+                let (into, method) = hook.sig.kind.return_trait();
+                Some((&**ty, into, method))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether `ty` can be written in a where clause of the impl as it is.
+fn nameable(ty: &Type) -> bool {
+    quote!(#ty).into_iter().all(|tree| nameable_tree(&tree))
+}
+
+fn nameable_tree(tree: &proc_macro2::TokenTree) -> bool {
+    match tree {
+        proc_macro2::TokenTree::Punct(punct) => !matches!(punct.as_char(), '&' | '\''),
+        proc_macro2::TokenTree::Ident(ident) => {
+            ident != "Self" && ident != "impl" && ident != "dyn"
+        }
+        proc_macro2::TokenTree::Group(group) => {
+            group.stream().into_iter().all(|t| nameable_tree(&t))
+        }
+        proc_macro2::TokenTree::Literal(_) => true,
+    }
+}
+
+/// One check per `async fn` hook's return type, at the user's `-> T`: a wrong type is reported
+/// there, once, with the message of the trait it misses (not through the future's conversion,
+/// which would show hookchain's internals).
+fn return_checks(p: &Private, model: &ImplModel<'_>) -> TokenStream {
+    let returns = async_returns(model);
+    if returns.is_empty() {
+        return TokenStream::new();
+    }
+    let checks = returns.iter().map(|(ty, into, method)| {
+        let span = located(syn::spanned::Spanned::span(*ty));
+        let pp = p.at(span);
+        let into = syn::Ident::new(into, span);
+        let method = syn::Ident::new(method, span);
+        quote_spanned!(span=> let _ = <#ty as #pp::#into>::#method;)
+    });
+    let (impl_generics, _, where_clause) = model.generics.split_for_impl();
+    quote! {
+        #[allow(dead_code)]
+        fn returns #impl_generics () #where_clause {
+            #(#checks)*
+        }
+    }
+}
+
+/// The block's generics, with what the checks above report assumed: each type parameter
+/// `Send + Sync + 'static`, each state type a valid state. The impls then type-check whatever the
+/// checks found, so a mistake is reported once, by its check. (A bound under `for<'a>` is not
+/// rejected as trivially false when it names no parameter.)
+fn assumed_bounds(p: &Private, model: &ImplModel<'_>) -> Generics {
+    let mut generics = model.generics.clone();
+    let idents: Vec<syn::Ident> = generics
+        .type_params()
+        .map(|param| param.ident.clone())
+        .collect();
+    let clause = generics.make_where_clause();
+    for ident in idents {
+        clause
+            .predicates
+            .push(syn::parse_quote!(#ident: #p::Shareable));
+    }
+    if let Some(state) = &model.state {
+        clause
+            .predicates
+            .push(syn::parse_quote!(for<'__hookchain> #state: #p::MiddlewareState));
+    }
+    for (ty, into, _) in async_returns(model) {
+        let into = syn::Ident::new(into, proc_macro2::Span::call_site());
+        clause
+            .predicates
+            .push(syn::parse_quote!(for<'__hookchain> #ty: #p::#into));
+    }
+    if let Some(thread) = &model.thread_state {
+        clause
+            .predicates
+            .push(syn::parse_quote!(for<'__hookchain> #thread: #p::MiddlewareState + #p::Clone));
+    }
+    generics
 }
 
 /// The `HookSet` of `hooks`, as a constant expression.
@@ -260,9 +412,19 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
     // form when the hook has one, and in its future when first polled (`__private::Lazy`). The
     // call is bound first, so that the conversion, where a wrong return type is reported, is all
     // spanned at the user's `-> T`. An `async fn`'s future is converted as it completes.
-    let convert = quote_spanned!(span=>
-        #pp::convert_now::<#pp::#conversion, Self, _, _>(__hookchain_output)
-    );
+    // A sequential hook's value is converted by its trait's method, called by path: a wrong
+    // return type is then reported as that trait's (with its message), with no note pointing
+    // into hookchain.
+    let convert = match kind.into_trait() {
+        Some((into, method)) => {
+            let into = syn::Ident::new(into, span);
+            let method = syn::Ident::new(method, span);
+            quote_spanned!(span=> #pp::#into::#method(__hookchain_output))
+        }
+        None => quote_spanned!(span=>
+            #pp::convert_now::<#pp::#conversion, Self, _, _>(__hookchain_output)
+        ),
+    };
     let now = quote! {{
         let __hookchain_output = #call;
         #convert

@@ -140,6 +140,16 @@ pub use marker::{Bool, False, Marker, ModelWrap, Splice, ToolWrap, True};
 pub use next::{ModelLayer, ModelNext, ToolLayer, ToolNext};
 pub use phase::{LeafPhase, Phase, PhaseMarker};
 
+// The items generated code checks user code with, named here as well as in `__private` (hidden
+// in both): rustc's messages print an item by its shortest public path, so a mistake reads
+// `StateIs<u32>` or `phase_order`, not `hookchain::__private::…`.
+#[doc(hidden)]
+pub use crate::__private::{
+    Conversion, Converted, DoneReturn, FallibleToolOutput, FlowReturn, IntoDone, IntoFlow,
+    IntoModelResponse, IntoToolResult, StateIs, ToolArgument, ToolOutput, ValidState,
+    ValidThreadState, WrapModelCallReturn, WrapToolCallReturn, convert_now, phase_order, shareable,
+};
+
 use crate::chain::{Constraints, Description, Member, MemberInfo, MemberList};
 use crate::context::{Context, ToolContext};
 use crate::error::{BoxError, Error};
@@ -155,6 +165,27 @@ pub trait MiddlewareState: Default + Serialize + DeserializeOwned + Send + Sync 
 
 impl<T: Default + Serialize + DeserializeOwned + Send + Sync + 'static> MiddlewareState for T {}
 
+/// What the type parameters of a middleware type must be: a middleware is shared by every run of
+/// an agent, on any thread. `T: Shareable` is `T: Send + Sync + 'static`; write either.
+///
+/// ```
+/// use hookchain::middleware::Shareable;
+///
+/// fn spawnable<T: Shareable>(value: T) -> impl Send + Sync + 'static {
+///     value
+/// }
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "the type parameter `{Self}` of a middleware must be `Send + Sync + 'static`: a \
+               middleware is shared by every run, on any thread",
+    label = "add `Send + Sync + 'static` to the bounds of `{Self}`"
+)]
+pub trait Shareable: Send + Sync + 'static {}
+
+// Not recommended: a missing bound is then reported as `Shareable`'s message, not as `Send`'s.
+#[diagnostic::do_not_recommend]
+impl<T: Send + Sync + 'static + ?Sized> Shareable for T {}
+
 /// Hooks around an agent's run. See the [module docs](self) for the order of the hooks.
 ///
 /// A chain of middleware — a tuple such as `(a, b, c)`, or what `chain![a, b, c]` builds —
@@ -167,8 +198,8 @@ impl<T: Default + Serialize + DeserializeOwned + Send + Sync + 'static> Middlewa
     message = "`{Self}` is not a middleware",
     label = "not a middleware",
     note = "a middleware is a `#[hook]` function, a type with a `#[middleware]` impl block, a \
-            hand-written `impl Middleware`, a chain (`chain![..]` or a tuple of middleware), or \
-            an `Option` of one"
+            hand-written `impl Middleware`, a chain (`chain![..]`, or a tuple of up to 12 \
+            middleware), or an `Option` of one; `chain![..]` takes any number of members"
 )]
 pub trait Middleware: Send + Sync {
     /// This middleware's run-scoped state; `()` if it keeps none. Created with `Default` at the

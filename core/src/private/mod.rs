@@ -1,10 +1,12 @@
 //! What generated code names, as `::hookchain::__private::…`. Not public API: it changes
 //! without notice.
 
+mod bounds;
 mod convert;
 mod probe;
 mod tool;
 
+pub use bounds::{ValidState, ValidThreadState, shareable};
 pub use convert::{
     Conversion, Converted, DoneReturn, FlowReturn, IntoDone, IntoFlow, IntoModelResponse,
     IntoToolResult, Lazy, StateIs, WrapModelCallReturn, WrapToolCallReturn, convert_now, converted,
@@ -12,7 +14,7 @@ pub use convert::{
 };
 pub use probe::{
     AnyPhase, ChainProbe, ChainProbeOther, NotMiddleware, PhaseOf, PhaseProbe, PhaseProbeOther,
-    Probe, TypeProbe, is_middleware, phase_order, type_probe,
+    Probe, TypeProbe, phase_order, type_probe,
 };
 
 pub use tool::{
@@ -26,8 +28,8 @@ pub use crate::chain::{ChainChecks, Constraints, Identified, Named};
 pub use crate::error::BoxError;
 pub use crate::interrupt::Answer;
 pub use crate::middleware::{
-    Bool, False, Flow, Hook, HookSet, Jump, JumpSet, Middleware, ModelNext, ModelWrap, Splice,
-    ToolNext, ToolWrap, True, phase,
+    Bool, False, Flow, Hook, HookSet, Jump, JumpSet, Middleware, MiddlewareState, ModelNext,
+    ModelWrap, Shareable, Splice, ToolNext, ToolWrap, True, phase,
 };
 pub use crate::tool::{Tool, ToolError, ToolSpec};
 pub use crate::{Context, Error, ModelRequest, ModelResponse, ToolCall, ToolContext, ToolResult};

@@ -3,18 +3,15 @@
 //! `chain!` cannot see types, so it asks the compiler through method resolution, calling
 //! `(&probe).phase()` and `(&probe).checked()`: for a middleware, the traits implemented for the
 //! probe itself ([`PhaseProbe`], [`ChainProbe`]) are found first; for anything else (already
-//! reported by [`is_middleware`]), the inert ones implemented for a reference to the probe
-//! ([`PhaseProbeOther`], [`ChainProbeOther`]) are found one auto-reference later, so the phase
-//! and constraint checks add no second error.
+//! reported at the element, where `chain!` calls a `Middleware` method on it), the inert ones
+//! implemented for a reference to the probe ([`PhaseProbeOther`], [`ChainProbeOther`]) are found
+//! one auto-reference later, so the phase and constraint checks add no second error.
 
 use std::cell::Cell;
 
 use crate::chain::ChainChecks;
 use crate::middleware::Middleware;
 use crate::middleware::phase::{Follows, PhaseMarker};
-
-/// Reports, at the element, a value that is not a middleware.
-pub fn is_middleware<M: Middleware>(_: &M) {}
 
 /// Holds the type of a `chain!` element, for [`phase_order`].
 pub struct TypeProbe<T>(std::marker::PhantomData<fn() -> T>);
@@ -54,7 +51,7 @@ impl<M: Middleware> PhaseProbe for TypeProbe<M> {
     }
 }
 
-/// Selected when the probed element is not a middleware: any phase, since `is_middleware`
+/// Selected when the probed element is not a middleware: any phase, since `chain!`
 /// already reported the element.
 pub trait PhaseProbeOther {
     /// Any phase.

@@ -19,9 +19,9 @@ use crate::tool::{ToolError, clean_schema};
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a tool's argument: the model's JSON is deserialized into it, \
                and its schema is shown to the model",
-    label = "derive `serde::Deserialize` and `schemars::JsonSchema` for this type",
+    label = "needs `serde::Deserialize` and `schemars::JsonSchema`",
     note = "arguments are owned values: `String`, numbers, `bool`, `Vec<T>`, `Option<T>`, and \
-            your own types deriving both traits"
+            your own types with `#[derive(serde::Deserialize, schemars::JsonSchema)]`"
 )]
 pub trait ToolArgument: Sized {
     /// How the type is described and read.

@@ -33,7 +33,10 @@ pub(crate) fn expand(chain: &ChainInput) -> TokenStream {
             let span = located(element.span());
             let p = p.at(span);
             let binding = syn::Ident::new(&binding.to_string(), span);
-            quote_spanned!(span=> #p::is_middleware(&#binding);)
+            // A trait method called by path, in a closure never called: a value that is not a
+            // middleware is reported at the element with `Middleware`'s message, and with no note
+            // pointing into hookchain (as a helper function's bound would add).
+            quote_spanned!(span=> let _ = || #p::Middleware::describe(&#binding);)
         });
     // The check of each pair of neighbours sits at the later element.
     let phase_checks = chain.elements.iter().skip(1).zip(bindings.windows(2));

@@ -25,15 +25,17 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     if let Some(receiver) = function.sig.receiver() {
-        // A method in a plain impl block: anything generated next to it would not be valid
-        // there, so the method is given back as it is, with the error alone.
+        // A free function with `self`, or a method in a plain impl block: the macro cannot tell
+        // which, so the message covers both, and the function is given back without `self` and
+        // with an empty body — valid in both places, so rustc adds no error of its own.
         let error = syn::Error::new_spanned(
             receiver,
-            "`#[hook]` on a method: put `#[middleware]` on the impl block, which turns its \
-             `#[hook]` methods into one middleware",
+            "a `#[hook]` function takes no `self`: remove it; for a hook with configuration, \
+             write it as a method of a type whose impl block has `#[middleware]`",
         )
         .to_compile_error();
-        return quote::quote!(#error #item);
+        let function = without_receiver(&function);
+        return quote::quote!(#error #function);
     }
     let ctxt = Ctxt::new();
     let attr = parse::HookAttr::parse(&ctxt, attr);
@@ -42,5 +44,21 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         (Ok(()), Some(model)) => expand::expand(&function, &attr, model),
         (Err(error), _) => expand::fallback(&function, &attr, error),
         (Ok(()), None) => unreachable!("validation reports an error whenever it returns no model"),
+    }
+}
+
+/// The function with its `self` parameter removed and its body emptied.
+fn without_receiver(function: &parse::HookItem) -> TokenStream {
+    let mut sig = function.sig.clone();
+    sig.inputs = sig
+        .inputs
+        .into_iter()
+        .filter(|input| matches!(input, syn::FnArg::Typed(_)))
+        .collect();
+    let (attrs, vis) = (&function.attrs, &function.vis);
+    quote::quote! {
+        #(#attrs)*
+        #[allow(unused_variables, clippy::empty_loop)]
+        #vis #sig { loop {} }
     }
 }

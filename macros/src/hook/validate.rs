@@ -51,6 +51,7 @@ pub(crate) fn validate<'a>(
 /// The hook's kind, or `None` after reporting why there is none.
 pub(crate) fn kind<'a>(ctxt: &Ctxt, attr: &'a HookAttr) -> Option<(HookKind, &'a syn::Ident)> {
     match &attr.kind {
+        None if attr.kind_reported => None,
         None => {
             ctxt.error_at(
                 attr.span,

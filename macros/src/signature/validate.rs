@@ -215,6 +215,16 @@ fn role_of(
             );
             return None;
         }
+        if param.form != Form::Owned {
+            ctxt.error_spanned_by(
+                param.ty,
+                format!(
+                    "`next` is taken by value: `mut next: impl {next_trait}` (`next.call(..)` \
+                     borrows it, so it can be called again)"
+                ),
+            );
+            return None;
+        }
         return Some(role);
     }
     if param.form != form {

@@ -1,0 +1,9 @@
+use hookchain::hook;
+use hookchain::prelude::*;
+
+#[hook(kind = before_model)]
+fn stamp(request: &mut ModelRequest) {
+    let _ = request;
+}
+
+fn main() {}
