@@ -10,7 +10,13 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
         Ok(mut chain) => {
             let errors = bare_nones(&mut chain);
             let chain = expand::expand(&chain);
-            quote::quote!({ #errors #chain })
+            // Wrapped only with errors to show: `{ () }` for the empty chain would trip clippy's
+            // `unused_unit` in the user's crate.
+            if errors.is_empty() {
+                chain
+            } else {
+                quote::quote!({ #errors #chain })
+            }
         }
         Err(error) => {
             let message = format!(
