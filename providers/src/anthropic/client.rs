@@ -1,7 +1,6 @@
 //! The Anthropic client: its builder, the HTTP calls, the [`Model`] implementation.
 
 use std::future::Future;
-use std::time::Duration;
 
 use futures::Stream;
 use hookchain_core::model::ModelEvent;
@@ -13,7 +12,7 @@ use super::convert::{self, Options, PROVIDER};
 use super::stream::EventDecoder;
 use super::wire::MessagesResponse;
 use crate::BuildError;
-use crate::http::{HttpConfig, Protocol, ProviderClient};
+use crate::http::{self, HttpConfig, Protocol, ProviderClient};
 
 /// Anthropic's API.
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com/v1";
@@ -160,32 +159,7 @@ impl AnthropicBuilder {
         self
     }
 
-    /// A header sent with every request (for example `anthropic-beta`).
-    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
-        self.config.headers.push((name.into(), value.into()));
-        self
-    }
-
-    /// The longest a whole call may take, streaming included (default: no limit; see
-    /// [`read_timeout`](Self::read_timeout)).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.config.timeout = Some(timeout);
-        self
-    }
-
-    /// The longest connecting to the server may take (default 30 s).
-    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
-        self.config.connect_timeout = Some(timeout);
-        self
-    }
-
-    /// The longest the server may stay silent: before the answer starts, or between two
-    /// pieces of a streamed answer (default 300 s). Unlike [`timeout`](Self::timeout) it does
-    /// not limit a long answer that keeps coming.
-    pub fn read_timeout(mut self, timeout: Duration) -> Self {
-        self.config.read_timeout = Some(timeout);
-        self
-    }
+    http::http_setters!(header: " (for example `anthropic-beta`).");
 
     /// The `max_tokens` sent when a request's settings give none (default
     /// [`DEFAULT_MAX_TOKENS`]).

@@ -3,6 +3,7 @@
 mod client;
 mod error;
 mod protocol;
+mod setters;
 mod sse;
 mod stream;
 
@@ -12,6 +13,7 @@ pub use error::ApiError;
 pub(crate) use client::{HttpClient, HttpConfig};
 pub(crate) use error::{classify_api_error, malformed};
 pub(crate) use protocol::{Protocol, ProviderClient};
+pub(crate) use setters::http_setters;
 pub(crate) use sse::SseStream;
 #[cfg(test)]
 pub(crate) use sse::parse_transcript;
