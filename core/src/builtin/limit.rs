@@ -37,17 +37,43 @@ impl fmt::Display for LimitScope {
     }
 }
 
-/// Checks that a limit, if set, is at least 1: a limit of 0 forbids everything, which is a
-/// mistake rather than a policy.
-pub(crate) fn check_limit(
-    field: &'static str,
-    limit: Option<u32>,
-) -> Result<(), super::ConfigError> {
-    match limit {
-        Some(0) => Err(super::ConfigError::new(
-            field,
-            "must be at least 1 (a limit of 0 would forbid every call)",
-        )),
-        _ => Ok(()),
+/// A per-run and a per-thread limit on a count, as the call-limit middleware take them: at
+/// least one set, neither 0 (a limit of 0 forbids everything, which is a mistake rather than a
+/// policy).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Limits {
+    pub(crate) run: Option<u32>,
+    pub(crate) thread: Option<u32>,
+}
+
+impl Limits {
+    /// These limits, or the setting at fault (named as the builders name it).
+    pub(crate) fn checked(self) -> Result<Self, super::ConfigError> {
+        if self.run.is_none() && self.thread.is_none() {
+            return Err(super::ConfigError::new(
+                "run_limit",
+                "no limit set: set a run limit, a thread limit or both",
+            ));
+        }
+        for (field, limit) in [("run_limit", self.run), ("thread_limit", self.thread)] {
+            if limit == Some(0) {
+                return Err(super::ConfigError::new(
+                    field,
+                    "must be at least 1 (a limit of 0 would forbid every call)",
+                ));
+            }
+        }
+        Ok(self)
+    }
+
+    /// The limit that `run` and `thread` calls made so far have reached, if any (the run limit
+    /// first): one more call would exceed it.
+    pub(crate) fn reached(self, run: u32, thread: u32) -> Option<(LimitScope, u32)> {
+        if let Some(limit) = self.run.filter(|&limit| run >= limit) {
+            return Some((LimitScope::Run, limit));
+        }
+        self.thread
+            .filter(|&limit| thread >= limit)
+            .map(|limit| (LimitScope::Thread, limit))
     }
 }

@@ -45,7 +45,7 @@ use serde::{Deserialize, Serialize};
 use hookchain_macros::middleware;
 
 use super::ConfigError;
-use super::limit::{LimitExit, LimitScope, check_limit};
+use super::limit::{LimitExit, LimitScope, Limits};
 use crate::context::Context;
 use crate::message::Message;
 use crate::middleware::Flow;
@@ -53,8 +53,7 @@ use crate::middleware::Flow;
 /// Limits model calls per run and per thread (see the [module docs](self)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelCallLimit {
-    run_limit: Option<u32>,
-    thread_limit: Option<u32>,
+    limits: Limits,
     exit: LimitExit,
 }
 
@@ -62,8 +61,7 @@ pub struct ModelCallLimit {
 #[derive(Debug, Clone, Default)]
 #[must_use]
 pub struct ModelCallLimitBuilder {
-    run_limit: Option<u32>,
-    thread_limit: Option<u32>,
+    limits: Limits,
     exit: LimitExit,
 }
 
@@ -102,25 +100,20 @@ impl ModelCallLimit {
 
     /// The limit a call would exceed with these counts, if any (the run limit first).
     fn tripped(&self, run: u32, thread: u32) -> Option<(LimitScope, u32)> {
-        if let Some(limit) = self.run_limit.filter(|&limit| run >= limit) {
-            return Some((LimitScope::Run, limit));
-        }
-        self.thread_limit
-            .filter(|&limit| thread >= limit)
-            .map(|limit| (LimitScope::Thread, limit))
+        self.limits.reached(run, thread)
     }
 }
 
 impl ModelCallLimitBuilder {
     /// At most `limit` model calls per run.
     pub fn run_limit(mut self, limit: u32) -> Self {
-        self.run_limit = Some(limit);
+        self.limits.run = Some(limit);
         self
     }
 
     /// At most `limit` model calls per thread, over all its runs.
     pub fn thread_limit(mut self, limit: u32) -> Self {
-        self.thread_limit = Some(limit);
+        self.limits.thread = Some(limit);
         self
     }
 
@@ -133,17 +126,9 @@ impl ModelCallLimitBuilder {
     /// The middleware; an error names a setting that cannot work: no limit at all, or a limit
     /// of 0.
     pub fn build(self) -> Result<ModelCallLimit, ConfigError> {
-        if self.run_limit.is_none() && self.thread_limit.is_none() {
-            return Err(ConfigError::new(
-                "run_limit",
-                "no limit set: set a run limit, a thread limit or both",
-            ));
-        }
-        check_limit("run_limit", self.run_limit)?;
-        check_limit("thread_limit", self.thread_limit)?;
+        let limits = self.limits.checked()?;
         Ok(ModelCallLimit {
-            run_limit: self.run_limit,
-            thread_limit: self.thread_limit,
+            limits,
             exit: self.exit,
         })
     }

@@ -55,7 +55,7 @@ pub use error::ToolCallLimitExceeded;
 pub use state::{RunToolCalls, ThreadToolCalls};
 
 use super::ConfigError;
-use super::limit::{LimitScope, check_limit};
+use super::limit::{LimitScope, Limits};
 use super::model_call_limit::plural;
 use crate::context::Context;
 use crate::message::{Message, ToolCall, ToolResult};
@@ -80,8 +80,7 @@ pub enum ToolLimitExit {
 pub struct ToolCallLimit {
     /// The limited tool; `None`: every tool.
     tool: Option<String>,
-    run_limit: Option<u32>,
-    thread_limit: Option<u32>,
+    limits: Limits,
     exit: ToolLimitExit,
 }
 
@@ -90,8 +89,7 @@ pub struct ToolCallLimit {
 #[must_use]
 pub struct ToolCallLimitBuilder {
     tool: Option<String>,
-    run_limit: Option<u32>,
-    thread_limit: Option<u32>,
+    limits: Limits,
     exit: ToolLimitExit,
 }
 
@@ -113,12 +111,7 @@ impl ToolCallLimit {
 
     /// The limit one more call would exceed with these counts, if any (the run limit first).
     fn blocks(&self, run: u32, thread: u32) -> Option<(LimitScope, u32)> {
-        if let Some(limit) = self.run_limit.filter(|&limit| run + 1 > limit) {
-            return Some((LimitScope::Run, limit));
-        }
-        self.thread_limit
-            .filter(|&limit| thread + 1 > limit)
-            .map(|limit| (LimitScope::Thread, limit))
+        self.limits.reached(run, thread)
     }
 
     /// What the limit is called in messages: "the run limit of 3 calls of `search`".
@@ -145,13 +138,13 @@ impl ToolCallLimitBuilder {
 
     /// At most `limit` calls per run.
     pub fn run_limit(mut self, limit: u32) -> Self {
-        self.run_limit = Some(limit);
+        self.limits.run = Some(limit);
         self
     }
 
     /// At most `limit` calls per thread, over all its runs.
     pub fn thread_limit(mut self, limit: u32) -> Self {
-        self.thread_limit = Some(limit);
+        self.limits.thread = Some(limit);
         self
     }
 
@@ -164,14 +157,7 @@ impl ToolCallLimitBuilder {
     /// The middleware; an error names a setting that cannot work: no limit at all, a limit of
     /// 0, or an empty tool name.
     pub fn build(self) -> Result<ToolCallLimit, ConfigError> {
-        if self.run_limit.is_none() && self.thread_limit.is_none() {
-            return Err(ConfigError::new(
-                "run_limit",
-                "no limit set: set a run limit, a thread limit or both",
-            ));
-        }
-        check_limit("run_limit", self.run_limit)?;
-        check_limit("thread_limit", self.thread_limit)?;
+        let limits = self.limits.checked()?;
         if self
             .tool
             .as_deref()
@@ -181,8 +167,7 @@ impl ToolCallLimitBuilder {
         }
         Ok(ToolCallLimit {
             tool: self.tool,
-            run_limit: self.run_limit,
-            thread_limit: self.thread_limit,
+            limits,
             exit: self.exit,
         })
     }
