@@ -265,15 +265,7 @@ impl Content {
             _ => None,
         });
         let first = texts.next()?;
-        Some(match texts.next() {
-            None => Cow::Borrowed(first),
-            Some(second) => Cow::Owned(
-                std::iter::once(first)
-                    .chain([second])
-                    .chain(texts)
-                    .collect(),
-            ),
-        })
+        Some(joined(first, texts))
     }
 
     /// Whether there is nothing in it: no part, or only empty text.
@@ -350,16 +342,16 @@ impl FromIterator<ContentPart> for Content {
 /// The text parts of `parts`, joined.
 fn joined_text(parts: &[ContentPart]) -> Cow<'_, str> {
     let mut texts = parts.iter().filter_map(ContentPart::as_text);
-    let Some(first) = texts.next() else {
-        return Cow::Borrowed("");
-    };
-    match texts.next() {
+    texts
+        .next()
+        .map_or(Cow::Borrowed(""), |first| joined(first, texts))
+}
+
+/// `first` and `rest`, joined: borrowed when there is no rest.
+fn joined<'a>(first: &'a str, mut rest: impl Iterator<Item = &'a str>) -> Cow<'a, str> {
+    match rest.next() {
         None => Cow::Borrowed(first),
-        Some(second) => {
-            let mut joined = format!("{first}{second}");
-            texts.for_each(|text| joined.push_str(text));
-            Cow::Owned(joined)
-        }
+        Some(second) => Cow::Owned([first, second].into_iter().chain(rest).collect()),
     }
 }
 

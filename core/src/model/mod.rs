@@ -152,50 +152,34 @@ pub trait Model: Send + Sync {
     }
 }
 
-impl<M: Model + ?Sized> Model for &M {
-    fn invoke(
-        &self,
-        request: ModelRequest,
-    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
-        (**self).invoke(request)
-    }
+/// `Model` for pointers to a model: every method forwarded, so that a provider's own
+/// `stream` and names are kept.
+macro_rules! forward_model {
+    ($($pointer:ty),*) => {$(
+        impl<M: Model + ?Sized> Model for $pointer {
+            fn invoke(
+                &self,
+                request: ModelRequest,
+            ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
+                (**self).invoke(request)
+            }
 
-    fn stream(
-        &self,
-        request: ModelRequest,
-    ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
-        (**self).stream(request)
-    }
+            fn stream(
+                &self,
+                request: ModelRequest,
+            ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
+                (**self).stream(request)
+            }
 
-    fn provider_name(&self) -> &str {
-        (**self).provider_name()
-    }
+            fn provider_name(&self) -> &str {
+                (**self).provider_name()
+            }
 
-    fn model_name(&self) -> Option<&str> {
-        (**self).model_name()
-    }
+            fn model_name(&self) -> Option<&str> {
+                (**self).model_name()
+            }
+        }
+    )*};
 }
 
-impl<M: Model + ?Sized> Model for std::sync::Arc<M> {
-    fn invoke(
-        &self,
-        request: ModelRequest,
-    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
-        (**self).invoke(request)
-    }
-
-    fn stream(
-        &self,
-        request: ModelRequest,
-    ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
-        (**self).stream(request)
-    }
-
-    fn provider_name(&self) -> &str {
-        (**self).provider_name()
-    }
-
-    fn model_name(&self) -> Option<&str> {
-        (**self).model_name()
-    }
-}
+forward_model!(&M, std::sync::Arc<M>);

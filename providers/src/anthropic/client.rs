@@ -130,7 +130,7 @@ impl Model for AnthropicModel {
 
     /// `"anthropic"`, as OpenTelemetry's GenAI conventions name it.
     fn provider_name(&self) -> &str {
-        "anthropic"
+        PROVIDER
     }
 
     fn model_name(&self) -> Option<&str> {

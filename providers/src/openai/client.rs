@@ -137,7 +137,7 @@ impl Model for OpenAiModel {
 
     /// `"openai"`, as OpenTelemetry's GenAI conventions name it.
     fn provider_name(&self) -> &str {
-        "openai"
+        PROVIDER
     }
 
     fn model_name(&self) -> Option<&str> {
