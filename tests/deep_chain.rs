@@ -17,6 +17,7 @@ struct Before<const I: usize>;
 impl<const I: usize> Middleware for Before<I> {
     type State = ();
     type ThreadState = ();
+    type StreamState = ();
     type Phase = phase::Wrap;
     type WrapsModel = False;
     type WrapsTool = False;
@@ -41,6 +42,7 @@ struct AfterWrap<const I: usize>;
 impl<const I: usize> Middleware for AfterWrap<I> {
     type State = u64;
     type ThreadState = ();
+    type StreamState = ();
     type Phase = phase::Wrap;
     type WrapsModel = True;
     type WrapsTool = False;

@@ -707,6 +707,7 @@ struct HandGate {
 impl Middleware for HandGate {
     type State = ();
     type ThreadState = ();
+    type StreamState = ();
     type Phase = phase::Wrap;
     type WrapsModel = False;
     type WrapsTool = True;

@@ -936,6 +936,7 @@ struct Failing;
 impl Middleware for Failing {
     type State = ();
     type ThreadState = ();
+    type StreamState = ();
     type Phase = phase::Wrap;
     type WrapsModel = False;
     type WrapsTool = False;
@@ -1008,6 +1009,7 @@ struct AnonymousWrapFailure;
 impl Middleware for AnonymousWrapFailure {
     type State = ();
     type ThreadState = ();
+    type StreamState = ();
     type Phase = phase::Wrap;
     type WrapsModel = True;
     type WrapsTool = False;
@@ -1119,6 +1121,7 @@ struct EndsFromTheWrongHook;
 impl Middleware for EndsFromTheWrongHook {
     type State = ();
     type ThreadState = ();
+    type StreamState = ();
     type Phase = phase::Wrap;
     type WrapsModel = False;
     type WrapsTool = False;
@@ -1307,6 +1310,7 @@ struct Counter(Log);
 impl Middleware for Counter {
     type State = u32;
     type ThreadState = ();
+    type StreamState = ();
     type Phase = phase::Wrap;
     type WrapsModel = False;
     type WrapsTool = False;
@@ -1381,6 +1385,7 @@ struct Editor;
 impl Middleware for Editor {
     type State = ();
     type ThreadState = ();
+    type StreamState = ();
     type Phase = phase::Wrap;
     type WrapsModel = False;
     type WrapsTool = False;
@@ -1508,6 +1513,7 @@ struct Peek(&'static str, Log);
 impl Middleware for Peek {
     type State = ();
     type ThreadState = ();
+    type StreamState = ();
     type Phase = phase::Wrap;
     type WrapsModel = False;
     type WrapsTool = False;

@@ -268,6 +268,7 @@ struct Liar;
 impl Middleware for Liar {
     type State = ();
     type ThreadState = ();
+    type StreamState = ();
     type Phase = phase::Wrap;
     type WrapsModel = False;
     type WrapsTool = False;

@@ -68,6 +68,7 @@ struct Bump;
 impl Middleware for Bump {
     type State = u64;
     type ThreadState = ();
+    type StreamState = ();
     type Phase = phase::Wrap;
     type WrapsModel = True;
     type WrapsTool = True;
@@ -135,6 +136,7 @@ struct Boxing;
 impl Middleware for Boxing {
     type State = ();
     type ThreadState = ();
+    type StreamState = ();
     type Phase = phase::Wrap;
     type WrapsModel = True;
     type WrapsTool = False;

@@ -82,6 +82,7 @@ pub struct Manual;
 impl Middleware for Manual {
     type State = u64;
     type ThreadState = ();
+    type StreamState = ();
     type Phase = phase::Wrap;
     type WrapsModel = True;
     type WrapsTool = False;

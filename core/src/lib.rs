@@ -27,22 +27,24 @@ mod telemetry;
 pub mod tool;
 
 pub use agent::{
-    Agent, AgentBuilder, AgentWith, EndReason, Input, RunOutput, Thread, ThreadError, ThreadId,
+    Agent, AgentBuilder, AgentEvent, AgentStream, AgentWith, EndReason, Input, RunOutput, Thread,
+    ThreadError, ThreadId,
 };
 pub use context::{CallFrame, Context, RunContext, SavedValueError, ToolContext};
 pub use error::{BoxError, Error, MiddlewareError, ModelError, ModelErrorKind};
 pub use interrupt::{Checkpoint, Interrupt, InterruptId};
 pub use message::{Message, Role, ToolCall, ToolResult};
-pub use middleware::{Flow, Hook, Jump, Middleware, ModelNext, ToolNext};
+pub use middleware::{Emit, Flow, Hook, Jump, Middleware, ModelNext, ToolNext};
 pub use model::{Model, ModelRequest, ModelResponse, ScriptedModel, StopReason, Usage};
 pub use shared::Shared;
 pub use tool::{FnTool, Tool, ToolError, ToolRegistry, ToolSpec};
 
 /// The items most programs need: `use hookchain::prelude::*;`.
 pub mod prelude {
+    pub use crate::model::ModelEvent;
     pub use crate::{
-        Agent, Context, Error, Flow, Hook, Jump, Message, Middleware, ModelNext, ModelRequest,
-        ModelResponse, ScriptedModel, ToolCall, ToolContext, ToolNext, ToolResult,
+        Agent, AgentEvent, Context, Emit, Error, Flow, Hook, Jump, Message, Middleware, ModelNext,
+        ModelRequest, ModelResponse, ScriptedModel, ToolCall, ToolContext, ToolNext, ToolResult,
     };
 }
 

@@ -86,7 +86,10 @@ impl HooksRan {
         if let Ran::UpTo(None) = self.ran {
             return;
         }
-        let reversed = matches!(self.hook, Hook::AfterModel | Hook::AfterAgent);
+        let reversed = matches!(
+            self.hook,
+            Hook::OnModelEvent | Hook::AfterModel | Hook::AfterAgent
+        );
         // Emits the event of the member at `at` if it ran; false once the last one is reached.
         let visit = |at: usize, name: &'static str, hooks: HookSet| {
             if !hooks.contains(self.hook) {

@@ -75,12 +75,21 @@ pub(crate) enum Place {
 impl Place {
     fn keys(self) -> &'static [&'static str] {
         match self {
-            Place::HookFn => &["phase", "name", "jumps", "state", "thread_state", "crate"],
+            Place::HookFn => &[
+                "phase",
+                "name",
+                "jumps",
+                "state",
+                "thread_state",
+                "live_stream",
+                "crate",
+            ],
             Place::Middleware => &[
                 "phase",
                 "name",
                 "state",
                 "thread_state",
+                "live_stream",
                 "before",
                 "after",
                 "requires",
@@ -164,6 +173,9 @@ pub(crate) struct Options {
     pub(crate) before: Vec<Type>,
     pub(crate) after: Vec<Type>,
     pub(crate) requires: Vec<Type>,
+    /// `live_stream`: the middleware's wrap and `after_model` hooks leave the model's answer as
+    /// it is, so a streamed run may show the answer live.
+    pub(crate) live_stream: bool,
     seen: Vec<String>,
 }
 
@@ -202,6 +214,16 @@ impl Options {
             return;
         }
         self.seen.push(key.clone());
+        if key == "live_stream" {
+            match &segment.value {
+                None => self.live_stream = true,
+                Some(value) => ctxt.error_spanned_by(
+                    value,
+                    "`live_stream` takes no value: write `live_stream` alone",
+                ),
+            }
+            return;
+        }
         let Some(value) = segment.value.clone() else {
             ctxt.error_spanned_by(&segment.key, format!("`{key}` needs a value: `{key} = …`"));
             return;
@@ -263,7 +285,8 @@ fn unknown_key(place: Place, key: &str) -> String {
     let hint = match (place, key) {
         (
             Place::HookMethod,
-            "phase" | "name" | "state" | "thread_state" | "crate" | "before" | "after" | "requires",
+            "phase" | "name" | "state" | "thread_state" | "live_stream" | "crate" | "before"
+            | "after" | "requires",
         ) => {
             format!(
                 "; set `{key}` on the `#[middleware(..)]` attribute of the impl block, not on \

@@ -34,6 +34,7 @@ pub(crate) fn inert_middleware(
             impl #impl_generics #p::Middleware for #self_ty #where_clause {
                 type State = ();
                 type ThreadState = ();
+                type StreamState = ();
                 type Phase = #p::phase::Wrap;
                 type WrapsModel = #p::False;
                 type WrapsTool = #p::False;

@@ -101,6 +101,7 @@ use proc_macro::TokenStream;
 /// impl Middleware for stamp {
 ///     type State = ();
 ///     type ThreadState = ();
+///     type StreamState = ();
 ///     type Phase = hookchain::middleware::phase::Input;
 ///     type WrapsModel = hookchain::middleware::False;
 ///     type WrapsTool = hookchain::middleware::False;

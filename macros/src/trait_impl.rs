@@ -23,6 +23,8 @@ pub(crate) struct ImplModel<'a> {
     pub(crate) phase: PhaseValue,
     pub(crate) state: Option<Type>,
     pub(crate) thread_state: Option<Type>,
+    /// `live_stream` was given: `LIVE_STREAM` is `true` whatever the hooks.
+    pub(crate) live_stream: bool,
     pub(crate) hooks: Vec<HookImpl<'a>>,
     pub(crate) before: Vec<Type>,
     pub(crate) after: Vec<Type>,
@@ -100,6 +102,11 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
         named(&model.after),
         named(&model.requires),
     );
+    let live_stream = model.live_stream.then(|| {
+        quote!(
+            const LIVE_STREAM: bool = true;
+        )
+    });
     let methods = model.hooks.iter().map(|hook| method(p, hook));
     let check_answer = model.check_answer.map(|method| {
         quote! {
@@ -123,6 +130,7 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
             impl #impl_generics #p::Middleware for #self_ty #where_clause {
                 type State = #state;
                 type ThreadState = #thread_state;
+                type StreamState = ();
                 type Phase = #p::phase::#phase;
                 type WrapsModel = #wraps_model;
                 type WrapsTool = #wraps_tool;
@@ -130,6 +138,7 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
                 const HOOKS: #p::HookSet = #hooks;
                 const JUMPS: #p::JumpSet = #p::JumpSet::NONE #(#jumps)*;
                 const SYNC_HOOKS: #p::HookSet = #sync_hooks;
+                #live_stream
                 const IDENTITY: #p::Option<&'static str> =
                     #p::Some(<Self as #p::Identified>::IDENTITY);
                 const CONSTRAINTS: #p::Constraints = #p::Constraints {

@@ -188,11 +188,13 @@ impl Recorder {
 impl Middleware for Recorder {
     type State = ();
     type ThreadState = ();
+    type StreamState = ();
     type Phase = phase::Wrap;
     type WrapsModel = True;
     type WrapsTool = True;
     const NAME: &'static str = "Recorder";
-    const HOOKS: HookSet = HookSet::ALL;
+    // Every hook the macros' twin has: all but the per-event one.
+    const HOOKS: HookSet = HookSet::ALL.difference(HookSet::of(Hook::OnModelEvent));
 
     async fn before_agent(
         &self,

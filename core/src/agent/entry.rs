@@ -2,10 +2,12 @@
 
 use std::collections::HashMap;
 use std::future::Future;
+use std::sync::Arc;
 
 use tracing::Instrument;
 use tracing::instrument::Instrumented;
 
+use super::events::{EventQueue, RunEvents};
 use super::run_loop::{Ending, Entry, States, fingerprint};
 use super::{Agent, EndReason, Input, PauseMark, RunOutput, Thread, ThreadError};
 use crate::context::{Context, Raiser, ResumePoint, RunContext};
@@ -39,16 +41,18 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// To give the run values its hooks and tools read (a database handle, a tenant id), run
     /// it through [`with_context`](Self::with_context).
     pub async fn run(&self, input: impl Into<Input>) -> Result<RunOutput, Error> {
-        self.run_with(RunContext::new(), input.into()).await
+        self.run_with(RunContext::new(), None, input.into()).await
     }
 
     /// [`run`](Self::run), with `run_context` given to the run.
     pub(super) async fn run_with(
         &self,
         run_context: RunContext,
+        events: Option<Arc<EventQueue>>,
         Input(messages): Input,
     ) -> Result<RunOutput, Error> {
         let mut cx = Context::new(messages).with_run_context(run_context);
+        cx.events = events.map(RunEvents::new);
         prepare_input(&mut cx.messages)?;
         let mut state = States::<C>::fresh(C::ThreadState::default());
         let ending = self.go(&mut cx, &mut state, Entry::Start).await;
@@ -72,7 +76,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         thread: &mut Thread<C::ThreadState>,
         input: impl Into<Input>,
     ) -> Result<RunOutput, Error> {
-        self.run_in_with(RunContext::new(), thread, input.into())
+        self.run_in_with(RunContext::new(), None, thread, input.into())
             .await
     }
 
@@ -80,6 +84,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     pub(super) async fn run_in_with(
         &self,
         run_context: RunContext,
+        events: Option<Arc<EventQueue>>,
         thread: &mut Thread<C::ThreadState>,
         Input(input): Input,
     ) -> Result<RunOutput, Error> {
@@ -94,6 +99,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         messages.extend(input);
         prepare_input(&mut messages)?;
         let mut cx = Context::new(messages).with_run_context(run_context);
+        cx.events = events.map(RunEvents::new);
         cx.counters.runs = thread.runs;
         cx.counters.run_start = run_start;
         cx.thread_id = Some(thread.id.clone());
@@ -122,7 +128,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         checkpoint: Checkpoint,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<RunOutput, Error> {
-        self.resume_with(RunContext::new(), checkpoint, answers)
+        self.resume_with(RunContext::new(), None, checkpoint, answers)
             .await
     }
 
@@ -130,6 +136,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     pub(super) async fn resume_with(
         &self,
         run_context: RunContext,
+        events: Option<Arc<EventQueue>>,
         checkpoint: Checkpoint,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<RunOutput, Error> {
@@ -137,6 +144,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             return Err(ResumeError::ThreadCheckpoint { thread }.into());
         }
         let (mut cx, mut state, position) = self.restore(run_context, checkpoint, answers)?;
+        cx.events = events.map(RunEvents::new);
         let ending = self
             .go(&mut cx, &mut state, Entry::Resume(Box::new(position)))
             .await;
@@ -152,7 +160,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         checkpoint: Checkpoint,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<RunOutput, Error> {
-        self.resume_in_with(RunContext::new(), thread, checkpoint, answers)
+        self.resume_in_with(RunContext::new(), None, thread, checkpoint, answers)
             .await
     }
 
@@ -160,6 +168,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     pub(super) async fn resume_in_with(
         &self,
         run_context: RunContext,
+        events: Option<Arc<EventQueue>>,
         thread: &mut Thread<C::ThreadState>,
         checkpoint: Checkpoint,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
@@ -182,6 +191,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             .into());
         }
         let (mut cx, mut state, position) = self.restore(run_context, checkpoint, answers)?;
+        cx.events = events.map(RunEvents::new);
         let ending = self
             .go(&mut cx, &mut state, Entry::Resume(Box::new(position)))
             .await;

@@ -12,21 +12,29 @@ use std::task::{Context as TaskContext, Poll};
 
 use tracing::Span;
 
+use futures::Stream;
+
+use super::{AgentEvent, RunEvents};
 use crate::context::{Context, Raiser, ToolContext};
 use crate::error::{Error, ModelError};
 use crate::interrupt::Interruption;
 use crate::message::{ToolCall, ToolResult};
-use crate::middleware::{ModelNext, ToolNext};
-use crate::model::{Model, ModelRequest, ModelResponse, Usage};
+use crate::middleware::{Emit, Hook, Middleware, ModelNext, ToolNext};
+use crate::model::{Model, ModelEvent, ModelRequest, ModelResponse, ResponseAssembler, Usage};
 use crate::telemetry;
 use crate::tool::{ToolError, ToolExecution, ToolRegistry, result_of};
 
-/// Invokes the model; the innermost `next` of the model-call onion.
-pub(super) struct CallModel<'a, M> {
+/// Calls the model; the innermost `next` of the model-call onion.
+///
+/// The model is invoked, or streamed when its events have somewhere to go: to the chain's
+/// per-event hooks (then in every run, so that they act on streamed and unstreamed runs
+/// alike), and to the consumer of a streamed run whose chain lets it see them live.
+pub(super) struct CallModel<'a, M, C> {
     pub(super) model: &'a M,
+    pub(super) chain: &'a C,
 }
 
-impl<M: Model> ModelNext for CallModel<'_, M> {
+impl<M: Model, C: Middleware> ModelNext for CallModel<'_, M, C> {
     fn call(
         &mut self,
         cx: &mut Context,
@@ -36,14 +44,36 @@ impl<M: Model> ModelNext for CallModel<'_, M> {
         // Every call the model really answers has its span: a retry's too, a short-circuited
         // call's not.
         let span = telemetry::chat_span(self.model, &request);
+        let live = C::LIVE_STREAM && cx.events.is_some();
+        if let Some(events) = &mut cx.events {
+            events.model_call_starts();
+        }
         // A model that panics fails the call (as a model error) rather than the run's task:
         // caught here, making its future, and in the future's own poll (no extra layer).
         let model = self.model;
-        let invoke = span.in_scope(|| catch_unwind(AssertUnwindSafe(|| model.invoke(request))));
-        match invoke {
-            Ok(invoke) => ModelCall::Running {
-                invoke,
+        if !live && !C::HOOKS.contains(Hook::OnModelEvent) {
+            let invoke = span.in_scope(|| catch_unwind(AssertUnwindSafe(|| model.invoke(request))));
+            return match invoke {
+                Ok(invoke) => ModelCall::Invoking {
+                    invoke,
+                    usage: &mut cx.counters.usage,
+                    span,
+                },
+                Err(payload) => ModelCall::Panicked {
+                    error: Some(model_panicked(payload.as_ref())),
+                    span,
+                },
+            };
+        }
+        let stream = span.in_scope(|| catch_unwind(AssertUnwindSafe(|| model.stream(request))));
+        match stream {
+            Ok(stream) => ModelCall::Streaming {
+                stream,
+                chain: self.chain,
+                state: C::StreamState::default(),
+                assembler: ResponseAssembler::new(),
                 usage: &mut cx.counters.usage,
+                events: cx.events.as_mut().filter(|_| live),
                 span,
             },
             Err(payload) => ModelCall::Panicked {
@@ -55,16 +85,28 @@ impl<M: Model> ModelNext for CallModel<'_, M> {
 }
 
 pin_project_lite::pin_project! {
-    /// The model's own future, with its error lifted into [`Error::Model`] and its usage
-    /// counted: here, where the model is really called, every call counts — also one whose
-    /// response a wrap discards (a retry, a validation) — and nothing else does. Polled in its
-    /// `chat` span, which records the answer (or the error).
+    /// The model's own future (or stream), with its error lifted into [`Error::Model`] and its
+    /// usage counted: here, where the model is really called, every call counts — also one
+    /// whose response a wrap discards (a retry, a validation) — and nothing else does. Polled
+    /// in its `chat` span, which records the answer (or the error).
     #[project = ModelCallProjection]
-    enum ModelCall<'c, F> {
-        Running {
+    enum ModelCall<'c, 'm, F, S, C, St> {
+        Invoking {
             #[pin]
             invoke: F,
             usage: &'c mut Usage,
+            span: Span,
+        },
+        /// The model's events, each through the chain's per-event hooks, into the answer and,
+        /// when the run streams live, to the consumer.
+        Streaming {
+            #[pin]
+            stream: S,
+            chain: &'m C,
+            state: St,
+            assembler: ResponseAssembler,
+            usage: &'c mut Usage,
+            events: Option<&'c mut RunEvents>,
             span: Span,
         },
         Panicked {
@@ -74,38 +116,131 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<F: Future<Output = Result<ModelResponse, ModelError>>> Future for ModelCall<'_, F> {
+impl<F, S, C> Future for ModelCall<'_, '_, F, S, C, C::StreamState>
+where
+    F: Future<Output = Result<ModelResponse, ModelError>>,
+    S: Stream<Item = Result<ModelEvent, ModelError>>,
+    C: Middleware,
+{
     type Output = Result<ModelResponse, Error>;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
-        let (invoke, usage, span) = match self.project() {
-            ModelCallProjection::Running {
+    fn poll(self: Pin<&mut Self>, task: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        match self.project() {
+            ModelCallProjection::Invoking {
                 invoke,
                 usage,
                 span,
-            } => (invoke, usage, span),
+            } => {
+                let polled = span
+                    .in_scope(|| catch_unwind(AssertUnwindSafe(|| invoke.poll(task))))
+                    .unwrap_or_else(|payload| Poll::Ready(Err(model_panicked(payload.as_ref()))));
+                let answer = std::task::ready!(polled).map_err(Error::Model);
+                Poll::Ready(counted(answer, usage, span))
+            }
+            ModelCallProjection::Streaming {
+                mut stream,
+                chain,
+                state,
+                assembler,
+                usage,
+                events,
+                span,
+            } => {
+                let answer = span.in_scope(|| {
+                    loop {
+                        let polled =
+                            catch_unwind(AssertUnwindSafe(|| stream.as_mut().poll_next(task)))
+                                .unwrap_or_else(|payload| {
+                                    Poll::Ready(Some(Err(model_panicked(payload.as_ref()))))
+                                });
+                        let event = match polled {
+                            Poll::Pending => return Poll::Pending,
+                            Poll::Ready(Some(Ok(event))) => event,
+                            Poll::Ready(Some(Err(error))) => {
+                                return Poll::Ready(Err(Error::Model(error)));
+                            }
+                            Poll::Ready(None) => {
+                                let answer =
+                                    std::mem::take(assembler).finish().map_err(Error::Model);
+                                if let (Ok(response), Some(events)) =
+                                    (&answer, events.as_deref_mut())
+                                {
+                                    events.streamed = Some(response.message.clone());
+                                }
+                                return Poll::Ready(answer);
+                            }
+                        };
+                        let mut answer = Answer {
+                            assembler,
+                            events: events.as_deref_mut(),
+                            sent: false,
+                        };
+                        let hooks = catch_unwind(AssertUnwindSafe(|| {
+                            chain.on_model_event(state, event, &mut answer)
+                        }))
+                        .unwrap_or_else(|payload| {
+                            Err(Error::panicked(None, Hook::OnModelEvent, payload.as_ref()))
+                        });
+                        if let Err(error) = hooks {
+                            return Poll::Ready(Err(error));
+                        }
+                        if answer.sent {
+                            // One event at a time: the consumer takes it before the model's next
+                            // (the wake has the stream come back for more at once).
+                            task.waker().wake_by_ref();
+                            return Poll::Pending;
+                        }
+                    }
+                });
+                let answer = std::task::ready!(answer);
+                Poll::Ready(counted(answer, usage, span))
+            }
             ModelCallProjection::Panicked { error, span } => {
                 let error = error
                     .take()
                     .unwrap_or_else(|| model_panicked(&"polled again"));
                 telemetry::record_model_error(span, error.kind());
-                return Poll::Ready(Err(Error::Model(error)));
-            }
-        };
-        let polled = span
-            .in_scope(|| catch_unwind(AssertUnwindSafe(|| invoke.poll(cx))))
-            .unwrap_or_else(|payload| Poll::Ready(Err(model_panicked(payload.as_ref()))));
-        match std::task::ready!(polled) {
-            Ok(response) => {
-                **usage += response.usage;
-                telemetry::record_response(span, &response);
-                Poll::Ready(Ok(response))
-            }
-            Err(error) => {
-                telemetry::record_model_error(span, error.kind());
                 Poll::Ready(Err(Error::Model(error)))
             }
         }
+    }
+}
+
+/// The answer of a model call, counted and recorded in its span.
+fn counted(
+    answer: Result<ModelResponse, Error>,
+    usage: &mut Usage,
+    span: &Span,
+) -> Result<ModelResponse, Error> {
+    match &answer {
+        Ok(response) => {
+            *usage += response.usage;
+            telemetry::record_response(span, response);
+        }
+        Err(Error::Model(error)) => telemetry::record_model_error(span, error.kind()),
+        Err(_) => {}
+    }
+    answer
+}
+
+/// Where the events the per-event hooks let through go: into the answer, and to the consumer
+/// of a run streamed live.
+struct Answer<'s> {
+    assembler: &'s mut ResponseAssembler,
+    events: Option<&'s mut RunEvents>,
+    /// Whether an event was sent to the consumer.
+    sent: bool,
+}
+
+impl Emit for Answer<'_> {
+    fn emit(&mut self, event: ModelEvent) -> Result<(), Error> {
+        self.assembler.push(&event).map_err(Error::Model)?;
+        if let Some(events) = &mut self.events {
+            events.queue.push(AgentEvent::Model(event));
+            events.forwarded = true;
+            self.sent = true;
+        }
+        Ok(())
     }
 }
 

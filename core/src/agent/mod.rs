@@ -37,16 +37,21 @@
 
 mod builder;
 mod entry;
+mod events;
 mod innermost;
 mod input;
 mod output;
 mod run_loop;
+mod stream;
 mod thread;
 mod with_context;
 
 pub use builder::{AgentBuilder, NoChainYet};
+pub use events::AgentEvent;
+pub(crate) use events::{Delivered, RunEvents};
 pub use input::Input;
 pub use output::{EndReason, RunOutput};
+pub use stream::AgentStream;
 pub(crate) use thread::PauseMark;
 pub use thread::{Thread, ThreadError, ThreadId};
 pub use with_context::AgentWith;

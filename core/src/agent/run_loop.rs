@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use futures::{FutureExt, StreamExt};
 use tracing::Instrument;
 
-use super::Agent;
 use super::innermost::{CallModel, CallTool};
+use super::{Agent, AgentEvent};
 use crate::chain::ChainChecks;
 use crate::context::{CallFrame, Context, Counters, ToolAnswer, ToolContext};
 use crate::error::Error;
@@ -138,7 +138,10 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             next = match attempt!(self.before_model(cx, state, &mut request).await) {
                 Flow::Continue | Flow::Jump(Jump::Model) => {
                     let model_calls = cx.counters.model_calls;
-                    let model = CallModel { model: &self.model };
+                    let model = CallModel {
+                        model: &self.model,
+                        chain: &self.chain,
+                    };
                     let mut onion = <C::WrapsModel as ModelWrap<C>>::layer(
                         &self.chain,
                         &mut state.run,
@@ -290,6 +293,10 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             };
             return self.pause(cx, state, position, vec![interrupt]);
         }
+        if let Some(events) = &mut cx.events {
+            events.answer_kept(&response);
+        }
+        cx.delivered().await;
         let calls = response.message.tool_calls.clone();
         cx.messages.push(response.message);
         Ok(match flow {
@@ -465,9 +472,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             if let Some(failure) = &result.failure {
                 cx.failures.push(ToolFailure::clone(failure));
             }
-            cx.messages
-                .push(Message::tool(result).with_name(&call.name));
+            add_message(cx, Message::tool(result).with_name(&call.name));
         }
+        cx.delivered().await;
         Ok(Next::Step(None))
     }
 
@@ -480,6 +487,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         state: &States<C>,
         call: ToolCall,
     ) -> Result<ToolResult, Interruption> {
+        cx.emit(|| AgentEvent::ToolCallStarted(call.clone()));
+        cx.delivered().await;
         let span = telemetry::execute_tool_span(&call.name, &call.id);
         let answers = cx.tool_answers.get(&call.id).cloned().unwrap_or_default();
         let frame = CallFrame::with_answers(call.id.clone(), call.name.clone(), answers);
@@ -546,6 +555,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 result.content = policy.message(failure);
             }
         }
+        cx.emit(|| AgentEvent::ToolCallFinished(result.clone()));
         Ok(result)
     }
 
@@ -588,6 +598,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             interrupts = interrupts.len(),
             "run paused"
         );
+        for interrupt in &interrupts {
+            cx.emit(|| AgentEvent::Interrupted(interrupt.clone()));
+        }
         let pauses = cx.counters.pauses + 1;
         Ok(Next::End(Ending::Paused(Box::new(Checkpoint {
             format: Checkpoint::format(),
@@ -688,11 +701,16 @@ fn skip_calls(cx: &mut Context, calls: &[ToolCall], why: &str) {
                 format!("tool call `{}` was not executed: {why}", call.name),
             )
         });
-        cx.messages
-            .push(Message::tool(result).with_name(&call.name));
+        add_message(cx, Message::tool(result).with_name(&call.name));
     }
     cx.counters.tool_calls += calls.len();
     cx.answered.clear();
+}
+
+/// Adds `message` to the history, and tells the consumer of a streamed run.
+fn add_message(cx: &mut Context, message: Message) {
+    cx.emit(|| AgentEvent::MessageAdded(message.clone()));
+    cx.messages.push(message);
 }
 
 /// Answers every tool call still waiting in the history, so none is left dangling.

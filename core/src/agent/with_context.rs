@@ -1,6 +1,6 @@
 //! [`AgentWith`]: an agent borrowed with the values to give its runs.
 
-use super::{Agent, Input, RunOutput, Thread};
+use super::{Agent, AgentStream, Input, RunOutput, Thread};
 use crate::context::RunContext;
 use crate::error::Error;
 use crate::interrupt::{Checkpoint, InterruptId};
@@ -13,7 +13,7 @@ use crate::model::Model;
 /// It borrows the agent and is cheap to make: make one per request, with the request's values.
 /// Each run gets its own share of the same values (no copy).
 #[derive(Debug)]
-#[must_use = "call `run`, `run_in`, `resume` or `resume_in` on it"]
+#[must_use = "call `run`, `run_in`, `resume`, `resume_in` or a `stream` form on it"]
 pub struct AgentWith<'a, M, C> {
     agent: &'a Agent<M, C>,
     run_context: RunContext,
@@ -64,7 +64,7 @@ impl<M: Model, C: Middleware> AgentWith<'_, M, C> {
     /// [`Agent::run`], with the run context.
     pub async fn run(&self, input: impl Into<Input>) -> Result<RunOutput, Error> {
         self.agent
-            .run_with(self.run_context.clone(), input.into())
+            .run_with(self.run_context.clone(), None, input.into())
             .await
     }
 
@@ -75,7 +75,7 @@ impl<M: Model, C: Middleware> AgentWith<'_, M, C> {
         input: impl Into<Input>,
     ) -> Result<RunOutput, Error> {
         self.agent
-            .run_in_with(self.run_context.clone(), thread, input.into())
+            .run_in_with(self.run_context.clone(), None, thread, input.into())
             .await
     }
 
@@ -88,7 +88,7 @@ impl<M: Model, C: Middleware> AgentWith<'_, M, C> {
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<RunOutput, Error> {
         self.agent
-            .resume_with(self.run_context.clone(), checkpoint, answers)
+            .resume_with(self.run_context.clone(), None, checkpoint, answers)
             .await
     }
 
@@ -100,12 +100,51 @@ impl<M: Model, C: Middleware> AgentWith<'_, M, C> {
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<RunOutput, Error> {
         self.agent
-            .resume_in_with(self.run_context.clone(), thread, checkpoint, answers)
+            .resume_in_with(self.run_context.clone(), None, thread, checkpoint, answers)
             .await
     }
 
     /// The run context given to the runs.
     pub fn run_context(&self) -> &RunContext {
         &self.run_context
+    }
+}
+
+impl<'a, M: Model, C: Middleware> AgentWith<'a, M, C> {
+    /// [`Agent::stream`], with the run context.
+    pub fn stream(&self, input: impl Into<Input>) -> AgentStream<'a> {
+        self.agent
+            .stream_with(self.run_context.clone(), input.into())
+    }
+
+    /// [`Agent::stream_in`], with the run context.
+    pub fn stream_in(
+        &self,
+        thread: &'a mut Thread<C::ThreadState>,
+        input: impl Into<Input>,
+    ) -> AgentStream<'a> {
+        self.agent
+            .stream_in_with(self.run_context.clone(), thread, input.into())
+    }
+
+    /// [`Agent::stream_resume`], with the run context (see [`resume`](Self::resume)).
+    pub fn stream_resume(
+        &self,
+        checkpoint: Checkpoint,
+        answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
+    ) -> AgentStream<'a> {
+        self.agent
+            .stream_resume_with(self.run_context.clone(), checkpoint, answers)
+    }
+
+    /// [`Agent::stream_resume_in`], with the run context (see [`resume`](Self::resume)).
+    pub fn stream_resume_in(
+        &self,
+        thread: &'a mut Thread<C::ThreadState>,
+        checkpoint: Checkpoint,
+        answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
+    ) -> AgentStream<'a> {
+        self.agent
+            .stream_resume_in_with(self.run_context.clone(), thread, checkpoint, answers)
     }
 }

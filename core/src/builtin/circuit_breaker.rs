@@ -186,7 +186,7 @@ impl CircuitBreaker {
     }
 }
 
-#[middleware(crate = crate)]
+#[middleware(crate = crate, live_stream)]
 impl CircuitBreaker {
     /// Fails fast while the circuit is open; records the outcome of the calls it lets through.
     #[hook(wrap_model_call)]

@@ -76,7 +76,7 @@ impl ModelFallback {
     }
 }
 
-#[middleware(crate = crate)]
+#[middleware(crate = crate, live_stream)]
 impl ModelFallback {
     /// Tries the request on each model in turn until one answers.
     #[hook(wrap_model_call)]

@@ -163,7 +163,7 @@ impl LoopDetectionBuilder {
     }
 }
 
-#[middleware(crate = crate, state = RecentCalls)]
+#[middleware(crate = crate, live_stream, state = RecentCalls)]
 impl LoopDetection {
     /// Numbers the answer's calls; blocks those repeated too often, marks those to warn about.
     #[hook(after_model)]

@@ -134,7 +134,7 @@ impl ModelCallLimitBuilder {
     }
 }
 
-#[middleware(crate = crate, state = RunModelCalls, thread_state = ThreadModelCalls)]
+#[middleware(crate = crate, live_stream, state = RunModelCalls, thread_state = ThreadModelCalls)]
 impl ModelCallLimit {
     /// Refuses the call when a limit is reached; counts it otherwise.
     #[hook(before_model, jumps = [end])]

@@ -78,7 +78,7 @@ impl RateLimit {
     }
 }
 
-#[middleware(crate = crate)]
+#[middleware(crate = crate, live_stream)]
 impl RateLimit {
     /// Waits for a slot, then calls the model.
     #[hook(wrap_model_call)]

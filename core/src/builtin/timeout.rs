@@ -72,7 +72,7 @@ impl Timeout {
     }
 }
 
-#[middleware(crate = crate)]
+#[middleware(crate = crate, live_stream)]
 impl Timeout {
     /// Fails the model call with a `Timeout` model error when it takes longer than allowed.
     #[hook(wrap_model_call)]

@@ -58,7 +58,7 @@ impl ToolCallRepair {
     }
 }
 
-#[middleware(crate = crate, phase = output)]
+#[middleware(crate = crate, live_stream, phase = output)]
 impl ToolCallRepair {
     /// Repairs the answer's calls.
     #[hook(after_model)]

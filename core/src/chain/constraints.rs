@@ -253,7 +253,9 @@ const fn check_marker(member: &MemberInfo, marker: Option<bool>, hook: Hook, rul
 const fn check_phase_hooks(member: &MemberInfo) {
     const WRAP: HookSet = HookSet::of(Hook::WrapModelCall).with(Hook::WrapToolCall);
     const BEFORE: HookSet = HookSet::of(Hook::BeforeAgent).with(Hook::BeforeModel);
-    const AFTER: HookSet = HookSet::of(Hook::AfterModel).with(Hook::AfterAgent);
+    const AFTER: HookSet = HookSet::of(Hook::OnModelEvent)
+        .with(Hook::AfterModel)
+        .with(Hook::AfterAgent);
     let hooks = member.hooks;
     let before_only = hooks.intersection(WRAP.union(AFTER)).is_empty();
     let after_only = hooks.intersection(WRAP.union(BEFORE)).is_empty();
@@ -261,14 +263,14 @@ const fn check_phase_hooks(member: &MemberInfo) {
         Phase::Input if !before_only => fail(&[
             "middleware `",
             member.name,
-            "` is in the Input phase but has `after_*` or wrap hooks: Input middleware may \
-             only have `before_agent` and `before_model` hooks",
+            "` is in the Input phase but has `after_*`, `on_model_event` or wrap hooks: Input \
+             middleware may only have `before_agent` and `before_model` hooks",
         ]),
         Phase::Output if !after_only => fail(&[
             "middleware `",
             member.name,
             "` is in the Output phase but has `before_*` or wrap hooks: Output middleware may \
-             only have `after_model` and `after_agent` hooks",
+             only have `on_model_event`, `after_model` and `after_agent` hooks",
         ]),
         _ => {}
     }

@@ -29,6 +29,7 @@ pub struct Member {
 /// # impl Middleware for Audit {
 /// #     type State = ();
 /// #     type ThreadState = ();
+/// #     type StreamState = ();
 /// #     type Phase = phase::Wrap;
 /// #     type WrapsModel = False;
 /// #     type WrapsTool = False;
@@ -39,6 +40,7 @@ pub struct Member {
 /// # impl Middleware for Redact {
 /// #     type State = ();
 /// #     type ThreadState = ();
+/// #     type StreamState = ();
 /// #     type Phase = phase::Output;
 /// #     type WrapsModel = False;
 /// #     type WrapsTool = False;
@@ -83,7 +85,10 @@ impl Description {
             .iter()
             .filter(|m| m.hooks.contains(hook))
             .collect();
-        if matches!(hook, Hook::AfterModel | Hook::AfterAgent) {
+        if matches!(
+            hook,
+            Hook::OnModelEvent | Hook::AfterModel | Hook::AfterAgent
+        ) {
             members.reverse();
         }
         members

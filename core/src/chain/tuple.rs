@@ -17,10 +17,10 @@ use crate::error::{BoxError, Error};
 use crate::interrupt::Answer;
 use crate::message::{ToolCall, ToolResult};
 use crate::middleware::{
-    Flow, Hook, HookSet, JumpSet, Middleware, ModelNext, ModelWrap, PhaseMarker, Splice, ToolNext,
-    ToolWrap, check_jump, phase,
+    Emit, EventRelay, Flow, Hook, HookSet, JumpSet, Middleware, ModelNext, ModelWrap, PhaseMarker,
+    Splice, ToolNext, ToolWrap, check_jump, phase,
 };
-use crate::model::{ModelRequest, ModelResponse};
+use crate::model::{ModelEvent, ModelRequest, ModelResponse};
 
 /// The first of a list of types.
 macro_rules! first {
@@ -128,6 +128,7 @@ macro_rules! tuple_chain {
         impl<$($M: Middleware),+> Middleware for ($($M,)+) {
             type State = ($($M::State,)+);
             type ThreadState = ($($M::ThreadState,)+);
+            type StreamState = ($($M::StreamState,)+);
             type Phase = phase::Span<
                 <<first!($($M),+) as Middleware>::Phase as PhaseMarker>::First,
                 <<first!($($RM),+) as Middleware>::Phase as PhaseMarker>::Last,
@@ -141,6 +142,23 @@ macro_rules! tuple_chain {
             const LEN: usize = 0 $(+ <$M as Middleware>::LEN)+;
             const SYNC_HOOKS: HookSet = SYNC_CAPABLE
                 $(.intersection(sync_or_absent($M::HOOKS, $M::SYNC_HOOKS)))+;
+            const LIVE_STREAM: bool = true $(&& <$M as Middleware>::LIVE_STREAM)+;
+
+            // The members' relays, first listed innermost: the event enters at the last
+            // member's, which emits into the one before it, down to `out`.
+            #[inline]
+            fn on_model_event<Out: Emit>(
+                &self,
+                state: &mut Self::StreamState,
+                event: ModelEvent,
+                out: &mut Out,
+            ) -> Result<(), Error> {
+                $(
+                    let mut relay = EventRelay::new(&self.$idx, &mut state.$idx, out);
+                    let out = &mut relay;
+                )+
+                out.emit(event)
+            }
 
             fn before_agent(
                 &self,
@@ -367,6 +385,7 @@ macro_rules! tuple_chain {
 impl Middleware for () {
     type State = ();
     type ThreadState = ();
+    type StreamState = ();
     type Phase = phase::Any;
     type WrapsModel = crate::middleware::False;
     type WrapsTool = crate::middleware::False;

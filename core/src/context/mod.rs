@@ -48,6 +48,8 @@ pub struct Context {
     pub(crate) failures: Vec<ToolFailure>,
     /// The member whose sequential hook was called last: the one a panic is blamed on.
     pub(crate) running: Option<&'static str>,
+    /// Where a streamed run's events go; `None` when the run is not streamed.
+    pub(crate) events: Option<crate::agent::RunEvents>,
 }
 
 /// What a run has counted so far; a checkpoint saves them and a resume restores them.
@@ -95,6 +97,22 @@ pub(crate) struct ResumePoint {
 }
 
 impl Context {
+    /// Sends the event `make` makes to the consumer of a streamed run; makes nothing when the
+    /// run is not streamed.
+    pub(crate) fn emit(&self, make: impl FnOnce() -> crate::agent::AgentEvent) {
+        if let Some(events) = &self.events {
+            events.queue.push(make());
+        }
+    }
+
+    /// Resolves once the consumer of a streamed run has taken every event sent (at once when
+    /// the run is not streamed).
+    pub(crate) fn delivered(&self) -> crate::agent::Delivered<'_> {
+        crate::agent::Delivered {
+            queue: self.events.as_ref().map(|events| &*events.queue),
+        }
+    }
+
     /// The context of a run whose history starts with `messages`.
     ///
     /// The agent creates the context of each run; this constructor lets hooks be unit-tested.
@@ -275,6 +293,7 @@ impl Context {
             answered: Vec::new(),
             failures: Vec::new(),
             running: None,
+            events: None,
         }
     }
 

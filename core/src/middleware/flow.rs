@@ -140,7 +140,9 @@ impl JumpSet {
             Hook::BeforeAgent => 0,
             Hook::BeforeModel => 1,
             Hook::AfterModel => 2,
-            Hook::WrapModelCall | Hook::WrapToolCall | Hook::AfterAgent => return None,
+            Hook::WrapModelCall | Hook::OnModelEvent | Hook::WrapToolCall | Hook::AfterAgent => {
+                return None;
+            }
         };
         Some(1 << (row * 3 + target as u16))
     }

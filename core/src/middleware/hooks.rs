@@ -1,10 +1,10 @@
-//! The six hooks and the set of hooks a middleware implements.
+//! The seven hooks and the set of hooks a middleware implements.
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// One of the six lifecycle hooks of a [`Middleware`](super::Middleware).
+/// One of the seven hooks of a [`Middleware`](super::Middleware).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -15,6 +15,9 @@ pub enum Hook {
     BeforeModel,
     /// Around every model call (first listed = outermost).
     WrapModelCall,
+    /// On every event of a model call's answer, as it arrives (reverse chain order: the last
+    /// listed sees the model's events first).
+    OnModelEvent,
     /// After every model call (reverse chain order).
     AfterModel,
     /// Around every tool call (first listed = outermost).
@@ -25,10 +28,11 @@ pub enum Hook {
 
 impl Hook {
     /// Every hook, in the order they first run in a step.
-    pub const ALL: [Hook; 6] = [
+    pub const ALL: [Hook; 7] = [
         Hook::BeforeAgent,
         Hook::BeforeModel,
         Hook::WrapModelCall,
+        Hook::OnModelEvent,
         Hook::AfterModel,
         Hook::WrapToolCall,
         Hook::AfterAgent,
@@ -41,6 +45,7 @@ impl Hook {
             Hook::BeforeAgent => "before_agent",
             Hook::BeforeModel => "before_model",
             Hook::WrapModelCall => "wrap_model_call",
+            Hook::OnModelEvent => "on_model_event",
             Hook::AfterModel => "after_model",
             Hook::WrapToolCall => "wrap_tool_call",
             Hook::AfterAgent => "after_agent",
@@ -69,7 +74,7 @@ impl HookSet {
     /// No hook.
     pub const NONE: HookSet = HookSet(0);
     /// Every hook.
-    pub const ALL: HookSet = HookSet(0b11_1111);
+    pub const ALL: HookSet = HookSet(0b111_1111);
 
     /// The set holding only `hook`.
     #[must_use]

@@ -1,4 +1,4 @@
-//! The [`Middleware`] trait: six hooks around an agent's run, composed statically.
+//! The [`Middleware`] trait: seven hooks around an agent's run, composed statically.
 //!
 //! # Hooks
 //!
@@ -7,6 +7,7 @@
 //! | `before_agent`    | once per run, chain order              | edit the history, respond, jump           |
 //! | `before_model`    | before every model call, chain order   | edit the request, respond (skip the model), jump |
 //! | `wrap_model_call` | around every model call, first listed = outermost | call `next` 0..n times, edit request/response |
+//! | `on_model_event`  | on every event of the model's answer, as it arrives, reverse order | edit, drop, hold back or inject events |
 //! | `after_model`     | after every model call, reverse order  | edit the response, jump                   |
 //! | `wrap_tool_call`  | around every tool call, first listed = outermost; the calls of one step run concurrently | call `next` 0..n times, edit call/result |
 //! | `after_agent`     | once per run, reverse order, when the run ends: also after a jump to end, an error or a panic (see below) | edit the history |
@@ -18,11 +19,36 @@
 //! loop {                             until no tool calls, a jump to end, or max_steps
 //!     before_model                   (chain order)
 //!     wrap_model_call -> model       (onion, first listed = outermost)
+//!         on_model_event             (per event of the answer, reverse chain order)
 //!     after_model                    (reverse chain order)
 //!     wrap_tool_call -> tool         (onion, per tool call, concurrently)
 //! }
 //! after_agent                        (reverse chain order)
 //! ```
+//!
+//! # Streaming: one path
+//!
+//! A middleware acts on streamed runs ([`Agent::stream`](crate::Agent::stream)) and unstreamed
+//! runs alike; no guard can be bypassed by streaming:
+//!
+//! - `on_model_event` sees every event of the model's answer (as [`ModelEvent`]s), in both
+//!   modes: the answer is assembled from what the hooks let through, so an edit made there is
+//!   in the response the wraps and `after_model` see, in the history, and in what the consumer
+//!   of a stream receives. It is synchronous (it runs per token) and keeps what it needs
+//!   between events — a bounded look-back of held-back text, say — in its
+//!   [`StreamState`](Middleware::StreamState), created afresh for every model call (a retried
+//!   call starts clean). A chain with such a hook calls the model's
+//!   [`stream`](crate::Model::stream) also in unstreamed runs.
+//! - `after_model` runs once, on the assembled response, in both modes.
+//! - The consumer of a stream sees the model's events **live** only when every member says
+//!   that it may ([`LIVE_STREAM`](Middleware::LIVE_STREAM)): by default a member with a
+//!   `wrap_model_call` or `after_model` hook does not, since those hooks could change what the
+//!   model said after the consumer saw it. Then the answer is held back and the consumer
+//!   receives it once `after_model` has run, as it enters the history.
+//! - What reaches the consumer is always what enters the history: if the answer a step keeps
+//!   differs from what was streamed (a wrap retried, fell back or answered itself, an
+//!   `after_model` edited), the consumer is told that what it received is void, then receives
+//!   the answer kept.
 //!
 //! # Phases
 //!
@@ -102,6 +128,7 @@
 //! impl Middleware for Stamp {
 //!     type State = ();
 //!     type ThreadState = ();
+//!     type StreamState = ();
 //!     type Phase = phase::Input;
 //!     type WrapsModel = False;
 //!     type WrapsTool = False;
@@ -122,6 +149,7 @@
 //! }
 //! ```
 
+mod emit;
 mod flow;
 mod hooks;
 mod marker;
@@ -134,6 +162,7 @@ use std::future::Future;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+pub use emit::{Emit, EventRelay};
 pub use flow::{Flow, Jump, JumpSet};
 pub use hooks::{Hook, HookSet};
 pub use marker::{Bool, False, Marker, ModelWrap, Splice, ToolWrap, True};
@@ -155,7 +184,7 @@ use crate::context::{Context, ToolContext};
 use crate::error::{BoxError, Error};
 use crate::interrupt::Answer;
 use crate::message::{ToolCall, ToolResult};
-use crate::model::{ModelRequest, ModelResponse};
+use crate::model::{ModelEvent, ModelRequest, ModelResponse};
 
 /// The state a middleware keeps per run: created with `Default`, serializable so that it can be
 /// part of a checkpoint, and shared read-only by concurrent tool calls.
@@ -212,6 +241,12 @@ pub trait Middleware: Send + Sync {
     /// when the run ends or pauses, so a run dropped half-way leaves the thread as it was.
     type ThreadState: MiddlewareState + Clone;
 
+    /// This middleware's state for one model call's stream of events, read and written by
+    /// [`on_model_event`](Middleware::on_model_event); `()` if it keeps none. Created with
+    /// `Default` for every model call (a retried call starts afresh) and dropped with the
+    /// call, so it is never saved.
+    type StreamState: Default + Send;
+
     /// The phase ([`phase::Input`], [`phase::Wrap`] or [`phase::Output`]).
     type Phase: PhaseMarker;
 
@@ -245,6 +280,17 @@ pub trait Middleware: Send + Sync {
     /// Where this middleware must sit relative to others (`before`, `after`, `requires`),
     /// checked when the chain is built.
     const CONSTRAINTS: Constraints = Constraints::NONE;
+
+    /// Whether the consumer of a streamed run may see the model's events as they arrive, before
+    /// this middleware's `wrap_model_call` and `after_model` have seen the whole answer: say
+    /// `true` when those hooks leave what the model said as it is (they count, log, retry on an
+    /// error), or when `on_model_event` makes the same change on the events. When any member
+    /// of a chain says `false`, a streamed run holds each answer back until `after_model` has
+    /// run (see the [module docs](self) on streaming).
+    ///
+    /// Defaults to `true` only for a middleware with neither hook in [`HOOKS`](Self::HOOKS).
+    const LIVE_STREAM: bool =
+        !Self::HOOKS.contains(Hook::WrapModelCall) && !Self::HOOKS.contains(Hook::AfterModel);
 
     /// The chain's members, flattened, for the compile-time checks. A chain overrides it.
     #[doc(hidden)]
@@ -315,6 +361,25 @@ pub trait Middleware: Send + Sync {
     ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
         let _ = (state, thread);
         async move { next.call(cx, request).await }
+    }
+
+    /// Runs on every event of a model call's answer, as it arrives, in streamed and unstreamed
+    /// runs alike (see the [module docs](self) on streaming); `out` takes the events it lets
+    /// through, to the members listed before this one and then into the answer.
+    ///
+    /// Emit each event as it is, edited, or not at all; hold events back in `state` and emit
+    /// them later (at the latest when the [`Finish`](ModelEvent::Finish) event comes, which
+    /// ends every answer), or emit events of your own. The events emitted must make a valid
+    /// answer (see [`ModelEvent`]): one that contradicts the answer so far fails the call. An
+    /// error fails the model call, as the model's error would (a wrap may retry it).
+    fn on_model_event<E: Emit>(
+        &self,
+        state: &mut Self::StreamState,
+        event: ModelEvent,
+        out: &mut E,
+    ) -> Result<(), Error> {
+        let _ = state;
+        out.emit(event)
     }
 
     /// Runs after every model call; may edit the response before it enters the history.

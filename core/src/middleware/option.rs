@@ -4,18 +4,19 @@ use std::future::Future;
 
 use futures::future::Either;
 
-use super::{Bool, Hook, HookSet, Marker, Middleware, ModelNext, ToolNext};
+use super::{Bool, Emit, Hook, HookSet, Marker, Middleware, ModelNext, ToolNext};
 use crate::context::{Context, ToolContext};
 use crate::error::Error;
 use crate::message::{ToolCall, ToolResult};
 use crate::middleware::Flow;
-use crate::model::{ModelRequest, ModelResponse};
+use crate::model::{ModelEvent, ModelRequest, ModelResponse};
 
 /// `Some(m)` behaves as `m`; `None` lets every hook pass through.
 #[diagnostic::do_not_recommend]
 impl<M: Middleware> Middleware for Option<M> {
     type State = M::State;
     type ThreadState = M::ThreadState;
+    type StreamState = M::StreamState;
     type Phase = M::Phase;
     // `None` is decided at run time, so `Option<M>` is one layer (or none if `M` never wraps).
     type WrapsModel = <M::WrapsModel as Marker>::AsLeaf;
@@ -37,6 +38,19 @@ impl<M: Middleware> Middleware for Option<M> {
     const MEMBERS: crate::chain::MemberList = M::MEMBERS;
     const LEN: usize = M::LEN;
     const SYNC_HOOKS: HookSet = M::SYNC_HOOKS;
+    const LIVE_STREAM: bool = M::LIVE_STREAM;
+
+    fn on_model_event<E: Emit>(
+        &self,
+        state: &mut Self::StreamState,
+        event: ModelEvent,
+        out: &mut E,
+    ) -> Result<(), Error> {
+        match self {
+            Some(m) => m.on_model_event(state, event, out),
+            None => out.emit(event),
+        }
+    }
 
     async fn before_agent(
         &self,

@@ -22,6 +22,7 @@ pub(crate) fn expand(function: &HookItem, attr: &HookAttr, model: HookModel<'_>)
         phase: model.phase,
         state: attr.options.state.clone(),
         thread_state: attr.options.thread_state.clone(),
+        live_stream: attr.options.live_stream,
         hooks: vec![model.hook],
         before: Vec::new(),
         after: Vec::new(),

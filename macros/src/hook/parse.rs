@@ -73,8 +73,9 @@ impl HookAttr {
                 _ => None,
             };
         }
-        let (bare, options): (Vec<Segment>, Vec<Segment>) =
-            parts.partition(|segment| segment.value.is_none() && segment.key != "crate");
+        let (bare, options): (Vec<Segment>, Vec<Segment>) = parts.partition(|segment| {
+            segment.value.is_none() && segment.key != "crate" && segment.key != "live_stream"
+        });
         HookAttr {
             kind,
             kind_reported,

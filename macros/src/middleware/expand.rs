@@ -23,6 +23,7 @@ pub(crate) fn expand(block: &ItemImpl, parsed: &Parsed, model: MiddlewareModel<'
         phase: model.phase,
         state: options.state.clone(),
         thread_state: options.thread_state.clone(),
+        live_stream: options.live_stream,
         hooks: model.hooks,
         before: options.before.clone(),
         after: options.after.clone(),

@@ -97,7 +97,7 @@ impl HumanInTheLoop {
     }
 }
 
-#[middleware(crate = crate)]
+#[middleware(crate = crate, live_stream)]
 impl HumanInTheLoop {
     /// Refuses, before the run resumes, an answer that is not an [`ApprovalResponse`], has the
     /// wrong number of decisions, takes a decision the call's policy does not allow, or edits

@@ -102,7 +102,7 @@ impl Default for ModelRetry {
     }
 }
 
-#[middleware(crate = crate)]
+#[middleware(crate = crate, live_stream)]
 impl ModelRetry {
     /// Calls `next` until it succeeds, fails with an error not retried, or the retries are
     /// used up.

@@ -168,7 +168,7 @@ impl TokenBudgetBuilder {
     }
 }
 
-#[middleware(crate = crate, thread_state = ThreadUsage)]
+#[middleware(crate = crate, live_stream, thread_state = ThreadUsage)]
 impl TokenBudget {
     /// Refuses the call when a budget is used up.
     #[hook(before_model, jumps = [end])]

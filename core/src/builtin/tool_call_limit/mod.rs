@@ -173,7 +173,7 @@ impl ToolCallLimitBuilder {
     }
 }
 
-#[middleware(crate = crate, state = RunToolCalls, thread_state = ThreadToolCalls)]
+#[middleware(crate = crate, live_stream, state = RunToolCalls, thread_state = ThreadToolCalls)]
 impl ToolCallLimit {
     /// Counts the answer's calls and blocks those over a limit.
     #[hook(after_model, jumps = [end])]

@@ -1,4 +1,4 @@
-// expect: middleware `Leaky` is in the Input phase but has `after_*` or wrap hooks
+// expect: middleware `Leaky` is in the Input phase but has `after_*`, `on_model_event` or wrap hooks
 use hookchain::middleware::{False, HookSet, phase};
 use hookchain::prelude::*;
 
@@ -9,6 +9,7 @@ struct Leaky;
 impl Middleware for Leaky {
     type State = ();
     type ThreadState = ();
+    type StreamState = ();
     type Phase = phase::Input;
     type WrapsModel = False;
     type WrapsTool = False;

@@ -9,6 +9,7 @@ struct Sneaky;
 impl Middleware for Sneaky {
     type State = ();
     type ThreadState = ();
+    type StreamState = ();
     type Phase = phase::Wrap;
     type WrapsModel = False;
     type WrapsTool = False;

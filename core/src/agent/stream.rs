@@ -1,0 +1,201 @@
+//! Streamed runs: the same runs as [`Agent::run`] and its forms, yielding [`AgentEvent`]s as
+//! they happen.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
+
+use futures::Stream;
+use futures::stream::FusedStream;
+
+use super::events::EventQueue;
+use super::{Agent, AgentEvent, Input, RunOutput, Thread};
+use crate::context::RunContext;
+use crate::error::Error;
+use crate::interrupt::{Checkpoint, InterruptId};
+use crate::middleware::Middleware;
+use crate::model::Model;
+
+/// A run's future, boxed: one allocation per run keeps [`AgentStream`] nameable.
+type RunFuture<'a> = Pin<Box<dyn Future<Output = Result<RunOutput, Error>> + Send + 'a>>;
+
+/// A streamed run: a [`Stream`] of [`AgentEvent`]s, ending with
+/// [`AgentEvent::Output`] or an error (then nothing more).
+///
+/// The run makes progress only while the stream is polled, and never more than one event
+/// ahead of what the consumer took; nothing is spawned. Dropping the stream drops the run at
+/// that point: nothing more runs (no hook, no tool, no `after_agent`), and a
+/// [`Thread`] is left as it was before the run. Consume it with `futures`' `StreamExt` (or
+/// `TryStreamExt`: the items are `Result`s).
+#[must_use = "a stream does nothing unless polled"]
+pub struct AgentStream<'a> {
+    run: Option<RunFuture<'a>>,
+    queue: Arc<EventQueue>,
+    /// The last item, once the run has ended: yielded after the events still queued.
+    last: Option<Result<AgentEvent, Error>>,
+}
+
+impl<'a> AgentStream<'a> {
+    /// The stream of the run `start` makes, given the queue its events go to.
+    fn new<F>(start: impl FnOnce(Arc<EventQueue>) -> F) -> Self
+    where
+        F: Future<Output = Result<RunOutput, Error>> + Send + 'a,
+    {
+        let queue = Arc::new(EventQueue::default());
+        Self {
+            run: Some(Box::pin(start(Arc::clone(&queue)))),
+            queue,
+            last: None,
+        }
+    }
+}
+
+impl Stream for AgentStream<'_> {
+    type Item = Result<AgentEvent, Error>;
+
+    fn poll_next(self: Pin<&mut Self>, task: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        // The run is polled only once its consumer has taken every event (see `EventQueue`).
+        if let Some(event) = this.queue.pop() {
+            return Poll::Ready(Some(Ok(event)));
+        }
+        if let Some(run) = &mut this.run {
+            match run.as_mut().poll(task) {
+                Poll::Pending => {
+                    return this
+                        .queue
+                        .pop()
+                        .map_or(Poll::Pending, |event| Poll::Ready(Some(Ok(event))));
+                }
+                Poll::Ready(result) => {
+                    this.run = None;
+                    this.last = Some(result.map(|output| AgentEvent::Output(Box::new(output))));
+                    if let Some(event) = this.queue.pop() {
+                        return Poll::Ready(Some(Ok(event)));
+                    }
+                }
+            }
+        }
+        Poll::Ready(this.last.take())
+    }
+}
+
+impl FusedStream for AgentStream<'_> {
+    fn is_terminated(&self) -> bool {
+        self.run.is_none() && self.last.is_none() && self.queue.is_empty()
+    }
+}
+
+impl fmt::Debug for AgentStream<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentStream")
+            .field("running", &self.run.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<M: Model, C: Middleware> Agent<M, C> {
+    /// [`run`](Self::run), streamed: the run's events as they happen, the model's answer token
+    /// by token, ending with its output.
+    ///
+    /// The middleware act on a streamed run as on any other (see *Streaming* in
+    /// [`middleware`](crate::middleware)): the consumer receives what enters the history, never
+    /// what a hook would have changed.
+    ///
+    /// ```
+    /// use futures::TryStreamExt;
+    /// use hookchain::prelude::*;
+    /// use hookchain::agent::AgentEvent;
+    ///
+    /// # futures::executor::block_on(async {
+    /// let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hello!")])).build();
+    /// let mut stream = agent.stream("Hi");
+    /// let mut shown = String::new();
+    /// while let Some(event) = stream.try_next().await? {
+    ///     if let Some(text) = event.text_delta() {
+    ///         shown.push_str(text); // print it, send it to a browser, …
+    ///     }
+    ///     if let AgentEvent::Output(output) = event {
+    ///         assert_eq!(output.text().as_deref(), Some("Hello!"));
+    ///     }
+    /// }
+    /// assert_eq!(shown, "Hello!");
+    /// # Ok::<(), hookchain::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn stream(&self, input: impl Into<Input>) -> AgentStream<'_> {
+        self.stream_with(RunContext::new(), input.into())
+    }
+
+    /// [`stream`](Self::stream), with `run_context` given to the run.
+    pub(super) fn stream_with(&self, run_context: RunContext, input: Input) -> AgentStream<'_> {
+        AgentStream::new(|queue| self.run_with(run_context, Some(queue), input))
+    }
+
+    /// [`run_in`](Self::run_in), streamed (see [`stream`](Self::stream)). The thread changes
+    /// only when the run ends or pauses: a stream dropped before leaves it as it was.
+    pub fn stream_in<'a>(
+        &'a self,
+        thread: &'a mut Thread<C::ThreadState>,
+        input: impl Into<Input>,
+    ) -> AgentStream<'a> {
+        self.stream_in_with(RunContext::new(), thread, input.into())
+    }
+
+    /// [`stream_in`](Self::stream_in), with `run_context` given to the run.
+    pub(super) fn stream_in_with<'a>(
+        &'a self,
+        run_context: RunContext,
+        thread: &'a mut Thread<C::ThreadState>,
+        input: Input,
+    ) -> AgentStream<'a> {
+        AgentStream::new(|queue| self.run_in_with(run_context, Some(queue), thread, input))
+    }
+
+    /// [`resume`](Self::resume), streamed (see [`stream`](Self::stream)).
+    pub fn stream_resume(
+        &self,
+        checkpoint: Checkpoint,
+        answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
+    ) -> AgentStream<'_> {
+        self.stream_resume_with(RunContext::new(), checkpoint, answers)
+    }
+
+    /// [`stream_resume`](Self::stream_resume), with `run_context` given to the run.
+    pub(super) fn stream_resume_with(
+        &self,
+        run_context: RunContext,
+        checkpoint: Checkpoint,
+        answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
+    ) -> AgentStream<'_> {
+        // Collected now: the answers' iterator need not be `Send`.
+        let answers: Vec<_> = answers.into_iter().collect();
+        AgentStream::new(|queue| self.resume_with(run_context, Some(queue), checkpoint, answers))
+    }
+
+    /// [`resume_in`](Self::resume_in), streamed (see [`stream`](Self::stream)).
+    pub fn stream_resume_in<'a>(
+        &'a self,
+        thread: &'a mut Thread<C::ThreadState>,
+        checkpoint: Checkpoint,
+        answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
+    ) -> AgentStream<'a> {
+        self.stream_resume_in_with(RunContext::new(), thread, checkpoint, answers)
+    }
+
+    /// [`stream_resume_in`](Self::stream_resume_in), with `run_context` given to the run.
+    pub(super) fn stream_resume_in_with<'a>(
+        &'a self,
+        run_context: RunContext,
+        thread: &'a mut Thread<C::ThreadState>,
+        checkpoint: Checkpoint,
+        answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
+    ) -> AgentStream<'a> {
+        let answers: Vec<_> = answers.into_iter().collect();
+        AgentStream::new(|queue| {
+            self.resume_in_with(run_context, Some(queue), thread, checkpoint, answers)
+        })
+    }
+}
