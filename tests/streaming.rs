@@ -226,6 +226,79 @@ impl Middleware for RedactSecret {
     }
 }
 
+/// The same redaction, written with the DSL, the word configurable.
+struct Redact {
+    word: &'static str,
+}
+
+#[hookchain::middleware(phase = output)]
+impl Redact {
+    #[hook(on_model_event)]
+    fn redact(
+        &self,
+        pending: &mut Pending,
+        event: ModelEvent,
+        out: &mut impl Emit,
+    ) -> Result<(), Error> {
+        let keep = self.word.len() - 1;
+        match event {
+            ModelEvent::TextDelta { index, text } => {
+                pending.index = index;
+                pending.text.push_str(&text);
+                let redacted = pending.text.replace(self.word, "[REDACTED]");
+                pending.text = redacted;
+                RedactSecret::release(pending, keep, out)
+            }
+            other => {
+                RedactSecret::release(pending, 0, out)?;
+                out.emit(other)
+            }
+        }
+    }
+}
+
+/// Leaves reasoning out of the answer: a `#[hook]` function on the events, with no state.
+#[hook(on_model_event, phase = output)]
+fn no_reasoning(event: ModelEvent, out: &mut impl Emit) -> Result<(), Error> {
+    match event {
+        ModelEvent::ReasoningDelta { .. } | ModelEvent::ReasoningSignature { .. } => Ok(()),
+        other => out.emit(other),
+    }
+}
+
+#[tokio::test]
+async fn per_event_hooks_written_with_the_dsl_act_in_reverse_chain_order() {
+    let model = || {
+        ScriptedModel::new([]).then_stream([
+            ModelEvent::ReasoningDelta {
+                index: 0,
+                text: "the secret is safe".into(),
+            }
+            .into(),
+            text(1, "a sec"),
+            text(1, "ret"),
+            finish(),
+        ])
+    };
+    let agent = Agent::builder(model())
+        .chain(hookchain::chain![Redact { word: SECRET }, no_reasoning])
+        .build();
+    let (events, output) = drain(agent.stream("Tell me")).await;
+    // The reasoning is gone; the text is let through as the look-back allows.
+    assert_eq!(
+        kinds(&events),
+        ["text:a [REDA", "text:CTED]", "finish", "message:Assistant"]
+    );
+    let message = &output.unwrap().messages[1];
+    assert_eq!(message.content, "a [REDACTED]");
+    assert_eq!(
+        hookchain::chain![Redact { word: SECRET }, no_reasoning]
+            .describe()
+            .order(Hook::OnModelEvent),
+        ["no_reasoning", "Redact"]
+    );
+}
+
 fn leaky_model() -> ScriptedModel {
     ScriptedModel::new([]).then_stream([
         text(0, "my sec"),

@@ -1,12 +1,13 @@
 //! THE table of hook kinds: names, shapes, accepted parameters, return types. Parsing,
 //! validation, messages and docs all read it.
 
-/// One of the six hooks.
+/// One of the seven hooks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum HookKind {
     BeforeAgent,
     BeforeModel,
     WrapModelCall,
+    OnModelEvent,
     AfterModel,
     WrapToolCall,
     AfterAgent,
@@ -29,6 +30,12 @@ pub(crate) enum Role {
     Call,
     /// `impl ModelNext` / `impl ToolNext`, or a type parameter bounded by it.
     Next,
+    /// `ModelEvent` (on_model_event).
+    Event,
+    /// `&mut impl Emit` (on_model_event).
+    Out,
+    /// The middleware's per-call stream state: `&mut S` (on_model_event).
+    StreamState,
 }
 
 /// How a parameter is passed.
@@ -40,10 +47,11 @@ pub(crate) enum Form {
 }
 
 impl HookKind {
-    pub(crate) const ALL: [HookKind; 6] = [
+    pub(crate) const ALL: [HookKind; 7] = [
         HookKind::BeforeAgent,
         HookKind::BeforeModel,
         HookKind::WrapModelCall,
+        HookKind::OnModelEvent,
         HookKind::AfterModel,
         HookKind::WrapToolCall,
         HookKind::AfterAgent,
@@ -55,6 +63,7 @@ impl HookKind {
             HookKind::BeforeAgent => "before_agent",
             HookKind::BeforeModel => "before_model",
             HookKind::WrapModelCall => "wrap_model_call",
+            HookKind::OnModelEvent => "on_model_event",
             HookKind::AfterModel => "after_model",
             HookKind::WrapToolCall => "wrap_tool_call",
             HookKind::AfterAgent => "after_agent",
@@ -67,6 +76,7 @@ impl HookKind {
             HookKind::BeforeAgent => "BeforeAgent",
             HookKind::BeforeModel => "BeforeModel",
             HookKind::WrapModelCall => "WrapModelCall",
+            HookKind::OnModelEvent => "OnModelEvent",
             HookKind::AfterModel => "AfterModel",
             HookKind::WrapToolCall => "WrapToolCall",
             HookKind::AfterAgent => "AfterAgent",
@@ -104,8 +114,12 @@ impl HookKind {
         matches!(self, HookKind::BeforeAgent | HookKind::BeforeModel)
     }
 
+    /// Whether the hook acts on what the model answered (allowed in the Output phase).
     pub(crate) fn is_after(self) -> bool {
-        matches!(self, HookKind::AfterModel | HookKind::AfterAgent)
+        matches!(
+            self,
+            HookKind::OnModelEvent | HookKind::AfterModel | HookKind::AfterAgent
+        )
     }
 
     /// Whether the hook returns a `Flow`, and so may jump.
@@ -137,6 +151,10 @@ impl HookKind {
         match (self, role) {
             // The tool path's context is a `ToolContext<'_>`, passed by value.
             (HookKind::WrapToolCall, Role::Context) => Some(Form::Owned),
+            // Per event, with the call's stream state only: no context, no run state.
+            (HookKind::OnModelEvent, Role::StreamState | Role::Out) => Some(Form::Mut),
+            (HookKind::OnModelEvent, Role::Event) => Some(Form::Owned),
+            (HookKind::OnModelEvent, _) => None,
             (_, Role::Context | Role::State | Role::ThreadState) => Some(path_form),
             (HookKind::BeforeModel, Role::Request) => Some(Form::Mut),
             (HookKind::WrapModelCall, Role::Request) => Some(Form::Owned),
@@ -163,6 +181,10 @@ impl HookKind {
             HookKind::AfterModel => {
                 "`&mut Context`, the middleware's state as `&mut S`, and `&mut ModelResponse`"
             }
+            HookKind::OnModelEvent => {
+                "a stream state as `&mut S`, the event as `ModelEvent`, and `out: &mut impl \
+                 Emit`"
+            }
             HookKind::WrapToolCall => {
                 "`ToolContext<'_>`, the middleware's state as `&S`, `ToolCall`, and \
                  `next: impl ToolNext`"
@@ -174,7 +196,7 @@ impl HookKind {
     pub(crate) fn conversion(self) -> &'static str {
         match self {
             HookKind::BeforeAgent | HookKind::BeforeModel | HookKind::AfterModel => "FlowReturn",
-            HookKind::AfterAgent => "DoneReturn",
+            HookKind::AfterAgent | HookKind::OnModelEvent => "DoneReturn",
             HookKind::WrapModelCall => "WrapModelCallReturn",
             HookKind::WrapToolCall => "WrapToolCallReturn",
         }
@@ -187,7 +209,7 @@ impl HookKind {
             HookKind::BeforeAgent | HookKind::BeforeModel | HookKind::AfterModel => {
                 Some(("IntoFlow", "into_flow"))
             }
-            HookKind::AfterAgent => Some(("IntoDone", "into_done")),
+            HookKind::AfterAgent | HookKind::OnModelEvent => Some(("IntoDone", "into_done")),
             HookKind::WrapModelCall | HookKind::WrapToolCall => None,
         }
     }
@@ -209,7 +231,8 @@ impl HookKind {
             Role::Response => Some(HookKind::AfterModel),
             Role::Call => Some(HookKind::WrapToolCall),
             Role::Next => Some(HookKind::WrapModelCall),
-            Role::Context | Role::State | Role::ThreadState => None,
+            Role::Event | Role::Out => Some(HookKind::OnModelEvent),
+            Role::Context | Role::State | Role::ThreadState | Role::StreamState => None,
         }
     }
 }
@@ -225,6 +248,9 @@ impl Role {
             Role::Response => "the response",
             Role::Call => "the tool call",
             Role::Next => "`next`",
+            Role::Event => "the event",
+            Role::Out => "`out`",
+            Role::StreamState => "the stream state",
         }
     }
 
@@ -239,6 +265,9 @@ impl Role {
             Role::Response => "ModelResponse",
             Role::Call => "ToolCall",
             Role::Next => return format!("impl {next_trait}"),
+            Role::Event => "ModelEvent",
+            Role::Out => "impl Emit",
+            Role::StreamState => "S",
         };
         match form {
             Form::Owned => base.to_owned(),

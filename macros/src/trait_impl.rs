@@ -64,6 +64,7 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
     };
     let state = unit_or(&model.state);
     let thread_state = unit_or(&model.thread_state);
+    let stream_state = unit_or(&stream_state(model));
     let state_checks = state_checks(p, model);
     let return_checks = return_checks(p, model);
     let shareable = shareable_checks(p, &model.generics);
@@ -130,7 +131,7 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
             impl #impl_generics #p::Middleware for #self_ty #where_clause {
                 type State = #state;
                 type ThreadState = #thread_state;
-                type StreamState = ();
+                type StreamState = #stream_state;
                 type Phase = #p::phase::#phase;
                 type WrapsModel = #wraps_model;
                 type WrapsTool = #wraps_tool;
@@ -314,9 +315,71 @@ fn hook_set<'a>(p: &Private, hooks: impl Iterator<Item = &'a HookImpl<'a>>) -> T
     quote!(#p::HookSet::NONE #(#with)*)
 }
 
+/// The type of the `on_model_event` hook's stream state, if it has one (`S` of `&mut S`).
+fn stream_state(model: &ImplModel<'_>) -> Option<Type> {
+    let hook = model
+        .hooks
+        .iter()
+        .find(|hook| hook.sig.kind == HookKind::OnModelEvent)?;
+    hook.roles
+        .iter()
+        .zip(&hook.sig.params)
+        .find_map(|(role, param)| match (role, param.ty) {
+            (Role::StreamState, Type::Reference(reference)) => Some((*reference.elem).clone()),
+            _ => None,
+        })
+}
+
+/// The trait method of the per-event hook: a plain call, per event, its result converted.
+fn event_method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
+    let args = hook
+        .roles
+        .iter()
+        .zip(&hook.sig.params)
+        .map(|(role, param)| {
+            let span = located(syn::spanned::Spanned::span(param.ty));
+            let ident = match role {
+                Role::StreamState => "state",
+                Role::Event => "event",
+                _ => "out",
+            };
+            syn::Ident::new(ident, span)
+        });
+    let ident = &hook.sig.original.ident;
+    let (callee, receiver) = if hook.sig.original.receiver().is_some() {
+        (quote!(Self::#ident), quote!(self,))
+    } else {
+        (quote!(#ident::call), quote!())
+    };
+    let span = located(hook.sig.output_span);
+    let pp = p.at(span);
+    // Converted at the user's `-> T`, as the sequential hooks are (see `method`).
+    let (into, method) = (
+        syn::Ident::new("IntoDone", span),
+        syn::Ident::new("into_done", span),
+    );
+    let convert = quote_spanned!(span=> #pp::#into::#method(__hookchain_output));
+    quote! {
+        #[inline]
+        fn on_model_event<__HookchainOut: #p::Emit>(
+            &self,
+            state: &mut <Self as #p::Middleware>::StreamState,
+            event: #p::ModelEvent,
+            out: &mut __HookchainOut,
+        ) -> #p::Result<(), #p::Error> {
+            let _ = &state;
+            let __hookchain_output = #callee(#receiver #(#args),*);
+            #convert
+        }
+    }
+}
+
 /// The trait method of one hook: it calls the user's function and converts what it returns.
 fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
     let kind = hook.sig.kind;
+    if kind == HookKind::OnModelEvent {
+        return event_method(p, hook);
+    }
     let method = format_ident!("{}", kind.name());
     let tool = kind.on_tool_path();
     let cx_ty = if tool {
@@ -336,7 +399,9 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
         )
     };
     let (generics, subject, output) = match kind {
-        HookKind::BeforeAgent | HookKind::AfterAgent => (quote!(), quote!(), None),
+        HookKind::BeforeAgent | HookKind::AfterAgent | HookKind::OnModelEvent => {
+            (quote!(), quote!(), None)
+        }
         HookKind::BeforeModel => (quote!(), quote!(, request: &mut #p::ModelRequest), None),
         HookKind::AfterModel => (quote!(), quote!(, response: &mut #p::ModelResponse), None),
         HookKind::WrapModelCall => (
@@ -372,6 +437,7 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
                 Role::Response => "response",
                 Role::Call => "call",
                 Role::Next => "next",
+                Role::Event | Role::Out | Role::StreamState => "event",
             };
             let located = located(span);
             let ident = syn::Ident::new(ident, located);

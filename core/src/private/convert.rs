@@ -60,7 +60,7 @@ impl<E: Into<BoxError>> IntoFlow for Result<Flow, E> {
 
 /// A return type of `after_agent` hooks.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a return type an `after_agent` hook can have",
+    message = "`{Self}` is not a return type an `after_agent` or `on_model_event` hook can have",
     label = "return `()` or `Result<(), E>` here",
     note = "`E` is any error type that converts into `Box<dyn std::error::Error + Send + Sync>`"
 )]

@@ -28,9 +28,10 @@ pub use crate::chain::{ChainChecks, Constraints, Identified, Named};
 pub use crate::error::BoxError;
 pub use crate::interrupt::Answer;
 pub use crate::middleware::{
-    Bool, False, Flow, Hook, HookSet, Jump, JumpSet, Middleware, MiddlewareState, ModelNext,
+    Bool, Emit, False, Flow, Hook, HookSet, Jump, JumpSet, Middleware, MiddlewareState, ModelNext,
     ModelWrap, Shareable, Splice, ToolNext, ToolWrap, True, phase,
 };
+pub use crate::model::ModelEvent;
 pub use crate::tool::{Tool, ToolError, ToolSpec};
 pub use crate::{Context, Error, ModelRequest, ModelResponse, ToolCall, ToolContext, ToolResult};
 pub use std::convert::Into;

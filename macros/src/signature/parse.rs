@@ -95,6 +95,12 @@ fn next_bound(bound: &TypeParamBound) -> Option<String> {
     matches!(last.as_str(), "ModelNext" | "ToolNext").then_some(last)
 }
 
+/// Whether the bound is `Emit`.
+fn emit_bound(bound: &TypeParamBound) -> bool {
+    matches!(bound, TypeParamBound::Trait(bound)
+        if bound.path.segments.last().is_some_and(|last| last.ident == "Emit"))
+}
+
 /// What a parameter is, from its type alone.
 fn classify<'a>(ty: &'a Type, next_params: &[(syn::Ident, String)]) -> Param<'a> {
     let (form, inner) = match ty {
@@ -115,6 +121,8 @@ fn classify<'a>(ty: &'a Type, next_params: &[(syn::Ident, String)]) -> Param<'a>
             if let Some(name) = implementation.bounds.iter().find_map(next_bound) {
                 param.role = Some(Role::Next);
                 param.next_trait = Some(name);
+            } else if implementation.bounds.iter().any(emit_bound) {
+                param.role = Some(Role::Out);
             }
         }
         Type::Path(path) if path.qself.is_none() => {
@@ -131,6 +139,7 @@ fn classify<'a>(ty: &'a Type, next_params: &[(syn::Ident, String)]) -> Param<'a>
                 Some("ModelRequest") => Some(Role::Request),
                 Some("ModelResponse") => Some(Role::Response),
                 Some("ToolCall") => Some(Role::Call),
+                Some("ModelEvent") => Some(Role::Event),
                 _ => None,
             };
         }

@@ -51,6 +51,13 @@ pub(crate) fn validate(
 fn check_qualifiers(ctxt: &Ctxt, sig: &HookSig<'_>) {
     let original = sig.original;
     let kind = sig.kind;
+    if let (Some(asyncness), HookKind::OnModelEvent) = (&original.asyncness, kind) {
+        ctxt.error_spanned_by(
+            asyncness,
+            "an `on_model_event` hook is a plain `fn`: it runs on every event of the answer \
+             and cannot wait; remove `async`",
+        );
+    }
     if original.asyncness.is_none() && kind.is_wrap() {
         ctxt.error_spanned_by(
             original.fn_token,
@@ -140,6 +147,10 @@ fn role_of(
 ) -> Option<Role> {
     let kind = sig.kind;
     let has_state = declared.state.is_some() || declared.thread.is_some();
+    // The per-event hook's only other parameter is its stream state, whatever its type.
+    if kind == HookKind::OnModelEvent && param.role.is_none() && param.form == Form::Mut {
+        return Some(Role::StreamState);
+    }
     let Some(role) = param.role else {
         // Not a type any hook takes: a state, if there is one and it is passed by reference —
         // the thread state if written as declared, else the run state (whose type is then
