@@ -17,7 +17,7 @@ use std::hint::black_box;
 use std::pin::pin;
 use std::task::{Context as TaskContext, Poll, Waker};
 
-use hookchain::middleware::{False, HookSet, ModelWrap, ToolWrap, True, phase};
+use hookchain::middleware::{Emit, False, HookSet, ModelWrap, ToolWrap, True, phase};
 use hookchain::prelude::*;
 use hookchain::{CallFrame, FnTool, Role, StopReason, Usage};
 use schemars::JsonSchema;
@@ -697,4 +697,86 @@ fn limit_builtins_allocate_nothing_per_model_call_when_they_do_not_trip() {
         runs, empty,
         "Agent::run with the limit built-ins vs the empty chain"
     );
+}
+
+/// A member with a per-event hook: it counts the text it lets through in its stream state,
+/// and edits nothing.
+#[derive(Debug, Clone, Copy)]
+struct Tally;
+
+impl Middleware for Tally {
+    type State = ();
+    type ThreadState = ();
+    type StreamState = usize;
+    type Phase = phase::Wrap;
+    type WrapsModel = False;
+    type WrapsTool = False;
+    const NAME: &'static str = "Tally";
+    const HOOKS: HookSet = HookSet::of(Hook::OnModelEvent);
+
+    fn on_model_event<E: Emit>(
+        &self,
+        seen: &mut usize,
+        event: hookchain::model::ModelEvent,
+        out: &mut E,
+    ) -> Result<(), Error> {
+        if let hookchain::model::ModelEvent::TextDelta { text, .. } = &event {
+            *seen += text.len();
+        }
+        out.emit(event)
+    }
+}
+
+/// The end of the per-event pipeline in the measurement: counts what arrives, keeps nothing.
+struct Arrived(usize);
+
+impl Emit for Arrived {
+    fn emit(&mut self, event: hookchain::model::ModelEvent) -> Result<(), Error> {
+        drop(black_box(event));
+        self.0 += 1;
+        Ok(())
+    }
+}
+
+#[test]
+fn ten_per_event_hooks_allocate_nothing_per_event() {
+    fn measure<C: Middleware>(chain: &C) -> (u64, usize, C::StreamState) {
+        // The events are made (and their text allocated) before the measurement: a model's
+        // event carries owned text; the chain adds nothing to it.
+        let events: Vec<hookchain::model::ModelEvent> = (0..CALLS)
+            .map(|_| hookchain::model::ModelEvent::TextDelta {
+                index: 0,
+                text: "token".to_owned(),
+            })
+            .collect();
+        let mut state = C::StreamState::default();
+        let mut arrived = Arrived(0);
+        let allocs = allocations(|| {
+            for event in events {
+                chain
+                    .on_model_event(&mut state, event, &mut arrived)
+                    .unwrap();
+            }
+        });
+        (allocs, arrived.0, state)
+    }
+    let ten = hookchain::chain![
+        Tally, Tally, Tally, Tally, Tally, Tally, Tally, Tally, Tally, Tally
+    ];
+    let (allocs, arrived, state) = measure(&ten);
+    println!("per-event hooks: 10 members {allocs} allocs / {CALLS} events");
+    let bytes = 5 * CALLS as usize;
+    assert_eq!(arrived, CALLS as usize);
+    assert_eq!(
+        state,
+        (
+            bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes, bytes
+        )
+    );
+    assert_eq!(
+        allocs, 0,
+        "10 per-event hooks allocated {allocs} times in {CALLS} events"
+    );
+    let (empty, arrived, ()) = measure(&());
+    assert_eq!((empty, arrived), (0, CALLS as usize));
 }

@@ -13,10 +13,10 @@ use std::process::ExitCode;
 
 use hookchain::prelude::*;
 use hookchain_benches::agent::{self, HandTurn};
-use hookchain_benches::exec::run;
+use hookchain_benches::exec::{run, spin};
 use hookchain_benches::fixtures::model_call;
 use hookchain_benches::macro_mw::{Absent, Active, ActiveAsync, Full, Manual, bump, bump_async};
-use hookchain_benches::{builtins, chains_of, dyn_chain, hand, synaptic, ten_of};
+use hookchain_benches::{builtins, chains_of, dyn_chain, hand, streaming, synaptic, ten_of};
 
 const VARIANTS: &[(&str, &str)] = &[
     ("a0", "hookchain, empty chain (N = 0)"),
@@ -46,6 +46,18 @@ const VARIANTS: &[(&str, &str)] = &[
     ),
     ("inline10", "sequential: 10 bumps inline"),
     ("turn_hand", "agent turn by hand"),
+    (
+        "stream0",
+        "Agent::stream of 1000 text deltas, empty chain (per run)",
+    ),
+    (
+        "stream10",
+        "Agent::stream of 1000 text deltas, 10 per-event hooks (per run)",
+    ),
+    (
+        "stream_hand10",
+        "the stream by hand: 10 counts, assembled, handed over (per run)",
+    ),
     ("turn0", "Agent::run, empty chain"),
     ("turn10", "Agent::run, 10 middleware"),
     (
@@ -231,6 +243,18 @@ fn main() -> ExitCode {
             };
             for _ in 0..m {
                 black_box(run(synaptic::model_call(black_box(&chain))).is_ok());
+            }
+        }
+        "stream0" | "stream10" | "stream_hand10" => {
+            let empty = streaming::agent(());
+            let ten = streaming::agent(ten_of!(streaming::Tally));
+            for _ in 0..m {
+                let received = match variant {
+                    "stream0" => spin(streaming::stream_run(&empty)),
+                    "stream10" => spin(streaming::stream_run(&ten)),
+                    _ => spin(streaming::hand_10(&streaming::Tokens)),
+                };
+                black_box(received);
             }
         }
         "turn_hand" => {

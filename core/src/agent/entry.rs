@@ -52,7 +52,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         Input(messages): Input,
     ) -> Result<RunOutput, Error> {
         let mut cx = Context::new(messages).with_run_context(run_context);
-        cx.events = events.map(RunEvents::new);
+        cx.events = events.map(RunEvents::boxed);
         prepare_input(&mut cx.messages)?;
         let mut state = States::<C>::fresh(C::ThreadState::default());
         let ending = self.go(&mut cx, &mut state, Entry::Start).await;
@@ -99,7 +99,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         messages.extend(input);
         prepare_input(&mut messages)?;
         let mut cx = Context::new(messages).with_run_context(run_context);
-        cx.events = events.map(RunEvents::new);
+        cx.events = events.map(RunEvents::boxed);
         cx.counters.runs = thread.runs;
         cx.counters.run_start = run_start;
         cx.thread_id = Some(thread.id.clone());
@@ -144,7 +144,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             return Err(ResumeError::ThreadCheckpoint { thread }.into());
         }
         let (mut cx, mut state, position) = self.restore(run_context, checkpoint, answers)?;
-        cx.events = events.map(RunEvents::new);
+        cx.events = events.map(RunEvents::boxed);
         let ending = self
             .go(&mut cx, &mut state, Entry::Resume(Box::new(position)))
             .await;
@@ -191,7 +191,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             .into());
         }
         let (mut cx, mut state, position) = self.restore(run_context, checkpoint, answers)?;
-        cx.events = events.map(RunEvents::new);
+        cx.events = events.map(RunEvents::boxed);
         let ending = self
             .go(&mut cx, &mut state, Entry::Resume(Box::new(position)))
             .await;

@@ -113,12 +113,12 @@ pub(crate) struct RunEvents {
 }
 
 impl RunEvents {
-    pub(crate) fn new(queue: Arc<EventQueue>) -> Self {
-        Self {
+    pub(crate) fn boxed(queue: Arc<EventQueue>) -> Box<Self> {
+        Box::new(Self {
             queue,
             forwarded: false,
             streamed: None,
-        }
+        })
     }
 
     /// A model call starts: if events of an earlier attempt of this step reached the consumer,

@@ -67,14 +67,18 @@ impl<M: Model, C: Middleware> ModelNext for CallModel<'_, M, C> {
         }
         let stream = span.in_scope(|| catch_unwind(AssertUnwindSafe(|| model.stream(request))));
         match stream {
+            // Boxed: the stream and the assembler would make every model call's future (and
+            // so every onion) bigger, streamed or not.
             Ok(stream) => ModelCall::Streaming {
-                stream,
-                chain: self.chain,
-                state: C::StreamState::default(),
-                assembler: ResponseAssembler::new(),
-                usage: &mut cx.counters.usage,
-                events: cx.events.as_mut().filter(|_| live),
-                span,
+                call: Box::pin(Streamed {
+                    stream,
+                    chain: self.chain,
+                    state: C::StreamState::default(),
+                    assembler: ResponseAssembler::new(),
+                    usage: &mut cx.counters.usage,
+                    events: cx.events.as_deref_mut().filter(|_| live),
+                    span,
+                }),
             },
             Err(payload) => ModelCall::Panicked {
                 error: Some(model_panicked(payload.as_ref())),
@@ -97,22 +101,29 @@ pin_project_lite::pin_project! {
             usage: &'c mut Usage,
             span: Span,
         },
-        /// The model's events, each through the chain's per-event hooks, into the answer and,
-        /// when the run streams live, to the consumer.
         Streaming {
-            #[pin]
-            stream: S,
-            chain: &'m C,
-            state: St,
-            assembler: ResponseAssembler,
-            usage: &'c mut Usage,
-            events: Option<&'c mut RunEvents>,
-            span: Span,
+            call: Pin<Box<Streamed<'c, 'm, S, C, St>>>,
         },
         Panicked {
             error: Option<ModelError>,
             span: Span,
         },
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A streamed model call: the model's events, each through the chain's per-event hooks,
+    /// into the answer and, when the run streams live, to the consumer.
+    #[project = StreamedProjection]
+    struct Streamed<'c, 'm, S, C, St> {
+        #[pin]
+        stream: S,
+        chain: &'m C,
+        state: St,
+        assembler: ResponseAssembler,
+        usage: &'c mut Usage,
+        events: Option<&'c mut RunEvents>,
+        span: Span,
     }
 }
 
@@ -137,64 +148,7 @@ where
                 let answer = std::task::ready!(polled).map_err(Error::Model);
                 Poll::Ready(counted(answer, usage, span))
             }
-            ModelCallProjection::Streaming {
-                mut stream,
-                chain,
-                state,
-                assembler,
-                usage,
-                events,
-                span,
-            } => {
-                let answer = span.in_scope(|| {
-                    loop {
-                        let polled =
-                            catch_unwind(AssertUnwindSafe(|| stream.as_mut().poll_next(task)))
-                                .unwrap_or_else(|payload| {
-                                    Poll::Ready(Some(Err(model_panicked(payload.as_ref()))))
-                                });
-                        let event = match polled {
-                            Poll::Pending => return Poll::Pending,
-                            Poll::Ready(Some(Ok(event))) => event,
-                            Poll::Ready(Some(Err(error))) => {
-                                return Poll::Ready(Err(Error::Model(error)));
-                            }
-                            Poll::Ready(None) => {
-                                let answer =
-                                    std::mem::take(assembler).finish().map_err(Error::Model);
-                                if let (Ok(response), Some(events)) =
-                                    (&answer, events.as_deref_mut())
-                                {
-                                    events.streamed = Some(response.message.clone());
-                                }
-                                return Poll::Ready(answer);
-                            }
-                        };
-                        let mut answer = Answer {
-                            assembler,
-                            events: events.as_deref_mut(),
-                            sent: false,
-                        };
-                        let hooks = catch_unwind(AssertUnwindSafe(|| {
-                            chain.on_model_event(state, event, &mut answer)
-                        }))
-                        .unwrap_or_else(|payload| {
-                            Err(Error::panicked(None, Hook::OnModelEvent, payload.as_ref()))
-                        });
-                        if let Err(error) = hooks {
-                            return Poll::Ready(Err(error));
-                        }
-                        if answer.sent {
-                            // One event at a time: the consumer takes it before the model's next
-                            // (the wake has the stream come back for more at once).
-                            task.waker().wake_by_ref();
-                            return Poll::Pending;
-                        }
-                    }
-                });
-                let answer = std::task::ready!(answer);
-                Poll::Ready(counted(answer, usage, span))
-            }
+            ModelCallProjection::Streaming { call } => call.as_mut().poll_events(task),
             ModelCallProjection::Panicked { error, span } => {
                 let error = error
                     .take()
@@ -203,6 +157,71 @@ where
                 Poll::Ready(Err(Error::Model(error)))
             }
         }
+    }
+}
+
+impl<S, C> Streamed<'_, '_, S, C, C::StreamState>
+where
+    S: Stream<Item = Result<ModelEvent, ModelError>>,
+    C: Middleware,
+{
+    fn poll_events(
+        self: Pin<&mut Self>,
+        task: &mut TaskContext<'_>,
+    ) -> Poll<Result<ModelResponse, Error>> {
+        let StreamedProjection {
+            mut stream,
+            chain,
+            state,
+            assembler,
+            usage,
+            events,
+            span,
+        } = self.project();
+        let answer = span.in_scope(|| {
+            loop {
+                let polled = catch_unwind(AssertUnwindSafe(|| stream.as_mut().poll_next(task)))
+                    .unwrap_or_else(|payload| {
+                        Poll::Ready(Some(Err(model_panicked(payload.as_ref()))))
+                    });
+                let event = match polled {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Some(Ok(event))) => event,
+                    Poll::Ready(Some(Err(error))) => {
+                        return Poll::Ready(Err(Error::Model(error)));
+                    }
+                    Poll::Ready(None) => {
+                        let answer = std::mem::take(assembler).finish().map_err(Error::Model);
+                        if let (Ok(response), Some(events)) = (&answer, events.as_deref_mut()) {
+                            events.streamed = Some(response.message.clone());
+                        }
+                        return Poll::Ready(answer);
+                    }
+                };
+                let mut answer = Answer {
+                    assembler,
+                    events: events.as_deref_mut(),
+                    sent: false,
+                };
+                let hooks = catch_unwind(AssertUnwindSafe(|| {
+                    chain.on_model_event(state, event, &mut answer)
+                }))
+                .unwrap_or_else(|payload| {
+                    Err(Error::panicked(None, Hook::OnModelEvent, payload.as_ref()))
+                });
+                if let Err(error) = hooks {
+                    return Poll::Ready(Err(error));
+                }
+                if answer.sent {
+                    // One event at a time: the consumer takes it before the model's next
+                    // (the wake has the stream come back for more at once).
+                    task.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+            }
+        });
+        let answer = std::task::ready!(answer);
+        Poll::Ready(counted(answer, usage, span))
     }
 }
 

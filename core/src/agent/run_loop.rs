@@ -415,6 +415,13 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         }
         cx.answered.clear();
         let waiting: Vec<usize> = (0..calls.len()).filter(|&i| results[i].is_none()).collect();
+        if cx.events.is_some() {
+            // The consumer hears of every call of the step before any runs.
+            for &i in &waiting {
+                cx.emit(|| AgentEvent::ToolCallStarted(calls[i].clone()));
+            }
+            cx.delivered().await;
+        }
         let outcomes: Vec<Result<ToolResult, Interruption>> = {
             let cx = &*cx;
             if let [i] = waiting[..] {
@@ -487,8 +494,6 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         state: &States<C>,
         call: ToolCall,
     ) -> Result<ToolResult, Interruption> {
-        cx.emit(|| AgentEvent::ToolCallStarted(call.clone()));
-        cx.delivered().await;
         let span = telemetry::execute_tool_span(&call.name, &call.id);
         let answers = cx.tool_answers.get(&call.id).cloned().unwrap_or_default();
         let frame = CallFrame::with_answers(call.id.clone(), call.name.clone(), answers);

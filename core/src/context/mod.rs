@@ -48,8 +48,9 @@ pub struct Context {
     pub(crate) failures: Vec<ToolFailure>,
     /// The member whose sequential hook was called last: the one a panic is blamed on.
     pub(crate) running: Option<&'static str>,
-    /// Where a streamed run's events go; `None` when the run is not streamed.
-    pub(crate) events: Option<crate::agent::RunEvents>,
+    /// Where a streamed run's events go; `None` when the run is not streamed (boxed: an
+    /// unstreamed run's context stays small).
+    pub(crate) events: Option<Box<crate::agent::RunEvents>>,
 }
 
 /// What a run has counted so far; a checkpoint saves them and a resume restores them.
