@@ -116,3 +116,39 @@ impl fmt::Debug for TiktokenCounter {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::message::ToolCall;
+
+    #[test]
+    fn models_pick_their_tokenizer_and_unknown_ones_are_an_error() {
+        assert_eq!(
+            TiktokenCounter::for_model("gpt-4o").map(|c| c.tokenizer),
+            Ok(Tokenizer::O200kBase)
+        );
+        assert_eq!(
+            TiktokenCounter::for_model("gpt-4").map(|c| c.tokenizer),
+            Ok(Tokenizer::Cl100kBase)
+        );
+        let unknown = TiktokenCounter::for_model("llama-3").unwrap_err();
+        assert_eq!(unknown.model(), "llama-3");
+    }
+
+    #[test]
+    fn names_and_tool_calls_count() {
+        let counter = TiktokenCounter::o200k_base();
+        let plain = counter.count_message(&Message::user("hello"));
+        let named = counter.count_message(&Message::user("hello").with_name("ada"));
+        assert_eq!(named, plain + 1 + counter.count_text("ada"));
+        let call = ToolCall::new("c1", "search", json!({ "q": "paris" }));
+        let calling = Message::assistant_with_tool_calls("", [call]);
+        assert_eq!(
+            counter.count_message(&calling),
+            3 + counter.count_text("search") + counter.count_text(r#"{"q":"paris"}"#)
+        );
+    }
+}
