@@ -269,6 +269,74 @@ async fn the_model_call_that_triggered_it_already_reads_the_summary() {
 }
 
 #[tokio::test]
+async fn an_earlier_hooks_request_edit_is_kept_when_the_request_is_summarized() {
+    use hookchain::builtin::ContextEditing;
+    use hookchain::builtin::context_editing::CLEARED_TAG;
+    // ContextEditing first: it clears the first result in the request; the summary then
+    // replaces the same messages in that edited request, and the clearing of the kept
+    // results stays.
+    let history = vec![
+        Message::user("go"),
+        calls(&["a"]),
+        result("a"),
+        calls(&["b"]),
+        result("b"),
+        calls(&["c"]),
+        result("c"),
+    ];
+    let editing = ContextEditing::builder()
+        .trigger_tokens(1)
+        .keep(1)
+        .build()
+        .unwrap();
+    let summarization = Summarization::builder(summarizer())
+        .trigger(Trigger::messages(7))
+        .keep(Keep::Messages(4))
+        .build()
+        .unwrap();
+    let agent = Agent::builder(main_model())
+        .chain(hookchain::chain![editing, summarization])
+        .build();
+    let output = agent.run(history.clone()).await.unwrap();
+    let sent = &agent.model().requests()[0].messages;
+    assert!(is_summary(&sent[0]));
+    assert_eq!(sent.len(), 5);
+    assert_eq!(
+        sent[2].metadata.get(CLEARED_TAG),
+        Some(&json!(true)),
+        "{sent:#?}"
+    );
+    assert_eq!(sent[4].text(), "result c");
+    // The history has the summary and the originals.
+    assert_eq!(output.messages[1..5], history[3..]);
+}
+
+/// Adds a message to every request: a request that no longer lines up with the history.
+#[hookchain::hook(before_model)]
+fn add_note(request: &mut ModelRequest) {
+    request.messages.push(Message::user("note"));
+}
+
+#[tokio::test]
+async fn a_request_an_earlier_hook_reshaped_is_sent_as_it_is_and_the_history_is_summarized() {
+    let summarization = Summarization::builder(summarizer())
+        .trigger(Trigger::messages(4))
+        .keep(Keep::Messages(1))
+        .build()
+        .unwrap();
+    let agent = Agent::builder(main_model())
+        .chain(hookchain::chain![add_note, summarization])
+        .build();
+    let history = chat(5);
+    let output = agent.run(history.clone()).await.unwrap();
+    let sent = &agent.model().requests()[0].messages;
+    assert_eq!(sent[..5], history[..]);
+    assert_eq!(sent[5].text(), "note");
+    assert!(is_summary(&output.messages[0]));
+    assert_eq!(output.messages.len(), 3);
+}
+
+#[tokio::test]
 async fn the_removed_messages_are_handed_to_the_application_in_order() {
     let seen: Arc<Mutex<Vec<Summarized>>> = Arc::default();
     let sink = seen.clone();
