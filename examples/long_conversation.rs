@@ -63,7 +63,7 @@ fn assistant(reads: Reads) -> ScriptedModel {
         Ok(match last.role {
             Role::User => {
                 let turn: usize = topic.trim_start_matches("topic ").parse().unwrap_or(1);
-                let calls = if turn % 3 == 0 { 2 } else { 1 };
+                let calls = if turn.is_multiple_of(3) { 2 } else { 1 };
                 ModelResponse::tool_calls((0..calls).map(|k| {
                     ToolCall::new(
                         format!("call_{}_{k}", messages.len()),

@@ -415,6 +415,8 @@ fn a_failing_summarizer_leaves_the_history_as_it_was_and_warns() {
         .find(|event| event.level == tracing::Level::WARN)
         .expect("a warning");
     assert!(warning.message.contains("summarizer failed"), "{warning:?}");
+    // The full error, the model's cause included, goes to the application's logs.
+    assert!(warning.fields["error"].contains("busy"), "{warning:?}");
 }
 
 #[tokio::test]

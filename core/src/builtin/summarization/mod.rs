@@ -367,8 +367,7 @@ impl<M: Model + 'static, C: TokenCounter + 'static> Summarization<M, C> {
             Ok(summary) => summary,
             Err(error) if self.settings.on_failure == OnFailure::Continue => {
                 tracing::warn!(
-                    error = %error,
-                    cause = ?std::error::Error::source(&error).map(ToString::to_string),
+                    error = %crate::error::Report(&error),
                     "the summarizer failed: the history is left as it was"
                 );
                 return Ok(());
