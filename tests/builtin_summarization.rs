@@ -14,7 +14,7 @@ use hookchain::builtin::summarization::{
 use hookchain::builtin::tokens::{ApproximateCounter, ModelProfile, TokenCounter};
 use hookchain::message::validate_history;
 use hookchain::prelude::*;
-use hookchain::{ModelError, Role, RunOutput};
+use hookchain::{ModelError, Role, RunOutput, Usage};
 use proptest::prelude::*;
 use serde_json::json;
 use support::{assert_no_dangling, echo_call, echo_tool, middleware_error, new_log};
@@ -23,9 +23,9 @@ mod capture;
 
 const SUMMARY: &str = "SUMMARY";
 
-/// A summarizer that always answers [`SUMMARY`].
+/// A summarizer that always answers [`SUMMARY`], using 50 input and 7 output tokens.
 fn summarizer() -> ScriptedModel {
-    ScriptedModel::from_rule(|_| Ok(ModelResponse::text(SUMMARY)))
+    ScriptedModel::from_rule(|_| Ok(ModelResponse::text(SUMMARY).with_usage(Usage::new(50, 7))))
 }
 
 /// The main model: answers "answer" to every call.
@@ -355,6 +355,9 @@ async fn the_removed_messages_are_handed_to_the_application_in_order() {
     assert_eq!(seen[0].summary, output.messages[0]);
     assert_eq!(seen[0].tokens_before, tokens(&history));
     assert_eq!(seen[0].tokens_after, tokens(&output.messages[..2]));
+    // The summarizer's tokens are reported apart from the run's.
+    assert_eq!(seen[0].usage, Usage::new(50, 7));
+    assert_eq!(output.usage, Usage::default());
 }
 
 #[tokio::test]

@@ -43,7 +43,9 @@
 //!   result. When nothing is left to summarize (or only an earlier summary), nothing happens.
 //! - The summarizer is a model of its own, given the summarized messages as a transcript
 //!   (an earlier summary included) under a system prompt ([`prompt`]); its call runs in a
-//!   `summarize` span holding the usual `chat` span of a model call.
+//!   `summarize` span holding the usual `chat` span of a model call. Its tokens are not in
+//!   the run's [`usage`](crate::RunOutput::usage) (the agent's model only: budgets price
+//!   that model), but in [`Summarized::usage`] and on the `chat` span.
 //! - The summary enters the history in place of the summarized messages, as a user message
 //!   starting with a fixed prefix ([`summary_prefix`]) and tagged `"summary": true` in its
 //!   [`metadata`](crate::Message::metadata) ([`is_summary`] tells it). The history is
@@ -86,7 +88,7 @@ use super::tokens::{ApproximateCounter, ModelProfile, TokenCounter};
 use crate::agent::ThreadId;
 use crate::context::Context;
 use crate::message::Message;
-use crate::model::{Model, ModelRequest, ModelSettings};
+use crate::model::{Model, ModelRequest, ModelSettings, Usage};
 use crate::telemetry;
 
 /// The key of the tag a summary carries in its [`metadata`](Message::metadata) (`true`).
@@ -135,6 +137,10 @@ pub struct Summarized {
     pub tokens_before: u64,
     /// The history's tokens after.
     pub tokens_after: u64,
+    /// What the summarizer's call used. It is not in the run's
+    /// [`usage`](crate::RunOutput::usage), which counts the agent's model only (its prices
+    /// may differ); it is also on the call's `chat` span.
+    pub usage: Usage,
     /// The run it happened in.
     pub run_id: String,
     /// The thread, if the run is in one.
@@ -310,7 +316,10 @@ impl<M, C> Summarization<M, C> {
 
 impl<M: Model, C> Summarization<M, C> {
     /// The summary of `messages`, from the summarizer model, in `summarize` and `chat` spans.
-    async fn summarize(&self, messages: &[Message]) -> Result<String, SummarizationFailed> {
+    async fn summarize(
+        &self,
+        messages: &[Message],
+    ) -> Result<(String, Usage), SummarizationFailed> {
         let mut settings = ModelSettings::new();
         settings.max_tokens = self.settings.max_summary_tokens;
         let request = ModelRequest::new(vec![Message::user(transcript::transcript(
@@ -331,7 +340,7 @@ impl<M: Model, C> Summarization<M, C> {
         if summary.trim().is_empty() {
             return Err(SummarizationFailed::Empty);
         }
-        Ok(summary.into_owned())
+        Ok((summary.into_owned(), response.usage))
     }
 }
 
@@ -363,8 +372,8 @@ impl<M: Model + 'static, C: TokenCounter + 'static> Summarization<M, C> {
             hookchain.middleware = "Summarization",
             hookchain.summarize.messages = removed.len(),
         );
-        let summary = match self.summarize(&removed).instrument(span).await {
-            Ok(summary) => summary,
+        let (summary, usage) = match self.summarize(&removed).instrument(span).await {
+            Ok(answer) => answer,
             Err(error) if self.settings.on_failure == OnFailure::Continue => {
                 tracing::warn!(
                     error = %crate::error::Report(&error),
@@ -393,6 +402,7 @@ impl<M: Model + 'static, C: TokenCounter + 'static> Summarization<M, C> {
                 summary,
                 tokens_before,
                 tokens_after,
+                usage,
                 run_id: cx.run_id().to_owned(),
                 thread_id: cx.thread_id().cloned(),
             });
