@@ -7,6 +7,7 @@
 //! | middleware | what it does |
 //! |---|---|
 //! | [`CircuitBreaker`] | after repeated failures of a model, fails its calls at once for a cool-down (feature `tokio`) |
+//! | [`ContextEditing`] | replaces older tool results by a placeholder in what the model reads, once the request is long (the history keeps them) |
 //! | [`HumanInTheLoop`] | pauses the run for a person to approve, edit, reject or answer tool calls |
 //! | [`LoopDetection`] | warns the model about a repeated tool call (same tool, same arguments), then blocks it |
 //! | [`ModelCallLimit`] | at most so many model calls per run and per thread |
@@ -14,11 +15,15 @@
 //! | [`ModelRetry`] | sends a failed model call again after a growing, jittered wait (feature `tokio`) |
 //! | [`RateLimit`] | at most N model calls per interval; a call over it waits for a slot (feature `tokio`) |
 //! | [`Timeout`] | fails a model call, or answers a tool call with an error, that takes too long (feature `tokio`) |
+//! | [`Summarization`] | replaces the older part of a long history by a summary a model writes; the removed messages go to the application |
 //! | [`TokenBudget`] | at most so many input or output tokens (or so much money) per run and per thread |
 //! | [`ToolCallLimit`] | at most so many tool calls (of every tool, or of one) per run and per thread |
 //! | [`ToolCallRepair`] | parses arguments sent as a string or in a code fence, answers calls without a name, makes ids unique |
 //! | [`ToolResultCache`] | keeps chosen tools' results for a time and serves them again (feature `tokio`) |
 //! | [`ToolRetry`] | runs a failed tool call again after a growing, jittered wait (feature `tokio`) |
+//!
+//! Token counting for them is in [`tokens`]: a [`TokenCounter`](tokens::TokenCounter) trait, an
+//! approximate default, an exact counter (feature `tiktoken`) and a model's context size.
 //!
 //! Builders check their settings: a setting that cannot work is a [`ConfigError`] naming it.
 //!
@@ -68,6 +73,7 @@ mod canonical;
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod circuit_breaker;
 pub mod config;
+pub mod context_editing;
 pub mod fallback;
 pub mod human_in_the_loop;
 pub mod limit;
@@ -79,10 +85,12 @@ pub mod rate_limit;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod retry;
+pub mod summarization;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod timeout;
 pub mod token_budget;
+pub mod tokens;
 pub mod tool_call_limit;
 pub mod tool_call_repair;
 #[cfg(feature = "tokio")]
@@ -92,6 +100,7 @@ pub mod tool_result_cache;
 #[cfg(feature = "tokio")]
 pub use circuit_breaker::CircuitBreaker;
 pub use config::ConfigError;
+pub use context_editing::ContextEditing;
 pub use fallback::ModelFallback;
 pub use human_in_the_loop::HumanInTheLoop;
 pub use limit::{LimitExit, LimitScope};
@@ -101,6 +110,7 @@ pub use model_call_limit::ModelCallLimit;
 pub use rate_limit::RateLimit;
 #[cfg(feature = "tokio")]
 pub use retry::{ModelRetry, ToolRetry};
+pub use summarization::Summarization;
 #[cfg(feature = "tokio")]
 pub use timeout::Timeout;
 pub use token_budget::TokenBudget;
