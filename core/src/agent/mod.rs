@@ -35,6 +35,7 @@
 //! (`hookchain_core::…`): `RUST_LOG=hookchain_core=trace` shows them all. The README's
 //! *Observability* section shows how to export the spans to OpenTelemetry.
 
+mod build_error;
 mod builder;
 mod entry;
 mod innermost;
@@ -44,6 +45,7 @@ mod run_loop;
 mod thread;
 mod with_context;
 
+pub use build_error::BuildError;
 pub use builder::{AgentBuilder, NoChainYet};
 pub use input::Input;
 pub use output::{EndReason, RunOutput};
@@ -95,6 +97,9 @@ pub struct Agent<M, C = ()> {
     tool_execution: ToolExecution,
     tool_error_message: Option<MessagePolicy>,
     response_format: Option<ResponseFormat>,
+    /// Why [`AgentBuilder::build`] could not build this agent as configured: every run fails
+    /// with it (see [`AgentBuilder::try_build`] to get it at build).
+    build_error: Option<BuildError>,
 }
 
 impl<M: Model> Agent<M> {

@@ -28,8 +28,8 @@ pub use crate::chain::{ChainChecks, Constraints, Identified, Named};
 pub use crate::error::BoxError;
 pub use crate::interrupt::Answer;
 pub use crate::middleware::{
-    Bool, False, Flow, Hook, HookSet, Jump, JumpSet, Middleware, MiddlewareState, ModelNext,
-    ModelWrap, Shareable, Splice, ToolNext, ToolWrap, True, phase,
+    Bool, Contributions, False, Flow, Hook, HookSet, Jump, JumpSet, Middleware, MiddlewareState,
+    ModelNext, ModelWrap, Shareable, Splice, ToolNext, ToolWrap, True, phase,
 };
 pub use crate::tool::{Tool, ToolError, ToolSpec};
 pub use crate::{Context, Error, ModelRequest, ModelResponse, ToolCall, ToolContext, ToolResult};
