@@ -131,6 +131,13 @@ impl<M, C> Agent<M, C> {
         &self.tools
     }
 
+    /// The system prompt of every model request: the one the builder was given, then the
+    /// pieces the middleware contribute (see
+    /// [`Middleware::contribute`](crate::Middleware::contribute)).
+    pub fn system_prompt(&self) -> Option<&str> {
+        self.system_prompt.as_deref()
+    }
+
     /// The bound on model calls per run.
     pub fn max_steps(&self) -> usize {
         self.max_steps

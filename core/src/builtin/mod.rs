@@ -12,6 +12,7 @@
 //! | [`ModelCallLimit`] | at most so many model calls per run and per thread |
 //! | [`ModelFallback`] | sends a failed model call to the next model, through the inner middleware |
 //! | [`ModelRetry`] | sends a failed model call again after a growing, jittered wait (feature `tokio`) |
+//! | [`Pii`] | finds personal data (e-mail, card numbers, IP/MAC addresses, URLs, your own) and blocks, redacts, masks or hashes it in the history (feature `pii`) |
 //! | [`RateLimit`] | at most N model calls per interval; a call over it waits for a slot (feature `tokio`) |
 //! | [`Timeout`] | fails a model call, or answers a tool call with an error, that takes too long (feature `tokio`) |
 //! | [`TokenBudget`] | at most so many input or output tokens (or so much money) per run and per thread |
@@ -73,6 +74,9 @@ pub mod human_in_the_loop;
 pub mod limit;
 pub mod loop_detection;
 pub mod model_call_limit;
+#[cfg(feature = "pii")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pii")))]
+pub mod pii;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod rate_limit;
@@ -97,6 +101,9 @@ pub use human_in_the_loop::HumanInTheLoop;
 pub use limit::{LimitExit, LimitScope};
 pub use loop_detection::LoopDetection;
 pub use model_call_limit::ModelCallLimit;
+#[cfg(feature = "pii")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pii")))]
+pub use pii::{Pii, PiiBlocked, PiiPlace, PiiStrategy, PiiType};
 #[cfg(feature = "tokio")]
 pub use rate_limit::RateLimit;
 #[cfg(feature = "tokio")]

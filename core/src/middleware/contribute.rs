@@ -15,13 +15,34 @@ use crate::tool::{Tool, ToolRegistry};
 /// [`describe`](Middleware::describe) can list them.
 ///
 /// ```
-/// use hookchain::middleware::Contributions;
-/// use hookchain::FnTool;
+/// use hookchain::middleware::{Contributions, Middleware};
+/// use hookchain::prelude::*;
+/// use hookchain::{middleware, tool};
 ///
-/// let mut to = Contributions::new();
-/// to.system_prompt("Keep a list of your tasks.");
-/// to.tool(FnTool::new("noop", "Does nothing.", |(): ()| async { Ok::<_, std::convert::Infallible>("ok") }));
-/// assert_eq!(to.tool_names().collect::<Vec<_>>(), ["noop"]);
+/// /// Tells the time.
+/// #[tool]
+/// async fn clock() -> String {
+///     "12:00".to_owned()
+/// }
+///
+/// /// Gives the agent a clock, and tells it so.
+/// struct Clock;
+///
+/// #[middleware]
+/// impl Clock {
+///     #[contribute]
+///     fn contribute(&self, to: &mut Contributions) {
+///         to.tool(clock).system_prompt("Call `clock` to know the time.");
+///     }
+/// }
+///
+/// let agent = Agent::builder(ScriptedModel::new([]))
+///     .system_prompt("Be brief.")
+///     .chain(Clock)
+///     .try_build()?;
+/// assert!(agent.tools().spec("clock").is_some());
+/// assert_eq!(agent.chain().describe().tools(), ["clock"]);
+/// # Ok::<(), hookchain::agent::BuildError>(())
 /// ```
 #[derive(Default)]
 pub struct Contributions {
