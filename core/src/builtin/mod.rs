@@ -15,6 +15,7 @@
 //! | [`Pii`] | finds personal data (e-mail, card numbers, IP/MAC addresses, URLs, your own) and blocks, redacts, masks or hashes it in the history (feature `pii`) |
 //! | [`RateLimit`] | at most N model calls per interval; a call over it waits for a slot (feature `tokio`) |
 //! | [`Timeout`] | fails a model call, or answers a tool call with an error, that takes too long (feature `tokio`) |
+//! | [`TodoList`] | gives the model a `write_todos` tool and a system-prompt piece to plan with; keeps the list in thread state |
 //! | [`TokenBudget`] | at most so many input or output tokens (or so much money) per run and per thread |
 //! | [`ToolCallLimit`] | at most so many tool calls (of every tool, or of one) per run and per thread |
 //! | [`ToolCallRepair`] | parses arguments sent as a string or in a code fence, answers calls without a name, makes ids unique |
@@ -86,6 +87,7 @@ pub mod retry;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod timeout;
+pub mod todo_list;
 pub mod token_budget;
 pub mod tool_call_limit;
 pub mod tool_call_repair;
@@ -110,6 +112,7 @@ pub use rate_limit::RateLimit;
 pub use retry::{ModelRetry, ToolRetry};
 #[cfg(feature = "tokio")]
 pub use timeout::Timeout;
+pub use todo_list::TodoList;
 pub use token_budget::TokenBudget;
 pub use tool_call_limit::ToolCallLimit;
 pub use tool_call_repair::ToolCallRepair;
