@@ -7,6 +7,7 @@
 //! | middleware | what it does |
 //! |---|---|
 //! | [`CircuitBreaker`] | after repeated failures of a model, fails its calls at once for a cool-down (feature `tokio`) |
+//! | [`DynamicPrompt`] | computes the system prompt of every model call from the run and the request |
 //! | [`HumanInTheLoop`] | pauses the run for a person to approve, edit, reject or answer tool calls |
 //! | [`LoopDetection`] | warns the model about a repeated tool call (same tool, same arguments), then blocks it |
 //! | [`ModelCallLimit`] | at most so many model calls per run and per thread |
@@ -70,6 +71,7 @@ mod canonical;
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod circuit_breaker;
 pub mod config;
+pub mod dynamic_prompt;
 pub mod fallback;
 pub mod human_in_the_loop;
 pub mod limit;
@@ -98,6 +100,7 @@ pub mod tool_result_cache;
 #[cfg(feature = "tokio")]
 pub use circuit_breaker::CircuitBreaker;
 pub use config::ConfigError;
+pub use dynamic_prompt::{DynamicPrompt, PromptMode};
 pub use fallback::ModelFallback;
 pub use human_in_the_loop::HumanInTheLoop;
 pub use limit::{LimitExit, LimitScope};
