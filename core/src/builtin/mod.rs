@@ -9,6 +9,7 @@
 //! | [`CircuitBreaker`] | after repeated failures of a model, fails its calls at once for a cool-down (feature `tokio`) |
 //! | [`DynamicPrompt`] | computes the system prompt of every model call from the run and the request |
 //! | [`HumanInTheLoop`] | pauses the run for a person to approve, edit, reject or answer tool calls |
+//! | [`LlmToolSelector`] | a helper model picks at most N of the agent's tools for each model call; degrades to all tools |
 //! | [`LoopDetection`] | warns the model about a repeated tool call (same tool, same arguments), then blocks it |
 //! | [`ModelCallLimit`] | at most so many model calls per run and per thread |
 //! | [`ModelFallback`] | sends a failed model call to the next model, through the inner middleware |
@@ -75,6 +76,7 @@ pub mod dynamic_prompt;
 pub mod fallback;
 pub mod human_in_the_loop;
 pub mod limit;
+pub mod llm_tool_selector;
 pub mod loop_detection;
 pub mod model_call_limit;
 #[cfg(feature = "pii")]
@@ -104,6 +106,7 @@ pub use dynamic_prompt::{DynamicPrompt, PromptMode};
 pub use fallback::ModelFallback;
 pub use human_in_the_loop::HumanInTheLoop;
 pub use limit::{LimitExit, LimitScope};
+pub use llm_tool_selector::LlmToolSelector;
 pub use loop_detection::LoopDetection;
 pub use model_call_limit::ModelCallLimit;
 #[cfg(feature = "pii")]
