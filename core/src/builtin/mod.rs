@@ -21,6 +21,7 @@
 //! | [`TokenBudget`] | at most so many input or output tokens (or so much money) per run and per thread |
 //! | [`ToolCallLimit`] | at most so many tool calls (of every tool, or of one) per run and per thread |
 //! | [`ToolCallRepair`] | parses arguments sent as a string or in a code fence, answers calls without a name, makes ids unique |
+//! | [`ToolEmulator`] | a model plays the tools (all, or the listed ones): tests without side effects |
 //! | [`ToolResultCache`] | keeps chosen tools' results for a time and serves them again (feature `tokio`) |
 //! | [`ToolRetry`] | runs a failed tool call again after a growing, jittered wait (feature `tokio`) |
 //!
@@ -95,6 +96,7 @@ pub mod todo_list;
 pub mod token_budget;
 pub mod tool_call_limit;
 pub mod tool_call_repair;
+pub mod tool_emulator;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod tool_result_cache;
@@ -122,6 +124,7 @@ pub use todo_list::TodoList;
 pub use token_budget::TokenBudget;
 pub use tool_call_limit::ToolCallLimit;
 pub use tool_call_repair::ToolCallRepair;
+pub use tool_emulator::ToolEmulator;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub use tool_result_cache::ToolResultCache;
