@@ -136,7 +136,7 @@ impl<H: Model> LlmToolSelector<H> {
 
     /// The tools of `request` the helper picks, or why it could not.
     async fn select(&self, request: &ModelRequest) -> Result<Option<Vec<ToolSpec>>, BoxError> {
-        let always = |spec: &ToolSpec| self.always_include.iter().any(|name| *name == spec.name);
+        let always = |spec: &ToolSpec| self.always_include.contains(&spec.name);
         let candidates: Vec<&ToolSpec> = request.tools.iter().filter(|s| !always(s)).collect();
         if candidates.len() <= self.max_tools {
             return Ok(None);

@@ -117,7 +117,7 @@ pub(super) fn luhn(candidate: &str) -> bool {
             (_, doubled) => doubled,
         })
         .sum();
-    sum % 10 == 0
+    sum.is_multiple_of(10)
 }
 
 /// The card number inside the candidate `range` of `text`: the longest run of its digit
