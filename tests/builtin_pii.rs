@@ -1,4 +1,5 @@
 //! `Pii`: the rules of DESIGN §11, one test each.
+#![cfg(feature = "pii")]
 
 mod support;
 
