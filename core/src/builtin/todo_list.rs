@@ -37,8 +37,8 @@
 //! - A call whose arguments are not a list of todos gets the tool's error result (bad
 //!   arguments), and the list is left as it was.
 //! - The list is taken from the model's answer (in `after_model`, where state can change; tool
-//!   calls only read it): a `write_todos` call that a middleware listed before `TodoList` then
-//!   blocks or rejects (human in the loop) has still replaced the list.
+//!   calls only read it): a `write_todos` call that another middleware blocks or a person
+//!   rejects (human in the loop) has still replaced the list.
 
 use serde::{Deserialize, Serialize};
 
