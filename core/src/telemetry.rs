@@ -303,5 +303,6 @@ fn run_error_type(error: &Error) -> &'static str {
         Error::Checkpoint(_) => "checkpoint",
         Error::Thread(_) => "thread",
         Error::History(_) => "history",
+        Error::Build(_) => "build",
     }
 }

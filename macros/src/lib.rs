@@ -236,6 +236,13 @@ pub fn hook(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `Agent::resume` asks it about each answer to an interrupt this middleware raised, and refuses
 /// the resume, before anything runs, when it returns an error.
 ///
+/// # Contributing tools and system-prompt pieces
+///
+/// A method marked `#[contribute]` — a plain `fn(&self, to: &mut Contributions)` — becomes
+/// `Middleware::contribute`: when the agent is built, it adds tools (`to.tool(..)`) and pieces
+/// of the system prompt (`to.system_prompt(..)`) to the agent. A block with a `#[contribute]`
+/// method needs no hook.
+///
 /// # What it expands to
 ///
 /// The impl block as written (its `#[hook]` attributes removed: the methods stay ordinary

@@ -31,6 +31,8 @@ pub(crate) struct ImplModel<'a> {
     pub(crate) requires: Vec<Type>,
     /// The `#[check_answer]` method, if any.
     pub(crate) check_answer: Option<&'a syn::Ident>,
+    /// The `#[contribute]` method, if any.
+    pub(crate) contribute: Option<&'a syn::Ident>,
 }
 
 /// One hook, ready to generate: a `#[hook]` function (called as `name::call`) or a method of a
@@ -119,6 +121,13 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
             }
         }
     });
+    let contribute = model.contribute.map(|method| {
+        quote! {
+            fn contribute(&self, to: &mut #p::Contributions) {
+                Self::#method(self, to)
+            }
+        }
+    });
     // In an anonymous const: the impls add no name to the user's module.
     quote! {
         const _: () = {
@@ -149,6 +158,7 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
                 };
                 #(#methods)*
                 #check_answer
+                #contribute
             }
 
             #[automatically_derived]

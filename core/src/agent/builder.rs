@@ -2,8 +2,9 @@
 
 use std::borrow::Cow;
 
+use super::BuildError;
 use super::{Agent, DEFAULT_AGENT_NAME, DEFAULT_MAX_STEPS, DEFAULT_TOOL_CONCURRENCY};
-use crate::middleware::Middleware;
+use crate::middleware::{Contributions, Middleware};
 use crate::model::{Model, ModelSettings, ResponseFormat};
 use crate::tool::{MessagePolicy, Tool, ToolExecution, ToolFailure, ToolRegistry};
 
@@ -29,6 +30,7 @@ impl<M: Model> AgentBuilder<M> {
                 tool_execution: ToolExecution::Concurrent,
                 tool_error_message: None,
                 response_format: None,
+                build_error: None,
             },
         }
     }
@@ -72,6 +74,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
             tool_execution,
             tool_error_message,
             response_format,
+            build_error,
         } = self.agent;
         AgentBuilder {
             agent: Agent {
@@ -86,6 +89,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
                 tool_execution,
                 tool_error_message,
                 response_format,
+                build_error,
             },
         }
     }
@@ -194,8 +198,33 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
         self
     }
 
-    /// The agent.
-    pub fn build(self) -> Agent<M, C> {
+    /// The agent, with the tools and system-prompt pieces its middleware contribute (see
+    /// [`Middleware::contribute`]), or why it cannot work: a contributed tool whose name is
+    /// taken.
+    ///
+    /// The contributed tools join the agent's; the pieces follow its system prompt, in the
+    /// order the middleware are listed, separated by blank lines.
+    pub fn try_build(mut self) -> Result<Agent<M, C>, BuildError> {
+        self.add_contributions()?;
+        Ok(self.agent)
+    }
+
+    /// The agent, as [`try_build`](Self::try_build) builds it. Never fails nor panics: an
+    /// agent that `try_build` refuses is returned without its middleware's contributions, and
+    /// every run of it fails at once with [`Error::Build`](crate::Error::Build) (also logged
+    /// here, at `ERROR`). Prefer `try_build` when the chain contributes tools.
+    pub fn build(mut self) -> Agent<M, C> {
+        if let Err(error) = self.add_contributions() {
+            tracing::error!(%error, "the agent cannot be built as configured; its runs will fail");
+            self.agent.build_error = Some(error);
+        }
         self.agent
+    }
+
+    /// Adds what the chain contributes, or nothing if any of it clashes.
+    fn add_contributions(&mut self) -> Result<(), BuildError> {
+        let mut contributions = Contributions::new();
+        contributions.collect(&self.agent.chain);
+        contributions.apply(&mut self.agent.tools, &mut self.agent.system_prompt)
     }
 }

@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
+use futures::future::{Either, ready};
 use tracing::Instrument;
 use tracing::instrument::Instrumented;
 
@@ -210,7 +211,12 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     ) -> Instrumented<impl Future<Output = Result<Ending, Error>> + 's> {
         let thread = cx.thread_id.as_ref().map(|id| id as &dyn std::fmt::Display);
         let span = telemetry::invoke_agent_span(&self.name, &cx.run_id, thread, self.max_steps);
-        self.drive(cx, state, entry).instrument(span)
+        // An agent `build` could not build runs nothing (no extra future around the loop).
+        match &self.build_error {
+            Some(error) => Either::Left(ready(Err(Error::Build(Box::new(error.clone()))))),
+            None => Either::Right(self.drive(cx, state, entry)),
+        }
+        .instrument(span)
     }
 
     /// Checks `checkpoint` and `answers` against this agent, and rebuilds the paused run, with

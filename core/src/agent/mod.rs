@@ -35,6 +35,7 @@
 //! (`hookchain_core::…`): `RUST_LOG=hookchain_core=trace` shows them all. The README's
 //! *Observability* section shows how to export the spans to OpenTelemetry.
 
+mod build_error;
 mod builder;
 mod entry;
 mod events;
@@ -46,6 +47,7 @@ mod stream;
 mod thread;
 mod with_context;
 
+pub use build_error::BuildError;
 pub use builder::{AgentBuilder, NoChainYet};
 pub use events::AgentEvent;
 pub(crate) use events::{Delivered, RunEvents};
@@ -100,6 +102,9 @@ pub struct Agent<M, C = ()> {
     tool_execution: ToolExecution,
     tool_error_message: Option<MessagePolicy>,
     response_format: Option<ResponseFormat>,
+    /// Why [`AgentBuilder::build`] could not build this agent as configured: every run fails
+    /// with it (see [`AgentBuilder::try_build`] to get it at build).
+    build_error: Option<BuildError>,
 }
 
 impl<M: Model> Agent<M> {
@@ -129,6 +134,13 @@ impl<M, C> Agent<M, C> {
     /// The tools.
     pub fn tools(&self) -> &ToolRegistry {
         &self.tools
+    }
+
+    /// The system prompt of every model request: the one the builder was given, then the
+    /// pieces the middleware contribute (see
+    /// [`Middleware::contribute`](crate::Middleware::contribute)).
+    pub fn system_prompt(&self) -> Option<&str> {
+        self.system_prompt.as_deref()
     }
 
     /// The bound on model calls per run.

@@ -8,17 +8,22 @@
 //! |---|---|
 //! | [`CircuitBreaker`] | after repeated failures of a model, fails its calls at once for a cool-down (feature `tokio`) |
 //! | [`ContextEditing`] | replaces older tool results by a placeholder in what the model reads, once the request is long (the history keeps them) |
+//! | [`DynamicPrompt`] | computes the system prompt of every model call from the run and the request |
 //! | [`HumanInTheLoop`] | pauses the run for a person to approve, edit, reject or answer tool calls |
+//! | [`LlmToolSelector`] | a helper model picks at most N of the agent's tools for each model call; degrades to all tools |
 //! | [`LoopDetection`] | warns the model about a repeated tool call (same tool, same arguments), then blocks it |
 //! | [`ModelCallLimit`] | at most so many model calls per run and per thread |
 //! | [`ModelFallback`] | sends a failed model call to the next model, through the inner middleware |
 //! | [`ModelRetry`] | sends a failed model call again after a growing, jittered wait (feature `tokio`) |
+//! | [`Pii`] | finds personal data (e-mail, card numbers, IP/MAC addresses, URLs, your own) and blocks, redacts, masks or hashes it in the history (feature `pii`) |
 //! | [`RateLimit`] | at most N model calls per interval; a call over it waits for a slot (feature `tokio`) |
 //! | [`Timeout`] | fails a model call, or answers a tool call with an error, that takes too long (feature `tokio`) |
 //! | [`Summarization`] | replaces the older part of a long history by a summary a model writes; the removed messages go to the application |
+//! | [`TodoList`] | gives the model a `write_todos` tool and a system-prompt piece to plan with; keeps the list in thread state |
 //! | [`TokenBudget`] | at most so many input or output tokens (or so much money) per run and per thread |
 //! | [`ToolCallLimit`] | at most so many tool calls (of every tool, or of one) per run and per thread |
 //! | [`ToolCallRepair`] | parses arguments sent as a string or in a code fence, answers calls without a name, makes ids unique |
+//! | [`ToolEmulator`] | a model plays the tools (all, or the listed ones): tests without side effects |
 //! | [`ToolResultCache`] | keeps chosen tools' results for a time and serves them again (feature `tokio`) |
 //! | [`ToolRetry`] | runs a failed tool call again after a growing, jittered wait (feature `tokio`) |
 //!
@@ -74,11 +79,16 @@ mod canonical;
 pub mod circuit_breaker;
 pub mod config;
 pub mod context_editing;
+pub mod dynamic_prompt;
 pub mod fallback;
 pub mod human_in_the_loop;
 pub mod limit;
+pub mod llm_tool_selector;
 pub mod loop_detection;
 pub mod model_call_limit;
+#[cfg(feature = "pii")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pii")))]
+pub mod pii;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod rate_limit;
@@ -89,10 +99,12 @@ pub mod summarization;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod timeout;
+pub mod todo_list;
 pub mod token_budget;
 pub mod tokens;
 pub mod tool_call_limit;
 pub mod tool_call_repair;
+pub mod tool_emulator;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod tool_result_cache;
@@ -101,11 +113,16 @@ pub mod tool_result_cache;
 pub use circuit_breaker::CircuitBreaker;
 pub use config::ConfigError;
 pub use context_editing::ContextEditing;
+pub use dynamic_prompt::{DynamicPrompt, PromptMode};
 pub use fallback::ModelFallback;
 pub use human_in_the_loop::HumanInTheLoop;
 pub use limit::{LimitExit, LimitScope};
+pub use llm_tool_selector::LlmToolSelector;
 pub use loop_detection::LoopDetection;
 pub use model_call_limit::ModelCallLimit;
+#[cfg(feature = "pii")]
+#[cfg_attr(docsrs, doc(cfg(feature = "pii")))]
+pub use pii::{Pii, PiiBlocked, PiiPlace, PiiStrategy, PiiType};
 #[cfg(feature = "tokio")]
 pub use rate_limit::RateLimit;
 #[cfg(feature = "tokio")]
@@ -113,9 +130,11 @@ pub use retry::{ModelRetry, ToolRetry};
 pub use summarization::Summarization;
 #[cfg(feature = "tokio")]
 pub use timeout::Timeout;
+pub use todo_list::TodoList;
 pub use token_budget::TokenBudget;
 pub use tool_call_limit::ToolCallLimit;
 pub use tool_call_repair::ToolCallRepair;
+pub use tool_emulator::ToolEmulator;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub use tool_result_cache::ToolResultCache;

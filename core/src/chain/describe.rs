@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::middleware::{Hook, HookSet, Phase};
+use crate::middleware::{Contributions, Hook, HookSet, Phase};
 
 /// One member of a chain, as [`Middleware::describe`](crate::Middleware::describe) lists it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,7 +16,28 @@ pub struct Member {
     pub hooks: HookSet,
 }
 
-/// The members of a chain in listing order, flattened through nested chains.
+/// What a member adds to the agent ([`Middleware::contribute`](crate::Middleware::contribute)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Contribution {
+    /// A tool, by name.
+    Tool {
+        /// The member's [`NAME`](crate::Middleware::NAME).
+        member: &'static str,
+        /// The tool's name.
+        name: String,
+    },
+    /// A piece of the system prompt.
+    SystemPrompt {
+        /// The member's [`NAME`](crate::Middleware::NAME).
+        member: &'static str,
+        /// The piece.
+        text: String,
+    },
+}
+
+/// The members of a chain in listing order, flattened through nested chains, and what they
+/// contribute to the agent (tools, system-prompt pieces).
 ///
 /// Its `Display` lists, per hook, the middleware in the order they run — `after_*` hooks in
 /// reverse, wraps from the outermost in:
@@ -55,15 +76,56 @@ pub struct Member {
 ///     "before_model: Audit (wrap)\nafter_model: Redact (output) -> Audit (wrap)\n"
 /// );
 /// ```
+///
+/// Contributed tools and system-prompt pieces follow, one line each:
+/// `tool: write_todos (TodoList)`, `system prompt: TodoList (212 bytes)`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Description {
     members: Vec<Member>,
+    contributions: Vec<Contribution>,
 }
 
 impl Description {
     /// Appends a member (chains call this for each of theirs).
     pub fn push(&mut self, member: Member) {
         self.members.push(member);
+    }
+
+    /// Records what a member contributes (the default
+    /// [`describe_into`](crate::Middleware::describe_into) calls this).
+    pub fn contributed(&mut self, contributions: &Contributions) {
+        let tools = contributions
+            .tools_by_member()
+            .map(|(member, name)| Contribution::Tool {
+                member,
+                name: name.to_owned(),
+            });
+        let prompts =
+            contributions
+                .prompts_by_member()
+                .map(|(member, text)| Contribution::SystemPrompt {
+                    member,
+                    text: text.to_owned(),
+                });
+        self.contributions.extend(tools.chain(prompts));
+    }
+
+    /// The tools and system-prompt pieces the members contribute, in listing order.
+    #[must_use]
+    pub fn contributions(&self) -> &[Contribution] {
+        &self.contributions
+    }
+
+    /// The names of the contributed tools, in listing order.
+    #[must_use]
+    pub fn tools(&self) -> Vec<&str> {
+        self.contributions
+            .iter()
+            .filter_map(|c| match c {
+                Contribution::Tool { name, .. } => Some(name.as_str()),
+                Contribution::SystemPrompt { .. } => None,
+            })
+            .collect()
     }
 
     /// The members, in listing order.
@@ -108,6 +170,14 @@ impl fmt::Display for Description {
                 write!(f, "{arrow}{} ({})", member.name, member.phase)?;
             }
             writeln!(f)?;
+        }
+        for contribution in &self.contributions {
+            match contribution {
+                Contribution::Tool { member, name } => writeln!(f, "tool: {name} ({member})")?,
+                Contribution::SystemPrompt { member, text } => {
+                    writeln!(f, "system prompt: {member} ({} bytes)", text.len())?;
+                }
+            }
         }
         Ok(())
     }

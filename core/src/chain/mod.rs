@@ -15,4 +15,4 @@ mod tuple;
 pub use constraints::{
     ChainChecks, Constraints, Identified, MAX_MEMBERS, MemberInfo, MemberList, Named,
 };
-pub use describe::{Description, Member};
+pub use describe::{Contribution, Description, Member};

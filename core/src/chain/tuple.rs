@@ -17,8 +17,8 @@ use crate::error::{BoxError, Error};
 use crate::interrupt::Answer;
 use crate::message::{ToolCall, ToolResult};
 use crate::middleware::{
-    Emit, EventRelay, Flow, Hook, HookSet, JumpSet, Middleware, ModelNext, ModelWrap, PhaseMarker,
-    Splice, ToolNext, ToolWrap, check_jump, phase,
+    Contributions, Emit, EventRelay, Flow, Hook, HookSet, JumpSet, Middleware, ModelNext,
+    ModelWrap, PhaseMarker, Splice, ToolNext, ToolWrap, check_jump, phase,
 };
 use crate::model::{ModelEvent, ModelRequest, ModelResponse};
 
@@ -278,6 +278,10 @@ macro_rules! tuple_chain {
 
             fn describe_into(&self, description: &mut Description) {
                 $(self.$idx.describe_into(description);)+
+            }
+
+            fn contribute(&self, to: &mut Contributions) {
+                $(to.collect(&self.$idx);)+
             }
 
             fn check_answer_at(&self, at: usize, answer: &Answer<'_>) -> Result<(), BoxError> {

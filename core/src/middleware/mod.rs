@@ -149,6 +149,7 @@
 //! }
 //! ```
 
+mod contribute;
 mod emit;
 mod flow;
 mod hooks;
@@ -162,6 +163,7 @@ use std::future::Future;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+pub use contribute::Contributions;
 pub use emit::{Emit, EventRelay};
 pub use flow::{Flow, Jump, JumpSet};
 pub use hooks::{Hook, HookSet};
@@ -442,6 +444,18 @@ pub trait Middleware: Send + Sync {
         self.check_answer(answer)
     }
 
+    /// Adds the tools and system-prompt pieces this middleware brings to the agent (Sagents'
+    /// `tools/1` and `system_prompt/1`): called once, when the agent is built, and by
+    /// [`describe`](Self::describe). Adds nothing by default; a chain forwards to each member.
+    ///
+    /// A contributed tool whose name another tool of the agent has is an error at build
+    /// ([`BuildError`](crate::agent::BuildError)); prompt pieces follow the agent's own system
+    /// prompt, in listing order. In a `#[middleware]` block, mark a method
+    /// `#[contribute]`.
+    fn contribute(&self, to: &mut Contributions) {
+        let _ = to;
+    }
+
     /// Adds this middleware (or, for a chain, each member) to `description`.
     ///
     /// Chains override this to list their members; a disabled `Option<M>` lists nothing.
@@ -451,6 +465,9 @@ pub trait Middleware: Send + Sync {
             phase: <<Self::Phase as PhaseMarker>::First as LeafPhase>::PHASE,
             hooks: Self::HOOKS,
         });
+        let mut contributions = Contributions::new();
+        contributions.collect(self);
+        description.contributed(&contributions);
     }
 
     /// The members of this chain and, per hook, the order in which they run.

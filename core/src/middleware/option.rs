@@ -156,6 +156,12 @@ impl<M: Middleware> Middleware for Option<M> {
         }
     }
 
+    fn contribute(&self, to: &mut super::Contributions) {
+        if let Some(m) = self {
+            to.collect(m);
+        }
+    }
+
     fn describe_into(&self, description: &mut crate::chain::Description) {
         if let Some(m) = self {
             m.describe_into(description);

@@ -28,8 +28,8 @@ pub use crate::chain::{ChainChecks, Constraints, Identified, Named};
 pub use crate::error::BoxError;
 pub use crate::interrupt::Answer;
 pub use crate::middleware::{
-    Bool, Emit, False, Flow, Hook, HookSet, Jump, JumpSet, Middleware, MiddlewareState, ModelNext,
-    ModelWrap, Shareable, Splice, ToolNext, ToolWrap, True, phase,
+    Bool, Contributions, Emit, False, Flow, Hook, HookSet, Jump, JumpSet, Middleware,
+    MiddlewareState, ModelNext, ModelWrap, Shareable, Splice, ToolNext, ToolWrap, True, phase,
 };
 pub use crate::model::ModelEvent;
 pub use crate::tool::{Tool, ToolError, ToolSpec};

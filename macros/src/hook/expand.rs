@@ -28,6 +28,7 @@ pub(crate) fn expand(function: &HookItem, attr: &HookAttr, model: HookModel<'_>)
         after: Vec::new(),
         requires: Vec::new(),
         check_answer: None,
+        contribute: None,
     });
     let unit = unit_type(function, &p);
     quote! {

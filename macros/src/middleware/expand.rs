@@ -29,6 +29,7 @@ pub(crate) fn expand(block: &ItemImpl, parsed: &Parsed, model: MiddlewareModel<'
         after: options.after.clone(),
         requires: options.requires.clone(),
         check_answer: model.check_answer,
+        contribute: model.contribute,
     });
     quote! {
         #block

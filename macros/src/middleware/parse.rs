@@ -16,12 +16,15 @@ pub(crate) struct Parsed {
     pub(crate) hooks: Vec<(usize, HookAttr)>,
     /// Each method with `#[check_answer]`: its index, and the attribute (for messages).
     pub(crate) check_answer: Vec<(usize, syn::Attribute)>,
+    /// Each method with `#[contribute]`: its index, and the attribute (for messages).
+    pub(crate) contribute: Vec<(usize, syn::Attribute)>,
 }
 
 pub(crate) fn parse(ctxt: &Ctxt, attr: TokenStream, block: &mut ItemImpl) -> Parsed {
     let options = Options::parse(ctxt, Place::Middleware, &segments(ctxt, attr));
     let mut hooks = Vec::new();
     let mut check_answer = Vec::new();
+    let mut contribute = Vec::new();
     for (index, item) in block.items.iter_mut().enumerate() {
         let attrs = match item {
             ImplItem::Fn(method) => &mut method.attrs,
@@ -36,8 +39,18 @@ pub(crate) fn parse(ctxt: &Ctxt, attr: TokenStream, block: &mut ItemImpl) -> Par
         let (check_attrs, rest): (Vec<_>, Vec<_>) = rest
             .into_iter()
             .partition(|attr| attr.path().is_ident("check_answer"));
+        let (contribute_attrs, rest): (Vec<_>, Vec<_>) = rest
+            .into_iter()
+            .partition(|attr| attr.path().is_ident("contribute"));
         *attrs = rest;
         let is_fn = matches!(item, ImplItem::Fn(_));
+        for attr in contribute_attrs {
+            if is_fn {
+                contribute.push((index, attr));
+            } else {
+                ctxt.error_spanned_by(&attr, "`#[contribute]` goes on a method");
+            }
+        }
         for attr in check_attrs {
             if is_fn {
                 check_answer.push((index, attr));
@@ -65,6 +78,7 @@ pub(crate) fn parse(ctxt: &Ctxt, attr: TokenStream, block: &mut ItemImpl) -> Par
         options,
         hooks,
         check_answer,
+        contribute,
     }
 }
 

@@ -20,6 +20,8 @@ pub(crate) struct MiddlewareModel<'a> {
     pub(crate) hooks: Vec<HookImpl<'a>>,
     /// The method that checks answers to this middleware's interrupts, if any.
     pub(crate) check_answer: Option<&'a syn::Ident>,
+    /// The method that contributes tools and system-prompt pieces, if any.
+    pub(crate) contribute: Option<&'a syn::Ident>,
 }
 
 pub(crate) fn validate<'a>(
@@ -89,11 +91,13 @@ pub(crate) fn validate<'a>(
     }
     unmarked_hooks(ctxt, parsed, block);
     let check_answer = check_answer(ctxt, parsed, block);
+    let contribute = contribute(ctxt, parsed, block);
     Some(MiddlewareModel {
         type_name: type_name?,
         phase,
         hooks,
         check_answer,
+        contribute,
     })
 }
 
@@ -118,7 +122,8 @@ fn unmarked_hooks(ctxt: &Ctxt, parsed: &Parsed, block: &ItemImpl) {
             );
         }
     }
-    if parsed.hooks.is_empty() && !named_like_hooks {
+    // A block that only contributes (a tool, a prompt piece) does something without hooks.
+    if parsed.hooks.is_empty() && parsed.contribute.is_empty() && !named_like_hooks {
         ctxt.error_at(
             self_span(block),
             "this `#[middleware]` block has no hook: mark the methods that are hooks, as in \
@@ -148,6 +153,34 @@ fn check_answer<'a>(ctxt: &Ctxt, parsed: &Parsed, block: &'a ItemImpl) -> Option
                 &sig.ident,
                 "a `#[check_answer]` method is a plain `fn` taking `&self` and the answer: \
                  `fn check(&self, answer: &Answer<'_>) -> Result<(), E>`",
+            );
+            continue;
+        }
+        found = Some(&sig.ident);
+    }
+    found
+}
+
+/// The `#[contribute]` method: at most one, `fn name(&self, to: &mut Contributions)`.
+fn contribute<'a>(ctxt: &Ctxt, parsed: &Parsed, block: &'a ItemImpl) -> Option<&'a syn::Ident> {
+    let mut found = None;
+    for (index, attr) in &parsed.contribute {
+        let ImplItem::Fn(method) = &block.items[*index] else {
+            continue;
+        };
+        if found.is_some() {
+            ctxt.error_spanned_by(attr, "a second `#[contribute]`: a middleware has one");
+            continue;
+        }
+        let sig = &method.sig;
+        let takes_self = sig
+            .receiver()
+            .is_some_and(|receiver| receiver.reference.is_some() && receiver.mutability.is_none());
+        if !takes_self || sig.inputs.len() != 2 || sig.asyncness.is_some() {
+            ctxt.error_spanned_by(
+                &sig.ident,
+                "a `#[contribute]` method is a plain `fn` taking `&self` and the contributions: \
+                 `fn contribute(&self, to: &mut Contributions)`",
             );
             continue;
         }

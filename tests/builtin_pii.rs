@@ -1,0 +1,275 @@
+//! `Pii`: the rules of DESIGN §11, one test each.
+#![cfg(feature = "pii")]
+
+mod support;
+
+use hookchain::builtin::human_in_the_loop::{HumanInTheLoop, ToolPolicy};
+use hookchain::builtin::{Pii, PiiBlocked, PiiPlace, PiiStrategy, PiiType};
+use hookchain::message::validate_history;
+use hookchain::prelude::*;
+use hookchain::{EndReason, Role};
+use support::{echo_call, echo_tool, middleware_error, new_log, tool_results};
+
+const EMAIL: &str = "ann@example.com";
+const CARD: &str = "4111 1111 1111 1111";
+
+fn pii(kind: PiiType, strategy: PiiStrategy) -> hookchain::builtin::pii::PiiBuilder {
+    Pii::builder().detect(kind, strategy)
+}
+
+#[tokio::test]
+async fn input_is_rewritten_in_the_history_and_in_what_the_model_reads() {
+    let model = ScriptedModel::new([ModelResponse::text("ok")]);
+    let pii = pii(PiiType::Email, PiiStrategy::Redact).build().unwrap();
+    let agent = Agent::builder(model).chain(pii).build();
+    let output = agent.run(format!("Mail me at {EMAIL}.")).await.unwrap();
+    assert_eq!(output.messages[0].text(), "Mail me at [REDACTED_EMAIL].");
+    let sent = &agent.model().requests()[0];
+    assert_eq!(sent.messages[0].text(), "Mail me at [REDACTED_EMAIL].");
+}
+
+#[tokio::test]
+async fn a_checkpoint_taken_after_redaction_holds_no_pii() {
+    let model = ScriptedModel::new([
+        // Tool-call arguments are kept as the model wrote them (the tool needs them).
+        ModelResponse::tool_calls([echo_call("c1", "hello")]),
+        ModelResponse::text(format!("Sent to {EMAIL}, card {CARD}")),
+    ]);
+    let chain = (
+        Pii::builder()
+            .detect(PiiType::Email, PiiStrategy::Hash)
+            .detect(PiiType::CreditCard, PiiStrategy::Mask)
+            .output(true)
+            .tool_results(true)
+            .build()
+            .unwrap(),
+        HumanInTheLoop::new().interrupt_on("echo", ToolPolicy::always()),
+    );
+    let log = new_log();
+    let agent = Agent::builder(model)
+        .tool(echo_tool(&log))
+        .chain(chain)
+        .build();
+    let output = agent
+        .run(format!("I am {EMAIL}, card {CARD}."))
+        .await
+        .unwrap();
+    assert_eq!(output.end, EndReason::Interrupted);
+    let saved = serde_json::to_string(output.checkpoint.as_ref().unwrap()).unwrap();
+    assert!(!saved.contains(EMAIL), "{saved}");
+    assert!(!saved.contains(CARD), "{saved}");
+    assert!(saved.contains("**** **** **** 1111"), "{saved}");
+}
+
+#[tokio::test]
+async fn the_models_answer_is_masked_before_it_enters_the_history() {
+    let model = ScriptedModel::new([ModelResponse::text(format!(
+        "Your card {CARD}, ip 10.1.2.23"
+    ))]);
+    let pii = Pii::builder()
+        .detect(PiiType::CreditCard, PiiStrategy::Mask)
+        .detect(PiiType::Ipv4, PiiStrategy::Mask)
+        .input(false)
+        .output(true)
+        .build()
+        .unwrap();
+    let agent = Agent::builder(model).chain(pii).build();
+    let output = agent.run("What do you know?").await.unwrap();
+    assert_eq!(
+        output.text().as_deref(),
+        Some("Your card **** **** **** 1111, ip *.*.*.23")
+    );
+}
+
+#[tokio::test]
+async fn tool_results_are_hashed_with_the_documented_stable_hash() {
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([echo_call("c1", EMAIL)]),
+        ModelResponse::text("done"),
+    ]);
+    let pii = pii(PiiType::Email, PiiStrategy::Hash)
+        .input(false)
+        .tool_results(true)
+        .build()
+        .unwrap();
+    let agent = Agent::builder(model)
+        .tool(echo_tool(&new_log()))
+        .chain(pii)
+        .build();
+    let output = agent.run("Echo it").await.unwrap();
+    // The first 8 bytes of SHA-256("ann@example.com"), in hex.
+    assert_eq!(
+        tool_results(&output.messages),
+        [("c1".into(), "[HASHED_EMAIL:71d4f55f72fa128d]".into(), false)]
+    );
+}
+
+#[tokio::test]
+async fn blocked_input_stops_the_run_with_an_error_naming_the_type_and_the_count() {
+    let model = ScriptedModel::new([ModelResponse::text("never")]);
+    let pii = pii(PiiType::Email, PiiStrategy::Block).build().unwrap();
+    let agent = Agent::builder(model).chain(pii).build();
+    let error = middleware_error(agent.run(format!("{EMAIL} and bob@example.org")).await);
+    assert_eq!(error.middleware(), Some("Pii"));
+    let blocked = std::error::Error::source(&error)
+        .and_then(|source| source.downcast_ref::<PiiBlocked>())
+        .expect("the cause is PiiBlocked");
+    assert_eq!(blocked.place, PiiPlace::Input);
+    assert_eq!(blocked.found, [("email".to_owned(), 2)]);
+    assert_eq!(agent.model().calls(), 0, "the model never saw the input");
+}
+
+#[tokio::test]
+async fn a_blocked_tool_result_becomes_an_error_result_and_the_run_goes_on() {
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([echo_call("c1", CARD)]),
+        ModelResponse::text("done"),
+    ]);
+    let pii = pii(PiiType::CreditCard, PiiStrategy::Block)
+        .input(false)
+        .tool_results(true)
+        .build()
+        .unwrap();
+    let agent = Agent::builder(model)
+        .tool(echo_tool(&new_log()))
+        .chain(pii)
+        .build();
+    let output = agent.run("Echo it").await.unwrap();
+    let results = tool_results(&output.messages);
+    assert!(results[0].2, "an error result");
+    assert!(results[0].1.contains("1 credit_card"), "{}", results[0].1);
+    assert!(!results[0].1.contains(CARD));
+    assert_eq!(output.text().as_deref(), Some("done"));
+    validate_history(&output.messages).unwrap();
+}
+
+#[tokio::test]
+async fn switched_off_places_are_left_as_they_are() {
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([echo_call("c1", EMAIL)]),
+        ModelResponse::text(EMAIL),
+    ]);
+    // Input only (the default).
+    let pii = pii(PiiType::Email, PiiStrategy::Redact).build().unwrap();
+    let agent = Agent::builder(model)
+        .tool(echo_tool(&new_log()))
+        .chain(pii)
+        .build();
+    let output = agent.run(EMAIL).await.unwrap();
+    assert_eq!(output.messages[0].text(), "[REDACTED_EMAIL]");
+    assert_eq!(tool_results(&output.messages)[0].1, EMAIL);
+    assert_eq!(output.text().as_deref(), Some(EMAIL));
+}
+
+#[tokio::test]
+async fn a_number_that_fails_the_luhn_check_is_no_card() {
+    let model = ScriptedModel::new([ModelResponse::text("ok")]);
+    let pii = pii(PiiType::CreditCard, PiiStrategy::Redact)
+        .build()
+        .unwrap();
+    let agent = Agent::builder(model).chain(pii).build();
+    let output = agent
+        .run("order 4111 1111 1111 1112, card 4111-1111-1111-1111")
+        .await
+        .unwrap();
+    assert_eq!(
+        output.messages[0].text(),
+        "order 4111 1111 1111 1112, card [REDACTED_CREDIT_CARD]"
+    );
+}
+
+#[tokio::test]
+async fn every_built_in_kind_is_found() {
+    let pii = Pii::builder()
+        .detect_all(PiiStrategy::Redact)
+        .build()
+        .unwrap();
+    let text = format!(
+        "{EMAIL} {CARD} 192.168.0.1 2001:db8::1 00:1a:2b:3c:4d:5e https://example.com/x?y=1."
+    );
+    assert_eq!(
+        pii.redact(&text, PiiPlace::Input).unwrap(),
+        "[REDACTED_EMAIL] [REDACTED_CREDIT_CARD] [REDACTED_IPV4] [REDACTED_IPV6] \
+         [REDACTED_MAC_ADDRESS] [REDACTED_URL]."
+    );
+}
+
+#[tokio::test]
+async fn custom_regex_and_function_detectors() {
+    let pii = Pii::builder()
+        .custom_regex("employee_id", r"EMP-[0-9]{6}", PiiStrategy::Mask)
+        .custom("secret", 6, PiiStrategy::Redact, |text: &str| {
+            text.match_indices("s3cr3t")
+                .map(|(at, s)| at..at + s.len())
+                .collect()
+        })
+        .build()
+        .unwrap();
+    assert_eq!(
+        pii.redact("EMP-123456 knows s3cr3t", PiiPlace::Input)
+            .unwrap(),
+        "******3456 knows [REDACTED_SECRET]"
+    );
+}
+
+#[tokio::test]
+async fn a_url_holding_an_email_address_is_one_finding() {
+    let pii = Pii::builder()
+        .detect(PiiType::Email, PiiStrategy::Redact)
+        .detect(PiiType::Url, PiiStrategy::Mask)
+        .build()
+        .unwrap();
+    assert_eq!(
+        pii.redact("see https://ann@example.com/inbox", PiiPlace::Input)
+            .unwrap(),
+        "see https://example.com/***"
+    );
+}
+
+#[test]
+fn the_builder_names_a_setting_that_cannot_work() {
+    let field = |builder: hookchain::builtin::pii::PiiBuilder| builder.build().unwrap_err().field();
+    assert_eq!(field(Pii::builder()), "detect");
+    assert_eq!(
+        field(pii(PiiType::Email, PiiStrategy::Redact).input(false)),
+        "input"
+    );
+    assert_eq!(
+        field(Pii::builder().custom_regex("id", "(unclosed", PiiStrategy::Redact)),
+        "custom_regex"
+    );
+    assert_eq!(
+        field(Pii::builder().custom_regex("", "x", PiiStrategy::Redact)),
+        "custom"
+    );
+    assert_eq!(
+        field(
+            Pii::builder()
+                .custom_regex("email", "x", PiiStrategy::Redact)
+                .detect(PiiType::Email, PiiStrategy::Redact)
+        ),
+        "custom"
+    );
+    assert_eq!(
+        field(Pii::builder().custom("id", 0, PiiStrategy::Redact, |_: &str| Vec::new())),
+        "max_len"
+    );
+}
+
+#[tokio::test]
+async fn user_messages_of_a_thread_stay_redacted_in_the_thread() {
+    let model = ScriptedModel::new([ModelResponse::text("one"), ModelResponse::text("two")]);
+    let pii = pii(PiiType::Email, PiiStrategy::Redact).build().unwrap();
+    let agent = Agent::builder(model).chain(pii).build();
+    let mut thread = agent.thread();
+    agent.run_in(&mut thread, EMAIL).await.unwrap();
+    agent.run_in(&mut thread, "again").await.unwrap();
+    let saved = serde_json::to_string(&thread.messages()).unwrap();
+    assert!(!saved.contains(EMAIL));
+    assert!(
+        thread
+            .messages()
+            .iter()
+            .any(|m| m.role == Role::User && m.text() == "[REDACTED_EMAIL]")
+    );
+}

@@ -1,0 +1,19 @@
+use hookchain::middleware;
+use hookchain::middleware::Contributions;
+
+struct Todos;
+
+#[middleware]
+impl Todos {
+    #[contribute]
+    fn tools(&self, to: &mut Contributions) {
+        let _ = to;
+    }
+
+    #[contribute]
+    fn prompt(&self, to: &mut Contributions) {
+        to.system_prompt("Keep a list of your tasks.");
+    }
+}
+
+fn main() {}
