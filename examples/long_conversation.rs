@@ -1,6 +1,8 @@
 //! A long conversation: 50 turns in one thread, kept short by `Summarization` (older turns
 //! become a summary, in the history) and `ContextEditing` (older tool results become a
-//! placeholder, in what the model reads). No network: the models are scripted.
+//! placeholder, in what the model reads), with `Pii` first in the chain: the e-mail addresses
+//! the user gives are redacted in the history, so neither the summarizer nor the model ever
+//! reads them. No network: the models are scripted.
 //!
 //! ```sh
 //! cargo run --example long_conversation
@@ -19,7 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use hookchain::builtin::summarization::{Keep, Summarized, Trigger, is_summary};
 use hookchain::builtin::tokens::{ApproximateCounter, ModelProfile, TokenCounter};
-use hookchain::builtin::{ContextEditing, Summarization};
+use hookchain::builtin::{ContextEditing, Pii, PiiStrategy, PiiType, Summarization};
 use hookchain::prelude::*;
 use hookchain::{FnTool, Role, chain};
 use schemars::JsonSchema;
@@ -59,7 +61,12 @@ fn assistant(reads: Reads) -> ScriptedModel {
             .find(|m| m.role == Role::User && !is_summary(m))
             .map(|m| m.text().into_owned())
             .unwrap_or_default();
-        let topic = question.trim_start_matches("Tell me about ").to_owned();
+        let topic = question
+            .trim_start_matches("Tell me about ")
+            .split('.')
+            .next()
+            .unwrap_or_default()
+            .to_owned();
         Ok(match last.role {
             Role::User => {
                 let turn: usize = topic.trim_start_matches("topic ").parse().unwrap_or(1);
@@ -132,13 +139,12 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
 
     let reads = Reads::default();
-    let chain = chain![
-        // PII redaction goes here, first: it rewrites the history, so that neither the
-        // summarizer nor the model ever reads what it redacts (a `PiiRedaction` built-in
-        // is being written).
-        summarization,
-        editing,
-    ];
+    // First: it rewrites the history, so that neither the summarizer nor the model ever reads
+    // what it redacts.
+    let pii = Pii::builder()
+        .detect(PiiType::Email, PiiStrategy::Redact)
+        .build()?;
+    let chain = chain![pii, summarization, editing,];
     let agent = Agent::builder(assistant(reads.clone()))
         .tool(lookup())
         .chain(chain)
@@ -147,9 +153,21 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let counter = ApproximateCounter::new();
     let mut thread = agent.thread();
     for turn in 1..=50 {
-        let output = agent
-            .run_in(&mut thread, format!("Tell me about topic {turn}"))
-            .await?;
+        // Every fifth turn, the user gives an e-mail address.
+        let question = if turn % 5 == 0 {
+            format!("Tell me about topic {turn}. Mail me at ann{turn}@example.com.")
+        } else {
+            format!("Tell me about topic {turn}")
+        };
+        let output = agent.run_in(&mut thread, question).await?;
+        let asked = thread
+            .messages()
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::User);
+        if let Some(asked) = asked.filter(|m| m.text().contains("[REDACTED_EMAIL]")) {
+            println!("turn {turn:2}: Pii redacted the question: {}", asked.text());
+        }
         for summarized in summaries.lock().unwrap().drain(..) {
             println!(
                 "turn {turn:2}: Summarization replaced {} messages ({} -> {} tokens) by: {}",
@@ -174,6 +192,10 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let history = thread.messages();
     assert!(is_summary(&history[0]), "the oldest turns are a summary");
     assert!(history.len() <= 40, "the history stays bounded");
+    assert!(
+        history.iter().all(|m| !m.text().contains("@example.com")),
+        "no address is left in the history"
+    );
     Ok(())
 }
 

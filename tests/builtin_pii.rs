@@ -273,3 +273,99 @@ async fn user_messages_of_a_thread_stay_redacted_in_the_thread() {
             .any(|m| m.role == Role::User && m.text() == "[REDACTED_EMAIL]")
     );
 }
+
+/// A model that streams `text` a few bytes at a time, so that matches straddle deltas.
+fn streaming(text: &str) -> ScriptedModel {
+    use hookchain::model::{ModelEvent, StreamStep};
+    let mut steps: Vec<StreamStep> = text
+        .as_bytes()
+        .chunks(3)
+        .map(|piece| {
+            ModelEvent::TextDelta {
+                index: 0,
+                text: String::from_utf8(piece.to_vec()).unwrap(),
+            }
+            .into()
+        })
+        .collect();
+    steps.push(
+        ModelEvent::Finish {
+            stop_reason: hookchain::StopReason::EndTurn,
+        }
+        .into(),
+    );
+    ScriptedModel::new([]).then_stream(steps)
+}
+
+#[tokio::test]
+async fn a_streamed_answer_shows_no_personal_data_at_any_event() {
+    use futures::StreamExt;
+    // Longer than the look-back (the longest e-mail address a detector matches), so that some
+    // text is let through before the answer ends.
+    let filler = "All is well. ".repeat(40);
+    let answer = format!("{filler}Write to {EMAIL} or pay with {CARD}, thanks.");
+    let pii = Pii::builder()
+        .detect(PiiType::Email, PiiStrategy::Redact)
+        .detect(PiiType::CreditCard, PiiStrategy::Mask)
+        .output(true)
+        .build()
+        .unwrap();
+    let agent = Agent::builder(streaming(&answer)).chain(pii).build();
+    let items: Vec<_> = agent.stream("Where?").collect().await;
+    let mut shown = String::new();
+    let mut deltas = 0;
+    for item in &items {
+        if let Some(delta) = item.as_ref().unwrap().text_delta() {
+            deltas += 1;
+            shown.push_str(delta);
+            assert!(!shown.contains("ann@"), "shown: {shown:?}");
+            assert!(!shown.contains("4111 1111"), "shown: {shown:?}");
+        }
+    }
+    let expected =
+        format!("{filler}Write to [REDACTED_EMAIL] or pay with **** **** **** 1111, thanks.");
+    assert_eq!(shown, expected);
+    // Let through as it came, beyond the look-back, not all at the end.
+    assert!(deltas > 100, "{deltas} deltas");
+    let Some(Ok(hookchain::AgentEvent::Output(output))) = items.last() else {
+        panic!("the run ends with its output: {items:?}");
+    };
+    assert_eq!(output.text().as_deref(), Some(expected.as_str()));
+}
+
+#[tokio::test]
+async fn the_same_answer_unstreamed_is_rewritten_alike() {
+    let answer = format!("Write to {EMAIL} or pay with {CARD}, thanks.");
+    let pii = Pii::builder()
+        .detect(PiiType::Email, PiiStrategy::Redact)
+        .detect(PiiType::CreditCard, PiiStrategy::Mask)
+        .output(true)
+        .build()
+        .unwrap();
+    let agent = Agent::builder(streaming(&answer)).chain(pii).build();
+    let output = agent.run("Where?").await.unwrap();
+    assert_eq!(
+        output.text().as_deref(),
+        Some("Write to [REDACTED_EMAIL] or pay with **** **** **** 1111, thanks.")
+    );
+}
+
+#[tokio::test]
+async fn a_blocked_type_in_a_stream_ends_it_with_an_error_before_the_data_is_shown() {
+    use futures::StreamExt;
+    let pii = pii(PiiType::Email, PiiStrategy::Block)
+        .output(true)
+        .build()
+        .unwrap();
+    let answer = format!("Mail {EMAIL} now.");
+    let agent = Agent::builder(streaming(&answer)).chain(pii).build();
+    let items: Vec<_> = agent.stream("Where?").collect().await;
+    let (last, events) = items.split_last().unwrap();
+    let error = last.as_ref().unwrap_err();
+    assert!(error.to_string().contains("Pii"), "{error}");
+    let shown: String = events
+        .iter()
+        .filter_map(|item| item.as_ref().unwrap().text_delta())
+        .collect();
+    assert!(!shown.contains("ann@"), "shown: {shown:?}");
+}

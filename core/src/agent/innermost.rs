@@ -15,6 +15,7 @@ use tracing::Span;
 use futures::Stream;
 
 use super::{AgentEvent, RunEvents};
+use crate::chain::ChainChecks;
 use crate::context::{Context, Raiser, ToolContext};
 use crate::error::{Error, ModelError};
 use crate::interrupt::Interruption;
@@ -208,7 +209,8 @@ where
                 }))
                 .unwrap_or_else(|payload| {
                     Err(Error::panicked(None, Hook::OnModelEvent, payload.as_ref()))
-                });
+                })
+                .map_err(name_event_error::<C>);
                 if let Err(error) = hooks {
                     return Poll::Ready(Err(error));
                 }
@@ -223,6 +225,16 @@ where
         let answer = std::task::ready!(answer);
         Poll::Ready(counted(answer, usage, span))
     }
+}
+
+/// Names an error of the chain's per-event hooks after its middleware when the chain is one
+/// (the members of a longer chain name their own errors; a panic there stays unnamed).
+fn name_event_error<C: Middleware>(error: Error) -> Error {
+    if C::LEN != 1 {
+        return error;
+    }
+    let name = ChainChecks::<C>::MEMBERS.names().next().unwrap_or(C::NAME);
+    error.attribute(name, Hook::OnModelEvent)
 }
 
 /// The answer of a model call, counted and recorded in its span.

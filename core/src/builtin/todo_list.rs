@@ -187,7 +187,7 @@ impl TodoListBuilder {
     }
 }
 
-#[middleware(crate = crate, thread_state = Todos)]
+#[middleware(crate = crate, live_stream, thread_state = Todos)]
 impl TodoList {
     /// The tool and the system-prompt piece.
     #[contribute]

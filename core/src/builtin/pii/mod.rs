@@ -56,6 +56,7 @@ mod detector;
 mod error;
 mod scan;
 mod strategy;
+mod stream;
 
 use std::borrow::Cow;
 use std::ops::Range;
@@ -67,6 +68,7 @@ use regex::Regex;
 pub use detector::PiiType;
 pub use error::{PiiBlocked, PiiPlace};
 pub use strategy::PiiStrategy;
+pub use stream::PendingText;
 
 use self::detector::Detector;
 use self::scan::{Rule, find_all, releasable, rewrite};
@@ -74,8 +76,8 @@ use super::ConfigError;
 use crate::context::{Context, ToolContext};
 use crate::error::Error;
 use crate::message::{ContentPart, Message, Role, ToolCall, ToolResult};
-use crate::middleware::ToolNext;
-use crate::model::ModelResponse;
+use crate::middleware::{Emit, ToolNext};
+use crate::model::{ModelEvent, ModelResponse};
 
 /// Finds personal data and blocks, redacts, masks or hashes it (see the [module docs](self)).
 #[derive(Debug, Clone)]
@@ -350,7 +352,8 @@ impl PiiBuilder {
     }
 }
 
-#[middleware(crate = crate)]
+// `live_stream`: what `check_output` changes, `redact_stream` has already changed on the events.
+#[middleware(crate = crate, live_stream)]
 impl Pii {
     /// Rewrites the user and system messages of the history, or stops the run.
     #[hook(before_agent)]
@@ -382,7 +385,20 @@ impl Pii {
         }
     }
 
-    /// Rewrites the model's answer before it enters the history, or stops the run.
+    /// Rewrites the model's answer as it streams (in every run: the answer is assembled from
+    /// the events), holding back at most [`look_back`](Pii::look_back) bytes per block.
+    #[hook(on_model_event)]
+    fn redact_stream(
+        &self,
+        pending: &mut PendingText,
+        event: ModelEvent,
+        out: &mut impl Emit,
+    ) -> Result<(), Error> {
+        self.stream_event(pending, event, out)
+    }
+
+    /// Rewrites the model's answer before it enters the history, or stops the run: an answer
+    /// the events made is already rewritten; one a hook gave in place of the model is here.
     #[hook(after_model)]
     fn check_output(&self, response: &mut ModelResponse) -> Result<(), Error> {
         if !self.output {
