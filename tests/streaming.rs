@@ -541,3 +541,31 @@ async fn a_consumer_that_stops_at_any_event_stops_the_run_there() {
         assert_eq!(kinds.len(), taken);
     }
 }
+
+/// Panics on the first event.
+#[hook(on_model_event)]
+fn explode(event: ModelEvent, out: &mut impl Emit) -> Result<(), Error> {
+    let _ = (event, out);
+    panic!("boom");
+}
+
+#[tokio::test]
+async fn a_panicking_per_event_hook_fails_the_call_naming_itself() {
+    let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hi")]))
+        .chain(explode)
+        .build();
+    let (events, output) = drain(agent.stream("Hi")).await;
+    assert!(events.is_empty(), "{events:?}");
+    let error = output.unwrap_err();
+    let hookchain::Error::Middleware(error) = &error else {
+        panic!("{error:?}");
+    };
+    assert_eq!(error.middleware(), Some("explode"));
+    assert_eq!(error.hook(), Some(Hook::OnModelEvent));
+    // The same unstreamed.
+    let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hi")]))
+        .chain(explode)
+        .build();
+    let error = agent.run("Hi").await.unwrap_err();
+    assert!(error.to_string().contains("on_model_event"), "{error}");
+}

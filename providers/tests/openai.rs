@@ -530,3 +530,41 @@ async fn the_agent_loop_runs_on_a_streaming_model() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn agent_stream_yields_the_servers_deltas_as_they_come() {
+    use hookchain::AgentEvent;
+    guard(async {
+        let server = Server::start([
+            Reply::sse(transcript("vllm/tool_call.sse")),
+            Reply::sse(transcript("openai/final.sse")),
+        ])
+        .await;
+        let agent = Agent::builder(model(&server)).tool(weather_tool()).build();
+        let items: Vec<_> = agent
+            .stream("What is the weather in Paris?")
+            .collect()
+            .await;
+        let events: Vec<AgentEvent> = items.into_iter().map(|item| item.unwrap()).collect();
+        // The model's own `stream` is used: the answer arrives in the server's pieces.
+        let deltas: Vec<&str> = events.iter().filter_map(AgentEvent::text_delta).collect();
+        assert!(deltas.len() > 1, "{deltas:?}");
+        assert_eq!(deltas.concat(), "It is 18°C and sunny in Paris.");
+        assert!(events.iter().any(|event| matches!(
+            event,
+            AgentEvent::ToolCallStarted(call) if call.name == "get_weather"
+        )));
+        let Some(AgentEvent::Output(output)) = events.last() else {
+            panic!("the last event is the output");
+        };
+        assert_eq!(
+            output.text().as_deref(),
+            Some("It is 18°C and sunny in Paris.")
+        );
+        // Both requests asked the server to stream.
+        for request in server.received() {
+            assert_eq!(request.json["stream"], json!(true));
+        }
+    })
+    .await;
+}
