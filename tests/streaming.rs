@@ -569,3 +569,46 @@ async fn a_panicking_per_event_hook_fails_the_call_naming_itself() {
     let error = agent.run("Hi").await.unwrap_err();
     assert!(error.to_string().contains("on_model_event"), "{error}");
 }
+
+#[tokio::test]
+async fn a_fallback_after_a_failure_mid_stream_voids_what_the_first_model_streamed() {
+    use hookchain::builtin::ModelFallback;
+    use hookchain::model::ModelRouter;
+    let main = ScriptedModel::new([]).then_stream([
+        text(0, "Partial"),
+        StreamStep::Fail(ModelError::overloaded("busy")),
+    ]);
+    let backup = ScriptedModel::new([]).then_stream([text(0, "From the backup"), finish()]);
+    let router = ModelRouter::new(main).route("backup", backup);
+    let fallback = ModelFallback::builder().model("backup").build().unwrap();
+    let agent = Agent::builder(router).chain(fallback).build();
+    let (events, output) = drain(agent.stream("Hi")).await;
+    assert_eq!(
+        kinds(&events),
+        [
+            "text:Partial",
+            "voided",
+            "text:From the backup",
+            "finish",
+            "message:Assistant"
+        ]
+    );
+    assert_eq!(output.unwrap().text().as_deref(), Some("From the backup"));
+}
+
+/// Answers every model call itself, without calling `next`.
+#[hook(wrap_model_call, live_stream)]
+async fn canned() -> Result<ModelResponse, Error> {
+    Ok(ModelResponse::text("Canned."))
+}
+
+#[tokio::test]
+async fn a_wrap_that_answers_itself_streams_its_answer() {
+    let agent = Agent::builder(ScriptedModel::new([])).chain(canned).build();
+    let (events, output) = drain(agent.stream("Hi")).await;
+    assert_eq!(
+        kinds(&events),
+        ["text:Canned.", "usage", "finish", "message:Assistant"]
+    );
+    assert_eq!(output.unwrap().model_calls, 0);
+}
