@@ -111,8 +111,8 @@ use proc_macro::TokenStream;
 ///     // No `jumps`. With `jumps = [end]`: `JumpSet::of(Hook::BeforeModel, Jump::End)`, a jump
 ///     // declared for this hook.
 ///     const JUMPS: hookchain::middleware::JumpSet = hookchain::middleware::JumpSet::NONE;
-///     // (also `IDENTITY` and `CONSTRAINTS`, and an `Identified` impl, so that other
-///     // middleware can name `stamp` in their constraints)
+///     // (also `IDENTITY`, the function's path, so that other middleware can name `stamp` in
+///     // their constraints, and `CONSTRAINTS`)
 ///
 ///     // A plain `fn` hook has a synchronous form, which chains call instead of awaiting.
 ///     const SYNC_HOOKS: hookchain::middleware::HookSet =
@@ -247,7 +247,7 @@ pub fn hook(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// The impl block as written (its `#[hook]` attributes removed: the methods stay ordinary
 /// methods), plus `impl Middleware for CallLimit` whose hooks call the methods — see
-/// [`hook`](macro@hook) for the shape — and `impl Identified for CallLimit`. Its jumps are
+/// [`hook`](macro@hook) for the shape. Its jumps are
 /// those of each hook:
 ///
 /// ```

@@ -1,4 +1,4 @@
-//! Generates `impl Middleware` (and `impl Identified`) from a validated model. Shared by
+//! Generates `impl Middleware` from a validated model. Shared by
 //! `#[hook]` and `#[middleware]`; makes no decisions and reports no errors.
 
 use proc_macro2::TokenStream;
@@ -150,7 +150,7 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
                 const SYNC_HOOKS: #p::HookSet = #sync_hooks;
                 #live_stream
                 const IDENTITY: #p::Option<&'static str> =
-                    #p::Some(<Self as #p::Identified>::IDENTITY);
+                    #p::Some(#p::concat!(#p::module_path!(), "::", #type_name));
                 const CONSTRAINTS: #p::Constraints = #p::Constraints {
                     before: #before,
                     after: #after,
@@ -159,14 +159,6 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
                 #(#methods)*
                 #check_answer
                 #contribute
-            }
-
-            #[automatically_derived]
-            #[diagnostic::do_not_recommend]
-            impl #impl_generics #p::Identified for #self_ty #where_clause {
-                const IDENTITY: &'static str =
-                    #p::concat!(#p::module_path!(), "::", #type_name);
-                const NAME: &'static str = #name;
             }
         };
     }

@@ -11,23 +11,38 @@ use crate::middleware::{Hook, HookSet, LeafPhase, Marker, Middleware, Phase, Pha
 /// The most members a chain can have (nested chains included) for its constraints to be checked.
 pub const MAX_MEMBERS: usize = 256;
 
-/// A middleware type that constraints can name.
+/// A middleware type that constraints can name: every middleware, by its
+/// [`Middleware::IDENTITY`].
 ///
-/// `#[middleware]` and `#[hook]` implement it; implement it by hand for a hand-written
-/// middleware that others should be able to name in `before`, `after` or `requires`, with
-/// [`Middleware::IDENTITY`] set to the same value.
+/// `#[middleware]` and `#[hook]` set the identity (the type's path); a hand-written middleware
+/// that others should be able to name in `before`, `after` or `requires` sets
+/// [`Middleware::IDENTITY`] (naming one that has none fails the build, saying so).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be named in a `before`, `after` or `requires` constraint",
-    label = "not a middleware declared with `#[middleware]` or `#[hook]`",
-    note = "constraints name middleware types; a hand-written middleware can be named once it \
-            implements `hookchain::chain::Identified` (with the same value as its \
-            `Middleware::IDENTITY`)"
+    label = "not a middleware",
+    note = "constraints name middleware types: `#[hook]` functions, types with a \
+            `#[middleware]` impl block, or hand-written middleware that set \
+            `Middleware::IDENTITY`"
 )]
 pub trait Identified {
     /// The identity: unique per type, e.g. `my_crate::audit::Audit`.
     const IDENTITY: &'static str;
     /// The name shown in messages.
     const NAME: &'static str;
+}
+
+// Derived, never kept in sync by hand; not recommended, so that naming a type that is no
+// middleware reports `Identified`'s message, not `Middleware`'s.
+#[diagnostic::do_not_recommend]
+impl<M: Middleware + ?Sized> Identified for M {
+    const IDENTITY: &'static str = match M::IDENTITY {
+        Some(identity) => identity,
+        None => panic!(
+            "a middleware named in a `before`, `after` or `requires` constraint has no identity: \
+             set `Middleware::IDENTITY` in its hand-written impl"
+        ),
+    };
+    const NAME: &'static str = M::NAME;
 }
 
 /// A middleware named in a constraint.
