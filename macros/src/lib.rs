@@ -256,6 +256,38 @@ pub fn hook(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// const JUMPS: JumpSet = JumpSet::of(Hook::BeforeModel, Jump::End);
 /// ```
 ///
+/// # On `impl Middleware for X`
+///
+/// On a hand-written impl of the trait, `#[middleware]` (with no options) adds the items the
+/// impl's methods already say and leaves the rest as written: `HOOKS` (the hooks among its
+/// methods), `WrapsModel`/`WrapsTool`, `()` for `State`, `ThreadState` and `StreamState`,
+/// `Phase = Wrap`, `NAME` (the type's name) and `IDENTITY` (its path). An item written in the
+/// impl wins.
+///
+/// ```
+/// use hookchain::prelude::*;
+/// use hookchain::middleware;
+///
+/// struct Stamp;
+///
+/// #[middleware]
+/// impl Middleware for Stamp {
+///     async fn before_model(
+///         &self,
+///         _cx: &mut Context,
+///         _state: &mut (),
+///         _thread: &mut (),
+///         request: &mut ModelRequest,
+///     ) -> Result<Flow, Error> {
+///         request.system_prompt = Some("Be brief.".into());
+///         Ok(Flow::Continue)
+///     }
+/// }
+///
+/// assert_eq!(<Stamp as Middleware>::NAME, "Stamp");
+/// assert!(<Stamp as Middleware>::HOOKS.contains(Hook::BeforeModel));
+/// ```
+///
 /// # Limitations
 ///
 /// Constraints are checked after monomorphization: `cargo build` and `cargo test` report them,

@@ -1,8 +1,10 @@
 //! `#[middleware(..)]` on an impl block: its `#[hook(..)]` methods become one middleware; the
-//! other methods, and the hook methods themselves, stay ordinary methods.
+//! other methods, and the hook methods themselves, stay ordinary methods. On an
+//! `impl Middleware for X` block, it completes the impl instead (see `trait_form`).
 
 mod expand;
 mod parse;
+mod trait_form;
 mod validate;
 
 use proc_macro2::TokenStream;
@@ -19,6 +21,9 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             return quote::quote!(#item #error);
         }
     };
+    if trait_form::is_middleware_impl(&block) {
+        return trait_form::expand(attr, block);
+    }
     let ctxt = Ctxt::new();
     let parsed = parse::parse(&ctxt, attr, &mut block);
     let model = validate::validate(&ctxt, &parsed, &block);

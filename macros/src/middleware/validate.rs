@@ -32,8 +32,8 @@ pub(crate) fn validate<'a>(
     if let Some((_, path, _)) = &block.trait_ {
         ctxt.error_spanned_by(
             path,
-            "`#[middleware]` goes on an inherent impl block (`impl Audit { .. }`), not on a trait \
-             impl",
+            "`#[middleware]` goes on an inherent impl block (`impl Audit { .. }`) or on \
+             `impl Middleware for Audit { .. }`, not on an impl of another trait",
         );
     }
     if let Some(unsafety) = &block.unsafety {
