@@ -2,7 +2,7 @@
 
 mod support;
 
-use hookchain::agent::BuildError;
+use hookchain::agent::AgentBuildError;
 use hookchain::builtin::TodoList;
 use hookchain::builtin::todo_list::{Todo, TodoStatus, WRITE_TODOS};
 use hookchain::message::validate_history;
@@ -143,7 +143,7 @@ fn a_tool_of_the_agent_named_write_todos_is_an_error_at_build() {
         .try_build();
     assert_eq!(
         agent.unwrap_err(),
-        BuildError::ToolTaken {
+        AgentBuildError::ToolTaken {
             tool: WRITE_TODOS.into(),
             middleware: "TodoList"
         }
@@ -162,7 +162,7 @@ async fn an_agent_build_could_not_build_runs_nothing() {
     };
     assert_eq!(
         *error,
-        BuildError::ToolContributedTwice {
+        AgentBuildError::ToolContributedTwice {
             tool: WRITE_TODOS.into(),
             first: "TodoList",
             second: "TodoList"

@@ -2,7 +2,7 @@
 //! `#[contribute]`): added when the agent is built, in listing order, checked for clashes,
 //! listed by `describe()`.
 
-use hookchain::agent::BuildError;
+use hookchain::agent::AgentBuildError;
 use hookchain::middleware::Contributions;
 use hookchain::prelude::*;
 use hookchain::{chain, middleware, tool};
@@ -83,7 +83,7 @@ fn a_contributed_tool_whose_name_is_taken_is_an_error_at_build() {
         .unwrap_err();
     assert_eq!(
         taken,
-        BuildError::ToolTaken {
+        AgentBuildError::ToolTaken {
             tool: "clock".into(),
             middleware: "Clock"
         }
@@ -93,7 +93,10 @@ fn a_contributed_tool_whose_name_is_taken_is_an_error_at_build() {
         .chain(chain![Clock, Polite, Clock])
         .try_build()
         .unwrap_err();
-    assert!(matches!(twice, BuildError::ToolContributedTwice { .. }));
+    assert!(matches!(
+        twice,
+        AgentBuildError::ToolContributedTwice { .. }
+    ));
 }
 
 #[test]

@@ -1118,6 +1118,26 @@ async fn checkpoint_of_another_format_is_refused() {
     );
 }
 
+/// Every way in checks the format, not only `from_json`: serde itself refuses it (a checkpoint
+/// read from a database row or a message queue), so it can never reach `resume`.
+#[tokio::test]
+async fn checkpoint_of_another_format_does_not_deserialize_at_all() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let output = confirming_agent(&runs).run("hi").await.unwrap();
+    let mut json: Value = serde_json::from_str(&paused(&output).to_json().unwrap()).unwrap();
+    json["format"] = json!(999);
+    let error = serde_json::from_value::<Checkpoint>(json.clone()).unwrap_err();
+    assert!(
+        error.to_string().contains("format 999 is not supported"),
+        "{error}"
+    );
+    let error = serde_json::from_str::<Checkpoint>(&json.to_string()).unwrap_err();
+    assert!(error.to_string().contains("format 999"), "{error}");
+    // The checkpoint as written still reads back.
+    json["format"] = serde_json::to_value(paused(&output)).unwrap()["format"].clone();
+    assert!(serde_json::from_value::<Checkpoint>(json).is_ok());
+}
+
 // ---------------------------------------------------------------------------------------------
 // 5. Checkpointers
 // ---------------------------------------------------------------------------------------------

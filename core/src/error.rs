@@ -68,7 +68,7 @@ pub enum Error {
     /// The agent could not be built as configured (see
     /// [`AgentBuilder::try_build`](crate::AgentBuilder::try_build)): it runs nothing.
     #[error("the agent was not built as configured")]
-    Build(#[source] Box<crate::agent::BuildError>),
+    Build(#[source] Box<crate::agent::AgentBuildError>),
     /// The input history breaks the tool-call rule a provider enforces (see
     /// [`validate_history`](crate::message::validate_history)).
     #[error("the input history is not valid")]

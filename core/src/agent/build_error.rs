@@ -4,7 +4,7 @@
 /// ([`AgentBuilder::try_build`](super::AgentBuilder::try_build)).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum BuildError {
+pub enum AgentBuildError {
     /// A middleware contributes a tool whose name one of the agent's own tools has.
     #[error(
         "middleware `{middleware}` contributes a tool named `{tool}`, but the agent already has \

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use super::BuildError;
+use super::AgentBuildError;
 use super::{Agent, DEFAULT_AGENT_NAME, DEFAULT_MAX_STEPS, DEFAULT_TOOL_CONCURRENCY};
 use crate::middleware::{Contributions, Middleware};
 use crate::model::{Model, ModelSettings, ResponseFormat};
@@ -204,7 +204,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
     ///
     /// The contributed tools join the agent's; the pieces follow its system prompt, in the
     /// order the middleware are listed, separated by blank lines.
-    pub fn try_build(mut self) -> Result<Agent<M, C>, BuildError> {
+    pub fn try_build(mut self) -> Result<Agent<M, C>, AgentBuildError> {
         self.add_contributions()?;
         Ok(self.agent)
     }
@@ -222,7 +222,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
     }
 
     /// Adds what the chain contributes, or nothing if any of it clashes.
-    fn add_contributions(&mut self) -> Result<(), BuildError> {
+    fn add_contributions(&mut self) -> Result<(), AgentBuildError> {
         let mut contributions = Contributions::new();
         contributions.collect(&self.agent.chain);
         contributions.apply(&mut self.agent.tools, &mut self.agent.system_prompt)

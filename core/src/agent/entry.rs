@@ -10,7 +10,7 @@ use tracing::instrument::Instrumented;
 
 use super::events::{EventQueue, RunEvents};
 use super::run_loop::{Ending, Entry, States, fingerprint};
-use super::{Agent, EndReason, Input, PauseMark, RunOutput, Thread, ThreadError};
+use super::{Agent, EndReason, PauseMark, RunInput, RunOutput, Thread, ThreadError};
 use crate::context::{Context, Raiser, ResumePoint, RunContext};
 use crate::error::Error;
 use crate::interrupt::{Answer, Checkpoint, InterruptId, Position, ResumeError};
@@ -41,7 +41,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     ///
     /// To give the run values its hooks and tools read (a database handle, a tenant id), run
     /// it through [`with_context`](Self::with_context).
-    pub async fn run(&self, input: impl Into<Input>) -> Result<RunOutput, Error> {
+    pub async fn run(&self, input: impl Into<RunInput>) -> Result<RunOutput, Error> {
         self.run_with(RunContext::new(), None, input.into()).await
     }
 
@@ -50,7 +50,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         &self,
         run_context: RunContext,
         events: Option<Arc<EventQueue>>,
-        Input(messages): Input,
+        RunInput(messages): RunInput,
     ) -> Result<RunOutput, Error> {
         let mut cx = Context::new(messages).with_run_context(run_context);
         cx.events = events.map(RunEvents::boxed);
@@ -75,7 +75,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     pub async fn run_in(
         &self,
         thread: &mut Thread<C::ThreadState>,
-        input: impl Into<Input>,
+        input: impl Into<RunInput>,
     ) -> Result<RunOutput, Error> {
         self.run_in_with(RunContext::new(), None, thread, input.into())
             .await
@@ -87,7 +87,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         run_context: RunContext,
         events: Option<Arc<EventQueue>>,
         thread: &mut Thread<C::ThreadState>,
-        Input(input): Input,
+        RunInput(input): RunInput,
     ) -> Result<RunOutput, Error> {
         if thread.paused.is_some() {
             return Err(ThreadError::Paused {
@@ -227,6 +227,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         checkpoint: Checkpoint,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<(Context, States<C>, Position), Error> {
+        checkpoint.check_format()?;
         let agent = fingerprint::<C>();
         if checkpoint.chain != agent {
             return Err(ResumeError::ChainMismatch {

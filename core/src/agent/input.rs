@@ -4,28 +4,28 @@ use crate::message::Message;
 
 /// The messages a run starts from: a user's text, one message, or a whole history.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Input(pub Vec<Message>);
+pub struct RunInput(pub Vec<Message>);
 
-impl From<&str> for Input {
+impl From<&str> for RunInput {
     fn from(text: &str) -> Self {
-        Input(vec![Message::user(text)])
+        RunInput(vec![Message::user(text)])
     }
 }
 
-impl From<String> for Input {
+impl From<String> for RunInput {
     fn from(text: String) -> Self {
-        Input(vec![Message::user(text)])
+        RunInput(vec![Message::user(text)])
     }
 }
 
-impl From<Message> for Input {
+impl From<Message> for RunInput {
     fn from(message: Message) -> Self {
-        Input(vec![message])
+        RunInput(vec![message])
     }
 }
 
-impl From<Vec<Message>> for Input {
+impl From<Vec<Message>> for RunInput {
     fn from(messages: Vec<Message>) -> Self {
-        Input(messages)
+        RunInput(messages)
     }
 }

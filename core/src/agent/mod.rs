@@ -47,11 +47,11 @@ mod stream;
 mod thread;
 mod with_context;
 
-pub use build_error::BuildError;
+pub use build_error::AgentBuildError;
 pub use builder::{AgentBuilder, NoChainYet};
 pub use events::AgentEvent;
 pub(crate) use events::{Delivered, RunEvents};
-pub use input::Input;
+pub use input::RunInput;
 pub use output::{EndReason, RunOutput};
 pub use stream::AgentStream;
 pub(crate) use thread::PauseMark;
@@ -104,7 +104,7 @@ pub struct Agent<M, C = ()> {
     response_format: Option<ResponseFormat>,
     /// Why [`AgentBuilder::build`] could not build this agent as configured: every run fails
     /// with it (see [`AgentBuilder::try_build`] to get it at build).
-    build_error: Option<BuildError>,
+    build_error: Option<AgentBuildError>,
 }
 
 impl<M: Model> Agent<M> {

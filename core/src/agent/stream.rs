@@ -11,7 +11,7 @@ use futures::Stream;
 use futures::stream::FusedStream;
 
 use super::events::EventQueue;
-use super::{Agent, AgentEvent, Input, RunOutput, Thread};
+use super::{Agent, AgentEvent, RunInput, RunOutput, Thread};
 use crate::context::RunContext;
 use crate::error::Error;
 use crate::interrupt::{Checkpoint, InterruptId};
@@ -125,12 +125,12 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// # Ok::<(), hookchain::Error>(())
     /// # }).unwrap();
     /// ```
-    pub fn stream(&self, input: impl Into<Input>) -> AgentStream<'_> {
+    pub fn stream(&self, input: impl Into<RunInput>) -> AgentStream<'_> {
         self.stream_with(RunContext::new(), input.into())
     }
 
     /// [`stream`](Self::stream), with `run_context` given to the run.
-    pub(super) fn stream_with(&self, run_context: RunContext, input: Input) -> AgentStream<'_> {
+    pub(super) fn stream_with(&self, run_context: RunContext, input: RunInput) -> AgentStream<'_> {
         AgentStream::new(|queue| self.run_with(run_context, Some(queue), input))
     }
 
@@ -139,7 +139,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     pub fn stream_in<'a>(
         &'a self,
         thread: &'a mut Thread<C::ThreadState>,
-        input: impl Into<Input>,
+        input: impl Into<RunInput>,
     ) -> AgentStream<'a> {
         self.stream_in_with(RunContext::new(), thread, input.into())
     }
@@ -149,7 +149,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         &'a self,
         run_context: RunContext,
         thread: &'a mut Thread<C::ThreadState>,
-        input: Input,
+        input: RunInput,
     ) -> AgentStream<'a> {
         AgentStream::new(|queue| self.run_in_with(run_context, Some(queue), thread, input))
     }

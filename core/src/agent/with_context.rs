@@ -1,6 +1,6 @@
 //! [`AgentWith`]: an agent borrowed with the values to give its runs.
 
-use super::{Agent, AgentStream, Input, RunOutput, Thread};
+use super::{Agent, AgentStream, RunInput, RunOutput, Thread};
 use crate::context::RunContext;
 use crate::error::Error;
 use crate::interrupt::{Checkpoint, InterruptId};
@@ -62,7 +62,7 @@ impl<M, C> Agent<M, C> {
 
 impl<M: Model, C: Middleware> AgentWith<'_, M, C> {
     /// [`Agent::run`], with the run context.
-    pub async fn run(&self, input: impl Into<Input>) -> Result<RunOutput, Error> {
+    pub async fn run(&self, input: impl Into<RunInput>) -> Result<RunOutput, Error> {
         self.agent
             .run_with(self.run_context.clone(), None, input.into())
             .await
@@ -72,7 +72,7 @@ impl<M: Model, C: Middleware> AgentWith<'_, M, C> {
     pub async fn run_in(
         &self,
         thread: &mut Thread<C::ThreadState>,
-        input: impl Into<Input>,
+        input: impl Into<RunInput>,
     ) -> Result<RunOutput, Error> {
         self.agent
             .run_in_with(self.run_context.clone(), None, thread, input.into())
@@ -112,7 +112,7 @@ impl<M: Model, C: Middleware> AgentWith<'_, M, C> {
 
 impl<'a, M: Model, C: Middleware> AgentWith<'a, M, C> {
     /// [`Agent::stream`], with the run context.
-    pub fn stream(&self, input: impl Into<Input>) -> AgentStream<'a> {
+    pub fn stream(&self, input: impl Into<RunInput>) -> AgentStream<'a> {
         self.agent
             .stream_with(self.run_context.clone(), input.into())
     }
@@ -121,7 +121,7 @@ impl<'a, M: Model, C: Middleware> AgentWith<'a, M, C> {
     pub fn stream_in(
         &self,
         thread: &'a mut Thread<C::ThreadState>,
-        input: impl Into<Input>,
+        input: impl Into<RunInput>,
     ) -> AgentStream<'a> {
         self.agent
             .stream_in_with(self.run_context.clone(), thread, input.into())

@@ -12,7 +12,8 @@ mod constraints;
 mod describe;
 mod tuple;
 
-pub use constraints::{
-    ChainChecks, Constraints, Identified, MAX_MEMBERS, MemberInfo, MemberList, Named,
-};
+pub use constraints::{Constraints, Identified, MAX_MEMBERS, Named};
+// What the compile-time checks work on: generated code's, not users'.
+#[doc(hidden)]
+pub use constraints::{ChainChecks, MemberInfo, MemberList};
 pub use describe::{Contribution, Description, Member};

@@ -26,6 +26,9 @@ const FORMAT: u32 = 2;
 /// to one caller only, so two workers racing to resume it run it once.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Checkpoint {
+    /// Checked on every way in: a checkpoint of another format does not deserialize at all
+    /// (with `from_json`, serde, or any other format), so it can never be resumed by mistake.
+    #[serde(deserialize_with = "supported_format")]
     pub(crate) format: u32,
     /// Unique per pause: `<run id>:<pause number>`.
     pub(crate) id: String,
@@ -148,20 +151,40 @@ impl Checkpoint {
         serde_json::to_string_pretty(self).map_err(CheckpointError::Encode)
     }
 
-    /// Reads a checkpoint written by [`to_json`](Self::to_json).
+    /// Reads a checkpoint written by [`to_json`](Self::to_json). A checkpoint of another
+    /// format version is [`CheckpointError::Format`].
     pub fn from_json(json: &str) -> Result<Checkpoint, CheckpointError> {
-        let checkpoint: Checkpoint = serde_json::from_str(json).map_err(CheckpointError::Decode)?;
-        if checkpoint.format != FORMAT {
+        /// The format alone, read first: its error is the clearest.
+        #[derive(Deserialize)]
+        struct Format {
+            format: u32,
+        }
+        if let Ok(Format { format }) = serde_json::from_str::<Format>(json)
+            && format != FORMAT
+        {
             return Err(CheckpointError::Format {
-                found: checkpoint.format,
+                found: format,
                 supported: FORMAT,
             });
         }
-        Ok(checkpoint)
+        serde_json::from_str(json).map_err(CheckpointError::Decode)
     }
 
     pub(crate) fn format() -> u32 {
         FORMAT
+    }
+
+    /// Whether this checkpoint is of the format this version resumes (always, for one that was
+    /// deserialized or made by a run; checked again before a resume).
+    pub(crate) fn check_format(&self) -> Result<(), CheckpointError> {
+        if self.format == FORMAT {
+            Ok(())
+        } else {
+            Err(CheckpointError::Format {
+                found: self.format,
+                supported: FORMAT,
+            })
+        }
     }
 
     /// The results of the paused step's calls that completed before the pause.
@@ -209,4 +232,16 @@ pub enum CheckpointError {
         /// The key.
         key: String,
     },
+}
+
+/// Deserializes the format version, refusing any but [`FORMAT`].
+fn supported_format<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
+    let format = u32::deserialize(deserializer)?;
+    if format == FORMAT {
+        Ok(format)
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "checkpoint format {format} is not supported (this version reads format {FORMAT})"
+        )))
+    }
 }

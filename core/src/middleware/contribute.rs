@@ -42,7 +42,7 @@ use crate::tool::{Tool, ToolRegistry};
 ///     .try_build()?;
 /// assert!(agent.tools().spec("clock").is_some());
 /// assert_eq!(agent.chain().describe().tools(), ["clock"]);
-/// # Ok::<(), hookchain::agent::BuildError>(())
+/// # Ok::<(), hookchain::agent::AgentBuildError>(())
 /// ```
 #[derive(Default)]
 pub struct Contributions {
@@ -73,7 +73,7 @@ impl Contributions {
     }
 
     /// Adds `tool` to the agent's tools. Its name must differ from every other tool's: a clash
-    /// is a [`BuildError`](crate::agent::BuildError) when the agent is built.
+    /// is a [`AgentBuildError`](crate::agent::AgentBuildError) when the agent is built.
     pub fn tool(&mut self, tool: impl Tool) -> &mut Self {
         let name = tool.spec().name;
         self.tools.push(ContributedTool {
@@ -119,17 +119,17 @@ impl Contributions {
         self,
         registry: &mut ToolRegistry,
         prompt: &mut Option<String>,
-    ) -> Result<(), crate::agent::BuildError> {
-        use crate::agent::BuildError;
+    ) -> Result<(), crate::agent::AgentBuildError> {
+        use crate::agent::AgentBuildError;
         for (i, tool) in self.tools.iter().enumerate() {
             if registry.spec(&tool.name).is_some() {
-                return Err(BuildError::ToolTaken {
+                return Err(AgentBuildError::ToolTaken {
                     tool: tool.name.clone(),
                     middleware: tool.member,
                 });
             }
             if let Some(first) = self.tools[..i].iter().find(|t| t.name == tool.name) {
-                return Err(BuildError::ToolContributedTwice {
+                return Err(AgentBuildError::ToolContributedTwice {
                     tool: tool.name.clone(),
                     first: first.member,
                     second: tool.member,

@@ -164,12 +164,22 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 pub use contribute::Contributions;
-pub use emit::{Emit, EventRelay};
+pub use emit::Emit;
+// The machinery of chains and onions: named by generated code and rustc's messages, never by
+// users (a hand-written impl names only `True`/`False` and a `phase`).
+#[doc(hidden)]
+pub use emit::EventRelay;
 pub use flow::{Flow, Jump, JumpSet};
 pub use hooks::{Hook, HookSet};
-pub use marker::{Bool, False, Marker, ModelWrap, Splice, ToolWrap, True};
-pub use next::{ModelLayer, ModelNext, ToolLayer, ToolNext};
-pub use phase::{LeafPhase, Phase, PhaseMarker};
+#[doc(hidden)]
+pub use marker::{Bool, Marker, ModelWrap, Splice, ToolWrap};
+pub use marker::{False, True};
+#[doc(hidden)]
+pub use next::{ModelLayer, ToolLayer};
+pub use next::{ModelNext, ToolNext};
+pub use phase::Phase;
+#[doc(hidden)]
+pub use phase::{LeafPhase, PhaseMarker};
 
 // The items generated code checks user code with, named here as well as in `__private` (hidden
 // in both): rustc's messages print an item by its shortest public path, so a mistake reads
@@ -449,7 +459,7 @@ pub trait Middleware: Send + Sync {
     /// [`describe`](Self::describe). Adds nothing by default; a chain forwards to each member.
     ///
     /// A contributed tool whose name another tool of the agent has is an error at build
-    /// ([`BuildError`](crate::agent::BuildError)); prompt pieces follow the agent's own system
+    /// ([`AgentBuildError`](crate::agent::AgentBuildError)); prompt pieces follow the agent's own system
     /// prompt, in listing order. In a `#[middleware]` block, mark a method
     /// `#[contribute]`.
     fn contribute(&self, to: &mut Contributions) {
