@@ -1255,6 +1255,41 @@ async fn file_checkpointer_reports_a_corrupt_file() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A save that fails (here: the rename, onto a directory of the checkpoint's name) is an
+/// `Io` error naming the path, and leaves no temporary file behind.
+#[tokio::test]
+async fn a_failed_file_save_removes_its_temporary_file() {
+    let dir = temp_dir("failed_save");
+    let store = FileCheckpointer::new(&dir);
+    std::fs::create_dir_all(dir.join("t.json").join("occupied")).unwrap();
+    let error = store.save("t", &some_checkpoint().await).await.unwrap_err();
+    assert!(matches!(error, CheckpointError::Io { .. }), "{error:?}");
+    assert!(error.to_string().contains("t.json"), "{error}");
+    assert_eq!(file_names(&dir), ["t.json"], "a temporary file was left");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// On a current-thread runtime the file operations run on the blocking threads (the only
+/// executor thread is never blocked) and complete as they do elsewhere.
+#[test]
+fn file_checkpointer_works_off_the_executor_and_outside_any_runtime() {
+    let dir = temp_dir("off_executor");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let checkpoint = runtime.block_on(some_checkpoint());
+    let store = FileCheckpointer::new(&dir);
+    runtime.block_on(async {
+        store.save("t", &checkpoint).await.unwrap();
+        assert_eq!(store.load("t").await.unwrap().as_ref(), Some(&checkpoint));
+    });
+    // Outside a runtime: in place.
+    let loaded = futures::executor::block_on(store.take("t")).unwrap();
+    assert_eq!(loaded.as_ref(), Some(&checkpoint));
+    assert!(file_names(&dir).is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 // ---------------------------------------------------------------------------------------------
 // 6. HumanInTheLoop
 // ---------------------------------------------------------------------------------------------

@@ -1,12 +1,8 @@
 //! Where checkpoints are kept between a pause and a resume.
 
 use std::collections::HashMap;
-use std::fmt;
 use std::future::Future;
-use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{Checkpoint, CheckpointError};
 use crate::lock::lock;
@@ -83,7 +79,7 @@ impl Checkpointer for InMemoryCheckpointer {
 
 /// Keys are the same for every store: letters, digits, `-`, `_` and `.` (so any store can
 /// become a file name).
-fn valid_key(key: &str) -> Result<&str, CheckpointError> {
+pub(super) fn valid_key(key: &str) -> Result<&str, CheckpointError> {
     let valid = !key.is_empty()
         && key != "."
         && key != ".."
@@ -97,107 +93,4 @@ fn valid_key(key: &str) -> Result<&str, CheckpointError> {
             key: key.to_owned(),
         })
     }
-}
-
-/// Keeps each checkpoint in a JSON file `<dir>/<key>.json`, written atomically (a temporary
-/// file, synced, then renamed), so a crash never leaves a half-written checkpoint.
-///
-/// The file operations are blocking; checkpoints are small and written once per pause.
-pub struct FileCheckpointer {
-    dir: PathBuf,
-}
-
-impl FileCheckpointer {
-    /// A store in `dir` (created on first save).
-    pub fn new(dir: impl Into<PathBuf>) -> Self {
-        FileCheckpointer { dir: dir.into() }
-    }
-
-    /// The file of `key`.
-    pub fn path(&self, key: &str) -> Result<PathBuf, CheckpointError> {
-        Ok(self.dir.join(format!("{}.json", valid_key(key)?)))
-    }
-}
-
-impl fmt::Debug for FileCheckpointer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FileCheckpointer")
-            .field("dir", &self.dir)
-            .finish()
-    }
-}
-
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
-    move |source| CheckpointError::Io {
-        path: path.to_owned(),
-        source,
-    }
-}
-
-impl Checkpointer for FileCheckpointer {
-    async fn save(&self, key: &str, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
-        let path = self.path(key)?;
-        let json = checkpoint.to_json()?;
-        std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
-        // A temporary name of its own, so that concurrent saves of one key never share a file.
-        let temporary = self.dir.join(format!(".{key}.{}.tmp", unique_suffix()));
-        let mut file = std::fs::File::create(&temporary).map_err(io(&temporary))?;
-        file.write_all(json.as_bytes()).map_err(io(&temporary))?;
-        file.sync_all().map_err(io(&temporary))?;
-        drop(file);
-        std::fs::rename(&temporary, &path).map_err(io(&path))
-    }
-
-    async fn load(&self, key: &str) -> Result<Option<Checkpoint>, CheckpointError> {
-        let path = self.path(key)?;
-        match std::fs::read_to_string(&path) {
-            Ok(json) => Checkpoint::from_json(&json).map(Some),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(error) => Err(io(&path)(error)),
-        }
-    }
-
-    async fn delete(&self, key: &str) -> Result<(), CheckpointError> {
-        let path = self.path(key)?;
-        match std::fs::remove_file(&path) {
-            Ok(()) => Ok(()),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(error) => Err(io(&path)(error)),
-        }
-    }
-
-    // The claim is a rename to a name of this caller's own: of several processes renaming the
-    // same file at once, exactly one succeeds (the others find no file), and the claimed file
-    // is then read and removed by its owner alone.
-    async fn take(&self, key: &str) -> Result<Option<Checkpoint>, CheckpointError> {
-        let path = self.path(key)?;
-        let claimed = self.dir.join(format!(".{key}.{}.claimed", unique_suffix()));
-        match std::fs::rename(&path, &claimed) {
-            Ok(()) => {}
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(error) => return Err(io(&path)(error)),
-        }
-        let read = std::fs::read_to_string(&claimed)
-            .map_err(io(&claimed))
-            .and_then(|json| Checkpoint::from_json(&json));
-        match read {
-            Ok(checkpoint) => {
-                // Spent once read: the claim is the only copy, and it is this caller's.
-                let _ = std::fs::remove_file(&claimed);
-                Ok(Some(checkpoint))
-            }
-            Err(error) => {
-                // Nothing lost: a checkpoint that could not be read goes back where it was.
-                let _ = std::fs::rename(&claimed, &path);
-                Err(error)
-            }
-        }
-    }
-}
-
-/// A suffix no other save or claim uses: this process, and a counter.
-fn unique_suffix() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
-    format!("{}.{count}", std::process::id())
 }

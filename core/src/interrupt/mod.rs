@@ -91,6 +91,7 @@
 mod answer;
 mod checkpoint;
 mod checkpointer;
+mod file_checkpointer;
 mod resume;
 
 use std::fmt;
@@ -100,7 +101,8 @@ use serde::{Deserialize, Serialize};
 pub use crate::context::{Raiser, ToolAnswer};
 pub use answer::Answer;
 pub use checkpoint::{Checkpoint, CheckpointError, Position};
-pub use checkpointer::{Checkpointer, FileCheckpointer, InMemoryCheckpointer};
+pub use checkpointer::{Checkpointer, InMemoryCheckpointer};
+pub use file_checkpointer::FileCheckpointer;
 pub use resume::ResumeError;
 
 use crate::middleware::Hook;
