@@ -9,7 +9,7 @@
 use crate::middleware::{Hook, HookSet, LeafPhase, Marker, Middleware, Phase, PhaseMarker};
 
 /// The most members a chain can have (nested chains included) for its constraints to be checked.
-pub const MAX_MEMBERS: usize = 256;
+pub const MAX_MEMBERS: usize = 128;
 
 /// A middleware type that constraints can name: every middleware, by its
 /// [`Middleware::IDENTITY`].
@@ -43,6 +43,14 @@ impl<M: Middleware + ?Sized> Identified for M {
         ),
     };
     const NAME: &'static str = M::NAME;
+}
+
+/// `M`'s constraints as a reference to a static (a generic constant's reference cannot be
+/// taken inside a `const fn`).
+struct ConstraintsOf<M: ?Sized>(core::marker::PhantomData<M>);
+
+impl<M: Middleware + ?Sized> ConstraintsOf<M> {
+    const REF: &'static Constraints = &M::CONSTRAINTS;
 }
 
 /// A middleware named in a constraint.
@@ -94,7 +102,8 @@ pub struct MemberInfo {
     hooks: HookSet,
     wraps_model: Option<bool>,
     wraps_tool: Option<bool>,
-    constraints: Constraints,
+    /// By reference: a member's entry stays small (the list holds `MAX_MEMBERS` of them).
+    constraints: &'static Constraints,
 }
 
 impl MemberInfo {
@@ -105,7 +114,7 @@ impl MemberInfo {
         hooks: HookSet::NONE,
         wraps_model: None,
         wraps_tool: None,
-        constraints: Constraints::NONE,
+        constraints: &Constraints::NONE,
     };
 
     /// The member `M` (one middleware, not a chain).
@@ -118,7 +127,7 @@ impl MemberInfo {
             hooks: M::HOOKS,
             wraps_model: <M::WrapsModel as Marker>::LEAF,
             wraps_tool: <M::WrapsTool as Marker>::LEAF,
-            constraints: M::CONSTRAINTS,
+            constraints: ConstraintsOf::<M>::REF,
         }
     }
 }
@@ -208,7 +217,7 @@ impl<C: Middleware + ?Sized> ChainChecks<C> {
 const fn check_members(list: &MemberList) {
     assert!(
         list.len <= MAX_MEMBERS,
-        "this chain has more than 256 members (nested chains included): split it"
+        "this chain has more than 128 members (nested chains included): split it"
     );
     let mut i = 0;
     while i < list.len {
@@ -385,5 +394,19 @@ const fn fail(parts: &[&str]) -> ! {
     match core::str::from_utf8(message) {
         Ok(message) => panic!("{}", message),
         Err(_) => panic!("a middleware constraint is violated"),
+    }
+}
+
+#[cfg(test)]
+mod size {
+    use super::{MAX_MEMBERS, MemberInfo, MemberList};
+
+    /// The list is a constant of every chain (evaluated by the compiler for each): an entry is
+    /// kept small, its constraints by reference.
+    #[test]
+    fn a_member_list_stays_small() {
+        assert!(std::mem::size_of::<MemberInfo>() <= 48);
+        assert!(std::mem::size_of::<MemberList>() <= 48 * MAX_MEMBERS + 16);
+        assert_eq!(MAX_MEMBERS, 128);
     }
 }
