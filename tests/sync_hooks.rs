@@ -163,7 +163,13 @@ async fn a_plain_fn_hook_called_through_its_future_runs_when_polled() {
 
     assert_eq!(
         plain
-            .before_model_sync(&mut cx, &mut state, &mut (), &mut request)
+            .before_model_sync(
+                &mut cx,
+                &mut state,
+                &mut (),
+                &mut request,
+                hookchain::__private::Internal::new(),
+            )
             .unwrap(),
         Flow::Continue
     );

@@ -2,6 +2,7 @@
 
 use std::future::{Future, Ready, ready};
 
+use hookchain::__private::Internal;
 use hookchain::middleware::ModelWrap;
 use hookchain::prelude::*;
 use hookchain::{StopReason, Usage};
@@ -58,7 +59,7 @@ pub async fn model_call<C: Middleware>(
     let mut thread = C::ThreadState::default();
     if C::HOOKS.contains(Hook::BeforeModel) {
         let flow = if C::SYNC_HOOKS.contains(Hook::BeforeModel) {
-            chain.before_model_sync(cx, state, &mut thread, &mut request)
+            chain.before_model_sync(cx, state, &mut thread, &mut request, Internal::new())
         } else {
             chain
                 .before_model(cx, state, &mut thread, &mut request)
@@ -77,7 +78,7 @@ pub async fn model_call<C: Middleware>(
     };
     if C::HOOKS.contains(Hook::AfterModel) {
         let flow = if C::SYNC_HOOKS.contains(Hook::AfterModel) {
-            chain.after_model_sync(cx, state, &mut thread, &mut response)
+            chain.after_model_sync(cx, state, &mut thread, &mut response, Internal::new())
         } else {
             chain
                 .after_model(cx, state, &mut thread, &mut response)

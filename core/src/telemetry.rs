@@ -29,7 +29,7 @@ pub(crate) fn hooks_traced() -> bool {
 /// Whether `M` is one middleware (or one adapting one, like `Option<M>`), not a chain: the
 /// one whose hooks an event names. A chain's members name themselves.
 pub(crate) const fn is_member<M: Middleware + ?Sized>() -> bool {
-    M::LEN == 1 && <M::WrapsModel as Marker>::LEAF.is_some()
+    ChainChecks::<M>::LEN == 1 && <M::WrapsModel as Marker>::LEAF.is_some()
 }
 
 /// The `TRACE` event of `member` running its `hook`.

@@ -124,6 +124,9 @@ use proc_macro::TokenStream;
 ///         _state: &mut (),
 ///         _thread: &mut (),
 ///         request: &mut ModelRequest,
+///         // Only hookchain's machinery has one to give: the method is neither called nor
+///         // overridden by mistake.
+///         _: hookchain::__private::Internal,
 ///     ) -> Result<Flow, Error> {
 ///         // Calls the function and converts what it returns (`()` here), naming `stamp` and
 ///         // `before_model` in an error.
@@ -140,7 +143,8 @@ use proc_macro::TokenStream;
 ///     ) -> impl Future<Output = Result<Flow, Error>> + Send {
 ///         // For a caller that awaits the hook: the synchronous form, run when first polled (the
 ///         // macro uses a small struct rather than an `async` block).
-///         async move { self.before_model_sync(cx, state, thread, request) }
+///         let internal = hookchain::__private::Internal::new();
+///         async move { self.before_model_sync(cx, state, thread, request, internal) }
 ///     }
 /// }
 /// # }

@@ -515,7 +515,7 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
         let sync = format_ident!("{}_sync", kind.name());
         quote! {
             #[inline]
-            fn #sync(#params) -> #output #now
+            fn #sync(#params, _: #p::Internal) -> #output #now
         }
     });
     quote! {

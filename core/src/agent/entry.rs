@@ -11,6 +11,7 @@ use tracing::instrument::Instrumented;
 use super::events::{EventQueue, RunEvents};
 use super::run_loop::{Ending, Entry, States, fingerprint};
 use super::{Agent, EndReason, PauseMark, RunInput, RunOutput, Thread, ThreadError};
+use crate::__private::Internal;
 use crate::context::{Context, Raiser, ResumePoint, RunContext};
 use crate::error::Error;
 use crate::interrupt::{Answer, Checkpoint, InterruptId, Position, ResumeError};
@@ -306,7 +307,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             };
             let answer = Answer::new(interrupt, value, &self.tools);
             let checked = match (interrupt.member, &checkpoint.position) {
-                (Some(member), _) => self.chain.check_answer_at(member, &answer),
+                (Some(member), _) => self.chain.check_answer_at(member, &answer, Internal::new()),
                 (None, Position::Tools { calls, .. }) => calls
                     .iter()
                     .find(|call| Some(&call.id) == interrupt.tool_call_id.as_ref())

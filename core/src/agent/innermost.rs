@@ -230,7 +230,7 @@ where
 /// Names an error of the chain's per-event hooks after its middleware when the chain is one
 /// (the members of a longer chain name their own errors; a panic there stays unnamed).
 fn name_event_error<C: Middleware>(error: Error) -> Error {
-    if C::LEN != 1 {
+    if ChainChecks::<C>::LEN != 1 {
         return error;
     }
     let name = ChainChecks::<C>::MEMBERS.names().next().unwrap_or(C::NAME);

@@ -9,6 +9,7 @@ use tracing::Instrument;
 
 use super::innermost::{CallModel, CallTool};
 use super::{Agent, AgentEvent};
+use crate::__private::Internal;
 use crate::chain::ChainChecks;
 use crate::context::{CallFrame, Context, Counters, ToolAnswer, ToolContext};
 use crate::error::Error;
@@ -344,7 +345,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             Ok(Flow::Continue)
         } else if C::SYNC_HOOKS.contains(Hook::BeforeModel) {
             catch_unwind(AssertUnwindSafe(|| {
-                self.chain.before_model_sync(cx, run, thread, request)
+                self.chain
+                    .before_model_sync(cx, run, thread, request, Internal::new())
             }))
             .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::BeforeModel, payload)))
         } else {
@@ -375,7 +377,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             Ok(Flow::Continue)
         } else if C::SYNC_HOOKS.contains(Hook::AfterModel) {
             catch_unwind(AssertUnwindSafe(|| {
-                self.chain.after_model_sync(cx, run, thread, response)
+                self.chain
+                    .after_model_sync(cx, run, thread, response, Internal::new())
             }))
             .unwrap_or_else(|payload| Err(panicked::<C>(cx, Hook::AfterModel, payload)))
         } else {

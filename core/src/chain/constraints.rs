@@ -211,6 +211,10 @@ impl<C: Middleware + ?Sized> ChainChecks<C> {
     /// the whole constant (several KB) onto the stack, as naming `C::MEMBERS` in a function
     /// does.
     pub(crate) const MEMBERS: &'static MemberList = &C::MEMBERS;
+
+    /// The number of `C`'s members, flattened (1 for a middleware): read off its members, so
+    /// that it cannot disagree with them (resume positions count members).
+    pub const LEN: usize = C::MEMBERS.len;
 }
 
 /// Panics (at compile time) with a message naming the middleware at fault.

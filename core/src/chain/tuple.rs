@@ -11,7 +11,8 @@ use std::panic::AssertUnwindSafe;
 
 use futures::FutureExt;
 
-use crate::chain::{Description, MemberList};
+use crate::__private::Internal;
+use crate::chain::{ChainChecks, Description, MemberList};
 use crate::context::{Context, Enter, Order, ToolContext};
 use crate::error::{BoxError, Error};
 use crate::interrupt::Answer;
@@ -54,7 +55,7 @@ macro_rules! run_hook {
     ) => {
         if <$M as Middleware>::HOOKS.contains(Hook::$kind) {
             let start = <Self as Starts>::STARTS[$idx];
-            let entered = $cx.enter(start, <$M as Middleware>::LEN, Order::$order);
+            let entered = $cx.enter(start, ChainChecks::<$M>::LEN, Order::$order);
             if entered != Enter::Skip {
                 $cx.running = Some(<$M as Middleware>::NAME);
                 let flow = $call
@@ -85,7 +86,7 @@ macro_rules! run_hook {
 macro_rules! sync_or_await {
     ($self:ident . $idx:tt : $M:ident, $kind:ident, $sync:ident, $hook:ident ($($arg:expr),*)) => {
         if <$M as Middleware>::SYNC_HOOKS.contains(Hook::$kind) {
-            $self.$idx.$sync($($arg),*)
+            $self.$idx.$sync($($arg,)* Internal::new())
         } else {
             $self.$idx.$hook($($arg),*).await
         }
@@ -121,7 +122,7 @@ const fn starts<const N: usize>(lens: [usize; N]) -> [usize; N] {
 macro_rules! tuple_chain {
     ([$($M:ident $s:ident $idx:tt),+], [$($RM:ident $rs:ident $ridx:tt),+]) => {
         impl<$($M: Middleware),+> Starts for ($($M,)+) {
-            const STARTS: &'static [usize] = &starts([$(<$M as Middleware>::LEN),+]);
+            const STARTS: &'static [usize] = &starts([$(ChainChecks::<$M>::LEN),+]);
         }
 
         #[diagnostic::do_not_recommend]
@@ -139,7 +140,6 @@ macro_rules! tuple_chain {
             const HOOKS: HookSet = HookSet::NONE$(.union($M::HOOKS))+;
             const JUMPS: JumpSet = JumpSet::NONE$(.union($M::JUMPS))+;
             const MEMBERS: MemberList = MemberList::EMPTY$(.concat(&$M::MEMBERS))+;
-            const LEN: usize = 0 $(+ <$M as Middleware>::LEN)+;
             const SYNC_HOOKS: HookSet = SYNC_CAPABLE
                 $(.intersection(sync_or_absent($M::HOOKS, $M::SYNC_HOOKS)))+;
             const LIVE_STREAM: bool = true $(&& <$M as Middleware>::LIVE_STREAM)+;
@@ -201,10 +201,13 @@ macro_rules! tuple_chain {
                 state: &mut Self::State,
                 thread: &mut Self::ThreadState,
                 request: &mut ModelRequest,
+                internal: Internal,
             ) -> Result<Flow, Error> {
                 $(run_hook!(
                     $idx: $M, BeforeModel, Listed, cx,
-                    self.$idx.before_model_sync(cx, &mut state.$idx, &mut thread.$idx, request)
+                    self.$idx.before_model_sync(
+                        cx, &mut state.$idx, &mut thread.$idx, request, internal
+                    )
                 );)+
                 Ok(Flow::Continue)
             }
@@ -250,10 +253,13 @@ macro_rules! tuple_chain {
                 state: &mut Self::State,
                 thread: &mut Self::ThreadState,
                 response: &mut ModelResponse,
+                internal: Internal,
             ) -> Result<Flow, Error> {
                 $(run_hook!(
                     $ridx: $RM, AfterModel, Reversed, cx,
-                    self.$ridx.after_model_sync(cx, &mut state.$ridx, &mut thread.$ridx, response);
+                    self.$ridx.after_model_sync(
+                        cx, &mut state.$ridx, &mut thread.$ridx, response, internal
+                    );
                     replace response
                 );)+
                 Ok(Flow::Continue)
@@ -284,11 +290,16 @@ macro_rules! tuple_chain {
                 $(to.collect(&self.$idx);)+
             }
 
-            fn check_answer_at(&self, at: usize, answer: &Answer<'_>) -> Result<(), BoxError> {
+            fn check_answer_at(
+                &self,
+                at: usize,
+                answer: &Answer<'_>,
+                internal: Internal,
+            ) -> Result<(), BoxError> {
                 let starts = <Self as Starts>::STARTS;
                 $(
-                    if (starts[$idx]..starts[$idx] + <$M as Middleware>::LEN).contains(&at) {
-                        return self.$idx.check_answer_at(at - starts[$idx], answer);
+                    if (starts[$idx]..starts[$idx] + ChainChecks::<$M>::LEN).contains(&at) {
+                        return self.$idx.check_answer_at(at - starts[$idx], answer, internal);
                     }
                 )+
                 Ok(())
@@ -397,7 +408,6 @@ impl Middleware for () {
     const HOOKS: HookSet = HookSet::NONE;
     const JUMPS: JumpSet = JumpSet::NONE;
     const MEMBERS: MemberList = MemberList::EMPTY;
-    const LEN: usize = 0;
 
     fn describe_into(&self, _: &mut Description) {}
 }

@@ -191,6 +191,7 @@ pub use crate::__private::{
     ValidThreadState, WrapModelCallReturn, WrapToolCallReturn, convert_now, phase_order, shareable,
 };
 
+use crate::__private::Internal;
 use crate::chain::{Constraints, Description, Member, MemberInfo, MemberList};
 use crate::context::{Context, ToolContext};
 use crate::error::{BoxError, Error};
@@ -308,10 +309,6 @@ pub trait Middleware: Send + Sync {
     #[doc(hidden)]
     const MEMBERS: MemberList = MemberList::one(MemberInfo::of::<Self>());
 
-    /// The number of members, flattened (1 for a middleware; a chain overrides it).
-    #[doc(hidden)]
-    const LEN: usize = 1;
-
     /// The sequential hooks the chain runs through their synchronous form
     /// ([`before_model_sync`](Middleware::before_model_sync),
     /// [`after_model_sync`](Middleware::after_model_sync)) instead of awaiting their future: a
@@ -353,6 +350,7 @@ pub trait Middleware: Send + Sync {
         state: &mut Self::State,
         thread: &mut Self::ThreadState,
         request: &mut ModelRequest,
+        _: Internal,
     ) -> Result<Flow, Error> {
         let _ = (cx, state, thread, request);
         Err(Error::no_sync_form(Self::NAME, Hook::BeforeModel))
@@ -415,6 +413,7 @@ pub trait Middleware: Send + Sync {
         state: &mut Self::State,
         thread: &mut Self::ThreadState,
         response: &mut ModelResponse,
+        _: Internal,
     ) -> Result<Flow, Error> {
         let _ = (cx, state, thread, response);
         Err(Error::no_sync_form(Self::NAME, Hook::AfterModel))
@@ -449,7 +448,7 @@ pub trait Middleware: Send + Sync {
     /// [`check_answer`](Self::check_answer) of the member at `at` in the flattened chain (a
     /// chain finds the member; a middleware is member 0).
     #[doc(hidden)]
-    fn check_answer_at(&self, at: usize, answer: &Answer<'_>) -> Result<(), BoxError> {
+    fn check_answer_at(&self, at: usize, answer: &Answer<'_>, _: Internal) -> Result<(), BoxError> {
         debug_assert_eq!(at, 0, "a middleware is one member");
         self.check_answer(answer)
     }

@@ -5,6 +5,7 @@ use std::future::Future;
 use futures::future::Either;
 
 use super::{Bool, Emit, Hook, HookSet, Marker, Middleware, ModelNext, ToolNext};
+use crate::__private::Internal;
 use crate::context::{Context, ToolContext};
 use crate::error::Error;
 use crate::message::{ToolCall, ToolResult};
@@ -36,7 +37,6 @@ impl<M: Middleware> Middleware for Option<M> {
     const CONSTRAINTS: crate::chain::Constraints = M::CONSTRAINTS;
     // Checked as the members of `M`: `Option<M>` is `M`, switched off or on at run time.
     const MEMBERS: crate::chain::MemberList = M::MEMBERS;
-    const LEN: usize = M::LEN;
     const SYNC_HOOKS: HookSet = M::SYNC_HOOKS;
     const LIVE_STREAM: bool = M::LIVE_STREAM;
 
@@ -83,9 +83,10 @@ impl<M: Middleware> Middleware for Option<M> {
         state: &mut Self::State,
         thread: &mut Self::ThreadState,
         request: &mut ModelRequest,
+        internal: Internal,
     ) -> Result<Flow, Error> {
         match self {
-            Some(m) => m.before_model_sync(cx, state, thread, request),
+            Some(m) => m.before_model_sync(cx, state, thread, request, internal),
             None => Ok(Flow::Continue),
         }
     }
@@ -124,9 +125,10 @@ impl<M: Middleware> Middleware for Option<M> {
         state: &mut Self::State,
         thread: &mut Self::ThreadState,
         response: &mut ModelResponse,
+        internal: Internal,
     ) -> Result<Flow, Error> {
         match self {
-            Some(m) => m.after_model_sync(cx, state, thread, response),
+            Some(m) => m.after_model_sync(cx, state, thread, response, internal),
             None => Ok(Flow::Continue),
         }
     }
@@ -149,9 +151,10 @@ impl<M: Middleware> Middleware for Option<M> {
         &self,
         at: usize,
         answer: &crate::interrupt::Answer<'_>,
+        internal: Internal,
     ) -> Result<(), crate::error::BoxError> {
         match self {
-            Some(m) => m.check_answer_at(at, answer),
+            Some(m) => m.check_answer_at(at, answer, internal),
             None => Ok(()),
         }
     }

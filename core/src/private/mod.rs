@@ -24,6 +24,20 @@ pub use tool::{
 
 pub use serde_json::Value;
 
+/// Passed by hookchain's machinery to the chain-internal methods of `Middleware` (the
+/// synchronous forms of hooks, the routing of answers to members): those take one, so that
+/// user code can neither call nor override them by mistake.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Internal(());
+
+impl Internal {
+    /// For the machinery (and the benchmarks, which drive a chain as the agent loop does).
+    #[must_use]
+    pub const fn new() -> Self {
+        Internal(())
+    }
+}
+
 pub use crate::chain::{ChainChecks, Constraints, Identified, Named};
 pub use crate::error::BoxError;
 pub use crate::interrupt::Answer;
