@@ -490,7 +490,7 @@ async fn per_event_plugins_act_on_an_unstreamed_run() {
 /// "An interrupt raised by a plugin names the plugin and its own position; the run resumes in
 /// that plugin", and "each plugin's state is saved in checkpoints": after a resume from JSON,
 /// the plugin before the interrupter does not run again and its state still counts its run
-/// before the pause.
+/// before the pause; the plugin after it runs, and does not read the answer.
 #[tokio::test]
 async fn a_plugins_interrupt_resumes_in_that_plugin_with_the_plugins_states() {
     let log = new_log();
@@ -498,7 +498,11 @@ async fn a_plugins_interrupt_resumes_in_that_plugin_with_the_plugins_states() {
         Agent::builder(logged_model(&log, [ModelResponse::text("hello")]))
             .chain(chain![
                 counter("a", &log),
-                plugins(vec![boxed(counter("p", &log)), boxed(ask)]),
+                plugins(vec![
+                    boxed(counter("p", &log)),
+                    boxed(ask),
+                    boxed(counter("q", &log))
+                ]),
                 counter("c", &log)
             ])
             .build()
@@ -512,7 +516,14 @@ async fn a_plugins_interrupt_resumes_in_that_plugin_with_the_plugins_states() {
     assert_eq!(interrupt.member, Some(2));
     assert_eq!(
         take_events(&log),
-        ["a:before_agent", "p:before_agent", "c:before_agent", "a:before_model", "p:before_model"]
+        [
+            "a:before_agent",
+            "p:before_agent",
+            "q:before_agent",
+            "c:before_agent",
+            "a:before_model",
+            "p:before_model"
+        ]
     );
 
     // A new agent (a new process): the states come from the checkpoint's JSON.
@@ -521,10 +532,17 @@ async fn a_plugins_interrupt_resumes_in_that_plugin_with_the_plugins_states() {
     let output = agent.resume(checkpoint, answers).await.unwrap();
     assert_eq!(
         output.text().as_deref(),
-        Some("hello [c 1/1] [p 1/1] [a 1/1]")
+        Some("hello [c 1/1] [q 1/1] [p 1/1] [a 1/1]")
     );
     let after = take_events(&log);
-    assert_eq!(after[..2], ["c:before_model".to_owned(), "model".to_owned()]);
+    assert_eq!(
+        after[..3],
+        [
+            "q:before_model".to_owned(),
+            "c:before_model".to_owned(),
+            "model".to_owned()
+        ]
+    );
     assert_eq!(
         agent.model().requests()[0].system_prompt.as_deref(),
         Some("answer=yes")
