@@ -213,7 +213,10 @@ impl Gate {
         match cx.resume_value() {
             None => Err(Error::interrupt(json!({ "gate": self.label }))),
             Some(answer) if answer == "yes" => Ok(next.call(cx, call).await),
-            Some(_) => Ok(ToolResult::error(&call.id, format!("{} said no", self.label))),
+            Some(_) => Ok(ToolResult::error(
+                &call.id,
+                format!("{} said no", self.label),
+            )),
         }
     }
 }
@@ -275,7 +278,11 @@ async fn plugins_run_at_their_position_as_if_listed_there() {
                 boxed(Recorder::new("c", &log)),
             ]);
             builder
-                .chain(chain![Recorder::new("a", &log), inner, Recorder::new("d", &log)])
+                .chain(chain![
+                    Recorder::new("a", &log),
+                    inner,
+                    Recorder::new("d", &log)
+                ])
                 .build()
                 .run("hi")
                 .await
@@ -328,13 +335,21 @@ fn describe_lists_each_plugin_by_name_at_the_members_position() {
 async fn plugins_without_a_hook_are_skipped_and_an_empty_member_passes_through() {
     let log = new_log();
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("ok")]))
-        .chain(chain![plugins(vec![boxed(shout), boxed(counter("n", &log))])])
+        .chain(chain![plugins(vec![
+            boxed(shout),
+            boxed(counter("n", &log))
+        ])])
         .build();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("OK [n 1/1]"));
     assert_eq!(
         events(&log),
-        ["n:before_agent", "n:before_model", "n:after_model", "n:after_agent"]
+        [
+            "n:before_agent",
+            "n:before_model",
+            "n:after_model",
+            "n:after_agent"
+        ]
     );
 
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("ok")]))
@@ -387,7 +402,10 @@ async fn a_plugins_error_and_panic_are_named_after_the_plugin() {
 
     let log = new_log();
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("ok")]))
-        .chain(chain![plugins(vec![boxed(counter("n", &log)), boxed(panicky)])])
+        .chain(chain![plugins(vec![
+            boxed(counter("n", &log)),
+            boxed(panicky)
+        ])])
         .build();
     let error = middleware_error(agent.run("hi").await);
     assert_eq!(error.middleware(), Some("panicky"));
@@ -555,7 +573,10 @@ async fn a_plugins_interrupt_resumes_in_that_plugin_with_the_plugins_states() {
 async fn a_plugins_check_answer_refuses_a_wrong_answer_before_the_run_resumes() {
     let log = new_log();
     let agent = Agent::builder(logged_model(&log, [ModelResponse::text("draft")]))
-        .chain(chain![plugins(vec![boxed(Reviewer), boxed(counter("p", &log))])])
+        .chain(chain![plugins(vec![
+            boxed(Reviewer),
+            boxed(counter("p", &log))
+        ])])
         .build();
     let output = agent.run("hi").await.unwrap();
     let checkpoint = paused(&output);
@@ -728,18 +749,31 @@ fn the_registry_skips_factories_that_opt_out_fail_or_panic() {
         .map(|event| event.fields.get("error").cloned().unwrap_or_default())
         .collect();
     assert_eq!(warnings.len(), 2, "{warnings:?}");
-    assert!(warnings[0].contains("`broken` failed: no licence"), "{warnings:?}");
-    assert!(warnings[1].contains("`panics` panicked: factory bug"), "{warnings:?}");
+    assert!(
+        warnings[0].contains("`broken` failed: no licence"),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings[1].contains("`panics` panicked: factory bug"),
+        "{warnings:?}"
+    );
 
     let plugins = registry.build(&Settings { stop: true });
-    assert_eq!(plugins.names().collect::<Vec<_>>(), ["stop", "shout", "Clock"]);
+    assert_eq!(
+        plugins.names().collect::<Vec<_>>(),
+        ["stop", "shout", "Clock"]
+    );
 }
 
 /// A member takes [`Plugins::CAPACITY`] positions: `Plugins::new` refuses more plugins with a
 /// `ConfigError` naming the field, and the registry leaves the extra ones out with a warning.
 #[test]
 fn plugins_past_the_capacity_are_refused_or_left_out() {
-    let many = || (0..=Plugins::CAPACITY).map(|_| boxed(stop)).collect::<Vec<_>>();
+    let many = || {
+        (0..=Plugins::CAPACITY)
+            .map(|_| boxed(stop))
+            .collect::<Vec<_>>()
+    };
     let error = Plugins::new(many()).unwrap_err();
     assert_eq!(error.field(), "plugins");
 
@@ -780,5 +814,44 @@ async fn a_registrys_plugins_run_between_the_static_members() {
             "p:before_model".to_owned(),
             "c:before_model".to_owned()
         ]
+    );
+}
+
+/// `PluginsWithoutEvents` does not declare the per-event hook (so the model is not streamed
+/// because of it) and refuses a per-event plugin rather than skip it: `new` with a
+/// `ConfigError`, the registry by leaving it out with a warning. Its other plugins run.
+#[tokio::test]
+async fn plugins_without_events_refuse_per_event_plugins() {
+    use hookchain::plugin::PluginsWithoutEvents;
+
+    assert!(!<PluginsWithoutEvents as Middleware>::HOOKS.contains(Hook::OnModelEvent));
+    assert!(<Plugins as Middleware>::HOOKS.contains(Hook::OnModelEvent));
+
+    let error = PluginsWithoutEvents::new(vec![boxed(stop), boxed(shout)]).unwrap_err();
+    assert_eq!(error.field(), "plugins");
+    assert!(error.problem().contains("`shout`"), "{error}");
+
+    let log = new_log();
+    let mut registry = PluginRegistry::<Log>::new();
+    registry
+        .register("shout", |_| Some(shout))
+        .register("counter", |log| Some(counter("p", log)));
+    let (plugins, captured) = capture::traced(|| registry.build_without_events(&log));
+    assert_eq!(plugins.names().collect::<Vec<_>>(), ["Counter"]);
+    let warnings: Vec<_> = captured
+        .events
+        .iter()
+        .filter(|event| event.level == tracing::Level::WARN)
+        .map(|event| event.fields.get("error").cloned().unwrap_or_default())
+        .collect();
+    assert_eq!(warnings.len(), 1);
+    assert!(warnings[0].contains("per-event hook"), "{warnings:?}");
+
+    let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("ok")]))
+        .chain(chain![plugins])
+        .build();
+    assert_eq!(
+        agent.run("hi").await.unwrap().text().as_deref(),
+        Some("ok [p 1/1]")
     );
 }

@@ -63,6 +63,18 @@ pub enum FactoryError {
         /// The panic's message.
         message: String,
     },
+    /// The plugin has a per-event hook and the member is a
+    /// [`PluginsWithoutEvents`](super::PluginsWithoutEvents), which does not run them.
+    #[error(
+        "the plugin `{plugin}` of the factory `{factory}` has a per-event hook \
+         (`on_model_event`), which `PluginsWithoutEvents` does not run"
+    )]
+    PerEvent {
+        /// The factory's name, as registered.
+        factory: String,
+        /// The plugin it made.
+        plugin: &'static str,
+    },
     /// The plugins made so far already take every position a [`Plugins`](super::Plugins)
     /// member has ([`Plugins::CAPACITY`](super::Plugins::CAPACITY)).
     #[error(

@@ -20,31 +20,63 @@ use crate::middleware::{
 use crate::model::{ModelEvent, ModelRequest, ModelResponse};
 
 /// A member of a static chain that runs middleware chosen at run time (plugins), in order, at
-/// its position in the chain: `chain![Static1, plugins, Static2]`.
+/// its position in the chain: `chain![Static1, plugins, Static2]`. Name it by its aliases:
+/// [`Plugins`] (any plugin) or [`PluginsWithoutEvents`] (no per-event hooks, cheaper).
+///
+/// `EVENTS` says whether its plugins may have an `on_model_event` hook. A member that may
+/// declares the hook, and a chain with a per-event hook has the model stream every answer,
+/// also in unstreamed runs (see [`Middleware`]'s docs on streaming): about 15,000 instructions
+/// per agent turn of two model calls (`BENCHMARKS.md`), paid even when no plugin has the hook.
+/// [`PluginsWithoutEvents`] does not, and refuses plugins with the hook rather than skip them
+/// (a redaction on the events skipped would leak what it should have hidden).
 ///
 /// Made by a [`PluginRegistry`](super::PluginRegistry) from its factories, or directly from
 /// boxed middleware with [`Plugins::new`]. See the [module docs](super) for how its hooks,
 /// states, interrupts and streams behave.
-pub struct Plugins {
+pub struct PluginMember<const EVENTS: bool> {
     plugins: Vec<Box<dyn DynMiddleware>>,
     /// Where each plugin starts among the member's positions in the flattened chain.
     starts: Vec<usize>,
+    /// The hooks at least one plugin has: the member's others pass through at once.
+    hooks: HookSet,
 }
 
-impl std::fmt::Debug for Plugins {
+/// The member running plugins that may have any hook, per-event hooks included (see
+/// [`PluginMember`]).
+pub type Plugins = PluginMember<true>;
+
+/// The member running plugins without per-event hooks: the model's answers are not streamed
+/// because of it (see [`PluginMember`]).
+pub type PluginsWithoutEvents = PluginMember<false>;
+
+/// How many positions of the flattened chain a plugin member takes, whatever its plugins (see
+/// [`PluginMember::CAPACITY`]).
+pub const CAPACITY: usize = 32;
+
+impl<const EVENTS: bool> std::fmt::Debug for PluginMember<EVENTS> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(self.names()).finish()
     }
 }
 
-impl Default for Plugins {
+impl<const EVENTS: bool> Default for PluginMember<EVENTS> {
     /// No plugins: every hook passes through.
     fn default() -> Self {
-        Plugins {
+        PluginMember {
             plugins: Vec::new(),
             starts: Vec::new(),
+            hooks: HookSet::NONE,
         }
     }
+}
+
+/// Why a plugin was not added to a member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// It takes more positions than are left.
+    Full { left: usize },
+    /// It has a per-event hook and the member is [`PluginsWithoutEvents`].
+    PerEvent,
 }
 
 /// `plugin` (a middleware) boxed, to go into [`Plugins::new`].
@@ -52,11 +84,11 @@ pub fn boxed<M: Middleware + 'static>(plugin: M) -> Box<dyn DynMiddleware> {
     Box::new(plugin)
 }
 
-impl Plugins {
+impl<const EVENTS: bool> PluginMember<EVENTS> {
     /// How many positions of the flattened chain the member takes, whatever its plugins: a
     /// checkpoint records positions, so they cannot depend on the plugins of the run. A plugin
     /// takes one (a chain boxed as one plugin, one per member).
-    pub const CAPACITY: usize = 32;
+    pub const CAPACITY: usize = CAPACITY;
 
     /// The member's name: what `describe()` and errors call the member itself (its plugins
     /// are named after themselves).
@@ -64,34 +96,51 @@ impl Plugins {
 
     /// A member running `plugins`, first listed first (outermost for the wrap hooks); a
     /// [`ConfigError`] (field `plugins`) if they take more than [`CAPACITY`](Self::CAPACITY)
-    /// positions.
+    /// positions, or if one has a per-event hook and the member is [`PluginsWithoutEvents`].
     pub fn new(plugins: Vec<Box<dyn DynMiddleware>>) -> Result<Self, ConfigError> {
-        let mut member = Plugins::default();
+        let mut member = Self::default();
         for plugin in plugins {
-            let len = plugin.len();
-            if !member.push(plugin) {
-                return Err(ConfigError::new(
-                    "plugins",
-                    format!(
-                        "they take more than the {} positions of a `Plugins` member (a plugin \
-                         takes {len})",
-                        Self::CAPACITY
-                    ),
-                ));
+            let (name, len) = (plugin.name(), plugin.len());
+            match member.push(plugin) {
+                Ok(()) => {}
+                Err(Refused::Full { .. }) => {
+                    return Err(ConfigError::new(
+                        "plugins",
+                        format!(
+                            "they take more than the {CAPACITY} positions of a plugin member \
+                             (`{name}` takes {len})"
+                        ),
+                    ));
+                }
+                Err(Refused::PerEvent) => {
+                    return Err(ConfigError::new(
+                        "plugins",
+                        format!(
+                            "`{name}` has a per-event hook (`on_model_event`), which \
+                             `PluginsWithoutEvents` does not run: use `Plugins`"
+                        ),
+                    ));
+                }
             }
         }
         Ok(member)
     }
 
-    /// Adds `plugin` last, if positions are left for it; `false` (and nothing added) if not.
-    pub(crate) fn push(&mut self, plugin: Box<dyn DynMiddleware>) -> bool {
-        let start = self.taken();
-        if start + plugin.len() > Self::CAPACITY {
-            return false;
+    /// Adds `plugin` last, if the member can run it; nothing added if not.
+    pub(crate) fn push(&mut self, plugin: Box<dyn DynMiddleware>) -> Result<(), Refused> {
+        if !EVENTS && has(&*plugin, Hook::OnModelEvent) {
+            return Err(Refused::PerEvent);
         }
+        let start = self.taken();
+        if start + plugin.len() > CAPACITY {
+            return Err(Refused::Full {
+                left: CAPACITY - start,
+            });
+        }
+        self.hooks = self.hooks.union(plugin.hooks());
         self.starts.push(start);
         self.plugins.push(plugin);
-        true
+        Ok(())
     }
 
     /// The positions taken so far.
@@ -176,7 +225,7 @@ impl std::fmt::Debug for PluginStreamStates {
     }
 }
 
-impl Middleware for Plugins {
+impl<const EVENTS: bool> Middleware for PluginMember<EVENTS> {
     type State = PluginStates;
     type ThreadState = PluginStates;
     type StreamState = PluginStreamStates;
@@ -185,14 +234,18 @@ impl Middleware for Plugins {
     // (a plugin without the wrap hook is skipped inside it).
     type WrapsModel = True;
     type WrapsTool = True;
-    const NAME: &'static str = Plugins::NAME;
+    const NAME: &'static str = Self::NAME;
     // Every hook a plugin may have; each plugin's own `HOOKS` is read at run time.
-    const HOOKS: HookSet = HookSet::ALL;
+    const HOOKS: HookSet = if EVENTS {
+        HookSet::ALL
+    } else {
+        HookSet::ALL.difference(HookSet::of(Hook::OnModelEvent))
+    };
     // Checked per plugin, against its own `JUMPS`.
     const JUMPS: JumpSet = JumpSet::ALL;
     // A plugin may edit the answer in `wrap_model_call` or `after_model`: held back.
     const LIVE_STREAM: bool = false;
-    const LEN: usize = Plugins::CAPACITY;
+    const LEN: usize = CAPACITY;
 
     async fn before_agent(
         &self,
@@ -201,14 +254,22 @@ impl Middleware for Plugins {
         thread: &mut PluginStates,
     ) -> Result<Flow, Error> {
         let hook = Hook::BeforeAgent;
-        let mut states = state.prepare(&self.plugins, Scope::Run, hook)?;
-        let mut threads = thread.prepare(&self.plugins, Scope::Thread, hook)?;
+        if !self.hooks.contains(hook) {
+            return Ok(Flow::Continue);
+        }
+        let states = state.prepare(&self.plugins, Scope::Run, hook)?;
+        let threads = thread.prepare(&self.plugins, Scope::Thread, hook)?;
         for k in 0..self.plugins.len() {
             let Some(entered) = self.enter(k, hook, Order::Listed, cx) else {
                 continue;
             };
+            let name = self.plugins[k].name();
             let result = self.plugins[k]
-                .before_agent(cx, &mut *states[k], &mut *threads[k])
+                .before_agent(
+                    cx,
+                    states[k].live(name, hook)?,
+                    threads[k].live(name, hook)?,
+                )
                 .await;
             if let Some(flow) = self.outcome(k, hook, entered, cx, result)? {
                 return Ok(flow);
@@ -225,14 +286,23 @@ impl Middleware for Plugins {
         request: &mut ModelRequest,
     ) -> Result<Flow, Error> {
         let hook = Hook::BeforeModel;
-        let mut states = state.prepare(&self.plugins, Scope::Run, hook)?;
-        let mut threads = thread.prepare(&self.plugins, Scope::Thread, hook)?;
+        if !self.hooks.contains(hook) {
+            return Ok(Flow::Continue);
+        }
+        let states = state.prepare(&self.plugins, Scope::Run, hook)?;
+        let threads = thread.prepare(&self.plugins, Scope::Thread, hook)?;
         for k in 0..self.plugins.len() {
             let Some(entered) = self.enter(k, hook, Order::Listed, cx) else {
                 continue;
             };
+            let name = self.plugins[k].name();
             let result = self.plugins[k]
-                .before_model(cx, &mut *states[k], &mut *threads[k], request)
+                .before_model(
+                    cx,
+                    states[k].live(name, hook)?,
+                    threads[k].live(name, hook)?,
+                    request,
+                )
                 .await;
             if let Some(flow) = self.outcome(k, hook, entered, cx, result)? {
                 return Ok(flow);
@@ -250,12 +320,15 @@ impl Middleware for Plugins {
         mut next: N,
     ) -> Result<ModelResponse, Error> {
         let hook = Hook::WrapModelCall;
-        let mut states = state.prepare(&self.plugins, Scope::Run, hook)?;
-        let mut threads = thread.prepare(&self.plugins, Scope::Thread, hook)?;
+        if !self.hooks.contains(hook) {
+            return next.call(cx, request).await;
+        }
+        let states = state.prepare(&self.plugins, Scope::Run, hook)?;
+        let threads = thread.prepare(&self.plugins, Scope::Thread, hook)?;
         let mut onion = ModelOnion {
             plugins: &self.plugins,
-            states: &mut states,
-            threads: &mut threads,
+            states,
+            threads,
             next: &mut next,
         };
         onion.call(cx, request).await
@@ -267,6 +340,9 @@ impl Middleware for Plugins {
         event: ModelEvent,
         out: &mut E,
     ) -> Result<(), Error> {
+        if !self.hooks.contains(Hook::OnModelEvent) {
+            return out.emit(event);
+        }
         if state.0.len() != self.plugins.len() {
             state.0 = self
                 .plugins
@@ -285,14 +361,23 @@ impl Middleware for Plugins {
         response: &mut ModelResponse,
     ) -> Result<Flow, Error> {
         let hook = Hook::AfterModel;
-        let mut states = state.prepare(&self.plugins, Scope::Run, hook)?;
-        let mut threads = thread.prepare(&self.plugins, Scope::Thread, hook)?;
+        if !self.hooks.contains(hook) {
+            return Ok(Flow::Continue);
+        }
+        let states = state.prepare(&self.plugins, Scope::Run, hook)?;
+        let threads = thread.prepare(&self.plugins, Scope::Thread, hook)?;
         for k in (0..self.plugins.len()).rev() {
             let Some(entered) = self.enter(k, hook, Order::Reversed, cx) else {
                 continue;
             };
+            let name = self.plugins[k].name();
             let result = self.plugins[k]
-                .after_model(cx, &mut *states[k], &mut *threads[k], response)
+                .after_model(
+                    cx,
+                    states[k].live(name, hook)?,
+                    threads[k].live(name, hook)?,
+                    response,
+                )
                 .await;
             match self.outcome(k, hook, entered, cx, result)? {
                 None => {}
@@ -312,6 +397,9 @@ impl Middleware for Plugins {
         call: ToolCall,
         mut next: N,
     ) -> Result<ToolResult, Error> {
+        if !self.hooks.contains(Hook::WrapToolCall) {
+            return Ok(next.call(cx, call).await);
+        }
         let states = state.view(&self.plugins, Scope::Run)?;
         let threads = thread.view(&self.plugins, Scope::Thread)?;
         let mut onion = ToolOnion {
@@ -332,8 +420,11 @@ impl Middleware for Plugins {
         thread: &mut PluginStates,
     ) -> Result<(), Error> {
         let hook = Hook::AfterAgent;
-        let mut states = state.prepare(&self.plugins, Scope::Run, hook)?;
-        let mut threads = thread.prepare(&self.plugins, Scope::Thread, hook)?;
+        if !self.hooks.contains(hook) {
+            return Ok(());
+        }
+        let states = state.prepare(&self.plugins, Scope::Run, hook)?;
+        let threads = thread.prepare(&self.plugins, Scope::Thread, hook)?;
         // As in a static chain: every plugin's after_agent runs, even after one fails or
         // panics; the first error wins.
         let mut result = Ok(());
@@ -343,14 +434,25 @@ impl Middleware for Plugins {
                 continue;
             }
             cx.running = Some(plugin.name());
-            let outcome =
-                AssertUnwindSafe(plugin.after_agent(cx, &mut *states[k], &mut *threads[k]))
-                    .catch_unwind()
-                    .await
-                    .unwrap_or_else(|payload| {
-                        Err(Error::panicked(Some(plugin.name()), hook, payload.as_ref()))
-                    })
-                    .map_err(|error| error.attribute(plugin.name(), hook));
+            let (state, thread) = match (
+                states[k].live(plugin.name(), hook),
+                threads[k].live(plugin.name(), hook),
+            ) {
+                (Ok(state), Ok(thread)) => (state, thread),
+                (Err(error), _) | (_, Err(error)) => {
+                    if result.is_ok() {
+                        result = Err(error);
+                    }
+                    continue;
+                }
+            };
+            let outcome = AssertUnwindSafe(plugin.after_agent(cx, state, thread))
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|payload| {
+                    Err(Error::panicked(Some(plugin.name()), hook, payload.as_ref()))
+                })
+                .map_err(|error| error.attribute(plugin.name(), hook));
             if result.is_ok() {
                 result = outcome;
             }

@@ -61,8 +61,8 @@
 //! Any middleware can be a plugin — written with the DSL or by hand, even a chain — through
 //! [`DynMiddleware`], its object-safe twin, implemented for every middleware. The static
 //! members around a `Plugins` member keep their static, allocation-free calls; each plugin's
-//! hook costs a virtual call and a boxed future, and the member a few small allocations per
-//! hook (see `BENCHMARKS.md`).
+//! hook costs a virtual call and a boxed future (two for a wrap hook: its own and its `next`'s),
+//! and the member a few small allocations per hook (see `BENCHMARKS.md`).
 //!
 //! # How the member behaves
 //!
@@ -70,10 +70,13 @@
 //!   the wrap hooks, last for the `after_*` and per-event hooks — exactly as if they were
 //!   listed there statically.
 //! - **Hooks**: the member declares every hook, since the plugins are not known when the chain
-//!   is compiled, and skips at run time the plugins without the hook. Two consequences for the
-//!   whole agent: the member is a layer of both onions, and it has a per-event hook, so the
-//!   model's answers are streamed ([`Model::stream`](crate::Model::stream)) also in unstreamed
-//!   runs (the answer assembled is the same).
+//!   is compiled, and passes a hook through at once when none of its plugins has it (else it
+//!   skips, at run time, the plugins without it). A per-event hook declared has a cost for the
+//!   whole agent: the model's answers are streamed ([`Model::stream`](crate::Model::stream))
+//!   also in unstreamed runs (the answer assembled is the same). A member whose plugins need
+//!   no per-event hook can say so: [`PluginsWithoutEvents`]
+//!   ([`PluginRegistry::build_without_events`]) does not declare it, and refuses a plugin with
+//!   one rather than skip it.
 //! - **Live streaming**: [`LIVE_STREAM`](crate::Middleware::LIVE_STREAM) is `false`: in a
 //!   streamed run the answers are held back until `after_model` has run. A constant cannot
 //!   depend on the plugins of a run, and a plugin with a `wrap_model_call` or `after_model`
@@ -108,6 +111,8 @@ mod state;
 
 pub use adapter::{DynMiddleware, DynModelNext, DynToolNext};
 pub use error::{FactoryError, PluginError};
-pub use member::{PluginStreamStates, Plugins, boxed};
+pub use member::{
+    CAPACITY, PluginMember, PluginStreamStates, Plugins, PluginsWithoutEvents, boxed,
+};
 pub use registry::PluginRegistry;
 pub use state::{ErasedState, PluginStates};

@@ -4,7 +4,7 @@
 use std::any::Any;
 
 use super::adapter::{DynMiddleware, DynModelNext, DynToolNext, has};
-use super::state::{ErasedState, Viewed};
+use super::state::{Slot, Viewed};
 use crate::context::{Context, Raiser, ToolContext};
 use crate::error::Error;
 use crate::message::{ToolCall, ToolResult};
@@ -13,14 +13,14 @@ use crate::model::{ModelEvent, ModelRequest, ModelResponse};
 use crate::tool::ToolFailure;
 
 /// The model-call onion of `plugins` (those with the hook) around `next`.
-pub(crate) struct ModelOnion<'o, 's> {
+pub(crate) struct ModelOnion<'o> {
     pub(crate) plugins: &'o [Box<dyn DynMiddleware>],
-    pub(crate) states: &'o mut [&'s mut (dyn ErasedState + 'static)],
-    pub(crate) threads: &'o mut [&'s mut (dyn ErasedState + 'static)],
+    pub(crate) states: &'o mut [Slot],
+    pub(crate) threads: &'o mut [Slot],
     pub(crate) next: &'o mut (dyn DynModelNext + 'o),
 }
 
-impl ModelNext for ModelOnion<'_, '_> {
+impl ModelNext for ModelOnion<'_> {
     fn call(
         &mut self,
         cx: &mut Context,
@@ -44,9 +44,11 @@ impl ModelNext for ModelOnion<'_, '_> {
                 threads,
                 next: &mut *self.next,
             };
+            let name = plugin.name();
+            let (state, thread) = (state.live(name, hook)?, thread.live(name, hook)?);
             // A plugin's unnamed error is its own: errors from `next` arrive named.
             plugin
-                .wrap_model_call(cx, &mut **state, &mut **thread, request, &mut inner)
+                .wrap_model_call(cx, state, thread, request, &mut inner)
                 .await
                 .map_err(|error| error.attribute(plugin.name(), hook))
         }

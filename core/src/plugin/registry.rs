@@ -4,7 +4,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::adapter::DynMiddleware;
 use super::error::FactoryError;
-use super::member::Plugins;
+use super::member::{CAPACITY, PluginMember, Plugins, PluginsWithoutEvents, Refused};
 use crate::error::{BoxError, Report};
 use crate::middleware::Middleware;
 
@@ -99,26 +99,39 @@ impl<C: ?Sized> PluginRegistry<C> {
     /// `DEBUG`); one that fails or panics, or whose plugin does not fit in the member
     /// ([`Plugins::CAPACITY`]), is left out and logged at `WARN`.
     pub fn build(&self, config: &C) -> Plugins {
-        let mut plugins = Plugins::default();
+        self.build_member(config)
+    }
+
+    /// [`build`](Self::build), for a member whose plugins have no per-event hook (the model's
+    /// answers are then not streamed because of it, see [`PluginMember`]): a plugin with one
+    /// is left out and logged at `WARN` too.
+    pub fn build_without_events(&self, config: &C) -> PluginsWithoutEvents {
+        self.build_member(config)
+    }
+
+    fn build_member<const EVENTS: bool>(&self, config: &C) -> PluginMember<EVENTS> {
+        let mut plugins = PluginMember::<EVENTS>::default();
         for (name, factory) in &self.factories {
             let made = catch_unwind(AssertUnwindSafe(|| factory(config)));
             let failure = match made {
                 Ok(Ok(Some(plugin))) => {
-                    let (plugin_name, len, left) = (
-                        plugin.name(),
-                        plugin.len(),
-                        Plugins::CAPACITY - plugins.taken(),
-                    );
-                    if plugins.push(plugin) {
-                        tracing::debug!(factory = %name, plugin = plugin_name, "plugin added");
-                        continue;
-                    }
-                    FactoryError::Full {
-                        factory: name.clone(),
-                        plugin: plugin_name,
-                        len,
-                        left,
-                        capacity: Plugins::CAPACITY,
+                    let (plugin_name, len) = (plugin.name(), plugin.len());
+                    match plugins.push(plugin) {
+                        Ok(()) => {
+                            tracing::debug!(factory = %name, plugin = plugin_name, "plugin added");
+                            continue;
+                        }
+                        Err(Refused::Full { left }) => FactoryError::Full {
+                            factory: name.clone(),
+                            plugin: plugin_name,
+                            len,
+                            left,
+                            capacity: CAPACITY,
+                        },
+                        Err(Refused::PerEvent) => FactoryError::PerEvent {
+                            factory: name.clone(),
+                            plugin: plugin_name,
+                        },
                     }
                 }
                 Ok(Ok(None)) => {
@@ -137,7 +150,7 @@ impl<C: ?Sized> PluginRegistry<C> {
             tracing::warn!(
                 factory = %name,
                 error = %Report(&failure),
-                "plugin left out: its factory failed"
+                "plugin left out"
             );
         }
         plugins

@@ -111,9 +111,24 @@ pub struct PluginStates {
     slots: Option<Vec<Slot>>,
 }
 
-struct Slot {
+pub(crate) struct Slot {
     plugin: Cow<'static, str>,
     state: Held,
+}
+
+impl Slot {
+    /// The plugin's state, once [`PluginStates::prepare`] made it live; an error (never a
+    /// panic) otherwise.
+    pub(crate) fn live(
+        &mut self,
+        plugin: &'static str,
+        hook: Hook,
+    ) -> Result<&mut dyn ErasedState, Error> {
+        match &mut self.state {
+            Held::Live(state) => Ok(&mut **state),
+            Held::Saved(_) => Err(state_mismatch(plugin, hook)),
+        }
+    }
 }
 
 enum Held {
@@ -231,7 +246,7 @@ impl PluginStates {
         plugins: &[Box<dyn DynMiddleware>],
         scope: Scope,
         hook: Hook,
-    ) -> Result<Vec<&mut (dyn ErasedState + 'static)>, Error> {
+    ) -> Result<&mut [Slot], Error> {
         let slots = self.slots.get_or_insert_with(|| {
             plugins
                 .iter()
@@ -242,17 +257,13 @@ impl PluginStates {
                 .collect()
         });
         same_plugins(slots, plugins, hook)?;
-        let mut states = Vec::with_capacity(slots.len());
         for (slot, plugin) in slots.iter_mut().zip(plugins) {
             if let Held::Saved(saved) = &mut slot.state {
                 let saved = std::mem::take(saved);
                 slot.state = Held::Live(decoded(scope, &**plugin, saved, hook)?);
             }
-            if let Held::Live(state) = &mut slot.state {
-                states.push(&mut **state);
-            }
         }
-        Ok(states)
+        Ok(slots)
     }
 
     /// The states for a hook on the tool path (read-only): the live ones, or copies created or
