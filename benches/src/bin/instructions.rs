@@ -311,6 +311,21 @@ fn main() -> ExitCode {
                 black_box(run(agent::turn(&agent)));
             }
         }
+        "turn_q10" => {
+            let agent = agent::agent(hookchain::chain![plugins::full_without_events(10)]);
+            for _ in 0..m {
+                black_box(run(agent::turn(&agent)));
+            }
+        }
+        "turn10_q0" => {
+            let agent = agent::agent(hookchain::chain![
+                ten_of!(Full),
+                plugins::full_without_events(0)
+            ]);
+            for _ in 0..m {
+                black_box(run(agent::turn(&agent)));
+            }
+        }
         "turn10_p0" => {
             let agent = agent::agent(hookchain::chain![ten_of!(Full), plugins::full(0)]);
             for _ in 0..m {

@@ -109,6 +109,10 @@ impl Scope {
 #[derive(Default)]
 pub struct PluginStates {
     slots: Option<Vec<Slot>>,
+    /// Whether the slots are known to be the plugins' and all live: set by the first
+    /// [`prepare`](Self::prepare), after which it costs nothing (the plugins of a member never
+    /// change). Not saved: states read back are checked again.
+    ready: bool,
 }
 
 pub(crate) struct Slot {
@@ -157,7 +161,10 @@ impl Clone for PluginStates {
                 })
                 .collect()
         });
-        PluginStates { slots }
+        PluginStates {
+            slots,
+            ready: false,
+        }
     }
 }
 
@@ -218,6 +225,7 @@ impl<'de> Deserialize<'de> for PluginStates {
                     })
                     .collect()
             }),
+            ready: false,
         })
     }
 }
@@ -247,6 +255,22 @@ impl PluginStates {
         scope: Scope,
         hook: Hook,
     ) -> Result<&mut [Slot], Error> {
+        if !self.ready {
+            self.make_ready(plugins, scope, hook)?;
+        }
+        match &mut self.slots {
+            Some(slots) => Ok(slots),
+            None => Err(state_mismatch(super::Plugins::NAME, hook)),
+        }
+    }
+
+    /// Creates the states (a fresh run or thread), or checks and decodes those read back.
+    fn make_ready(
+        &mut self,
+        plugins: &[Box<dyn DynMiddleware>],
+        scope: Scope,
+        hook: Hook,
+    ) -> Result<(), Error> {
         let slots = self.slots.get_or_insert_with(|| {
             plugins
                 .iter()
@@ -263,7 +287,8 @@ impl PluginStates {
                 slot.state = Held::Live(decoded(scope, &**plugin, saved, hook)?);
             }
         }
-        Ok(slots)
+        self.ready = true;
+        Ok(())
     }
 
     /// The states for a hook on the tool path (read-only): the live ones, or copies created or
@@ -279,7 +304,9 @@ impl PluginStates {
                 .map(|plugin| Viewed::Owned(scope.fresh(&**plugin)))
                 .collect());
         };
-        same_plugins(slots, plugins, Hook::WrapToolCall)?;
+        if !self.ready {
+            same_plugins(slots, plugins, Hook::WrapToolCall)?;
+        }
         slots
             .iter()
             .zip(plugins)
