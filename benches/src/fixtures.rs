@@ -71,9 +71,7 @@ pub async fn model_call_in<C: Middleware>(
         let flow = if C::SYNC_HOOKS.contains(Hook::BeforeModel) {
             chain.before_model_sync(cx, state, thread, &mut request)
         } else {
-            chain
-                .before_model(cx, state, thread, &mut request)
-                .await
+            chain.before_model(cx, state, thread, &mut request).await
         }
         .map_err(|error| error.attribute(C::NAME, Hook::BeforeModel))?;
         match flow {
@@ -90,9 +88,7 @@ pub async fn model_call_in<C: Middleware>(
         let flow = if C::SYNC_HOOKS.contains(Hook::AfterModel) {
             chain.after_model_sync(cx, state, thread, &mut response)
         } else {
-            chain
-                .after_model(cx, state, thread, &mut response)
-                .await
+            chain.after_model(cx, state, thread, &mut response).await
         }
         .map_err(|error| error.attribute(C::NAME, Hook::AfterModel))?;
         match flow {

@@ -39,8 +39,14 @@ const VARIANTS: &[(&str, &str)] = &[
     ("p0", "plugins: an empty Plugins member"),
     ("p10", "plugins: 10 active middleware as plugins"),
     ("pa10", "plugins: 10 absent-hook middleware as plugins"),
-    ("b10p0", "plugins: 10 active static members + an empty Plugins member"),
-    ("b10p10", "plugins: 10 active static members + 10 active plugins"),
+    (
+        "b10p0",
+        "plugins: 10 active static members + an empty Plugins member",
+    ),
+    (
+        "b10p10",
+        "plugins: 10 active static members + 10 active plugins",
+    ),
     ("c0", "(c) by hand, N = 0 (the model call alone)"),
     ("c10", "(c) by hand, N = 10"),
     ("d10", "(d) Vec<Arc<dyn>> + boxed futures, 10 active"),
@@ -67,6 +73,19 @@ const VARIANTS: &[(&str, &str)] = &[
     ),
     ("turn0", "Agent::run, empty chain"),
     ("turn10", "Agent::run, 10 middleware"),
+    ("turn_p10", "Agent::run, 10 middleware as plugins (Plugins)"),
+    (
+        "turn10_p0",
+        "Agent::run, 10 middleware + an empty Plugins member",
+    ),
+    (
+        "turn_q10",
+        "Agent::run, 10 middleware as plugins (PluginsWithoutEvents)",
+    ),
+    (
+        "turn10_q0",
+        "Agent::run, 10 middleware + an empty PluginsWithoutEvents member",
+    ),
     (
         "turn_builtins",
         "Agent::run, the 7 model-path built-ins (none trips)",
@@ -240,9 +259,7 @@ fn main() -> ExitCode {
         "p10" => hookchain_calls_in(&hookchain::chain![plugins::active(10)], m),
         "pa10" => hookchain_calls_in(&hookchain::chain![plugins::absent(10)], m),
         "b10p0" => hookchain_calls_in(&hookchain::chain![ten_of!(Active), plugins::active(0)], m),
-        "b10p10" => {
-            hookchain_calls_in(&hookchain::chain![ten_of!(Active), plugins::active(10)], m)
-        }
+        "b10p10" => hookchain_calls_in(&hookchain::chain![ten_of!(Active), plugins::active(10)], m),
         "c0" | "c10" | "inline10" => {
             let mut cx = Context::new(Vec::new());
             let mut counts = [0_u64; 10];
