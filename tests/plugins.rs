@@ -855,3 +855,48 @@ async fn plugins_without_events_refuse_per_event_plugins() {
         Some("ok [p 1/1]")
     );
 }
+
+/// A chain boxed as one plugin takes a position per member: an interrupt in its second member
+/// names that member and its position, and the run resumes there (its first member does not
+/// run again).
+#[tokio::test]
+async fn a_chain_as_one_plugin_resumes_at_its_interrupting_member() {
+    let log = new_log();
+    let build = || {
+        Agent::builder(logged_model(&log, [ModelResponse::text("hello")]))
+            .chain(chain![
+                counter("a", &log),
+                plugins(vec![
+                    boxed(counter("p", &log)),
+                    boxed(chain![counter("q", &log), ask])
+                ]),
+                counter("c", &log)
+            ])
+            .build()
+    };
+    let agent = build();
+    let output = agent.run("hi").await.unwrap();
+    let interrupt = &output.interrupts()[0];
+    assert_eq!(interrupt.source, "ask");
+    // `a` 0, the member from 1: `p` 1, `q` 2, `ask` 3.
+    assert_eq!(interrupt.member, Some(3));
+    let answers = vec![(interrupt.id.clone(), json!("yes"))];
+    let checkpoint = stored(&paused(&output));
+    take_events(&log);
+    let output = build().resume(checkpoint, answers).await.unwrap();
+    assert_eq!(
+        output.text().as_deref(),
+        Some("hello [c 1/1] [q 1/1] [p 1/1] [a 1/1]")
+    );
+    assert_eq!(
+        take_events(&log)[..2],
+        ["c:before_model".to_owned(), "model".to_owned()]
+    );
+}
+
+/// "LIVE_STREAM is false": a constant cannot depend on the plugins of a run.
+#[test]
+fn a_plugin_member_holds_streamed_answers_back() {
+    assert!(!<Plugins as Middleware>::LIVE_STREAM);
+    assert!(!<hookchain::plugin::PluginsWithoutEvents as Middleware>::LIVE_STREAM);
+}

@@ -25,7 +25,10 @@ impl Model for Tokens {
         Err(ModelError::invalid_request("this model only streams"))
     }
 
-    fn stream(&self, _: ModelRequest) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
+    fn stream(
+        &self,
+        _: ModelRequest,
+    ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
         let deltas = (0..EVENTS).map(|_| {
             Ok(ModelEvent::TextDelta {
                 index: 0,
