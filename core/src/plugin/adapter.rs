@@ -47,7 +47,7 @@ pub trait DynMiddleware: sealed::Sealed + Send + Sync + 'static {
 
     /// The positions it takes in the flattened chain (1 for a middleware; a chain's members).
     #[doc(hidden)]
-    fn len(&self) -> usize;
+    fn positions(&self) -> usize;
 
     #[doc(hidden)]
     fn new_state(&self) -> Box<dyn ErasedState>;
@@ -193,14 +193,14 @@ impl<N: ToolNext> DynToolNext for N {
 struct ErasedModelNext<'n>(&'n mut (dyn DynModelNext + 'n));
 
 impl ModelNext for ErasedModelNext<'_> {
-    fn call(
+    // `async`, not the boxed future itself: an opaque type cannot name the intersection of
+    // the two borrows the boxed future lives for.
+    async fn call(
         &mut self,
         cx: &mut Context,
         request: ModelRequest,
-    ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
-        // An `async` block, not the boxed future itself: an opaque type cannot name the
-        // intersection of the two borrows the boxed future lives for.
-        async move { self.0.call_boxed(cx, request).await }
+    ) -> Result<ModelResponse, Error> {
+        self.0.call_boxed(cx, request).await
     }
 }
 
@@ -208,12 +208,8 @@ impl ModelNext for ErasedModelNext<'_> {
 struct ErasedToolNext<'n>(&'n mut (dyn DynToolNext + 'n));
 
 impl ToolNext for ErasedToolNext<'_> {
-    fn call<'c>(
-        &mut self,
-        cx: ToolContext<'c>,
-        call: ToolCall,
-    ) -> impl Future<Output = ToolResult> + Send {
-        async move { self.0.call_boxed(cx, call).await }
+    async fn call(&mut self, cx: ToolContext<'_>, call: ToolCall) -> ToolResult {
+        self.0.call_boxed(cx, call).await
     }
 }
 
@@ -268,7 +264,7 @@ impl<M: Middleware + 'static> DynMiddleware for M {
         M::LIVE_STREAM
     }
 
-    fn len(&self) -> usize {
+    fn positions(&self) -> usize {
         M::LEN
     }
 

@@ -100,7 +100,7 @@ impl<const EVENTS: bool> PluginMember<EVENTS> {
     pub fn new(plugins: Vec<Box<dyn DynMiddleware>>) -> Result<Self, ConfigError> {
         let mut member = Self::default();
         for plugin in plugins {
-            let (name, len) = (plugin.name(), plugin.len());
+            let (name, len) = (plugin.name(), plugin.positions());
             match member.push(plugin) {
                 Ok(()) => {}
                 Err(Refused::Full { .. }) => {
@@ -132,7 +132,7 @@ impl<const EVENTS: bool> PluginMember<EVENTS> {
             return Err(Refused::PerEvent);
         }
         let start = self.taken();
-        if start + plugin.len() > CAPACITY {
+        if start + plugin.positions() > CAPACITY {
             return Err(Refused::Full {
                 left: CAPACITY - start,
             });
@@ -148,7 +148,7 @@ impl<const EVENTS: bool> PluginMember<EVENTS> {
         self.plugins
             .last()
             .zip(self.starts.last())
-            .map_or(0, |(plugin, start)| start + plugin.len())
+            .map_or(0, |(plugin, start)| start + plugin.positions())
     }
 
     /// The plugins' names, in order.
@@ -205,7 +205,7 @@ impl<const EVENTS: bool> PluginMember<EVENTS> {
         if !has(&**plugin, hook) {
             return None;
         }
-        let entered = cx.enter(self.starts[k], plugin.len(), order);
+        let entered = cx.enter(self.starts[k], plugin.positions(), order);
         if entered == Enter::Skip {
             return None;
         }
@@ -465,7 +465,7 @@ impl<const EVENTS: bool> Middleware for PluginMember<EVENTS> {
             .plugins
             .iter()
             .zip(&self.starts)
-            .find(|(plugin, start)| (**start..**start + plugin.len()).contains(&at));
+            .find(|(plugin, start)| (**start..**start + plugin.positions()).contains(&at));
         match holder {
             Some((plugin, start)) => plugin.check_answer_at(at - start, answer),
             None => Ok(()),

@@ -21,37 +21,35 @@ pub(crate) struct ModelOnion<'o> {
 }
 
 impl ModelNext for ModelOnion<'_> {
-    fn call(
+    async fn call(
         &mut self,
         cx: &mut Context,
         request: ModelRequest,
-    ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
-        async move {
-            let hook = Hook::WrapModelCall;
-            let Some(k) = self.plugins.iter().position(|plugin| has(&**plugin, hook)) else {
-                return self.next.call_boxed(cx, request).await;
-            };
-            let plugin = &self.plugins[k];
-            let (Some((state, states)), Some((thread, threads))) = (
-                self.states[k..].split_first_mut(),
-                self.threads[k..].split_first_mut(),
-            ) else {
-                return self.next.call_boxed(cx, request).await;
-            };
-            let mut inner = ModelOnion {
-                plugins: &self.plugins[k + 1..],
-                states,
-                threads,
-                next: &mut *self.next,
-            };
-            let name = plugin.name();
-            let (state, thread) = (state.live(name, hook)?, thread.live(name, hook)?);
-            // A plugin's unnamed error is its own: errors from `next` arrive named.
-            plugin
-                .wrap_model_call(cx, state, thread, request, &mut inner)
-                .await
-                .map_err(|error| error.attribute(plugin.name(), hook))
-        }
+    ) -> Result<ModelResponse, Error> {
+        let hook = Hook::WrapModelCall;
+        let Some(k) = self.plugins.iter().position(|plugin| has(&**plugin, hook)) else {
+            return self.next.call_boxed(cx, request).await;
+        };
+        let plugin = &self.plugins[k];
+        let (Some((state, states)), Some((thread, threads))) = (
+            self.states[k..].split_first_mut(),
+            self.threads[k..].split_first_mut(),
+        ) else {
+            return self.next.call_boxed(cx, request).await;
+        };
+        let mut inner = ModelOnion {
+            plugins: &self.plugins[k + 1..],
+            states,
+            threads,
+            next: &mut *self.next,
+        };
+        let name = plugin.name();
+        let (state, thread) = (state.live(name, hook)?, thread.live(name, hook)?);
+        // A plugin's unnamed error is its own: errors from `next` arrive named.
+        plugin
+            .wrap_model_call(cx, state, thread, request, &mut inner)
+            .await
+            .map_err(|error| error.attribute(plugin.name(), hook))
     }
 }
 
@@ -67,47 +65,41 @@ pub(crate) struct ToolOnion<'o, 's> {
 }
 
 impl ToolNext for ToolOnion<'_, '_> {
-    fn call<'c>(
-        &mut self,
-        cx: ToolContext<'c>,
-        call: ToolCall,
-    ) -> impl Future<Output = ToolResult> + Send {
-        async move {
-            let hook = Hook::WrapToolCall;
-            let Some(k) = self.plugins.iter().position(|plugin| has(&**plugin, hook)) else {
-                return self.next.call_boxed(cx, call).await;
-            };
-            let plugin = &self.plugins[k];
-            let at = self.base + self.starts[k];
-            let mut inner = ToolOnion {
-                plugins: &self.plugins[k + 1..],
-                starts: &self.starts[k + 1..],
-                base: self.base,
-                states: &self.states[k + 1..],
-                threads: &self.threads[k + 1..],
-                next: &mut *self.next,
-            };
-            // The plugin's own view: its answers, its position (as a static layer's).
-            let cx = cx.view(Raiser::Member(at));
-            let outcome = plugin
-                .wrap_tool_call(
-                    cx,
-                    self.states[k].get(),
-                    self.threads[k].get(),
-                    call,
-                    &mut inner,
-                )
-                .await;
-            match outcome {
-                Ok(result) => result,
-                Err(Error::Interrupted(interruption)) => {
-                    cx.pause((*interruption).raised_at(at, plugin.name()));
-                    ToolResult::paused(cx.call_id())
-                }
-                Err(error) => {
-                    let error = error.attribute(plugin.name(), hook);
-                    ToolResult::failed(cx.call_id(), ToolFailure::from_middleware(cx.tool(), error))
-                }
+    async fn call(&mut self, cx: ToolContext<'_>, call: ToolCall) -> ToolResult {
+        let hook = Hook::WrapToolCall;
+        let Some(k) = self.plugins.iter().position(|plugin| has(&**plugin, hook)) else {
+            return self.next.call_boxed(cx, call).await;
+        };
+        let plugin = &self.plugins[k];
+        let at = self.base + self.starts[k];
+        let mut inner = ToolOnion {
+            plugins: &self.plugins[k + 1..],
+            starts: &self.starts[k + 1..],
+            base: self.base,
+            states: &self.states[k + 1..],
+            threads: &self.threads[k + 1..],
+            next: &mut *self.next,
+        };
+        // The plugin's own view: its answers, its position (as a static layer's).
+        let cx = cx.view(Raiser::Member(at));
+        let outcome = plugin
+            .wrap_tool_call(
+                cx,
+                self.states[k].get(),
+                self.threads[k].get(),
+                call,
+                &mut inner,
+            )
+            .await;
+        match outcome {
+            Ok(result) => result,
+            Err(Error::Interrupted(interruption)) => {
+                cx.pause((*interruption).raised_at(at, plugin.name()));
+                ToolResult::paused(cx.call_id())
+            }
+            Err(error) => {
+                let error = error.attribute(plugin.name(), hook);
+                ToolResult::failed(cx.call_id(), ToolFailure::from_middleware(cx.tool(), error))
             }
         }
     }

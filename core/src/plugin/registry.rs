@@ -115,7 +115,7 @@ impl<C: ?Sized> PluginRegistry<C> {
             let made = catch_unwind(AssertUnwindSafe(|| factory(config)));
             let failure = match made {
                 Ok(Ok(Some(plugin))) => {
-                    let (plugin_name, len) = (plugin.name(), plugin.len());
+                    let (plugin_name, len) = (plugin.name(), plugin.positions());
                     match plugins.push(plugin) {
                         Ok(()) => {
                             tracing::debug!(factory = %name, plugin = plugin_name, "plugin added");
