@@ -29,7 +29,7 @@ mod sealed {
 /// sit in a [`Plugins`](super::Plugins) member of a static chain.
 ///
 /// Implemented for every `M: Middleware + 'static` and sealed: box a middleware with
-/// [`Plugins::boxed`](super::Plugins::boxed) or `Box::new(m)`. Its methods other than the
+/// [`boxed`](super::boxed) or `Box::new(m)`. Its methods other than the
 /// descriptive ones are the chain's machinery (boxed futures, erased `next`, erased state) and
 /// hidden.
 pub trait DynMiddleware: sealed::Sealed + Send + Sync + 'static {

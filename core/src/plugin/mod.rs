@@ -101,6 +101,16 @@
 //! - **Describe**: `describe()` lists each plugin by its name at the member's position.
 //! - **Contributions**: the tools and prompt pieces the plugins
 //!   [`contribute`](crate::Middleware::contribute) are the agent's, as a static member's.
+//!
+//! What a plugin gives up, being chosen after the chain is compiled:
+//!
+//! - the chain's compile-time checks do not see it: its
+//!   [`CONSTRAINTS`](crate::Middleware::CONSTRAINTS) (`before`, `after`, `requires`) and its
+//!   phase are not checked, the member stands in the `Wrap` phase;
+//! - the `TRACE` hook events of a chain (see [`agent`](crate::agent)) name the member
+//!   (`plugins`), not its plugins, and on a resumed step may name wrongly which members after it
+//!   ran before the pause (they count the member as one position, not
+//!   [`CAPACITY`](PluginMember::CAPACITY)); errors, panics and interrupts name the plugin.
 
 mod adapter;
 mod error;
