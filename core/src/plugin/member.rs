@@ -225,6 +225,8 @@ impl std::fmt::Debug for PluginStreamStates {
     }
 }
 
+// Not recommended: a type that is not a middleware must not be told that this one is.
+#[diagnostic::do_not_recommend]
 impl<const EVENTS: bool> Middleware for PluginMember<EVENTS> {
     type State = PluginStates;
     type ThreadState = PluginStates;
