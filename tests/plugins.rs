@@ -900,3 +900,21 @@ fn a_plugin_member_holds_streamed_answers_back() {
     const { assert!(!<Plugins as Middleware>::LIVE_STREAM) };
     const { assert!(!<hookchain::plugin::PluginsWithoutEvents as Middleware>::LIVE_STREAM) };
 }
+
+/// Fails on the first event.
+#[hook(on_model_event)]
+fn refuse_events(_event: ModelEvent, _out: &mut impl Emit) -> Result<(), Error> {
+    Err(Error::hook("no events today"))
+}
+
+/// A per-event plugin's error fails the model call, named after the plugin.
+#[tokio::test]
+async fn a_per_event_plugins_error_is_named_after_the_plugin() {
+    let model = ScriptedModel::new([]).then_stream([text("hi"), finish()]);
+    let agent = Agent::builder(model)
+        .chain(chain![plugins(vec![boxed(shout), boxed(refuse_events)])])
+        .build();
+    let error = middleware_error(agent.run("hello").await);
+    assert_eq!(error.middleware(), Some("refuse_events"));
+    assert_eq!(error.hook(), Some(Hook::OnModelEvent));
+}
