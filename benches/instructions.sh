@@ -13,7 +13,7 @@ M1=${M1:-1000}
 M2=${M2:-11000}
 
 cargo build --release --quiet --bin instructions
-bin=target/release/instructions
+bin=${CARGO_TARGET_DIR:-target}/release/instructions
 
 if [ $# -eq 0 ]; then
     mapfile -t variants < <("$bin" list | awk '{print $1}')

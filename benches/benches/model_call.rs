@@ -2,7 +2,8 @@
 //!
 //! - group `model_call`: variants (a)–(e) at N = 0, 1, 5, 10, 32;
 //! - group `sequential`: 10 `before_model` counter bumps and no wraps, against the same bumps
-//!   inline.
+//!   inline;
+//! - group `plugins`: 10 active middleware as static members, as plugins, and both.
 //!
 //! Every iteration is one model call, polled to completion by `exec::run`; the chain, the
 //! context and the per-run state are set up once, outside the measured loop, and handed over
@@ -18,9 +19,9 @@ use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, criterion_main};
 use hookchain::prelude::*;
 use hookchain_benches::exec::run;
-use hookchain_benches::fixtures::model_call;
+use hookchain_benches::fixtures::{model_call, model_call_in};
 use hookchain_benches::macro_mw::{Absent, Active, ActiveAsync, Manual, bump, bump_async};
-use hookchain_benches::{chains_of, dyn_chain, hand, synaptic, ten_of};
+use hookchain_benches::{chains_of, dyn_chain, hand, plugins, synaptic, ten_of};
 
 /// One model call through a hookchain chain, as the agent loop makes it.
 fn hookchain_chain<C: Middleware>(
@@ -138,5 +139,54 @@ fn sequential_table(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, model_call_table, sequential_table);
+/// Plugins beside static members (`hookchain::plugin`): the same middleware, static, as
+/// plugins, and both, measured side by side; the thread state kept across calls as a run
+/// keeps it.
+fn plugins_table(c: &mut Criterion) {
+    fn bench<C: Middleware>(group: &mut BenchmarkGroup<'_, WallTime>, name: &str, chain: &C) {
+        let mut cx = Context::new(Vec::new());
+        let mut state = C::State::default();
+        let mut thread = C::ThreadState::default();
+        let (cx, state, thread) = (
+            black_box(&mut cx),
+            black_box(&mut state),
+            black_box(&mut thread),
+        );
+        group.bench_function(BenchmarkId::new(name, 10), |b| {
+            b.iter(|| run(model_call_in(chain, cx, state, thread)))
+        });
+    }
+    let mut group = c.benchmark_group("plugins");
+    bench(&mut group, "static", &ten_of!(Active));
+    bench(
+        &mut group,
+        "empty_member",
+        &hookchain::chain![plugins::active(0)],
+    );
+    bench(
+        &mut group,
+        "static_and_empty_member",
+        &hookchain::chain![ten_of!(Active), plugins::active(0)],
+    );
+    bench(
+        &mut group,
+        "plugins",
+        &hookchain::chain![plugins::active(10)],
+    );
+    bench(
+        &mut group,
+        "static_and_plugins",
+        &hookchain::chain![ten_of!(Active), plugins::active(10)],
+    );
+    let chain = dyn_chain::DynChain::active(10);
+    let mut cx = Context::new(Vec::new());
+    let mut states = chain.state();
+    let (cx, states) = (black_box(&mut cx), black_box(&mut states));
+    group.bench_function(BenchmarkId::new("d_dyn", 10), |b| {
+        b.iter(|| run(chain.model_call(cx, states)))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, model_call_table, sequential_table, plugins_table);
 criterion_main!(benches);

@@ -54,16 +54,25 @@ pub async fn model_call<C: Middleware>(
     cx: &mut Context,
     state: &mut C::State,
 ) -> Result<ModelResponse, Error> {
-    let mut request = empty_request();
     // The benchmarked chains keep no thread-scoped state: `()`s, nothing to construct.
-    let mut thread = C::ThreadState::default();
+    model_call_in(chain, cx, state, &mut C::ThreadState::default()).await
+}
+
+/// [`model_call`] with the chain's thread-scoped state kept by the caller, as a run keeps it
+/// across its steps (a `Plugins` member's holds a state per plugin, created at its first hook).
+#[inline]
+pub async fn model_call_in<C: Middleware>(
+    chain: &C,
+    cx: &mut Context,
+    state: &mut C::State,
+    thread: &mut C::ThreadState,
+) -> Result<ModelResponse, Error> {
+    let mut request = empty_request();
     if C::HOOKS.contains(Hook::BeforeModel) {
         let flow = if C::SYNC_HOOKS.contains(Hook::BeforeModel) {
-            chain.before_model_sync(cx, state, &mut thread, &mut request, Internal::new())
+            chain.before_model_sync(cx, state, thread, &mut request, Internal::new())
         } else {
-            chain
-                .before_model(cx, state, &mut thread, &mut request)
-                .await
+            chain.before_model(cx, state, thread, &mut request).await
         }
         .map_err(|error| error.attribute(C::NAME, Hook::BeforeModel))?;
         match flow {
@@ -73,16 +82,14 @@ pub async fn model_call<C: Middleware>(
         }
     }
     let mut response = {
-        let mut onion = <C::WrapsModel as ModelWrap<C>>::layer(chain, state, &mut thread, Answer);
+        let mut onion = <C::WrapsModel as ModelWrap<C>>::layer(chain, state, thread, Answer);
         onion.call(cx, request).await?
     };
     if C::HOOKS.contains(Hook::AfterModel) {
         let flow = if C::SYNC_HOOKS.contains(Hook::AfterModel) {
-            chain.after_model_sync(cx, state, &mut thread, &mut response, Internal::new())
+            chain.after_model_sync(cx, state, thread, &mut response, Internal::new())
         } else {
-            chain
-                .after_model(cx, state, &mut thread, &mut response)
-                .await
+            chain.after_model(cx, state, thread, &mut response).await
         }
         .map_err(|error| error.attribute(C::NAME, Hook::AfterModel))?;
         match flow {

@@ -13,6 +13,7 @@
 //! | [`synaptic`]          | (e)     | Synaptic 0.4.0's `MiddlewareChain` |
 //! | [`agent`]             |         | one `Agent::run` (2 model calls, 1 tool call), and the same turn by hand |
 //! | [`streaming`]         |         | one `Agent::stream` of 1000 text deltas, 0 and 10 per-event hooks, and the same by hand |
+//! | [`plugins`]           |         | the same middleware as plugins (`hookchain::plugin::Plugins`) beside static members |
 //!
 //! Futures are polled by [`exec::run`], a minimal poll loop with a no-op waker: every future
 //! here completes on its first poll, so what is measured is the call, not a runtime.
@@ -27,6 +28,7 @@ pub mod exec;
 pub mod fixtures;
 pub mod hand;
 pub mod macro_mw;
+pub mod plugins;
 pub mod streaming;
 pub mod synaptic;
 

@@ -22,6 +22,7 @@ mod lock;
 pub mod message;
 pub mod middleware;
 pub mod model;
+pub mod plugin;
 mod shared;
 mod telemetry;
 pub mod tool;

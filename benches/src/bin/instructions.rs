@@ -14,9 +14,11 @@ use std::process::ExitCode;
 use hookchain::prelude::*;
 use hookchain_benches::agent::{self, HandTurn};
 use hookchain_benches::exec::{run, spin};
-use hookchain_benches::fixtures::model_call;
+use hookchain_benches::fixtures::{model_call, model_call_in};
 use hookchain_benches::macro_mw::{Absent, Active, ActiveAsync, Full, Manual, bump, bump_async};
-use hookchain_benches::{builtins, chains_of, dyn_chain, hand, streaming, synaptic, ten_of};
+use hookchain_benches::{
+    builtins, chains_of, dyn_chain, hand, plugins, streaming, synaptic, ten_of,
+};
 
 const VARIANTS: &[(&str, &str)] = &[
     ("a0", "hookchain, empty chain (N = 0)"),
@@ -33,6 +35,17 @@ const VARIANTS: &[(&str, &str)] = &[
     (
         "b10_manual",
         "(b) hand-written impl Middleware (no macro), 10 active",
+    ),
+    ("p0", "plugins: an empty Plugins member"),
+    ("p10", "plugins: 10 active middleware as plugins"),
+    ("pa10", "plugins: 10 absent-hook middleware as plugins"),
+    (
+        "b10p0",
+        "plugins: 10 active static members + an empty Plugins member",
+    ),
+    (
+        "b10p10",
+        "plugins: 10 active static members + 10 active plugins",
     ),
     ("c0", "(c) by hand, N = 0 (the model call alone)"),
     ("c10", "(c) by hand, N = 10"),
@@ -60,6 +73,19 @@ const VARIANTS: &[(&str, &str)] = &[
     ),
     ("turn0", "Agent::run, empty chain"),
     ("turn10", "Agent::run, 10 middleware"),
+    ("turn_p10", "Agent::run, 10 middleware as plugins (Plugins)"),
+    (
+        "turn10_p0",
+        "Agent::run, 10 middleware + an empty Plugins member",
+    ),
+    (
+        "turn_q10",
+        "Agent::run, 10 middleware as plugins (PluginsWithoutEvents)",
+    ),
+    (
+        "turn10_q0",
+        "Agent::run, 10 middleware + an empty PluginsWithoutEvents member",
+    ),
     (
         "turn_builtins",
         "Agent::run, the 7 model-path built-ins (none trips)",
@@ -87,6 +113,22 @@ fn hookchain_calls<C: Middleware>(chain: &C, m: u64) {
     let (cx, state) = (black_box(&mut cx), black_box(&mut state));
     for _ in 0..m {
         black_box(run(model_call(black_box(chain), cx, state)).is_ok());
+    }
+}
+
+/// [`hookchain_calls`] with the thread-scoped state kept across the calls, as a run keeps it
+/// (a `Plugins` member creates its plugins' states at its first hook).
+fn hookchain_calls_in<C: Middleware>(chain: &C, m: u64) {
+    let mut cx = Context::new(Vec::new());
+    let mut state = C::State::default();
+    let mut thread = C::ThreadState::default();
+    let (cx, state, thread) = (
+        black_box(&mut cx),
+        black_box(&mut state),
+        black_box(&mut thread),
+    );
+    for _ in 0..m {
+        black_box(run(model_call_in(black_box(chain), cx, state, thread)).is_ok());
     }
 }
 
@@ -213,6 +255,11 @@ fn main() -> ExitCode {
         "b10_manual" => hookchain_calls(&ten_of!(Manual), m),
         "seq10" => hookchain_calls(&ten_of!(bump), m),
         "seq10_async" => hookchain_calls(&ten_of!(bump_async), m),
+        "p0" => hookchain_calls_in(&hookchain::chain![plugins::active(0)], m),
+        "p10" => hookchain_calls_in(&hookchain::chain![plugins::active(10)], m),
+        "pa10" => hookchain_calls_in(&hookchain::chain![plugins::absent(10)], m),
+        "b10p0" => hookchain_calls_in(&hookchain::chain![ten_of!(Active), plugins::active(0)], m),
+        "b10p10" => hookchain_calls_in(&hookchain::chain![ten_of!(Active), plugins::active(10)], m),
         "c0" | "c10" | "inline10" => {
             let mut cx = Context::new(Vec::new());
             let mut counts = [0_u64; 10];
@@ -271,6 +318,33 @@ fn main() -> ExitCode {
         }
         "turn10" => {
             let agent = agent::agent(ten_of!(Full));
+            for _ in 0..m {
+                black_box(run(agent::turn(&agent)));
+            }
+        }
+        "turn_p10" => {
+            let agent = agent::agent(hookchain::chain![plugins::full(10)]);
+            for _ in 0..m {
+                black_box(run(agent::turn(&agent)));
+            }
+        }
+        "turn_q10" => {
+            let agent = agent::agent(hookchain::chain![plugins::full_without_events(10)]);
+            for _ in 0..m {
+                black_box(run(agent::turn(&agent)));
+            }
+        }
+        "turn10_q0" => {
+            let agent = agent::agent(hookchain::chain![
+                ten_of!(Full),
+                plugins::full_without_events(0)
+            ]);
+            for _ in 0..m {
+                black_box(run(agent::turn(&agent)));
+            }
+        }
+        "turn10_p0" => {
+            let agent = agent::agent(hookchain::chain![ten_of!(Full), plugins::full(0)]);
             for _ in 0..m {
                 black_box(run(agent::turn(&agent)));
             }

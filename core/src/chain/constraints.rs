@@ -136,6 +136,9 @@ impl MemberInfo {
 #[derive(Debug, Clone, Copy)]
 pub struct MemberList {
     len: usize,
+    /// The positions the members take in the flattened chain (resume points, answers): one
+    /// each, except a member that reserves more (the run-time plugins' member).
+    positions: usize,
     items: [MemberInfo; MAX_MEMBERS],
 }
 
@@ -143,15 +146,24 @@ impl MemberList {
     /// No members.
     pub const EMPTY: MemberList = MemberList {
         len: 0,
+        positions: 0,
         items: [MemberInfo::EMPTY; MAX_MEMBERS],
     };
 
     /// The list holding only `member`.
     #[must_use]
     pub const fn one(member: MemberInfo) -> MemberList {
+        MemberList::reserving(member, 1)
+    }
+
+    /// The list holding only `member`, which takes `positions` positions of the flattened
+    /// chain (a member that runs members of its own, chosen at run time).
+    #[must_use]
+    pub const fn reserving(member: MemberInfo, positions: usize) -> MemberList {
         let mut list = MemberList::EMPTY;
         list.items[0] = member;
         list.len = 1;
+        list.positions = positions;
         list
     }
 
@@ -166,6 +178,7 @@ impl MemberList {
             self.len += 1;
             i += 1;
         }
+        self.positions += other.positions;
         self
     }
 
@@ -214,7 +227,7 @@ impl<C: Middleware + ?Sized> ChainChecks<C> {
 
     /// The number of `C`'s members, flattened (1 for a middleware): read off its members, so
     /// that it cannot disagree with them (resume positions count members).
-    pub const LEN: usize = C::MEMBERS.len;
+    pub const LEN: usize = C::MEMBERS.positions;
 }
 
 /// Panics (at compile time) with a message naming the middleware at fault.
