@@ -54,52 +54,63 @@ pub async fn model_call<C: Middleware>(
     cx: &mut Context,
     state: &mut C::State,
 ) -> Result<ModelResponse, Error> {
-    // The benchmarked chains keep no thread-scoped state: `()`s, nothing to construct.
-    model_call_in(chain, cx, state, &mut C::ThreadState::default()).await
+    // The benchmarked chains keep no thread-scoped state: `()`s, a local the optimizer drops
+    // (passed in from outside, the same `()`s cost the chain's sync hooks their inlining).
+    let mut thread = C::ThreadState::default();
+    model_call_body!(chain, cx, state, &mut thread)
 }
 
 /// [`model_call`] with the chain's thread-scoped state kept by the caller, as a run keeps it
 /// across its steps (a `Plugins` member's holds a state per plugin, created at its first hook).
-#[inline]
 pub async fn model_call_in<C: Middleware>(
     chain: &C,
     cx: &mut Context,
     state: &mut C::State,
     thread: &mut C::ThreadState,
 ) -> Result<ModelResponse, Error> {
-    let mut request = empty_request();
-    if C::HOOKS.contains(Hook::BeforeModel) {
-        let flow = if C::SYNC_HOOKS.contains(Hook::BeforeModel) {
-            chain.before_model_sync(cx, state, thread, &mut request, Internal::new())
-        } else {
-            chain.before_model(cx, state, thread, &mut request).await
-        }
-        .map_err(|error| error.attribute(C::NAME, Hook::BeforeModel))?;
-        match flow {
-            Flow::Continue => {}
-            Flow::Respond(response) => return Ok(*response),
-            flow => unexpected(flow),
-        }
-    }
-    let mut response = {
-        let mut onion = <C::WrapsModel as ModelWrap<C>>::layer(chain, state, thread, Answer);
-        onion.call(cx, request).await?
-    };
-    if C::HOOKS.contains(Hook::AfterModel) {
-        let flow = if C::SYNC_HOOKS.contains(Hook::AfterModel) {
-            chain.after_model_sync(cx, state, thread, &mut response, Internal::new())
-        } else {
-            chain.after_model(cx, state, thread, &mut response).await
-        }
-        .map_err(|error| error.attribute(C::NAME, Hook::AfterModel))?;
-        match flow {
-            Flow::Continue => {}
-            Flow::Respond(replacement) => response = *replacement,
-            flow => unexpected(flow),
-        }
-    }
-    Ok(response)
+    model_call_body!(chain, cx, state, thread)
 }
+
+/// The body of both: one macro rather than one `async fn` awaiting the other, which would add
+/// a future of its own to every measured call.
+macro_rules! model_call_body {
+    ($chain:expr, $cx:expr, $state:expr, $thread:expr) => {{
+        let (chain, cx, state, thread) = ($chain, $cx, $state, $thread);
+        let mut request = empty_request();
+        if C::HOOKS.contains(Hook::BeforeModel) {
+            let flow = if C::SYNC_HOOKS.contains(Hook::BeforeModel) {
+                chain.before_model_sync(cx, state, thread, &mut request, Internal::new())
+            } else {
+                chain.before_model(cx, state, thread, &mut request).await
+            }
+            .map_err(|error| error.attribute(C::NAME, Hook::BeforeModel))?;
+            match flow {
+                Flow::Continue => {}
+                Flow::Respond(response) => return Ok(*response),
+                flow => unexpected(flow),
+            }
+        }
+        let mut response = {
+            let mut onion = <C::WrapsModel as ModelWrap<C>>::layer(chain, state, thread, Answer);
+            onion.call(cx, request).await?
+        };
+        if C::HOOKS.contains(Hook::AfterModel) {
+            let flow = if C::SYNC_HOOKS.contains(Hook::AfterModel) {
+                chain.after_model_sync(cx, state, thread, &mut response, Internal::new())
+            } else {
+                chain.after_model(cx, state, thread, &mut response).await
+            }
+            .map_err(|error| error.attribute(C::NAME, Hook::AfterModel))?;
+            match flow {
+                Flow::Continue => {}
+                Flow::Respond(replacement) => response = *replacement,
+                flow => unexpected(flow),
+            }
+        }
+        Ok(response)
+    }};
+}
+use model_call_body;
 
 #[cold]
 #[inline(never)]

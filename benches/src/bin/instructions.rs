@@ -107,6 +107,9 @@ const VARIANTS: &[(&str, &str)] = &[
     ),
 ];
 
+// Never inlined: each variant's loop is compiled on its own, so one variant's code does not
+// change the inlining (and the count) of another's.
+#[inline(never)]
 fn hookchain_calls<C: Middleware>(chain: &C, m: u64) {
     let mut cx = Context::new(Vec::new());
     let mut state = C::State::default();
@@ -118,6 +121,7 @@ fn hookchain_calls<C: Middleware>(chain: &C, m: u64) {
 
 /// [`hookchain_calls`] with the thread-scoped state kept across the calls, as a run keeps it
 /// (a `Plugins` member creates its plugins' states at its first hook).
+#[inline(never)]
 fn hookchain_calls_in<C: Middleware>(chain: &C, m: u64) {
     let mut cx = Context::new(Vec::new());
     let mut state = C::State::default();
