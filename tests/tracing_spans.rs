@@ -6,137 +6,23 @@
 //! test runs on its own thread, on a current-thread runtime): scoped subscribers race with the
 //! callsite cache when tests run in parallel.
 
-use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap};
+mod capture;
+
 use std::convert::Infallible;
-use std::fmt;
 use std::io;
+
+use capture::{Captured, EventRecord, traced_async as traced};
 
 use hookchain::prelude::*;
 use hookchain::{FnTool, ModelError, Usage, chain, hook, middleware};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Level, Subscriber};
-use tracing_subscriber::layer::{Context as LayerContext, Layer, SubscriberExt};
-use tracing_subscriber::registry::LookupSpan;
+use tracing::Level;
 
 // -------------------------------------------------------------------------------------------
-// The capturing subscriber
+// The capturing subscriber (`tests/capture`), read as these tests need
 // -------------------------------------------------------------------------------------------
-
-/// A span as the subscriber saw it: its name, its parent (an index into the spans) and its
-/// fields, those recorded later included.
-#[derive(Debug, Clone)]
-struct SpanRecord {
-    name: &'static str,
-    parent: Option<usize>,
-    fields: BTreeMap<String, String>,
-}
-
-/// An event: its level, the span it happened in, its fields (`message` included).
-#[derive(Debug, Clone)]
-struct EventRecord {
-    level: Level,
-    span: Option<usize>,
-    fields: BTreeMap<String, String>,
-}
-
-#[derive(Debug, Default)]
-struct Captured {
-    spans: Vec<SpanRecord>,
-    events: Vec<EventRecord>,
-    /// The index of each open span by its id (ids are reused once a span closes).
-    open: HashMap<u64, usize>,
-}
-
-thread_local! {
-    static CAPTURED: RefCell<Captured> = RefCell::new(Captured::default());
-}
-
-struct Fields<'a>(&'a mut BTreeMap<String, String>);
-
-impl Visit for Fields<'_> {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.insert(field.name().to_owned(), value.to_owned());
-    }
-
-    fn record_u64(&mut self, field: &Field, value: u64) {
-        self.0.insert(field.name().to_owned(), value.to_string());
-    }
-
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.0.insert(field.name().to_owned(), format!("{value:?}"));
-    }
-}
-
-/// Records every span and event into [`CAPTURED`].
-struct Capture;
-
-impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
-    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, cx: LayerContext<'_, S>) {
-        let parent = match attrs.parent() {
-            Some(parent) => Some(parent.clone()),
-            None if attrs.is_contextual() => cx.current_span().id().cloned(),
-            None => None,
-        };
-        let mut fields = BTreeMap::new();
-        attrs.record(&mut Fields(&mut fields));
-        CAPTURED.with(|captured| {
-            let mut captured = captured.borrow_mut();
-            let parent = parent.and_then(|parent| captured.open.get(&parent.into_u64()).copied());
-            let index = captured.spans.len();
-            captured.spans.push(SpanRecord {
-                name: attrs.metadata().name(),
-                parent,
-                fields,
-            });
-            captured.open.insert(id.into_u64(), index);
-        });
-    }
-
-    fn on_record(&self, id: &Id, values: &Record<'_>, _: LayerContext<'_, S>) {
-        CAPTURED.with(|captured| {
-            let mut captured = captured.borrow_mut();
-            if let Some(&index) = captured.open.get(&id.into_u64()) {
-                values.record(&mut Fields(&mut captured.spans[index].fields));
-            }
-        });
-    }
-
-    fn on_event(&self, event: &Event<'_>, cx: LayerContext<'_, S>) {
-        let span = match event.parent() {
-            Some(parent) => Some(parent.clone()),
-            None if event.is_contextual() => cx.current_span().id().cloned(),
-            None => None,
-        };
-        let mut fields = BTreeMap::new();
-        event.record(&mut Fields(&mut fields));
-        CAPTURED.with(|captured| {
-            let mut captured = captured.borrow_mut();
-            let span = span.and_then(|span| captured.open.get(&span.into_u64()).copied());
-            captured.events.push(EventRecord {
-                level: *event.metadata().level(),
-                span,
-                fields,
-            });
-        });
-    }
-}
-
-/// What `future` traced on this thread.
-async fn traced<T>(future: impl Future<Output = T>) -> (T, Captured) {
-    static INSTALLED: std::sync::Once = std::sync::Once::new();
-    INSTALLED.call_once(|| {
-        let subscriber = tracing_subscriber::registry().with(Capture);
-        tracing::subscriber::set_global_default(subscriber).expect("one subscriber");
-    });
-    CAPTURED.with(|captured| *captured.borrow_mut() = Captured::default());
-    let value = future.await;
-    (value, CAPTURED.with(RefCell::take))
-}
 
 impl Captured {
     /// The indices of the spans named `name`, in creation order.
@@ -163,7 +49,7 @@ impl Captured {
     fn hooks(&self) -> Vec<(Option<&'static str>, String, String)> {
         self.events
             .iter()
-            .filter(|event| event.fields.get("message").map(String::as_str) == Some("hook"))
+            .filter(|event| event.message == "hook")
             .map(|event| {
                 assert_eq!(event.level, Level::TRACE);
                 (
@@ -179,7 +65,7 @@ impl Captured {
     fn events_saying(&self, message: &str) -> Vec<&EventRecord> {
         self.events
             .iter()
-            .filter(|event| event.fields.get("message").map(String::as_str) == Some(message))
+            .filter(|event| event.message == message)
             .collect()
     }
 }

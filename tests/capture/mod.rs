@@ -110,14 +110,27 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Capture {
     }
 }
 
-/// What `f` traced on this thread.
-pub(crate) fn traced<T>(f: impl FnOnce() -> T) -> (T, Captured) {
+/// Installs the capturing subscriber, once per test binary.
+fn install() {
     static INSTALLED: std::sync::Once = std::sync::Once::new();
     INSTALLED.call_once(|| {
         let subscriber = tracing_subscriber::registry().with(Capture);
         tracing::subscriber::set_global_default(subscriber).expect("one subscriber");
     });
+}
+
+/// What `f` traced on this thread.
+pub(crate) fn traced<T>(f: impl FnOnce() -> T) -> (T, Captured) {
+    install();
     CAPTURED.with(|captured| *captured.borrow_mut() = Captured::default());
     let value = f();
+    (value, CAPTURED.with(RefCell::take))
+}
+
+/// What `future` traced on this thread (a current-thread runtime keeps it there).
+pub(crate) async fn traced_async<T>(future: impl std::future::Future<Output = T>) -> (T, Captured) {
+    install();
+    CAPTURED.with(|captured| *captured.borrow_mut() = Captured::default());
+    let value = future.await;
     (value, CAPTURED.with(RefCell::take))
 }
