@@ -612,3 +612,15 @@ async fn a_wrap_that_answers_itself_streams_its_answer() {
     );
     assert_eq!(output.unwrap().model_calls, 0);
 }
+
+#[tokio::test]
+async fn an_agent_in_an_arc_streams_into_a_spawned_task() {
+    let agent = std::sync::Arc::new(
+        Agent::builder(ScriptedModel::new([]).then_stream([text(0, "Hi"), finish()])).build(),
+    );
+    // `'static` and `Send`: the stream can go where a web framework takes a response body.
+    let stream = std::sync::Arc::clone(&agent).stream_owned("Hello");
+    let (events, output) = tokio::spawn(drain(stream)).await.unwrap();
+    assert_eq!(kinds(&events), ["text:Hi", "finish", "message:Assistant"]);
+    assert_eq!(output.unwrap().text().as_deref(), Some("Hi"));
+}

@@ -129,6 +129,36 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         self.stream_with(RunContext::new(), input.into())
     }
 
+    /// [`stream`](Self::stream) of an agent held in an [`Arc`]: the stream owns its share of
+    /// the agent, so it lives as long as it is read — what a web handler returns (a
+    /// server-sent-events body, say) needs.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use futures::StreamExt;
+    /// use hookchain::prelude::*;
+    ///
+    /// fn events(agent: &Arc<Agent<ScriptedModel>>) -> impl futures::Stream + Send + 'static {
+    ///     Arc::clone(agent).stream_owned("Hi")
+    /// }
+    ///
+    /// # futures::executor::block_on(async {
+    /// let agent = Arc::new(Agent::builder(ScriptedModel::new([ModelResponse::text("Hello!")])).build());
+    /// let items = events(&agent).count().await;
+    /// assert_eq!(items, 5); // the text, usage, finish, the message, the output
+    /// # });
+    /// ```
+    pub fn stream_owned(self: Arc<Self>, input: impl Into<RunInput>) -> AgentStream<'static>
+    where
+        M: 'static,
+        C: 'static,
+    {
+        let input = input.into();
+        AgentStream::new(move |queue| async move {
+            self.run_with(RunContext::new(), Some(queue), input).await
+        })
+    }
+
     /// [`stream`](Self::stream), with `run_context` given to the run.
     pub(super) fn stream_with(&self, run_context: RunContext, input: RunInput) -> AgentStream<'_> {
         AgentStream::new(|queue| self.run_with(run_context, Some(queue), input))
