@@ -135,41 +135,47 @@ fn unmarked_hooks(ctxt: &Ctxt, parsed: &Parsed, block: &ItemImpl) {
 /// The `#[check_answer]` method: at most one, `fn name(&self, answer: &Answer<'_>) -> Result<(),
 /// E>` (the return type is checked by the compiler, at the user's tokens).
 fn check_answer<'a>(ctxt: &Ctxt, parsed: &Parsed, block: &'a ItemImpl) -> Option<&'a syn::Ident> {
-    let mut found = None;
-    for (index, attr) in &parsed.check_answer {
-        let ImplItem::Fn(method) = &block.items[*index] else {
-            continue;
-        };
-        if found.is_some() {
-            ctxt.error_spanned_by(attr, "a second `#[check_answer]`: a middleware has one");
-            continue;
-        }
-        let sig = &method.sig;
-        let takes_self = sig
-            .receiver()
-            .is_some_and(|receiver| receiver.reference.is_some() && receiver.mutability.is_none());
-        if !takes_self || sig.inputs.len() != 2 || sig.asyncness.is_some() {
-            ctxt.error_spanned_by(
-                &sig.ident,
-                "a `#[check_answer]` method is a plain `fn` taking `&self` and the answer: \
-                 `fn check(&self, answer: &Answer<'_>) -> Result<(), E>`",
-            );
-            continue;
-        }
-        found = Some(&sig.ident);
-    }
-    found
+    one_method(
+        ctxt,
+        &parsed.check_answer,
+        block,
+        "check_answer",
+        "a `#[check_answer]` method is a plain `fn` taking `&self` and the answer: \
+         `fn check(&self, answer: &Answer<'_>) -> Result<(), E>`",
+    )
 }
 
 /// The `#[contribute]` method: at most one, `fn name(&self, to: &mut Contributions)`.
 fn contribute<'a>(ctxt: &Ctxt, parsed: &Parsed, block: &'a ItemImpl) -> Option<&'a syn::Ident> {
+    one_method(
+        ctxt,
+        &parsed.contribute,
+        block,
+        "contribute",
+        "a `#[contribute]` method is a plain `fn` taking `&self` and the contributions: \
+         `fn contribute(&self, to: &mut Contributions)`",
+    )
+}
+
+/// The one method marked `#[attribute]`: a plain `fn` taking `&self` and one argument; a second
+/// is an error at its attribute, a wrong shape an error at the method's name saying `shape`.
+fn one_method<'a>(
+    ctxt: &Ctxt,
+    marked: &[(usize, syn::Attribute)],
+    block: &'a ItemImpl,
+    attribute: &str,
+    shape: &str,
+) -> Option<&'a syn::Ident> {
     let mut found = None;
-    for (index, attr) in &parsed.contribute {
+    for (index, attr) in marked {
         let ImplItem::Fn(method) = &block.items[*index] else {
             continue;
         };
         if found.is_some() {
-            ctxt.error_spanned_by(attr, "a second `#[contribute]`: a middleware has one");
+            ctxt.error_spanned_by(
+                attr,
+                format!("a second `#[{attribute}]`: a middleware has one"),
+            );
             continue;
         }
         let sig = &method.sig;
@@ -177,11 +183,7 @@ fn contribute<'a>(ctxt: &Ctxt, parsed: &Parsed, block: &'a ItemImpl) -> Option<&
             .receiver()
             .is_some_and(|receiver| receiver.reference.is_some() && receiver.mutability.is_none());
         if !takes_self || sig.inputs.len() != 2 || sig.asyncness.is_some() {
-            ctxt.error_spanned_by(
-                &sig.ident,
-                "a `#[contribute]` method is a plain `fn` taking `&self` and the contributions: \
-                 `fn contribute(&self, to: &mut Contributions)`",
-            );
+            ctxt.error_spanned_by(&sig.ident, shape);
             continue;
         }
         found = Some(&sig.ident);
