@@ -295,3 +295,33 @@ fn a_thread_stored_without_an_id_still_loads() {
     assert_eq!(thread.id().as_str().len(), 32);
     assert!(!thread.is_paused());
 }
+
+/// A stored thread says its format; one of a newer format is refused when read (never
+/// misread), and one stored before the field existed reads as format 1.
+#[test]
+fn a_stored_thread_is_versioned() {
+    let thread: Thread<()> = Thread::new();
+    let mut json = serde_json::to_value(&thread).unwrap();
+    assert_eq!(
+        json["format"],
+        serde_json::json!(hookchain::agent::THREAD_FORMAT)
+    );
+    let back: Thread<()> = serde_json::from_value(json.clone()).unwrap();
+    assert_eq!(back, thread);
+
+    json["format"] = serde_json::json!(hookchain::agent::THREAD_FORMAT + 1);
+    let error = serde_json::from_value::<Thread<()>>(json).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("is newer than this version reads"),
+        "{error}"
+    );
+
+    let old = r#"{"id":"t1","messages":[],"state":null,"runs":0}"#;
+    let old: Thread<()> = serde_json::from_str(old).unwrap();
+    assert_eq!(
+        serde_json::to_value(&old).unwrap()["format"],
+        serde_json::json!(1)
+    );
+}

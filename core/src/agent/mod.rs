@@ -55,7 +55,7 @@ pub use input::RunInput;
 pub use output::{EndReason, RunOutput};
 pub use stream::AgentStream;
 pub(crate) use thread::PauseMark;
-pub use thread::{Thread, ThreadError, ThreadId};
+pub use thread::{THREAD_FORMAT, Thread, ThreadError, ThreadId};
 pub use with_context::AgentWith;
 
 use std::borrow::Cow;

@@ -51,6 +51,15 @@ impl fmt::Display for ThreadId {
 /// [`abandon_pause`](Self::abandon_pause). Threads serialize, so a conversation can be stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Thread<S> {
+    /// The version of the stored form (see [`THREAD_FORMAT`]): a thread stored before the
+    /// field existed reads as format 1; one of a newer format is refused when read, never
+    /// misread.
+    #[serde(
+        default = "legacy_format",
+        deserialize_with = "readable_format",
+        rename = "format"
+    )]
+    pub(crate) format: u32,
     /// A thread stored before threads had ids gets a fresh one when it is read.
     #[serde(default = "ThreadId::fresh")]
     pub(crate) id: ThreadId,
@@ -88,6 +97,7 @@ impl<S: Default> Thread<S> {
     #[must_use]
     pub fn with_id(id: ThreadId) -> Self {
         Thread {
+            format: THREAD_FORMAT,
             id,
             messages: Shared::default(),
             state: S::default(),
@@ -139,6 +149,27 @@ impl<S> Thread<S> {
             )
         });
         true
+    }
+}
+
+/// The version of a stored [`Thread`] this crate writes and reads. 1: the id, the history,
+/// the thread-scoped state, the runs, the pause.
+pub const THREAD_FORMAT: u32 = 1;
+
+/// The format of a thread stored before threads had one.
+fn legacy_format() -> u32 {
+    1
+}
+
+/// Deserializes a thread's format version, refusing one newer than [`THREAD_FORMAT`].
+fn readable_format<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
+    let format = u32::deserialize(deserializer)?;
+    if format <= THREAD_FORMAT {
+        Ok(format)
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "thread format {format} is newer than this version reads (format {THREAD_FORMAT})"
+        )))
     }
 }
 
