@@ -248,6 +248,27 @@ fn own_ref<'s, T: 'static>(
         .ok_or_else(|| state_mismatch(name, hook))
 }
 
+/// `M`'s run-scoped and thread-scoped states, for `hook`.
+fn states<'s, M: Middleware + 'static>(
+    hook: Hook,
+    state: &'s mut dyn ErasedState,
+    thread: &'s mut dyn ErasedState,
+) -> Result<(&'s mut M::State, &'s mut M::ThreadState), Error> {
+    Ok((own(M::NAME, hook, state)?, own(M::NAME, hook, thread)?))
+}
+
+/// [`states`], read-only (the tool path).
+fn states_ref<'s, M: Middleware + 'static>(
+    hook: Hook,
+    state: &'s dyn ErasedState,
+    thread: &'s dyn ErasedState,
+) -> Result<(&'s M::State, &'s M::ThreadState), Error> {
+    Ok((
+        own_ref(M::NAME, hook, state)?,
+        own_ref(M::NAME, hook, thread)?,
+    ))
+}
+
 impl<M: Middleware + 'static> DynMiddleware for M {
     fn name(&self) -> &'static str {
         M::NAME
@@ -306,8 +327,7 @@ impl<M: Middleware + 'static> DynMiddleware for M {
         thread: &'a mut dyn ErasedState,
     ) -> BoxFuture<'a, Result<Flow, Error>> {
         Box::pin(async move {
-            let state = own::<M::State>(M::NAME, Hook::BeforeAgent, state)?;
-            let thread = own::<M::ThreadState>(M::NAME, Hook::BeforeAgent, thread)?;
+            let (state, thread) = states::<M>(Hook::BeforeAgent, state, thread)?;
             Middleware::before_agent(self, cx, state, thread).await
         })
     }
@@ -320,8 +340,7 @@ impl<M: Middleware + 'static> DynMiddleware for M {
         request: &'a mut ModelRequest,
     ) -> BoxFuture<'a, Result<Flow, Error>> {
         Box::pin(async move {
-            let state = own::<M::State>(M::NAME, Hook::BeforeModel, state)?;
-            let thread = own::<M::ThreadState>(M::NAME, Hook::BeforeModel, thread)?;
+            let (state, thread) = states::<M>(Hook::BeforeModel, state, thread)?;
             Middleware::before_model(self, cx, state, thread, request).await
         })
     }
@@ -335,8 +354,7 @@ impl<M: Middleware + 'static> DynMiddleware for M {
         next: &'a mut (dyn DynModelNext + 'a),
     ) -> BoxFuture<'a, Result<ModelResponse, Error>> {
         Box::pin(async move {
-            let state = own::<M::State>(M::NAME, Hook::WrapModelCall, state)?;
-            let thread = own::<M::ThreadState>(M::NAME, Hook::WrapModelCall, thread)?;
+            let (state, thread) = states::<M>(Hook::WrapModelCall, state, thread)?;
             let next = ErasedModelNext(next);
             Middleware::wrap_model_call(self, cx, state, thread, request, next).await
         })
@@ -362,8 +380,7 @@ impl<M: Middleware + 'static> DynMiddleware for M {
         response: &'a mut ModelResponse,
     ) -> BoxFuture<'a, Result<Flow, Error>> {
         Box::pin(async move {
-            let state = own::<M::State>(M::NAME, Hook::AfterModel, state)?;
-            let thread = own::<M::ThreadState>(M::NAME, Hook::AfterModel, thread)?;
+            let (state, thread) = states::<M>(Hook::AfterModel, state, thread)?;
             Middleware::after_model(self, cx, state, thread, response).await
         })
     }
@@ -377,8 +394,7 @@ impl<M: Middleware + 'static> DynMiddleware for M {
         next: &'a mut (dyn DynToolNext + 'a),
     ) -> BoxFuture<'a, Result<ToolResult, Error>> {
         Box::pin(async move {
-            let state = own_ref::<M::State>(M::NAME, Hook::WrapToolCall, state)?;
-            let thread = own_ref::<M::ThreadState>(M::NAME, Hook::WrapToolCall, thread)?;
+            let (state, thread) = states_ref::<M>(Hook::WrapToolCall, state, thread)?;
             let next = ErasedToolNext(next);
             Middleware::wrap_tool_call(self, cx, state, thread, call, next).await
         })
@@ -391,8 +407,7 @@ impl<M: Middleware + 'static> DynMiddleware for M {
         thread: &'a mut dyn ErasedState,
     ) -> BoxFuture<'a, Result<(), Error>> {
         Box::pin(async move {
-            let state = own::<M::State>(M::NAME, Hook::AfterAgent, state)?;
-            let thread = own::<M::ThreadState>(M::NAME, Hook::AfterAgent, thread)?;
+            let (state, thread) = states::<M>(Hook::AfterAgent, state, thread)?;
             Middleware::after_agent(self, cx, state, thread).await
         })
     }
