@@ -37,6 +37,8 @@ const REQUEST: &str = "Please tidy up the logs folder.";
 
 /// The key the checkpoint is saved under in `--checkpoint-dir`.
 const KEY: &str = "approval";
+/// This process, as a worker of the checkpoint store.
+const WORKER: &str = "approval-example";
 
 const USAGE: &str = "\
 usage: approval [--auto approve|reject] [--checkpoint-dir DIR [--resume]]
@@ -316,9 +318,9 @@ async fn run(args: Args) -> Result<(), BoxError> {
 
     let mut output = match &store {
         Some(store) if args.resume => {
-            let checkpoint = store.load(KEY).await?.ok_or_else(|| {
+            let checkpoint = store.claim(KEY, WORKER).await?.ok_or_else(|| {
                 format!(
-                    "no paused run in {} (run once without --resume first)",
+                    "no paused run to claim in {} (run once without --resume first)",
                     store
                         .path(KEY)
                         .map(|p| p.display().to_string())
@@ -345,7 +347,7 @@ async fn run(args: Args) -> Result<(), BoxError> {
             checkpoint.interrupts().len()
         );
         if let Some(store) = &store {
-            store.save(KEY, &checkpoint).await?;
+            store.put(KEY, &checkpoint, WORKER).await?;
             let dir = args
                 .checkpoint_dir
                 .as_ref()
@@ -364,7 +366,7 @@ async fn run(args: Args) -> Result<(), BoxError> {
 
     if let Some(store) = &store {
         // The run is over: its checkpoint is spent.
-        store.delete(KEY).await?;
+        store.delete(KEY, WORKER).await?;
     }
     print_conversation(&output.messages);
     println!();

@@ -96,7 +96,7 @@ async fn pause(dir: &Path) {
     assert_eq!(ids, ["0/1:tool:call_ask"]);
     let checkpoint = output.checkpoint.expect("a paused run has a checkpoint");
     FileCheckpointer::new(dir)
-        .save(KEY, &checkpoint)
+        .put(KEY, &checkpoint, "phase-1")
         .await
         .expect("save the checkpoint");
     println!("phase 1: paused, checkpoint saved");
@@ -107,9 +107,9 @@ async fn finish(dir: &Path) {
     let agent = agent(dir);
     let store = FileCheckpointer::new(dir);
     let checkpoint = store
-        .load(KEY)
+        .claim(KEY, "phase-2")
         .await
-        .expect("load the checkpoint")
+        .expect("claim the checkpoint")
         .expect("phase 1 saved a checkpoint");
     let answers: Vec<_> = checkpoint
         .pending()
@@ -149,7 +149,10 @@ async fn finish(dir: &Path) {
 
     std::fs::write(dir.join("final.txt"), output.text().unwrap().as_bytes())
         .expect("write the result");
-    store.delete(KEY).await.expect("delete the checkpoint");
+    store
+        .delete(KEY, "phase-2")
+        .await
+        .expect("delete the checkpoint");
     println!("phase 2: resumed and finished");
 }
 

@@ -12,7 +12,9 @@ use std::time::Duration;
 use hookchain::builtin::human_in_the_loop::{
     ApprovalRequest, ApprovalResponse, HumanInTheLoop, ToolPolicy,
 };
-use hookchain::interrupt::{Checkpointer, FileCheckpointer, InMemoryCheckpointer, ResumeError};
+use hookchain::interrupt::{
+    Checkpointer, FileCheckpointer, InMemoryCheckpointer, ResumeError, Stored,
+};
 use hookchain::prelude::*;
 use hookchain::tool::AskUser;
 use hookchain::{EndReason, Model, ModelError, RunOutput, Thread, ThreadError};
@@ -224,8 +226,8 @@ async fn a_spent_checkpoint_is_refused_and_the_approved_tool_runs_once() {
     assert_eq!(thread, after, "the thread is not rewound");
 }
 
-/// "`Checkpointer::take` hands a stored checkpoint to one caller": two tasks (in memory) or two
-/// claimers of one file race to take it; exactly one gets it, and the approved tool runs once.
+/// "`Checkpointer::claim` hands a stored checkpoint to one worker": two tasks (in memory) or two
+/// claimers of one file race to claim it; exactly one gets it, and the approved tool runs once.
 #[tokio::test]
 async fn a_stored_checkpoint_is_taken_by_one_caller_only() {
     let dir = std::env::temp_dir().join(format!("hookchain-take-{}", std::process::id()));
@@ -235,26 +237,27 @@ async fn a_stored_checkpoint_is_taken_by_one_caller_only() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Pauses a run, saves its checkpoint in `store`, takes it twice at once, and resumes what the
-/// one successful taker got.
+/// Pauses a run, stores its checkpoint in `store`, claims it twice at once, and resumes what the
+/// one successful claimer got.
 async fn resume_what_one_caller_takes(store: &impl Checkpointer) {
     let charges = Arc::new(AtomicUsize::new(0));
     let agent = approved_charging_agent(&charges);
     let paused = agent.run("pay").await.unwrap();
     let answers = approve_all(&paused);
     store
-        .save("run-1", &paused.checkpoint.unwrap())
+        .put("run-1", &paused.checkpoint.unwrap(), "api")
         .await
         .unwrap();
-    let (first, second) = futures::join!(store.take("run-1"), store.take("run-1"));
+    let (first, second) = futures::join!(store.claim("run-1", "a"), store.claim("run-1", "b"));
     let (first, second) = (first.unwrap(), second.unwrap());
     assert!(
         first.is_some() != second.is_some(),
         "exactly one caller gets it"
     );
-    assert!(
-        store.load("run-1").await.unwrap().is_none(),
-        "taken means gone"
+    let holder = if first.is_some() { "a" } else { "b" };
+    assert_eq!(
+        store.list().await.unwrap(),
+        [Stored::new("run-1", Some(holder.to_owned()))]
     );
     let done = agent
         .resume(first.or(second).unwrap(), answers)

@@ -146,6 +146,13 @@ impl Checkpoint {
         self.counters.step
     }
 
+    /// Whether the run paused for answers (pending interrupts), rather than being saved after
+    /// a step of a run in progress (durability `EveryStep`).
+    #[must_use]
+    pub fn is_pause(&self) -> bool {
+        !self.interrupts.is_empty()
+    }
+
     /// The checkpoint as JSON.
     pub fn to_json(&self) -> Result<String, CheckpointError> {
         serde_json::to_string_pretty(self).map_err(CheckpointError::Encode)
@@ -226,11 +233,30 @@ pub enum CheckpointError {
         #[source]
         source: std::io::Error,
     },
-    /// A checkpoint key that cannot name a file (empty, or with a path separator).
-    #[error("checkpoint key {key:?} cannot name a file: use letters, digits, `-`, `_` and `.`")]
+    /// A checkpoint key that no store takes: empty, or longer than
+    /// [`MAX_KEY_LEN`](super::MAX_KEY_LEN) bytes.
+    #[error("checkpoint key {key:?} is empty or too long (at most 512 bytes)")]
     Key {
+        /// The key (its first 64 characters).
+        key: String,
+    },
+    /// Another worker holds the key: this one may not write it (it lost the key, or never had
+    /// it). See *Claims* on [`Checkpointer`](super::Checkpointer).
+    #[error("checkpoint `{key}` is held by worker `{by}`: only the worker holding a key writes it")]
+    Claimed {
         /// The key.
         key: String,
+        /// The worker holding it.
+        by: String,
+    },
+    /// The store's database failed (a connection, a query, a file).
+    #[error("the checkpoint store failed: {what}")]
+    Store {
+        /// What the store was doing ("claim", "connect", …).
+        what: &'static str,
+        /// Why it failed.
+        #[source]
+        source: crate::error::BoxError,
     },
 }
 

@@ -5,12 +5,19 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::checkpointer::valid_key;
-use super::{Checkpoint, CheckpointError, Checkpointer};
+use super::checkpointer::{fence, valid_key};
+use super::{Checkpoint, CheckpointError, Checkpointer, Stored};
 
-/// Keeps each checkpoint in a JSON file `<dir>/<key>.json`, written atomically (a temporary
-/// file, synced, renamed, and the directory synced), so a crash never leaves a half-written
-/// checkpoint nor loses a renamed one; a save that fails removes its temporary file.
+/// Keeps each checkpoint in a JSON file `<dir>/<key>.json`, and the worker holding it in
+/// `<dir>/<key>.holder`. Files are written atomically (a temporary file, synced, renamed, and
+/// the directory synced), so a crash never leaves a half-written checkpoint nor loses a
+/// renamed one; a write that fails removes its temporary file. Characters of a key other than
+/// ASCII letters, digits, `-` and `_` are written `%XX` in the file names.
+///
+/// A claim creates the holder file exclusively, so of several processes claiming one key
+/// exactly one gets it. For one machine (or a shared file system with exclusive creation):
+/// [`put`](Checkpointer::put)'s fence is checked, then written, not in one atomic step; many
+/// workers on many machines want a database (features `sqlite`, `postgres`).
 ///
 /// The file operations run on tokio's blocking threads when called inside a tokio runtime
 /// (feature `tokio`), so they never hold up the executor's threads; elsewhere they run in
@@ -20,14 +27,27 @@ pub struct FileCheckpointer {
 }
 
 impl FileCheckpointer {
-    /// A store in `dir` (created on first save).
+    /// A store in `dir` (created on first write).
     pub fn new(dir: impl Into<PathBuf>) -> Self {
         FileCheckpointer { dir: dir.into() }
     }
 
-    /// The file of `key`.
+    /// The file of `key`'s checkpoint.
     pub fn path(&self, key: &str) -> Result<PathBuf, CheckpointError> {
-        Ok(self.dir.join(format!("{}.json", valid_key(key)?)))
+        Ok(self
+            .dir
+            .join(format!("{}.json", file_name(valid_key(key)?))))
+    }
+
+    /// The files of `key`: its checkpoint and its holder.
+    fn files(&self, key: &str) -> Result<Files, CheckpointError> {
+        let name = file_name(valid_key(key)?);
+        Ok(Files {
+            dir: self.dir.clone(),
+            checkpoint: self.dir.join(format!("{name}.json")),
+            holder: self.dir.join(format!("{name}.holder")),
+            name,
+        })
     }
 }
 
@@ -39,82 +59,211 @@ impl fmt::Debug for FileCheckpointer {
     }
 }
 
+/// The files of one key.
+struct Files {
+    dir: PathBuf,
+    /// The key as written in file names.
+    name: String,
+    checkpoint: PathBuf,
+    holder: PathBuf,
+}
+
+impl Files {
+    /// The worker holding the key, if any.
+    fn holder(&self) -> Result<Option<String>, CheckpointError> {
+        read_if_there(&self.holder)
+    }
+
+    /// Writes `bytes` to `target` atomically: a temporary file of this write's own, synced,
+    /// renamed over `target`, and the directory synced.
+    fn write(&self, target: &Path, bytes: &[u8]) -> Result<(), CheckpointError> {
+        std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
+        let temporary = self
+            .dir
+            .join(format!(".{}.{}.tmp", self.name, unique_suffix()));
+        let written = write_synced(&temporary, bytes)
+            .and_then(|()| std::fs::rename(&temporary, target).map_err(io(target)));
+        if let Err(error) = written {
+            // Nothing left behind: the temporary file is this write's alone.
+            let _ = std::fs::remove_file(&temporary);
+            return Err(error);
+        }
+        // The rename is durable once the directory's entry is on disk.
+        sync_dir(&self.dir)
+    }
+}
+
 impl Checkpointer for FileCheckpointer {
-    async fn save(&self, key: &str, checkpoint: &Checkpoint) -> Result<(), CheckpointError> {
-        let path = self.path(key)?;
+    async fn put(
+        &self,
+        key: &str,
+        checkpoint: &Checkpoint,
+        worker: &str,
+    ) -> Result<(), CheckpointError> {
+        let files = self.files(key)?;
         let json = checkpoint.to_json()?;
-        let dir = self.dir.clone();
-        // A temporary name of its own, so that concurrent saves of one key never share a file.
-        let temporary = dir.join(format!(".{key}.{}.tmp", unique_suffix()));
-        let target = path.clone();
-        off_the_executor(&target, move || {
-            std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-            let written = write_synced(&temporary, json.as_bytes())
-                .and_then(|()| std::fs::rename(&temporary, &path).map_err(io(&path)));
-            if let Err(error) = written {
-                // Nothing left behind: the temporary file is this save's alone.
-                let _ = std::fs::remove_file(&temporary);
-                return Err(error);
+        let (key, worker) = (key.to_owned(), worker.to_owned());
+        let hold = !checkpoint.is_pause();
+        off_the_executor(&files.checkpoint.clone(), move || {
+            fence(&key, files.holder()?.as_deref(), &worker)?;
+            files.write(&files.checkpoint, json.as_bytes())?;
+            if hold {
+                files.write(&files.holder, worker.as_bytes())
+            } else {
+                remove_if_there(&files.holder)
             }
-            // The rename is durable once the directory's entry is on disk.
-            sync_dir(&dir)
         })
         .await
     }
 
-    async fn load(&self, key: &str) -> Result<Option<Checkpoint>, CheckpointError> {
+    async fn get(&self, key: &str) -> Result<Option<Checkpoint>, CheckpointError> {
         let path = self.path(key)?;
         let read = path.clone();
-        let json = off_the_executor(&path, move || match std::fs::read_to_string(&read) {
-            Ok(json) => Ok(Some(json)),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(error) => Err(io(&read)(error)),
+        let json = off_the_executor(&path, move || read_if_there(&read)).await?;
+        json.map(|json| Checkpoint::from_json(&json)).transpose()
+    }
+
+    async fn list(&self) -> Result<Vec<Stored>, CheckpointError> {
+        let dir = self.dir.clone();
+        off_the_executor(&self.dir, move || {
+            let entries = match std::fs::read_dir(&dir) {
+                Ok(entries) => entries,
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                    return Ok(Vec::new());
+                }
+                Err(error) => return Err(io(&dir)(error)),
+            };
+            let mut stored = Vec::new();
+            for entry in entries {
+                let entry = entry.map_err(io(&dir))?;
+                let name = entry.file_name();
+                let Some(key) = name.to_str().and_then(|name| name.strip_suffix(".json")) else {
+                    continue;
+                };
+                // Temporary files start with a dot; keys never do once written.
+                let Some(key) = key_of(key) else { continue };
+                let holder = read_if_there(&dir.join(format!("{}.holder", file_name(&key))))?;
+                stored.push(Stored::new(key, holder));
+            }
+            stored.sort_by(|a, b| a.key.cmp(&b.key));
+            Ok(stored)
+        })
+        .await
+    }
+
+    // The claim creates the holder file exclusively: of several processes creating it at once
+    // exactly one succeeds.
+    async fn claim(&self, key: &str, worker: &str) -> Result<Option<Checkpoint>, CheckpointError> {
+        let files = self.files(key)?;
+        let worker = worker.to_owned();
+        let json = off_the_executor(&files.checkpoint.clone(), move || {
+            if !files.checkpoint.exists() {
+                return Ok(None);
+            }
+            let created = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&files.holder);
+            match created {
+                Ok(mut file) => {
+                    file.write_all(worker.as_bytes())
+                        .and_then(|()| file.sync_all())
+                        .map_err(io(&files.holder))?;
+                    sync_dir(&files.dir)?;
+                }
+                Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+                    if files.holder()?.as_deref() != Some(worker.as_str()) {
+                        return Ok(None);
+                    }
+                }
+                Err(error) => return Err(io(&files.holder)(error)),
+            }
+            match read_if_there(&files.checkpoint) {
+                Ok(Some(json)) => Ok(Some(json)),
+                // Deleted between the check and the claim, or unreadable: nothing claimed.
+                other => {
+                    let _ = std::fs::remove_file(&files.holder);
+                    other
+                }
+            }
         })
         .await?;
         json.map(|json| Checkpoint::from_json(&json)).transpose()
     }
 
-    async fn delete(&self, key: &str) -> Result<(), CheckpointError> {
-        let path = self.path(key)?;
-        let removed = path.clone();
-        off_the_executor(&path, move || match std::fs::remove_file(&removed) {
-            Ok(()) => Ok(()),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(error) => Err(io(&removed)(error)),
+    async fn release(&self, key: &str, worker: &str) -> Result<bool, CheckpointError> {
+        let files = self.files(key)?;
+        let worker = worker.to_owned();
+        off_the_executor(&files.holder.clone(), move || {
+            if files.holder()?.as_deref() != Some(worker.as_str()) {
+                return Ok(false);
+            }
+            remove_if_there(&files.holder)?;
+            Ok(true)
         })
         .await
     }
 
-    // The claim is a rename to a name of this caller's own: of several processes renaming the
-    // same file at once, exactly one succeeds (the others find no file), and the claimed file
-    // is then read and removed by its owner alone.
-    async fn take(&self, key: &str) -> Result<Option<Checkpoint>, CheckpointError> {
-        let path = self.path(key)?;
-        let claimed = self.dir.join(format!(".{key}.{}.claimed", unique_suffix()));
-        let original = path.clone();
-        off_the_executor(&path, move || {
-            match std::fs::rename(&original, &claimed) {
-                Ok(()) => {}
-                Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-                Err(error) => return Err(io(&original)(error)),
-            }
-            let read = std::fs::read_to_string(&claimed)
-                .map_err(io(&claimed))
-                .and_then(|json| Checkpoint::from_json(&json));
-            match read {
-                Ok(checkpoint) => {
-                    // Spent once read: the claim is the only copy, and it is this caller's.
-                    let _ = std::fs::remove_file(&claimed);
-                    Ok(Some(checkpoint))
-                }
-                Err(error) => {
-                    // Nothing lost: a checkpoint that could not be read goes back where it was.
-                    let _ = std::fs::rename(&claimed, &original);
-                    Err(error)
-                }
-            }
+    async fn delete(&self, key: &str, worker: &str) -> Result<(), CheckpointError> {
+        let files = self.files(key)?;
+        let (key, worker) = (key.to_owned(), worker.to_owned());
+        off_the_executor(&files.checkpoint.clone(), move || {
+            fence(&key, files.holder()?.as_deref(), &worker)?;
+            remove_if_there(&files.checkpoint)?;
+            remove_if_there(&files.holder)
         })
         .await
+    }
+}
+
+/// `key` as written in file names: ASCII letters, digits, `-` and `_` as they are, every
+/// other byte `%XX` (so no key names a path, a hidden file, or two keys one file).
+fn file_name(key: &str) -> String {
+    let mut name = String::with_capacity(key.len());
+    for byte in key.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_') {
+            name.push(char::from(byte));
+        } else {
+            name.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    name
+}
+
+/// The key a file name was written for, if it is one.
+fn key_of(name: &str) -> Option<String> {
+    let mut bytes = Vec::with_capacity(name.len());
+    let mut rest = name.as_bytes();
+    while let Some((&byte, tail)) = rest.split_first() {
+        if byte == b'%' {
+            let hex = std::str::from_utf8(tail.get(..2)?).ok()?;
+            bytes.push(u8::from_str_radix(hex, 16).ok()?);
+            rest = &tail[2..];
+        } else if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_') {
+            bytes.push(byte);
+            rest = tail;
+        } else {
+            return None;
+        }
+    }
+    String::from_utf8(bytes).ok().filter(|key| !key.is_empty())
+}
+
+/// The text of the file at `path`, or `None` if there is none.
+fn read_if_there(path: &Path) -> Result<Option<String>, CheckpointError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(io(path)(error)),
+    }
+}
+
+/// Removes the file at `path` if there is one.
+fn remove_if_there(path: &Path) -> Result<(), CheckpointError> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(error) => Err(io(path)(error)),
     }
 }
 
@@ -166,7 +315,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
     }
 }
 
-/// A suffix no other save or claim uses: this process, and a counter.
+/// A suffix no other write uses: this process, and a counter.
 fn unique_suffix() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let count = COUNTER.fetch_add(1, Ordering::Relaxed);

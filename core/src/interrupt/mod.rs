@@ -101,7 +101,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::context::{Raiser, ToolAnswer};
 pub use answer::Answer;
 pub use checkpoint::{Checkpoint, CheckpointError, Position};
-pub use checkpointer::{Checkpointer, InMemoryCheckpointer};
+pub use checkpointer::{Checkpointer, InMemoryCheckpointer, MAX_KEY_LEN, Stored, fence, valid_key};
 pub use file_checkpointer::FileCheckpointer;
 pub use resume::ResumeError;
 
