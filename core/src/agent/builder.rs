@@ -2,8 +2,10 @@
 
 use std::borrow::Cow;
 
-use super::AgentBuildError;
+use super::durable::Durable;
 use super::{Agent, DEFAULT_AGENT_NAME, DEFAULT_MAX_STEPS, DEFAULT_TOOL_CONCURRENCY};
+use super::{AgentBuildError, Durability};
+use crate::interrupt::Checkpointer;
 use crate::middleware::{Contributions, Middleware};
 use crate::model::{Model, ModelSettings, ResponseFormat};
 use crate::tool::{MessagePolicy, Tool, ToolExecution, ToolFailure, ToolRegistry};
@@ -31,6 +33,8 @@ impl<M: Model> AgentBuilder<M> {
                 tool_error_message: None,
                 response_format: None,
                 build_error: None,
+                durable: None,
+                worker: format!("worker-{}", crate::ids::fresh()).into(),
             },
         }
     }
@@ -75,6 +79,8 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
             tool_error_message,
             response_format,
             build_error,
+            durable,
+            worker,
         } = self.agent;
         AgentBuilder {
             agent: Agent {
@@ -90,6 +96,8 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
                 tool_error_message,
                 response_format,
                 build_error,
+                durable,
+                worker,
             },
         }
     }
@@ -195,6 +203,47 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
     /// or [`RunOutput::parse`](crate::RunOutput::parse).
     pub fn response_format(mut self, format: ResponseFormat) -> Self {
         self.agent.response_format = Some(format);
+        self
+    }
+
+    /// Keeps the agent's runs in `store`, as much as `durability` says: its paused runs
+    /// ([`Durability::Pauses`]), or also every step of a run in progress
+    /// ([`Durability::EveryStep`]), so that a run whose process dies is resumed by another.
+    /// See [`Durability`] for the keys and their life.
+    ///
+    /// ```
+    /// use hookchain::interrupt::{Checkpointer, InMemoryCheckpointer};
+    /// use hookchain::prelude::*;
+    /// use hookchain::Durability;
+    /// use std::sync::Arc;
+    ///
+    /// # futures::executor::block_on(async {
+    /// let store = Arc::new(InMemoryCheckpointer::new());
+    /// let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hi!")]))
+    ///     .checkpointer(store.clone(), Durability::EveryStep)
+    ///     .worker("worker-1")
+    ///     .build();
+    /// let mut thread = agent.thread();
+    /// agent.run_in(&mut thread, "Hello").await?;
+    /// // The run is over: nothing of it is left in the store.
+    /// assert!(store.list().await?.is_empty());
+    /// # Ok::<(), hookchain::Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn checkpointer(
+        mut self,
+        store: impl Checkpointer + 'static,
+        durability: Durability,
+    ) -> Self {
+        self.agent.durable = Some(Durable::new(store, durability));
+        self
+    }
+
+    /// Names the agent as a worker of its checkpointer (default: `worker-` and a fresh id):
+    /// the holder of the keys of its runs in progress. A worker restarted under its name may
+    /// claim its own keys again; give each process its own name.
+    pub fn worker(mut self, name: impl Into<String>) -> Self {
+        self.agent.worker = name.into().into();
         self
     }
 

@@ -8,14 +8,16 @@ use futures::future::{Either, ready};
 use tracing::Instrument;
 use tracing::instrument::Instrumented;
 
+use super::carry_over::{Carried, carry_over, carry_thread_state};
 use super::events::{EventQueue, RunEvents};
-use super::run_loop::{Ending, Entry, States, fingerprint};
+use super::run_loop::{Ending, Entry, States};
+use super::thread::THREAD_FORMAT;
 use super::{Agent, EndReason, PauseMark, RunInput, RunOutput, Thread, ThreadError};
 use crate::__private::Internal;
 use crate::context::{Context, Raiser, ResumePoint, RunContext};
 use crate::error::Error;
-use crate::interrupt::{Answer, Checkpoint, InterruptId, Position, ResumeError};
-use crate::message::{Message, check_editable, close_interior};
+use crate::interrupt::{Answer, Checkpoint, CheckpointError, InterruptId, Position, ResumeError};
+use crate::message::{Message, ToolResult, check_editable, close_interior};
 use crate::middleware::Middleware;
 use crate::model::Model;
 use crate::shared::Shared;
@@ -63,7 +65,35 @@ impl<M: Model, C: Middleware> Agent<M, C> {
 
     /// An empty [`Thread`] for this agent's chain, with a fresh id.
     pub fn thread(&self) -> Thread<C::ThreadState> {
-        Thread::new()
+        let mut thread = Thread::new();
+        thread.chain = Some(C::members(Internal::new()));
+        thread
+    }
+
+    /// A thread stored by this agent's chain, or by a chain that changed since, read as
+    /// `Thread<serde_json::Value>`: each member of this chain takes the thread-scoped state of
+    /// the stored chain's member of its name (a new member starts from `Default`, a removed
+    /// member's state is dropped with a warning), as a checkpoint's state is carried over. A
+    /// thread of this very chain can also be read as `Thread<C::ThreadState>` directly; one
+    /// whose members changed only so (not their nesting or state types) is carried over when it
+    /// runs.
+    ///
+    /// Refused only when a member's state no longer deserializes (named in
+    /// [`ResumeError::State`]).
+    pub fn adopt_thread(
+        &self,
+        stored: Thread<serde_json::Value>,
+    ) -> Result<Thread<C::ThreadState>, ResumeError> {
+        let state = carry_thread_state::<C>(stored.chain.as_ref(), &stored.state)?;
+        Ok(Thread {
+            format: THREAD_FORMAT,
+            id: stored.id,
+            messages: stored.messages,
+            state,
+            runs: stored.runs,
+            paused: stored.paused,
+            chain: Some(C::members(Internal::new())),
+        })
     }
 
     /// Runs the agent on `input` in `thread`: from the thread's history and thread-scoped state
@@ -105,7 +135,14 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         cx.counters.runs = thread.runs;
         cx.counters.run_start = run_start;
         cx.thread_id = Some(thread.id.clone());
-        let mut state = States::<C>::fresh(thread.state.clone());
+        let thread_state = match &thread.chain {
+            Some(chain) if *chain != C::members(Internal::new()) => {
+                let stored = serde_json::to_value(&thread.state).map_err(CheckpointError::State)?;
+                carry_thread_state::<C>(Some(chain), &stored)?
+            }
+            _ => thread.state.clone(),
+        };
+        let mut state = States::<C>::fresh(thread_state);
         let ending = self.go(&mut cx, &mut state, Entry::Start).await;
         keep(thread, cx, state, ending)
     }
@@ -182,10 +219,12 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             }
             .into());
         }
-        let waits_on_it = thread
-            .paused
-            .as_ref()
-            .is_some_and(|pause| pause.checkpoint == checkpoint.id);
+        // A pause resumes while the thread waits on it; a step checkpoint (a run whose worker
+        // died) while the thread has not moved on since that run started.
+        let waits_on_it = match &thread.paused {
+            Some(pause) => pause.checkpoint == checkpoint.id,
+            None => !checkpoint.is_pause() && thread.runs == checkpoint.counters.runs,
+        };
         if !waits_on_it {
             return Err(ResumeError::Spent {
                 checkpoint: checkpoint.id,
@@ -225,56 +264,50 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     fn restore(
         &self,
         mut run_context: RunContext,
-        checkpoint: Checkpoint,
+        mut checkpoint: Checkpoint,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<(Context, States<C>, Position), Error> {
-        checkpoint.check_format()?;
-        let agent = fingerprint::<C>();
-        if checkpoint.chain != agent {
-            return Err(ResumeError::ChainMismatch {
-                checkpoint: checkpoint.chain,
-                agent,
-            }
-            .into());
-        }
-        if checkpoint.interrupts.is_empty() {
-            return Err(ResumeError::NothingPending.into());
-        }
+        let Carried {
+            states: state,
+            gone,
+            resume_instead,
+        } = carry_over::<C>(&mut checkpoint)?;
         let mut answers = match_answers(&checkpoint, answers)?;
-        self.check_answers(&checkpoint, &answers)?;
+        self.check_answers(&checkpoint, &answers, &gone)?;
         let Checkpoint {
             run_id,
             thread,
             messages,
-            state,
-            thread_state,
             counters,
             mut position,
             interrupts,
             run_context: saved,
             ..
         } = checkpoint;
-        let state = States {
-            run: serde_json::from_value(state).map_err(ResumeError::State)?,
-            thread: serde_json::from_value(thread_state).map_err(ResumeError::State)?,
-        };
         run_context.restore_saved(saved);
         let mut cx = Context::new(messages).with_run_context(run_context);
         cx.counters = counters;
         cx.run_id = run_id;
         cx.thread_id = thread;
+        let resume = |member: usize, answers: &mut Answers| match resume_instead {
+            Some(at) => ResumePoint { at, answer: None },
+            None => resume_point(member, &interrupts, answers),
+        };
         match &mut position {
-            Position::BeforeModel { member, .. } => {
-                cx.resume = Some(resume_point(*member, &interrupts, &mut answers));
+            Position::BeforeModel { member, request } => {
+                self.tools.fill_specs(request);
+                cx.resume = Some(resume(*member, &mut answers));
             }
             Position::AfterModel {
                 member, answered, ..
             } => {
                 cx.answered = std::mem::take(answered);
-                cx.resume = Some(resume_point(*member, &interrupts, &mut answers));
+                cx.resume = Some(resume(*member, &mut answers));
             }
             Position::Tools {
-                answers: earlier, ..
+                calls,
+                results,
+                answers: earlier,
             } => {
                 for answer in std::mem::take(earlier) {
                     cx.tool_answers
@@ -282,10 +315,27 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                         .or_default()
                         .push((answer.raiser, answer.answer));
                 }
-                for interrupt in &interrupts {
-                    let (Some(call_id), Some(answer)) =
-                        (&interrupt.tool_call_id, answers.remove(&interrupt.id))
-                    else {
+                for (i, interrupt) in interrupts.iter().enumerate() {
+                    let Some(call_id) = &interrupt.tool_call_id else {
+                        continue;
+                    };
+                    if gone.contains(&i) {
+                        // The layer that paused the call is gone: the model reads why the call
+                        // did not run, and the call does not run behind its back.
+                        let at = calls.iter().position(|call| &call.id == call_id);
+                        if let Some(result) = at.and_then(|at| results.get_mut(at)) {
+                            *result = Some(ToolResult::error(
+                                call_id.clone(),
+                                format!(
+                                    "the call was not executed: it waited for `{}`, which is no \
+                                     longer in the agent",
+                                    interrupt.source
+                                ),
+                            ));
+                        }
+                        continue;
+                    }
+                    let Some(answer) = answers.remove(&interrupt.id) else {
                         continue;
                     };
                     let raiser = interrupt.member.map_or(Raiser::Tool, Raiser::Member);
@@ -295,14 +345,22 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                         .push((raiser, answer));
                 }
             }
+            Position::Step => {}
         }
         Ok((cx, state, position))
     }
 
     /// Asks whoever raised each interrupt whether its answer will do, before anything runs.
-    fn check_answers(&self, checkpoint: &Checkpoint, answers: &Answers) -> Result<(), Error> {
-        for interrupt in &checkpoint.interrupts {
-            let Some(value) = answers.get(&interrupt.id) else {
+    /// The interrupts in `gone` (by index) are not checked: their members are no longer in
+    /// the chain.
+    fn check_answers(
+        &self,
+        checkpoint: &Checkpoint,
+        answers: &Answers,
+        gone: &[usize],
+    ) -> Result<(), Error> {
+        for (i, interrupt) in checkpoint.interrupts.iter().enumerate() {
+            let Some(value) = answers.get(&interrupt.id).filter(|_| !gone.contains(&i)) else {
                 continue;
             };
             let answer = Answer::new(interrupt, value, &self.tools);
@@ -365,8 +423,7 @@ fn resume_point(
 ) -> ResumePoint {
     let answer = interrupts
         .first()
-        .and_then(|interrupt| answers.remove(&interrupt.id))
-        .unwrap_or_default();
+        .and_then(|interrupt| answers.remove(&interrupt.id));
     ResumePoint { at: member, answer }
 }
 
@@ -405,6 +462,8 @@ fn keep<C: Middleware>(
     thread.runs = cx.counters.runs + usize::from(thread.paused.is_none());
     thread.messages = cx.messages;
     thread.state = state.thread;
+    thread.chain = Some(C::members(Internal::new()));
+    thread.format = THREAD_FORMAT;
     output
 }
 

@@ -37,6 +37,8 @@
 
 mod build_error;
 mod builder;
+mod carry_over;
+mod durable;
 mod entry;
 mod events;
 mod innermost;
@@ -49,6 +51,8 @@ mod with_context;
 
 pub use build_error::AgentBuildError;
 pub use builder::{AgentBuilder, NoChainYet};
+pub use durable::Durability;
+use durable::Durable;
 pub use events::AgentEvent;
 pub(crate) use events::{Delivered, RunEvents};
 pub use input::RunInput;
@@ -59,6 +63,7 @@ pub use thread::{THREAD_FORMAT, Thread, ThreadError, ThreadId};
 pub use with_context::AgentWith;
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 use crate::model::{Model, ModelSettings, ResponseFormat};
 use crate::tool::{MessagePolicy, ToolExecution, ToolRegistry};
@@ -105,6 +110,10 @@ pub struct Agent<M, C = ()> {
     /// Why [`AgentBuilder::build`] could not build this agent as configured: every run fails
     /// with it (see [`AgentBuilder::try_build`] to get it at build).
     build_error: Option<AgentBuildError>,
+    /// Where its runs are kept, and how much of them.
+    durable: Option<Durable>,
+    /// Its name as a worker of its checkpointer.
+    worker: Arc<str>,
 }
 
 impl<M: Model> Agent<M> {
@@ -119,6 +128,13 @@ impl<M, C> Agent<M, C> {
     /// runs' `invoke_agent` spans give it.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The agent's name as a worker of its checkpointer
+    /// ([`AgentBuilder::worker`]): claim a stored checkpoint with it, and the resumed run
+    /// writes its key as the holder.
+    pub fn worker(&self) -> &str {
+        &self.worker
     }
 
     /// The model.

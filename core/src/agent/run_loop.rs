@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use futures::{FutureExt, StreamExt};
 use tracing::Instrument;
 
+use super::durable::Durable;
 use super::innermost::{CallModel, CallTool};
 use super::{Agent, AgentEvent};
 use crate::__private::Internal;
@@ -15,13 +16,14 @@ use crate::context::{CallFrame, Context, Counters, ToolAnswer, ToolContext};
 use crate::error::Error;
 use crate::error::Report;
 use crate::interrupt::{
-    Checkpoint, CheckpointError, Interrupt, InterruptId, Interruption, Position,
+    Checkpoint, CheckpointError, Interrupt, InterruptId, Interruption, Position, named_spec,
 };
 use crate::message::{Message, ToolCall, ToolResult};
 use crate::middleware::{
     Flow, Hook, Jump, Middleware, ModelNext, ModelWrap, ToolNext, ToolWrap, check_jump,
 };
 use crate::model::{Model, ModelRequest, ModelResponse, ToolChoice};
+use crate::shared::Shared;
 use crate::telemetry::{self, Ran};
 use crate::tool::{ToolFailure, panic_message};
 
@@ -75,6 +77,7 @@ impl From<Position> for Next {
             Position::BeforeModel { request, .. } => Next::Request(request),
             Position::AfterModel { response, .. } => Next::Response(response),
             Position::Tools { calls, results, .. } => Next::Tools { calls, results },
+            Position::Step => Next::Step(None),
         }
     }
 }
@@ -127,6 +130,10 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                     if cx.has_pending_tool_calls() {
                         next = Ok(Next::PendingTools);
                         continue;
+                    }
+                    if stand_in.is_none() && self.keeps_steps() {
+                        // Boxed: the loop's own future stays as small for runs that keep none.
+                        attempt!(Box::pin(self.keep_step(cx, state, Position::Step)).await);
                     }
                     attempt!(self.begin_step(cx));
                     if let Some(response) = stand_in {
@@ -202,6 +209,10 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                     Err(error)
                 }
             }
+        };
+        let ending = match &self.durable {
+            Some(durable) => Box::pin(settle(durable, cx, &self.worker, ending)).await,
+            None => ending,
         };
         // The run's span is the current one (`go` instruments this future with it).
         telemetry::record_run_end(
@@ -418,6 +429,12 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         }
         cx.answered.clear();
         let waiting: Vec<usize> = (0..calls.len()).filter(|&i| results[i].is_none()).collect();
+        let keeps_steps = self.keeps_steps();
+        if keeps_steps && !waiting.is_empty() {
+            // The model's answer is kept: a worker that resumes does not call the model again.
+            let position = tools_position(cx, &calls, &results);
+            Box::pin(self.keep_step(cx, state, position)).await?;
+        }
         if cx.events.is_some() {
             // The consumer hears of every call of the step before any runs.
             for &i in &waiting {
@@ -431,6 +448,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 // The usual step calls one tool: awaited directly, without the concurrent
                 // stream's tasks and allocations.
                 vec![self.call_through(cx, state, calls[i].clone()).await]
+            } else if keeps_steps {
+                Box::pin(self.run_tools_kept(cx, state, &calls, &results, &waiting)).await?
             } else {
                 // `buffered` keeps the calls' order: the outcomes line up with `waiting`.
                 let calls = waiting
@@ -450,32 +469,12 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 Err(interruption) => interrupts.push(tool_interrupt(cx, &calls[i], interruption)),
             }
         }
-        let answers = std::mem::take(&mut cx.tool_answers);
         if !interrupts.is_empty() {
-            // Answers already given on calls that still wait stay their layers' for the step.
-            let answers = answers
-                .into_iter()
-                .filter(|(call_id, _)| {
-                    calls
-                        .iter()
-                        .zip(&results)
-                        .any(|(call, result)| &call.id == call_id && result.is_none())
-                })
-                .flat_map(|(call_id, answers)| {
-                    answers.into_iter().map(move |(raiser, answer)| ToolAnswer {
-                        call_id: call_id.clone(),
-                        raiser,
-                        answer,
-                    })
-                })
-                .collect();
-            let position = Position::Tools {
-                calls,
-                results,
-                answers,
-            };
+            let position = tools_position(cx, &calls, &results);
+            cx.tool_answers.clear();
             return self.pause(cx, state, position, interrupts);
         }
+        cx.tool_answers.clear();
         cx.counters.tool_calls += results.len();
         for (call, result) in calls.iter().zip(results) {
             let Some(result) = result else { continue };
@@ -486,6 +485,65 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         }
         cx.delivered().await;
         Ok(Next::Step(None))
+    }
+
+    /// The waiting calls of a step whose run keeps every step: run concurrently as in
+    /// [`run_tools`](Self::run_tools), with a checkpoint as each completes (so a worker that
+    /// resumes runs only the calls that had not). Their outcomes, in the order of `waiting`.
+    async fn run_tools_kept(
+        &self,
+        cx: &Context,
+        state: &States<C>,
+        calls: &[ToolCall],
+        results: &[Option<ToolResult>],
+        waiting: &[usize],
+    ) -> Result<Vec<Result<ToolResult, Interruption>>, Error> {
+        let mut progress = results.to_vec();
+        let mut outcomes: Vec<Option<Result<ToolResult, Interruption>>> = vec![None; calls.len()];
+        let calls_running: Vec<_> = waiting
+            .iter()
+            .copied()
+            .map(|i| {
+                self.call_through(cx, state, calls[i].clone())
+                    .map(move |outcome| (i, outcome))
+            })
+            .collect();
+        let mut running =
+            futures::stream::iter(calls_running).buffer_unordered(self.tool_concurrency);
+        while let Some((i, outcome)) = running.next().await {
+            if let Ok(result) = &outcome {
+                progress[i] = Some(result.clone());
+                let position = Position::Tools {
+                    calls: calls.to_vec(),
+                    results: progress.clone(),
+                    answers: waiting_answers(cx, calls, &progress),
+                };
+                self.keep_step(cx, state, position).await?;
+            }
+            outcomes[i] = Some(outcome);
+        }
+        Ok(waiting.iter().filter_map(|&i| outcomes[i].take()).collect())
+    }
+
+    /// Whether the run keeps a checkpoint after every step.
+    fn keeps_steps(&self) -> bool {
+        self.durable.as_ref().is_some_and(Durable::every_step)
+    }
+
+    /// Writes the checkpoint of the run in progress at `position` to the agent's store.
+    async fn keep_step(
+        &self,
+        cx: &Context,
+        state: &States<C>,
+        position: Position,
+    ) -> Result<(), Error> {
+        let Some(durable) = &self.durable else {
+            return Ok(());
+        };
+        let id = format!("{}:step{}", cx.run_id, cx.counters.step);
+        let checkpoint = checkpoint::<C>(cx, state, id, cx.counters, position, Vec::new())?;
+        durable.put(cx, &checkpoint, &self.worker).await?;
+        Ok(())
     }
 
     /// One tool call through the chain's onion; every failure becomes an error result, an
@@ -610,24 +668,108 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             cx.emit(|| AgentEvent::Interrupted(interrupt.clone()));
         }
         let pauses = cx.counters.pauses + 1;
-        Ok(Next::End(Ending::Paused(Box::new(Checkpoint {
-            format: Checkpoint::format(),
-            id: format!("{}:{pauses}", cx.run_id),
-            run_id: cx.run_id.clone(),
-            thread: cx.thread_id.clone(),
-            chain: fingerprint::<C>(),
-            messages: cx.messages.clone(),
-            state: serde_json::to_value(&state.run).map_err(CheckpointError::State)?,
-            thread_state: serde_json::to_value(&state.thread).map_err(CheckpointError::State)?,
-            counters: Counters {
-                pauses,
-                ..cx.counters
-            },
-            position,
-            interrupts,
-            run_context: cx.run_context.saved_values().clone(),
-        }))))
+        let id = format!("{}:{pauses}", cx.run_id);
+        let counters = Counters {
+            pauses,
+            ..cx.counters
+        };
+        let checkpoint = checkpoint::<C>(cx, state, id, counters, position, interrupts)?;
+        Ok(Next::End(Ending::Paused(Box::new(checkpoint))))
     }
+}
+
+/// The position of a step's tool calls, with the answers already given to layers of calls that
+/// still wait (each stays its layer's until the call completes).
+fn tools_position(cx: &Context, calls: &[ToolCall], results: &[Option<ToolResult>]) -> Position {
+    Position::Tools {
+        calls: calls.to_vec(),
+        results: results.to_vec(),
+        answers: waiting_answers(cx, calls, results),
+    }
+}
+
+/// The answers given to layers of the calls that have no result yet, in call order.
+fn waiting_answers(
+    cx: &Context,
+    calls: &[ToolCall],
+    results: &[Option<ToolResult>],
+) -> Vec<ToolAnswer> {
+    calls
+        .iter()
+        .zip(results)
+        .filter(|(_, result)| result.is_none())
+        .filter_map(|(call, _)| Some((call, cx.tool_answers.get(&call.id)?)))
+        .flat_map(|(call, answers)| {
+            answers.iter().map(|(raiser, answer)| ToolAnswer {
+                call_id: call.id.clone(),
+                raiser: *raiser,
+                answer: answer.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Writes how the run ended to the agent's store: a pause's checkpoint, or the end of the
+/// run's key; a failed run's key is released (its last checkpoint kept for a worker to
+/// resume), unless another worker holds it.
+async fn settle(
+    durable: &Durable,
+    cx: &Context,
+    worker: &str,
+    ending: Result<Ending, Error>,
+) -> Result<Ending, Error> {
+    match ending {
+        Ok(Ending::Paused(checkpoint)) => {
+            durable.put(cx, &checkpoint, worker).await?;
+            Ok(Ending::Paused(checkpoint))
+        }
+        Ok(ending) => {
+            durable.ended(cx, worker).await?;
+            Ok(ending)
+        }
+        Err(error) => {
+            if !matches!(&error, Error::Checkpoint(error) if matches!(**error, CheckpointError::Claimed { .. }))
+            {
+                durable.failed(cx, worker).await;
+            }
+            Err(error)
+        }
+    }
+}
+
+/// The checkpoint of the run at `position`: a pause (with its `interrupts`) or a step.
+fn checkpoint<C: Middleware>(
+    cx: &Context,
+    state: &States<C>,
+    id: String,
+    counters: Counters,
+    mut position: Position,
+    interrupts: Vec<Interrupt>,
+) -> Result<Checkpoint, CheckpointError> {
+    if let Position::BeforeModel { request, .. } = &mut position {
+        // A checkpoint keeps no tool schema: the agent that resumes has the specs.
+        request.tools = Shared::new(
+            request
+                .tools
+                .iter()
+                .map(|spec| named_spec(spec.name.as_str()))
+                .collect(),
+        );
+    }
+    Ok(Checkpoint {
+        id,
+        run_id: cx.run_id.clone(),
+        thread: cx.thread_id.clone(),
+        chain: C::members(Internal::new()),
+        flat_chain: false,
+        messages: cx.messages.clone(),
+        state: serde_json::to_value(&state.run).map_err(CheckpointError::State)?,
+        thread_state: serde_json::to_value(&state.thread).map_err(CheckpointError::State)?,
+        counters,
+        position,
+        interrupts,
+        run_context: cx.run_context.saved_values().clone(),
+    })
 }
 
 /// The interrupt raised on the path of `call`, with its id.
@@ -648,16 +790,6 @@ fn tool_interrupt(cx: &Context, call: &ToolCall, interruption: Interruption) -> 
         tool_call_id: Some(call.id.clone()),
         payload: interruption.payload,
     }
-}
-
-/// The members of `C` (their names, in order), as a checkpoint records them: a checkpoint
-/// resumes only on the same chain. Names rather than module paths, so that moving a middleware
-/// to another module does not orphan stored checkpoints.
-pub(super) fn fingerprint<C: Middleware>() -> Vec<String> {
-    ChainChecks::<C>::MEMBERS
-        .names()
-        .map(str::to_owned)
-        .collect()
 }
 
 /// The error of a panic in `hook`, naming the member that ran last (the chain itself, if it is

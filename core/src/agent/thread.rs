@@ -4,6 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::interrupt::Members;
 use crate::message::{Message, ToolResult};
 use crate::shared::Shared;
 
@@ -68,6 +69,12 @@ pub struct Thread<S> {
     pub(crate) runs: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) paused: Option<PauseMark>,
+    /// The members of the chain whose thread-scoped state `state` is, nested as it is (the
+    /// thread's fingerprint): a run on a chain that changed since carries each member's state
+    /// over by name, as a checkpoint's. Absent in a thread no agent ran yet, or stored in
+    /// format 1 (then taken to be the running chain's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) chain: Option<Members>,
 }
 
 /// The pause a thread waits on: the checkpoint that resumes it (each resumes once), and the
@@ -103,6 +110,7 @@ impl<S: Default> Thread<S> {
             state: S::default(),
             runs: 0,
             paused: None,
+            chain: None,
         }
     }
 }
@@ -153,8 +161,9 @@ impl<S> Thread<S> {
 }
 
 /// The version of a stored [`Thread`] this crate writes and reads. 1: the id, the history,
-/// the thread-scoped state, the runs, the pause.
-pub const THREAD_FORMAT: u32 = 1;
+/// the thread-scoped state, the runs, the pause; 2: and the members of the chain whose state it
+/// holds (its fingerprint).
+pub const THREAD_FORMAT: u32 = 2;
 
 /// The format of a thread stored before threads had one.
 fn legacy_format() -> u32 {

@@ -286,6 +286,10 @@ macro_rules! tuple_chain {
                 $(self.$idx.describe_into(description);)+
             }
 
+            fn members(internal: Internal) -> crate::interrupt::Members {
+                crate::interrupt::Members::Chain(vec![$($M::members(internal)),+])
+            }
+
             fn contribute(&self, to: &mut Contributions) {
                 $(to.collect(&self.$idx);)+
             }
@@ -410,6 +414,10 @@ impl Middleware for () {
     const MEMBERS: MemberList = MemberList::EMPTY;
 
     fn describe_into(&self, _: &mut Description) {}
+
+    fn members(_: Internal) -> crate::interrupt::Members {
+        crate::interrupt::Members::Chain(Vec::new())
+    }
 }
 
 tuple_chain!([A a 0], [A a 0]);

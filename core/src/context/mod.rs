@@ -92,9 +92,18 @@ pub(crate) enum Enter {
 /// The interrupted sequential hook of a resumed step, and its answer.
 #[derive(Debug, Clone)]
 pub(crate) struct ResumePoint {
-    /// The member's position in the flattened chain, relative to the chain level being run.
+    /// The member's position in the flattened chain, relative to the chain level being run;
+    /// [`ResumePoint::ALL_RAN`] when every hook of the step ran before the pause.
     pub(crate) at: usize,
-    pub(crate) answer: serde_json::Value,
+    /// `None` when the member that asked is no longer in the chain: the member at `at` (the
+    /// next one) runs its hook afresh.
+    pub(crate) answer: Option<serde_json::Value>,
+}
+
+impl ResumePoint {
+    /// Every hook of the interrupted step ran before the pause (the member that asked, the
+    /// last to run, is no longer in the chain).
+    pub(crate) const ALL_RAN: usize = usize::MAX;
 }
 
 impl Context {
@@ -270,7 +279,7 @@ impl Context {
         self.resume
             .as_ref()
             .filter(|point| point.at == 0)
-            .map(|point| &point.answer)
+            .and_then(|point| point.answer.as_ref())
     }
 
     /// [`resume_value`](Self::resume_value), deserialized.
@@ -308,6 +317,9 @@ impl Context {
         let Some(point) = &mut self.resume else {
             return Enter::Run;
         };
+        if point.at == ResumePoint::ALL_RAN {
+            return Enter::Skip;
+        }
         let already_ran = match order {
             Order::Listed => point.at >= start + len,
             Order::Reversed => point.at < start,

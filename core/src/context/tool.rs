@@ -149,6 +149,17 @@ impl<'a> ToolContext<'a> {
         &self.frame.call_id
     }
 
+    /// A key unique to this tool call in this run, the same every time the call runs: the run's
+    /// id and the call's id (`<run id>:<call id>`). With durability
+    /// [`EveryStep`](crate::Durability::EveryStep), a call that was in flight when its worker
+    /// died runs again in the worker that resumes the run (a call that completed never does):
+    /// a tool with effects outside the run (a payment, an email) passes this key to the system
+    /// it calls, or records it, to tell a repeated call from a new one.
+    #[must_use]
+    pub fn idempotency_key(&self) -> String {
+        format!("{}:{}", self.run.run_id, self.frame.call_id)
+    }
+
     /// The name of the tool called.
     #[must_use]
     pub fn tool(&self) -> &'a str {

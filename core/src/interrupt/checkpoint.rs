@@ -3,65 +3,65 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
-
-use super::{Interrupt, InterruptId};
+use super::wire::{self, FORMAT, OLDEST};
+use super::{Interrupt, InterruptId, Members};
 use crate::agent::ThreadId;
 use crate::context::{Counters, ToolAnswer};
 use crate::message::{Message, ToolCall, ToolResult};
 use crate::model::{ModelRequest, ModelResponse};
 use crate::shared::Shared;
 
-/// The version of the checkpoint format this crate writes and reads. 2: checkpoints have an
-/// id, a run id, a thread, the thread-scoped state apart, and tool-path answers by layer.
-const FORMAT: u32 = 2;
-
 /// A paused run: the history, the chain's state, the counters, where the run stopped, and the
-/// interrupts waiting for answers. Serializable (JSON), so a run can resume in a new process.
+/// interrupts waiting for answers — or, with durability
+/// [`EveryStep`](crate::Durability::EveryStep), a run in progress after its last completed
+/// step. Serializable, so a run can resume in a new process.
+///
+/// # The format
+///
+/// Versioned (format 3), and checked on every way in: a checkpoint of an older format is
+/// migrated when read, one of a newer format does not deserialize at all (with
+/// [`from_json`](Self::from_json), serde, or any other format). The history is written once, tool
+/// schemas not at all (the agent that resumes has them), and only serde features every
+/// self-describing format supports are used (JSON, CBOR, MessagePack…). The chain's members are
+/// recorded with their state, so a checkpoint resumes on a chain that changed since (see
+/// [`Agent::resume`](crate::Agent::resume)).
 ///
 /// **A checkpoint is single-use**: it resumes its run once. A checkpoint of a run in a
 /// [`Thread`](crate::Thread) resumes only on that thread, and only while the thread still
 /// waits on it ([`Agent::resume_in`](crate::Agent::resume_in) refuses it afterwards). A stored
 /// checkpoint is claimed with [`Checkpointer::take`](super::Checkpointer::take), which hands it
 /// to one caller only, so two workers racing to resume it run it once.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Checkpoint {
-    /// Checked on every way in: a checkpoint of another format does not deserialize at all
-    /// (with `from_json`, serde, or any other format), so it can never be resumed by mistake.
-    #[serde(deserialize_with = "supported_format")]
-    pub(crate) format: u32,
-    /// Unique per pause: `<run id>:<pause number>`.
+    /// Unique per pause or step: `<run id>:<pause number>` (`:s<step>` for a step).
     pub(crate) id: String,
     pub(crate) run_id: String,
     /// The thread the run belongs to, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) thread: Option<ThreadId>,
-    /// The chain's members, in order (identities where known, names otherwise): a checkpoint
-    /// resumes only on the same chain.
-    pub(crate) chain: Vec<String>,
+    /// The chain's members, nested as its state is.
+    pub(crate) chain: Members,
+    /// Read from format 2, which did not record the members' nesting: resumes only on a chain
+    /// of the same members.
+    pub(crate) flat_chain: bool,
     pub(crate) messages: Shared<Vec<Message>>,
     /// The chain's run-scoped state, as JSON.
     pub(crate) state: serde_json::Value,
     /// The chain's thread-scoped state, as JSON.
     pub(crate) thread_state: serde_json::Value,
-    /// The run's counters (flattened: the JSON keeps them at the top level).
-    #[serde(flatten)]
     pub(crate) counters: Counters,
     pub(crate) position: Position,
     pub(crate) interrupts: Vec<Interrupt>,
-    /// The run context's saved values (typed ones are never written): absent when there are
-    /// none, so checkpoints written before the field existed still load.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    /// The run context's saved values (typed ones are never written).
     pub(crate) run_context: BTreeMap<String, serde_json::Value>,
 }
 
 /// Where in a step the run stopped.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "at")]
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum Position {
     /// In `before_model`, at the flattened chain's member `member`, with the request as the
-    /// hooks before it left it.
+    /// hooks before it left it. Its tool specs hold their names only (a checkpoint keeps no
+    /// schema): the agent that resumes puts its own specs of those tools there.
     BeforeModel {
         /// The request being prepared.
         request: ModelRequest,
@@ -75,7 +75,6 @@ pub enum Position {
         /// The interrupting member's position.
         member: usize,
         /// Results hooks that ran before the pause supplied for the response's tool calls.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         answered: Vec<ToolResult>,
     },
     /// In the tool calls of a step: `results[i]` is the result of `calls[i]` if it completed
@@ -87,9 +86,11 @@ pub enum Position {
         results: Vec<Option<ToolResult>>,
         /// Answers given at earlier pauses of this step to layers of calls still waiting:
         /// each stays its layer's until the call completes.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
         answers: Vec<ToolAnswer>,
     },
+    /// Between two steps of a run in progress (a step checkpoint): the next step starts from
+    /// the history.
+    Step,
 }
 
 impl Checkpoint {
@@ -130,8 +131,15 @@ impl Checkpoint {
 
     /// The members of the chain that made it (their names, in order).
     #[must_use]
-    pub fn chain(&self) -> &[String] {
-        &self.chain
+    pub fn chain(&self) -> Vec<String> {
+        self.chain.names()
+    }
+
+    /// The run the checkpoint continues: with the id of a tool call, the key a tool tells a
+    /// repeated call by ([`ToolContext::idempotency_key`](crate::ToolContext::idempotency_key)).
+    #[must_use]
+    pub fn run_id(&self) -> &str {
+        &self.run_id
     }
 
     /// The chain's run-scoped state at the pause, as JSON.
@@ -153,45 +161,27 @@ impl Checkpoint {
         !self.interrupts.is_empty()
     }
 
-    /// The checkpoint as JSON.
+    /// The checkpoint as JSON (compact: it is written for a store, not for reading).
     pub fn to_json(&self) -> Result<String, CheckpointError> {
-        serde_json::to_string_pretty(self).map_err(CheckpointError::Encode)
+        serde_json::to_string(self).map_err(CheckpointError::Encode)
     }
 
-    /// Reads a checkpoint written by [`to_json`](Self::to_json). A checkpoint of another
-    /// format version is [`CheckpointError::Format`].
+    /// Reads a checkpoint written by [`to_json`](Self::to_json), by this version or an older
+    /// one (migrated). A checkpoint of a format this version does not read is
+    /// [`CheckpointError::Format`].
     pub fn from_json(json: &str) -> Result<Checkpoint, CheckpointError> {
-        /// The format alone, read first: its error is the clearest.
-        #[derive(Deserialize)]
-        struct Format {
-            format: u32,
-        }
-        if let Ok(Format { format }) = serde_json::from_str::<Format>(json)
-            && format != FORMAT
+        let value: serde_json::Value =
+            serde_json::from_str(json).map_err(CheckpointError::Decode)?;
+        // The format is read first: its error is the clearest.
+        if let Some(found) = wire::format_of(&value)
+            && !(u64::from(OLDEST)..=u64::from(FORMAT)).contains(&found)
         {
             return Err(CheckpointError::Format {
-                found: format,
+                found: u32::try_from(found).unwrap_or(u32::MAX),
                 supported: FORMAT,
             });
         }
-        serde_json::from_str(json).map_err(CheckpointError::Decode)
-    }
-
-    pub(crate) fn format() -> u32 {
-        FORMAT
-    }
-
-    /// Whether this checkpoint is of the format this version resumes (always, for one that was
-    /// deserialized or made by a run; checked again before a resume).
-    pub(crate) fn check_format(&self) -> Result<(), CheckpointError> {
-        if self.format == FORMAT {
-            Ok(())
-        } else {
-            Err(CheckpointError::Format {
-                found: self.format,
-                supported: FORMAT,
-            })
-        }
+        serde_json::from_value(value).map_err(CheckpointError::Decode)
     }
 
     /// The results of the paused step's calls that completed before the pause.
@@ -217,11 +207,14 @@ pub enum CheckpointError {
     #[error("not a valid checkpoint (corrupt or truncated?)")]
     Decode(#[source] serde_json::Error),
     /// The checkpoint was written in another format version.
-    #[error("checkpoint format {found} is not supported (this version reads format {supported})")]
+    #[error(
+        "checkpoint format {found} is not supported (this version reads formats {} to {supported})",
+        OLDEST
+    )]
     Format {
         /// The checkpoint's format.
         found: u32,
-        /// The format this version reads.
+        /// The newest format this version reads (it migrates older ones).
         supported: u32,
     },
     /// A file-backed checkpointer failed.
@@ -258,16 +251,4 @@ pub enum CheckpointError {
         #[source]
         source: crate::error::BoxError,
     },
-}
-
-/// Deserializes the format version, refusing any but [`FORMAT`].
-fn supported_format<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
-    let format = u32::deserialize(deserializer)?;
-    if format == FORMAT {
-        Ok(format)
-    } else {
-        Err(serde::de::Error::custom(format!(
-            "checkpoint format {format} is not supported (this version reads format {FORMAT})"
-        )))
-    }
 }

@@ -80,6 +80,53 @@ pub trait Checkpointer: Send + Sync {
     ) -> impl Future<Output = Result<(), CheckpointError>> + Send;
 }
 
+/// A shared store: an agent and your code (claiming, listing) use the same one.
+impl<T: Checkpointer + ?Sized> Checkpointer for std::sync::Arc<T> {
+    fn put(
+        &self,
+        key: &str,
+        checkpoint: &Checkpoint,
+        worker: &str,
+    ) -> impl Future<Output = Result<(), CheckpointError>> + Send {
+        T::put(self, key, checkpoint, worker)
+    }
+
+    fn get(
+        &self,
+        key: &str,
+    ) -> impl Future<Output = Result<Option<Checkpoint>, CheckpointError>> + Send {
+        T::get(self, key)
+    }
+
+    fn list(&self) -> impl Future<Output = Result<Vec<Stored>, CheckpointError>> + Send {
+        T::list(self)
+    }
+
+    fn claim(
+        &self,
+        key: &str,
+        worker: &str,
+    ) -> impl Future<Output = Result<Option<Checkpoint>, CheckpointError>> + Send {
+        T::claim(self, key, worker)
+    }
+
+    fn release(
+        &self,
+        key: &str,
+        worker: &str,
+    ) -> impl Future<Output = Result<bool, CheckpointError>> + Send {
+        T::release(self, key, worker)
+    }
+
+    fn delete(
+        &self,
+        key: &str,
+        worker: &str,
+    ) -> impl Future<Output = Result<(), CheckpointError>> + Send {
+        T::delete(self, key, worker)
+    }
+}
+
 /// A key in a [`Checkpointer`], and who holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

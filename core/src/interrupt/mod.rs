@@ -92,7 +92,9 @@ mod answer;
 mod checkpoint;
 mod checkpointer;
 mod file_checkpointer;
+mod members;
 mod resume;
+mod wire;
 
 use std::fmt;
 
@@ -103,7 +105,11 @@ pub use answer::Answer;
 pub use checkpoint::{Checkpoint, CheckpointError, Position};
 pub use checkpointer::{Checkpointer, InMemoryCheckpointer, MAX_KEY_LEN, Stored, fence, valid_key};
 pub use file_checkpointer::FileCheckpointer;
+pub(crate) use members::Matching;
+#[doc(hidden)]
+pub use members::Members;
 pub use resume::ResumeError;
+pub(crate) use wire::named_spec;
 
 use crate::middleware::Hook;
 

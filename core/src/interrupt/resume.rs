@@ -8,9 +8,11 @@ use crate::error::BoxError;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ResumeError {
-    /// The checkpoint was made by another chain.
+    /// The checkpoint's chain state cannot be split among its members (it is not the state of
+    /// the members it records), or it is of format 2, which resumes only on the same members.
     #[error(
-        "the checkpoint was made by another chain: it has [{}], this agent's chain has [{}]",
+        "the checkpoint's chain state cannot be carried over to this chain: the checkpoint has \
+         [{}], this agent's chain has [{}]",
         checkpoint.join(", "),
         agent.join(", ")
     )]
@@ -43,12 +45,19 @@ pub enum ResumeError {
         /// The interrupt without an answer.
         id: InterruptId,
     },
-    /// The checkpoint's chain state does not fit this chain's state type.
-    #[error("the checkpoint's chain state does not fit this chain")]
-    State(#[source] serde_json::Error),
-    /// The checkpoint has no pending interrupt: there is nothing to resume.
-    #[error("the checkpoint has no pending interrupt: there is nothing to resume")]
-    NothingPending,
+    /// A member's state in the checkpoint no longer deserializes as that member's state (its
+    /// type changed): the checkpoint cannot be resumed on this chain.
+    #[error(
+        "the state of `{member}` in the checkpoint no longer fits its type: the checkpoint cannot \
+         resume on this chain"
+    )]
+    State {
+        /// The member (its name).
+        member: String,
+        /// Why its state does not deserialize.
+        #[source]
+        source: serde_json::Error,
+    },
     /// The checkpoint is of a run in a thread: it resumes only with `Agent::resume_in` on that
     /// thread.
     #[error(

@@ -453,6 +453,16 @@ pub trait Middleware: Send + Sync {
         self.check_answer(answer)
     }
 
+    /// The members as a checkpoint records them, nested as the state is (a middleware is one
+    /// member; a chain lists its members).
+    #[doc(hidden)]
+    fn members(_: Internal) -> crate::interrupt::Members
+    where
+        Self: Sized,
+    {
+        crate::interrupt::Members::member(Self::NAME, crate::chain::ChainChecks::<Self>::LEN)
+    }
+
     /// Adds the tools and system-prompt pieces this middleware brings to the agent (Sagents'
     /// `tools/1` and `system_prompt/1`): called once, when the agent is built, and by
     /// [`describe`](Self::describe). Adds nothing by default; a chain forwards to each member.

@@ -40,6 +40,10 @@ impl<M: Middleware> Middleware for Option<M> {
     const SYNC_HOOKS: HookSet = M::SYNC_HOOKS;
     const LIVE_STREAM: bool = M::LIVE_STREAM;
 
+    fn members(internal: Internal) -> crate::interrupt::Members {
+        M::members(internal)
+    }
+
     fn on_model_event<E: Emit>(
         &self,
         state: &mut Self::StreamState,

@@ -118,6 +118,39 @@ impl ToolRegistry {
         self.specs.clone()
     }
 
+    /// Puts this registry's specs in place of `request`'s tools, which a checkpoint names
+    /// only: shared when they are all of them, in order; a tool this registry does not have is
+    /// dropped from the request (with a warning: the agent no longer has it).
+    pub(crate) fn fill_specs(&self, request: &mut crate::model::ModelRequest) {
+        let all = request.tools.len() == self.specs.len()
+            && request
+                .tools
+                .iter()
+                .zip(self.specs.iter())
+                .all(|(named, spec)| named.name == spec.name);
+        if all {
+            request.tools = self.shared_specs();
+            return;
+        }
+        let specs = request
+            .tools
+            .iter()
+            .filter_map(|named| {
+                let spec = self.spec(&named.name);
+                if spec.is_none() {
+                    tracing::warn!(
+                        tool = %named.name,
+                        "the checkpoint's request offers the tool `{}`, which this agent has not: \
+                         it is left out",
+                        named.name
+                    );
+                }
+                spec.cloned()
+            })
+            .collect();
+        request.tools = Shared::new(specs);
+    }
+
     /// The spec of the tool named `name`.
     #[must_use]
     pub fn spec(&self, name: &str) -> Option<&ToolSpec> {

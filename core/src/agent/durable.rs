@@ -1,0 +1,156 @@
+//! Durable runs: what an agent writes to its [`Checkpointer`], and when.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use crate::context::Context;
+use crate::interrupt::{Checkpoint, CheckpointError, Checkpointer};
+
+/// How much of its runs an agent keeps in its checkpointer
+/// ([`AgentBuilder::checkpointer`](super::AgentBuilder::checkpointer)).
+///
+/// A run is kept under its thread's id (a run in a [`Thread`](super::Thread)) or else its run
+/// id, held by the agent's [`worker`](super::AgentBuilder::worker) while it runs. When the run
+/// ends, its key is deleted; when it fails, its key is released (its last checkpoint stays, for
+/// a worker to resume it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Durability {
+    /// Nothing is written: a paused run's checkpoint is in its output only, and yours to keep.
+    Never,
+    /// A paused run's checkpoint is written (its key free, for whoever has the answers to
+    /// claim), and still in the output.
+    #[default]
+    Pauses,
+    /// Also a checkpoint after every step of a run in progress: when the model's answer is
+    /// kept, when each of its tool calls completes, and before each model call. A run whose
+    /// process dies resumes from there ([`Agent::resume`](super::Agent::resume) with no
+    /// answers) in another: no completed tool call runs again, and a call that was in flight
+    /// runs again with the same
+    /// [`idempotency_key`](crate::ToolContext::idempotency_key), so that the tool can tell.
+    EveryStep,
+}
+
+/// An agent's checkpointer and its durability.
+pub(super) struct Durable {
+    store: Arc<dyn ErasedCheckpointer>,
+    mode: Durability,
+}
+
+impl fmt::Debug for Durable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Durable")
+            .field("mode", &self.mode)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Durable {
+    pub(super) fn new(store: impl Checkpointer + 'static, mode: Durability) -> Self {
+        Durable {
+            store: Arc::new(store),
+            mode,
+        }
+    }
+
+    /// Whether a checkpoint is written after every step.
+    pub(super) fn every_step(&self) -> bool {
+        self.mode == Durability::EveryStep
+    }
+
+    /// Writes `checkpoint` (a step, or a pause) under the run's key, for `worker`.
+    pub(super) async fn put(
+        &self,
+        cx: &Context,
+        checkpoint: &Checkpoint,
+        worker: &str,
+    ) -> Result<(), CheckpointError> {
+        if self.mode == Durability::Never {
+            return Ok(());
+        }
+        self.store.put(key(cx), checkpoint, worker).await
+    }
+
+    /// The run ended: its key goes.
+    pub(super) async fn ended(&self, cx: &Context, worker: &str) -> Result<(), CheckpointError> {
+        if self.mode == Durability::Never {
+            return Ok(());
+        }
+        self.store.delete(key(cx), worker).await
+    }
+
+    /// The run failed: its key is released, its last checkpoint kept for a worker to resume.
+    pub(super) async fn failed(&self, cx: &Context, worker: &str) {
+        if self.mode == Durability::Never {
+            return;
+        }
+        if let Err(error) = self.store.release(key(cx), worker).await {
+            tracing::warn!(
+                key = key(cx),
+                error = %crate::error::Report(&error),
+                "the failed run's checkpoint could not be released"
+            );
+        }
+    }
+}
+
+/// The key a run is kept under: its thread's id, or its own.
+fn key(cx: &Context) -> &str {
+    cx.thread_id
+        .as_ref()
+        .map_or(&cx.run_id, |thread| thread.as_str())
+}
+
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// [`Checkpointer`] as an object: the agent holds one whatever its type (one boxed future per
+/// write, next to a store's I/O).
+trait ErasedCheckpointer: Send + Sync {
+    fn put<'a>(
+        &'a self,
+        key: &'a str,
+        checkpoint: &'a Checkpoint,
+        worker: &'a str,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>>;
+
+    fn release<'a>(
+        &'a self,
+        key: &'a str,
+        worker: &'a str,
+    ) -> BoxFuture<'a, Result<bool, CheckpointError>>;
+
+    fn delete<'a>(
+        &'a self,
+        key: &'a str,
+        worker: &'a str,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>>;
+}
+
+impl<T: Checkpointer> ErasedCheckpointer for T {
+    fn put<'a>(
+        &'a self,
+        key: &'a str,
+        checkpoint: &'a Checkpoint,
+        worker: &'a str,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        Box::pin(Checkpointer::put(self, key, checkpoint, worker))
+    }
+
+    fn release<'a>(
+        &'a self,
+        key: &'a str,
+        worker: &'a str,
+    ) -> BoxFuture<'a, Result<bool, CheckpointError>> {
+        Box::pin(Checkpointer::release(self, key, worker))
+    }
+
+    fn delete<'a>(
+        &'a self,
+        key: &'a str,
+        worker: &'a str,
+    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
+        Box::pin(Checkpointer::delete(self, key, worker))
+    }
+}

@@ -1,0 +1,397 @@
+//! The checkpoint format: written compactly, read back exactly (in JSON and in CBOR), older
+//! formats migrated, newer ones refused, and checkpoints carried over to a chain that changed
+//! since (members matched by name).
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use hookchain::interrupt::{CheckpointError, Position, ResumeError};
+use hookchain::prelude::*;
+use hookchain::tool::AskUser;
+use hookchain::{Checkpoint, EndReason, Role, Thread, chain, hook};
+use serde_json::{Value, json};
+use support::counting_tool;
+
+/// Counts the model calls of a run (run-scoped state) and says so on the system prompt, so
+/// the model's requests show the state.
+#[hook(before_model, state = u32)]
+fn count_calls(calls: &mut u32, request: &mut ModelRequest) {
+    *calls += 1;
+    request.system_prompt = Some(format!("call {calls}"));
+}
+
+/// Counts the runs of a thread (thread-scoped state).
+#[hook(before_agent, thread_state = u32)]
+fn count_runs(runs: &mut u32) {
+    *runs += 1;
+}
+
+/// Asks before the second model call of a run.
+#[hook(before_model)]
+fn ask_second(cx: &mut Context) -> Flow {
+    if cx.step() == 2 && cx.resume_value().is_none() {
+        Flow::interrupt(json!("second call?"))
+    } else {
+        Flow::Continue
+    }
+}
+
+/// A middleware added later, with a state of its own.
+#[hook(before_model, state = Vec<String>)]
+fn newcomer(seen: &mut Vec<String>) {
+    seen.push("seen".to_owned());
+}
+
+/// Asks before every tool call (a wrap: its interrupts are on the tool path).
+#[hook(wrap_tool_call)]
+async fn confirm_tools(
+    cx: ToolContext<'_>,
+    call: ToolCall,
+    mut next: impl ToolNext,
+) -> Result<ToolResult, Error> {
+    match cx.resume_value() {
+        None => Err(Error::interrupt(json!({ "confirm": call.name }))),
+        Some(_) => Ok(next.call(cx, call).await),
+    }
+}
+
+/// The model: looks something up and asks the user, then answers.
+fn model() -> ScriptedModel {
+    ScriptedModel::from_rule(|request| {
+        let answered = request.messages.iter().any(|m| m.role == Role::Tool);
+        Ok(if answered {
+            ModelResponse::text("done")
+        } else {
+            ModelResponse::tool_calls([
+                ToolCall::new("call_1", "lookup", json!({ "text": "x" })),
+                ToolCall::new("call_2", "ask_user", json!({ "question": "Name?" })),
+            ])
+        })
+    })
+}
+
+/// An agent with the model, the tools, and `chain`.
+fn agent<C: Middleware>(lookups: &Arc<AtomicUsize>, chain: C) -> Agent<ScriptedModel, C> {
+    Agent::builder(model())
+        .tool(counting_tool("lookup", lookups))
+        .tool(AskUser)
+        .chain(chain)
+        .build()
+}
+
+fn counter() -> Arc<AtomicUsize> {
+    Arc::new(AtomicUsize::new(0))
+}
+
+/// The answers to every pending interrupt of `checkpoint`.
+fn answer_all(checkpoint: &Checkpoint, value: Value) -> Vec<(hookchain::InterruptId, Value)> {
+    checkpoint
+        .pending()
+        .map(|id| (id.clone(), value.clone()))
+        .collect()
+}
+
+/// The system prompts of the model's requests.
+fn prompts(agent: &Agent<ScriptedModel, impl Middleware>) -> Vec<Option<String>> {
+    agent
+        .model()
+        .requests()
+        .into_iter()
+        .map(|request| request.system_prompt)
+        .collect()
+}
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!(
+        "{}/tests/fixtures/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The format
+// ---------------------------------------------------------------------------------------------
+
+/// A checkpoint written by the version that wrote format 2 (a thread's run paused in
+/// `before_model`, tool schemas and the history twice in it) is read, migrated, and resumed on
+/// its thread by this version: the completed call does not run again, the state goes on.
+#[tokio::test]
+async fn a_format_2_checkpoint_is_migrated_and_resumes() {
+    let checkpoint = Checkpoint::from_json(&fixture("checkpoint-v2-before-model.json")).unwrap();
+    assert!(matches!(
+        checkpoint.position(),
+        Position::BeforeModel { .. }
+    ));
+    assert_eq!(
+        checkpoint.chain(),
+        ["count_calls", "count_runs", "ask_second"]
+    );
+    let mut thread: Thread<((), (u32, ()))> =
+        serde_json::from_str(&fixture("thread-v2.json")).unwrap();
+
+    let lookups = counter();
+    let agent = agent(
+        &lookups,
+        chain![count_calls, chain![count_runs, ask_second]],
+    );
+    let answers = answer_all(&checkpoint, json!("go"));
+    let done = agent
+        .resume_in(&mut thread, checkpoint, answers)
+        .await
+        .unwrap();
+    assert_eq!(done.end, EndReason::Finished);
+    assert_eq!(done.text().as_deref(), Some("done"));
+    assert_eq!(
+        lookups.load(Ordering::SeqCst),
+        0,
+        "the completed call ran again"
+    );
+    // The request was prepared before the pause (`call 2`), and the tools are this agent's.
+    let requests = agent.model().requests();
+    assert_eq!(requests[0].system_prompt.as_deref(), Some("call 2"));
+    let tools: Vec<&str> = requests[0].tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(tools, ["lookup", "ask_user"]);
+    assert_ne!(requests[0].tools[0].parameters, Value::Null);
+    assert_eq!(thread.state(), &((), (1, ())));
+}
+
+/// A format-2 checkpoint paused on the tool path reads as it was written: the same position,
+/// results, interrupts and counters; written again, it is format 3.
+#[test]
+fn a_format_2_checkpoint_reads_as_written() {
+    let v2: Value = serde_json::from_str(&fixture("checkpoint-v2-tools.json")).unwrap();
+    let checkpoint = Checkpoint::from_json(&v2.to_string()).unwrap();
+    assert_eq!(checkpoint.step(), 1);
+    assert_eq!(checkpoint.interrupts().len(), 1);
+    let Position::Tools { calls, results, .. } = checkpoint.position() else {
+        panic!("{:?}", checkpoint.position());
+    };
+    assert_eq!(calls.len(), 2);
+    assert_eq!(results[0].as_ref().unwrap().content, "ran");
+    assert!(results[1].is_none());
+    assert_eq!(checkpoint.messages().len(), 2);
+
+    let v3: Value = serde_json::from_str(&checkpoint.to_json().unwrap()).unwrap();
+    assert_eq!(v3["format"], 3);
+    assert_eq!(v3["counters"]["pauses"], v2["pauses"]);
+    assert_eq!(v3["position"]["tools"]["calls"], v2["position"]["calls"]);
+    assert_eq!(Checkpoint::from_json(&v3.to_string()).unwrap(), checkpoint);
+}
+
+/// What `to_json` writes `from_json` reads back equal, and so does another self-describing
+/// serde format (CBOR): nothing in the format is JSON's alone.
+#[tokio::test]
+async fn checkpoints_round_trip_in_json_and_in_cbor() {
+    let lookups = counter();
+    let agent = agent(
+        &lookups,
+        chain![count_calls, chain![count_runs, ask_second]],
+    );
+    let tools = agent.run("hi").await.unwrap().checkpoint.unwrap();
+    let answers = answer_all(&tools, json!("Ada"));
+    let before_model = agent.resume(tools.clone(), answers).await.unwrap();
+    let before_model = before_model.checkpoint.unwrap();
+    assert!(matches!(
+        before_model.position(),
+        Position::BeforeModel { .. }
+    ));
+    for checkpoint in [tools, before_model] {
+        let json = checkpoint.to_json().unwrap();
+        assert_eq!(Checkpoint::from_json(&json).unwrap(), checkpoint);
+        let mut cbor = Vec::new();
+        ciborium::into_writer(&checkpoint, &mut cbor).unwrap();
+        let back: Checkpoint = ciborium::from_reader(cbor.as_slice()).unwrap();
+        assert_eq!(back, checkpoint);
+    }
+}
+
+/// A format this version does not read is refused on every way in: `from_json` says which
+/// formats it reads, serde (here from a JSON value) refuses it too.
+#[tokio::test]
+async fn a_format_this_version_does_not_read_is_refused() {
+    let lookups = counter();
+    let agent = agent(&lookups, chain![count_calls]);
+    let checkpoint = agent.run("hi").await.unwrap().checkpoint.unwrap();
+    let mut json: Value = serde_json::from_str(&checkpoint.to_json().unwrap()).unwrap();
+    for format in [4, 999, 1, 0] {
+        json["format"] = json!(format);
+        let error = Checkpoint::from_json(&json.to_string()).unwrap_err();
+        assert!(
+            matches!(error, CheckpointError::Format { found, supported: 3 } if found == format),
+            "{error:?}"
+        );
+        assert!(error.to_string().contains("formats 2 to 3"), "{error}");
+        let refused = serde_json::from_value::<Checkpoint>(json.clone()).unwrap_err();
+        assert!(refused.to_string().contains("not supported"), "{refused}");
+    }
+}
+
+/// "The history not stored twice, tool schemas not at all": a run with 50 messages of history
+/// paused in `before_model` with a large tool schema writes a checkpoint at most 1.2 times the
+/// history's JSON, with each message once and no schema; it resumes with the agent's specs.
+#[tokio::test]
+async fn a_checkpoint_holds_the_history_once_and_no_schema() {
+    let mut history = Vec::new();
+    for i in 0..25 {
+        history.push(Message::user(format!(
+            "question {i}: {}",
+            "lorem ipsum ".repeat(80)
+        )));
+        history.push(Message::assistant(format!(
+            "answer {i}: {}",
+            "dolor sit ".repeat(80)
+        )));
+    }
+    let history_json = serde_json::to_string(&history).unwrap();
+    #[hook(before_model)]
+    fn ask(cx: &mut Context) -> Flow {
+        match cx.resume_value() {
+            None => Flow::interrupt(json!("go?")),
+            Some(_) => Flow::Continue,
+        }
+    }
+    let lookups = counter();
+    let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("ok")]))
+        .tool(counting_tool("lookup", &lookups))
+        .tool(AskUser)
+        .chain(chain![count_calls, ask])
+        .build();
+    let checkpoint = agent.run(history).await.unwrap().checkpoint.unwrap();
+    let json = checkpoint.to_json().unwrap();
+    let ratio = json.len() as f64 / history_json.len() as f64;
+    assert!(
+        ratio <= 1.2,
+        "{} bytes for {} ({ratio:.2})",
+        json.len(),
+        history_json.len()
+    );
+    assert_eq!(json.matches("question 7:").count(), 1, "the history twice");
+    assert!(!json.contains("parameters"), "a tool schema is stored");
+
+    let answers = answer_all(&checkpoint, json!("go"));
+    let resumed = Checkpoint::from_json(&json).unwrap();
+    let done = agent.resume(resumed, answers).await.unwrap();
+    assert_eq!(done.text().as_deref(), Some("ok"));
+    let request = &agent.model().requests()[0];
+    assert_eq!(request.messages.len(), 50);
+    assert_eq!(request.tools.len(), 2);
+    assert_ne!(request.tools[1].parameters, Value::Null);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Chain evolution
+// ---------------------------------------------------------------------------------------------
+
+/// Pauses a run of `chain![count_calls, ask_second]` in `before_model` of its second step.
+async fn paused_in_step_2() -> Checkpoint {
+    let lookups = counter();
+    let agent = agent(&lookups, chain![count_calls, ask_second]);
+    let tools = agent.run("hi").await.unwrap().checkpoint.unwrap();
+    let answers = answer_all(&tools, json!("Ada"));
+    let paused = agent.resume(tools, answers).await.unwrap();
+    paused.checkpoint.unwrap()
+}
+
+/// A member added since starts from `Default`; the members matched by name keep their state
+/// wherever they now are in the chain.
+#[tokio::test]
+async fn a_new_member_starts_from_default_and_the_others_keep_their_state() {
+    let checkpoint = paused_in_step_2().await;
+    let lookups = counter();
+    let agent = agent(&lookups, chain![newcomer, ask_second, count_calls]);
+    let answers = answer_all(&checkpoint, json!("go"));
+    let done = agent.resume(checkpoint, answers).await.unwrap();
+    assert_eq!(done.end, EndReason::Finished);
+    // `count_calls` kept its count (2), and, moved after the hook that paused, it runs when the
+    // step goes on from there: `call 3`, not `call 1`.
+    assert_eq!(prompts(&agent), [Some("call 3".to_owned())]);
+}
+
+/// A member removed since: its state is dropped, the run goes on.
+#[tokio::test]
+async fn a_removed_members_state_is_dropped() {
+    let checkpoint = paused_in_step_2().await;
+    let lookups = counter();
+    let agent = agent(&lookups, chain![ask_second]);
+    let answers = answer_all(&checkpoint, json!("go"));
+    let done = agent.resume(checkpoint, answers).await.unwrap();
+    assert_eq!(done.text().as_deref(), Some("done"));
+}
+
+/// The member whose hook paused the step is gone: the step goes on with the members after it
+/// (nothing reads the answer), and the model is called.
+#[tokio::test]
+async fn a_sequential_interrupt_whose_member_is_gone_goes_on_without_it() {
+    let checkpoint = paused_in_step_2().await;
+    let lookups = counter();
+    let agent = agent(&lookups, chain![count_calls, newcomer]);
+    let answers = answer_all(&checkpoint, json!("go"));
+    let done = agent.resume(checkpoint, answers).await.unwrap();
+    assert_eq!(done.text().as_deref(), Some("done"));
+    // `count_calls` ran before the pause: not again.
+    assert_eq!(prompts(&agent), [Some("call 2".to_owned())]);
+}
+
+/// A tool call paused by a wrap that is gone gets an error result the model reads (the call
+/// does not run behind the back of the check that wanted to see it); the others go on.
+#[tokio::test]
+async fn a_tool_interrupt_whose_member_is_gone_becomes_an_error_result() {
+    let lookups = counter();
+    let gated = agent(&lookups, chain![count_calls, confirm_tools]);
+    let checkpoint = gated.run("hi").await.unwrap().checkpoint.unwrap();
+    assert_eq!(checkpoint.interrupts().len(), 2);
+
+    let ungated = agent(&lookups, chain![count_calls]);
+    let answers = answer_all(&checkpoint, json!("yes"));
+    let done = ungated.resume(checkpoint, answers).await.unwrap();
+    assert_eq!(done.text().as_deref(), Some("done"));
+    assert_eq!(lookups.load(Ordering::SeqCst), 0, "a gated call ran");
+    let results: Vec<(&str, bool)> = done
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| (m.content.as_text().unwrap(), m.is_error))
+        .collect();
+    assert_eq!(results.len(), 2);
+    for (content, is_error) in results {
+        assert!(is_error, "{content}");
+        assert!(
+            content.contains("`confirm_tools`, which is no longer"),
+            "{content}"
+        );
+    }
+    support::assert_no_dangling(&done.messages);
+}
+
+mod changed {
+    use super::*;
+
+    /// `count_calls` of a later version: its state is text now.
+    #[hook(before_model, state = String)]
+    pub(super) fn count_calls(calls: &mut String) {
+        calls.push('|');
+    }
+}
+
+/// A member whose state no longer deserializes (its type changed) is the one thing refused,
+/// with an error naming it; nothing runs.
+#[tokio::test]
+async fn a_state_that_no_longer_deserializes_is_refused_naming_its_member() {
+    let checkpoint = paused_in_step_2().await;
+    let lookups = counter();
+    let agent = agent(&lookups, chain![newcomer, changed::count_calls, ask_second]);
+    let answers = answer_all(&checkpoint, json!("go"));
+    let error = agent.resume(checkpoint, answers).await.unwrap_err();
+    let hookchain::Error::Resume(error) = error else {
+        panic!("{error:?}");
+    };
+    assert!(
+        matches!(&*error, ResumeError::State { member, .. } if member == "count_calls"),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("`count_calls`"), "{error}");
+    assert!(agent.model().requests().is_empty());
+}
