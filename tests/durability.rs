@@ -1,0 +1,351 @@
+//! Durable runs in one process: what an agent writes to its checkpointer in each durability
+//! mode, and a run whose worker stops mid-way (its future dropped, as a crash would) resumed
+//! by another worker from its last step: no completed tool call runs again, the call that was
+//! in flight runs again with the same idempotency key. (`durable_kill.rs` kills a real
+//! process.)
+
+mod store_rules;
+mod support;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hookchain::interrupt::{CheckpointError, Checkpointer, InMemoryCheckpointer, Position, Stored};
+use hookchain::prelude::*;
+use hookchain::tool::AskUser;
+use hookchain::{Durability, EndReason, Role, Thread, Tool, ToolError, ToolSpec};
+use serde_json::json;
+use support::assert_no_dangling;
+
+/// What the tools did: `<tool>:<idempotency key>` per run of a tool.
+type Ran = Arc<Mutex<Vec<String>>>;
+
+/// A tool that records its runs; `hang` makes it wait forever (a call still in flight when the
+/// worker stops).
+struct Recorder {
+    name: &'static str,
+    ran: Ran,
+    hang: bool,
+}
+
+impl Tool for Recorder {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            self.name,
+            "Records that it ran.",
+            json!({ "type": "object" }),
+        )
+    }
+
+    async fn call(
+        &self,
+        cx: ToolContext<'_>,
+        _arguments: serde_json::Value,
+    ) -> Result<String, ToolError> {
+        self.ran
+            .lock()
+            .unwrap()
+            .push(format!("{}:{}", self.name, cx.idempotency_key()));
+        if self.hang {
+            std::future::pending::<()>().await;
+        }
+        Ok(format!("{} done", self.name))
+    }
+}
+
+/// The model: calls `fast` and `slow` at once, then answers.
+fn model() -> ScriptedModel {
+    ScriptedModel::from_rule(|request| {
+        let answered = request.messages.iter().any(|m| m.role == Role::Tool);
+        Ok(if answered {
+            ModelResponse::text("all done")
+        } else {
+            ModelResponse::tool_calls([
+                ToolCall::new("call_fast", "fast", json!({})),
+                ToolCall::new("call_slow", "slow", json!({})),
+            ])
+        })
+    })
+}
+
+/// An agent of worker `worker` keeping its runs in `store` as `durability` says; its `slow`
+/// tool hangs if `hang`.
+fn agent(
+    store: &Arc<InMemoryCheckpointer>,
+    durability: Durability,
+    worker: &str,
+    ran: &Ran,
+    hang: bool,
+) -> Agent<ScriptedModel> {
+    Agent::builder(model())
+        .tool(Recorder {
+            name: "fast",
+            ran: ran.clone(),
+            hang: false,
+        })
+        .tool(Recorder {
+            name: "slow",
+            ran: ran.clone(),
+            hang,
+        })
+        .tool(AskUser)
+        .checkpointer(store.clone(), durability)
+        .worker(worker)
+        .build()
+}
+
+fn ran() -> Ran {
+    Ran::default()
+}
+
+fn runs_of(ran: &Ran, tool: &str) -> Vec<String> {
+    ran.lock()
+        .unwrap()
+        .iter()
+        .filter(|entry| entry.starts_with(&format!("{tool}:")))
+        .cloned()
+        .collect()
+}
+
+/// Runs `agent` in `thread` until its `slow` call hangs, then drops the run (the worker stops
+/// there). Time is paused: the timeout fires once every task is idle.
+async fn run_until_it_hangs(agent: &Agent<ScriptedModel>, thread: &mut Thread<()>) {
+    let run = agent.run_in(thread, "go");
+    let stopped = tokio::time::timeout(Duration::from_secs(60), run).await;
+    assert!(stopped.is_err(), "the run ended: {stopped:?}");
+}
+
+/// "A run whose process dies resumes from its last completed step: every tool call that
+/// completed is never executed again; a tool call that was in flight may run again, and the
+/// tool receives an idempotency key (run id + call id) so it can tell."
+#[tokio::test(start_paused = true)]
+async fn a_stopped_run_resumes_from_its_last_step_in_another_worker() {
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let ran = ran();
+    let first = agent(&store, Durability::EveryStep, "worker-1", &ran, true);
+    let mut thread = first.thread();
+    let before = thread.clone();
+    run_until_it_hangs(&first, &mut thread).await;
+    assert_eq!(thread, before, "a dropped run leaves its thread as it was");
+
+    // The key is the thread's, held by the worker that stopped; its checkpoint has the model's
+    // answer and the completed call.
+    let key = thread.id().as_str().to_owned();
+    assert_eq!(
+        store.list().await.unwrap(),
+        [Stored::new(key.clone(), Some("worker-1".to_owned()))]
+    );
+    let second = agent(&store, Durability::EveryStep, "worker-2", &ran, false);
+    assert_eq!(store.claim(&key, "worker-2").await.unwrap(), None, "held");
+    // Its supervisor knows worker-1 is gone.
+    assert!(store.release(&key, "worker-1").await.unwrap());
+    let checkpoint = store.claim(&key, "worker-2").await.unwrap().unwrap();
+    assert!(!checkpoint.is_pause());
+    let Position::Tools { results, .. } = checkpoint.position() else {
+        panic!("{:?}", checkpoint.position());
+    };
+    assert_eq!(results[0].as_ref().unwrap().content, "fast done");
+    assert!(results[1].is_none());
+
+    let done = second.resume_in(&mut thread, checkpoint, []).await.unwrap();
+    assert_eq!(done.end, EndReason::Finished);
+    assert_eq!(done.text().as_deref(), Some("all done"));
+    assert_eq!(
+        second.model().requests().len(),
+        1,
+        "the model's first answer was kept"
+    );
+    assert_eq!(runs_of(&ran, "fast").len(), 1, "a completed call ran again");
+    let slow = runs_of(&ran, "slow");
+    assert_eq!(slow.len(), 2, "the call in flight runs again");
+    assert_eq!(slow[0], slow[1], "with the same idempotency key");
+    assert!(slow[0].ends_with(":call_slow"), "{}", slow[0]);
+    // The thread has the whole run, valid for any provider, and the store nothing.
+    assert_eq!(thread.messages().len(), 5);
+    assert_eq!(thread.runs(), 1);
+    assert_no_dangling(thread.messages());
+    assert_eq!(store.list().await.unwrap(), []);
+}
+
+/// Outside a thread the run's id is the key; `resume` takes a step checkpoint with no answers.
+#[tokio::test(start_paused = true)]
+async fn a_run_outside_a_thread_is_kept_under_its_run_id() {
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let ran = ran();
+    let first = agent(&store, Durability::EveryStep, "worker-1", &ran, true);
+    let stopped = tokio::time::timeout(Duration::from_secs(60), first.run("go")).await;
+    assert!(stopped.is_err());
+    let stored = store.list().await.unwrap();
+    assert_eq!(stored.len(), 1);
+    let key = stored[0].key.clone();
+    let checkpoint = store.claim(&key, "worker-1").await.unwrap().unwrap();
+    assert_eq!(checkpoint.run_id(), key);
+
+    // The same worker, restarted, takes its own key back.
+    let restarted = agent(&store, Durability::EveryStep, "worker-1", &ran, false);
+    let done = restarted.resume(checkpoint, []).await.unwrap();
+    assert_eq!(done.text().as_deref(), Some("all done"));
+    assert_eq!(runs_of(&ran, "fast").len(), 1);
+    assert_eq!(store.list().await.unwrap(), []);
+}
+
+/// `Pauses` writes a paused run's checkpoint, its key free for whoever has the answers; the
+/// run resumed by another worker ends, and its key goes. Nothing is written between steps.
+#[tokio::test]
+async fn pauses_are_written_free_and_the_end_deletes_them() {
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let ran = ran();
+    let asking = Agent::builder(ScriptedModel::new([
+        ModelResponse::tool_calls([ToolCall::new("q", "ask_user", json!({ "question": "?" }))]),
+        ModelResponse::text("thanks"),
+    ]))
+    .tool(AskUser)
+    .checkpointer(store.clone(), Durability::Pauses)
+    .worker("api")
+    .build();
+    let paused = asking.run("hi").await.unwrap();
+    assert_eq!(paused.end, EndReason::Interrupted);
+    let stored = store.list().await.unwrap();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].held_by, None);
+    assert_eq!(
+        store.get(&stored[0].key).await.unwrap().as_ref(),
+        paused.checkpoint.as_ref()
+    );
+
+    let checkpoint = store.claim(&stored[0].key, "api").await.unwrap().unwrap();
+    let answers: Vec<_> = checkpoint
+        .pending()
+        .map(|id| (id.clone(), json!("Ada")))
+        .collect();
+    let done = asking.resume(checkpoint, answers).await.unwrap();
+    assert_eq!(done.text().as_deref(), Some("thanks"));
+    assert_eq!(store.list().await.unwrap(), []);
+    assert!(ran.lock().unwrap().is_empty());
+}
+
+/// `Never` writes nothing, even for a pause (the checkpoint is in the output only).
+#[tokio::test]
+async fn never_writes_nothing() {
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let asking = Agent::builder(ScriptedModel::new([ModelResponse::tool_calls([
+        ToolCall::new("q", "ask_user", json!({ "question": "?" })),
+    ])]))
+    .tool(AskUser)
+    .checkpointer(store.clone(), Durability::Never)
+    .build();
+    let paused = asking.run("hi").await.unwrap();
+    assert!(paused.checkpoint.is_some());
+    assert_eq!(store.list().await.unwrap(), []);
+}
+
+/// Every step of a run is written as the run goes: before each model call, when the model's
+/// answer is kept, as each tool call completes; the key held by the worker throughout.
+#[tokio::test]
+async fn every_step_is_written_as_the_run_goes() {
+    /// Records the position of the run's checkpoint each time the model is called.
+    #[derive(Clone)]
+    struct Watch(Arc<InMemoryCheckpointer>, Arc<Mutex<Vec<String>>>);
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let watch = Watch(store.clone(), seen.clone());
+    let model = ScriptedModel::from_rule(move |request| {
+        let Watch(store, seen) = &watch;
+        let stored = futures::executor::block_on(store.list()).unwrap();
+        let checkpoint = futures::executor::block_on(store.get(&stored[0].key))
+            .unwrap()
+            .unwrap();
+        seen.lock().unwrap().push(format!(
+            "{:?} step {} held by {:?}",
+            std::mem::discriminant(checkpoint.position())
+                == std::mem::discriminant(&Position::Step),
+            checkpoint.step(),
+            stored[0].held_by
+        ));
+        let answered = request.messages.iter().any(|m| m.role == Role::Tool);
+        Ok(if answered {
+            ModelResponse::text("done")
+        } else {
+            ModelResponse::tool_calls([ToolCall::new("c", "fast", json!({}))])
+        })
+    });
+    let ran = ran();
+    let agent = Agent::builder(model)
+        .tool(Recorder {
+            name: "fast",
+            ran: ran.clone(),
+            hang: false,
+        })
+        .checkpointer(store.clone(), Durability::EveryStep)
+        .worker("w")
+        .build();
+    let done = agent.run("go").await.unwrap();
+    assert_eq!(done.text().as_deref(), Some("done"));
+    // Before each model call: a step checkpoint of the step before (held by the worker).
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "true step 0 held by Some(\"w\")",
+            "true step 1 held by Some(\"w\")"
+        ]
+    );
+    assert_eq!(store.list().await.unwrap(), []);
+}
+
+/// A worker that does not hold the key cannot write it: its run fails at its first write
+/// (`CheckpointError::Claimed`), and the holder's checkpoint is left as it was.
+#[tokio::test]
+async fn a_run_on_a_key_another_worker_holds_is_refused() {
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let ran = ran();
+    let agent = agent(&store, Durability::EveryStep, "intruder", &ran, false);
+    let mut thread = agent.thread();
+    let holder = store_rules::step("the owner's").await;
+    store
+        .put(thread.id().as_str(), &holder, "owner")
+        .await
+        .unwrap();
+    let error = agent.run_in(&mut thread, "go").await.unwrap_err();
+    let hookchain::Error::Checkpoint(error) = error else {
+        panic!("{error:?}");
+    };
+    assert!(
+        matches!(&*error, CheckpointError::Claimed { by, .. } if by == "owner"),
+        "{error:?}"
+    );
+    assert!(ran.lock().unwrap().is_empty());
+    assert_eq!(store.get(thread.id().as_str()).await.unwrap(), Some(holder));
+}
+
+/// A run that fails releases its key and leaves its last checkpoint: another worker resumes it
+/// from there (the completed call does not run again).
+#[tokio::test]
+async fn a_failed_run_leaves_its_last_step_for_another_worker() {
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let ran = ran();
+    let failing = Agent::builder(ScriptedModel::new([ModelResponse::tool_calls([
+        ToolCall::new("c", "fast", json!({})),
+    ])]))
+    .tool(Recorder {
+        name: "fast",
+        ran: ran.clone(),
+        hang: false,
+    })
+    .checkpointer(store.clone(), Durability::EveryStep)
+    .worker("w1")
+    .build();
+    // The script has no second answer: the second model call fails.
+    let error = failing.run("go").await.unwrap_err();
+    assert!(matches!(error, hookchain::Error::Model(_)), "{error:?}");
+    let stored = store.list().await.unwrap();
+    assert_eq!(stored.len(), 1);
+    assert_eq!(stored[0].held_by, None, "released");
+
+    let working = agent(&store, Durability::EveryStep, "w2", &ran, false);
+    let checkpoint = store.claim(&stored[0].key, "w2").await.unwrap().unwrap();
+    assert!(matches!(checkpoint.position(), Position::Step));
+    let done = working.resume(checkpoint, []).await.unwrap();
+    assert_eq!(done.text().as_deref(), Some("all done"));
+    assert_eq!(runs_of(&ran, "fast").len(), 1);
+    assert_eq!(store.list().await.unwrap(), []);
+}

@@ -1,0 +1,253 @@
+//! "A worker process killed (SIGKILL) in the middle of a run, resumed by another process: the
+//! history is intact and no completed tool call runs twice."
+//!
+//! The test spawns its own binary (`current_exe() --exact <name>`), with
+//! `HOOKCHAIN_KILL_PHASE` selecting what the child does:
+//!
+//! - `run`: worker `worker-1` runs an agent with durability `EveryStep` in a thread. The model
+//!   calls `fast` and `slow` at once; `fast` completes, `slow` records that it started and
+//!   never returns. The parent waits until the store holds the step checkpoint with `fast`'s
+//!   result, then kills the child with SIGKILL.
+//! - `recover`: worker `worker-2` releases the dead worker's key, claims it, and resumes the run
+//!   on the thread as the application had stored it before the run; `slow` now completes.
+//!
+//! Each tool appends `<tool> <idempotency key>` to a side-effect file each time it runs, so the
+//! parent can count: `fast` once, `slow` twice with the same key (it was in flight).
+//!
+//! The store is a `FileCheckpointer`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use hookchain::interrupt::{Checkpointer, FileCheckpointer, Position};
+use hookchain::prelude::*;
+use hookchain::{Durability, EndReason, Role, Thread, ThreadId, Tool, ToolError, ToolSpec};
+use serde_json::json;
+
+const PHASE: &str = "HOOKCHAIN_KILL_PHASE";
+const DIR: &str = "HOOKCHAIN_KILL_DIR";
+const STORE: &str = "HOOKCHAIN_KILL_STORE";
+const THREAD: &str = "conversation-7";
+
+/// A tool that appends `<name> <idempotency key>` to `<dir>/side-effects.txt` when it runs,
+/// and never returns if `hang`.
+struct Recorder {
+    name: &'static str,
+    dir: PathBuf,
+    hang: bool,
+}
+
+impl Tool for Recorder {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            self.name,
+            "Records that it ran.",
+            json!({ "type": "object" }),
+        )
+    }
+
+    async fn call(
+        &self,
+        cx: ToolContext<'_>,
+        _arguments: serde_json::Value,
+    ) -> Result<String, ToolError> {
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join("side-effects.txt"))
+            .expect("open the side-effect file");
+        writeln!(file, "{} {}", self.name, cx.idempotency_key()).expect("record");
+        file.sync_all().expect("sync the side-effect file");
+        if self.hang {
+            std::future::pending::<()>().await;
+        }
+        Ok(format!("{} done", self.name))
+    }
+}
+
+/// The agent of both phases; `slow` hangs in the first.
+fn agent<S: Checkpointer + 'static>(
+    dir: &Path,
+    store: S,
+    worker: &str,
+    hang: bool,
+) -> Agent<ScriptedModel> {
+    let model = ScriptedModel::from_rule(|request| {
+        let answered = request.messages.iter().any(|m| m.role == Role::Tool);
+        Ok(if answered {
+            ModelResponse::text("both done")
+        } else {
+            ModelResponse::tool_calls([
+                ToolCall::new("call_fast", "fast", json!({})),
+                ToolCall::new("call_slow", "slow", json!({})),
+            ])
+        })
+    });
+    Agent::builder(model)
+        .tool(Recorder {
+            name: "fast",
+            dir: dir.to_owned(),
+            hang: false,
+        })
+        .tool(Recorder {
+            name: "slow",
+            dir: dir.to_owned(),
+            hang,
+        })
+        .checkpointer(store, Durability::EveryStep)
+        .worker(worker)
+        .build()
+}
+
+/// Runs `phase` with the store named `store`.
+async fn child(phase: &str, store: &str, dir: &Path) {
+    match store {
+        "file" => child_with(phase, dir, FileCheckpointer::new(dir.join("store"))).await,
+        other => panic!("unknown store {other}"),
+    }
+}
+
+async fn child_with<S: Checkpointer + 'static>(phase: &str, dir: &Path, store: S) {
+    let store = Arc::new(store);
+    let thread_file = dir.join("thread.json");
+    match phase {
+        "run" => {
+            // The application keeps its thread; this run never gets to store it again.
+            let mut thread: Thread<()> = Thread::with_id(ThreadId::new(THREAD));
+            std::fs::write(&thread_file, serde_json::to_string(&thread).unwrap()).unwrap();
+            let agent = agent(dir, store.clone(), "worker-1", true);
+            let _ = agent.run_in(&mut thread, "Do both.").await;
+            unreachable!("the run never ends: the parent kills this process");
+        }
+        "recover" => {
+            let mut thread: Thread<()> =
+                serde_json::from_str(&std::fs::read_to_string(&thread_file).unwrap()).unwrap();
+            // Worker 1 is gone (its supervisor knows): its key is released, and claimed.
+            assert!(store.release(THREAD, "worker-1").await.unwrap());
+            let checkpoint = store
+                .claim(THREAD, "worker-2")
+                .await
+                .unwrap()
+                .expect("the dead worker's checkpoint");
+            let agent = agent(dir, store.clone(), "worker-2", false);
+            let output = agent.resume_in(&mut thread, checkpoint, []).await.unwrap();
+            assert_eq!(output.end, EndReason::Finished);
+            std::fs::write(&thread_file, serde_json::to_string(&thread).unwrap()).unwrap();
+            assert!(store.list().await.unwrap().is_empty());
+            println!("phase recover: done");
+        }
+        other => panic!("unknown phase {other}"),
+    }
+}
+
+fn spawn(phase: &str, store: &str, dir: &Path) -> Child {
+    Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_killed_worker_is_resumed_by_another_process",
+            "--nocapture",
+        ])
+        .args(["--test-threads=1"])
+        .env(PHASE, phase)
+        .env(STORE, store)
+        .env(DIR, dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until the store holds the run's step checkpoint with `fast`'s result and `slow` has
+/// started: the moment to kill the worker.
+async fn wait_for_the_step(store: &str, dir: &Path, worker: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        if let Some(status) = worker.try_wait().unwrap() {
+            panic!("the worker ended on its own: {status}");
+        }
+        let started = std::fs::read_to_string(dir.join("side-effects.txt"))
+            .is_ok_and(|text| text.contains("slow "));
+        if started && fast_result_stored(store, dir).await {
+            return;
+        }
+        assert!(Instant::now() < deadline, "the worker never got there");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+async fn fast_result_stored(store: &str, dir: &Path) -> bool {
+    let checkpoint = match store {
+        "file" => FileCheckpointer::new(dir.join("store")).get(THREAD).await,
+        other => panic!("unknown store {other}"),
+    };
+    matches!(
+        checkpoint.ok().flatten().map(|c| c.position().clone()),
+        Some(Position::Tools { results, .. }) if results[0].is_some()
+    )
+}
+
+async fn kill_and_recover(store: &str) {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("durable_kill-{store}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+
+    let mut worker = spawn("run", store, &dir);
+    wait_for_the_step(store, &dir, &mut worker).await;
+    worker.kill().unwrap(); // SIGKILL
+    let status = worker.wait().unwrap();
+    assert!(!status.success());
+
+    let recovery = spawn("recover", store, &dir).wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&recovery.stdout);
+    assert!(
+        recovery.status.success() && stdout.contains("phase recover: done"),
+        "recovery failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&recovery.stderr)
+    );
+
+    // No completed call ran twice; the call in flight ran again with the same key.
+    let effects = std::fs::read_to_string(dir.join("side-effects.txt")).unwrap();
+    let lines: Vec<&str> = effects.lines().collect();
+    let fast: Vec<&&str> = lines.iter().filter(|l| l.starts_with("fast ")).collect();
+    let slow: Vec<&&str> = lines.iter().filter(|l| l.starts_with("slow ")).collect();
+    assert_eq!(fast.len(), 1, "{effects}");
+    assert_eq!(slow.len(), 2, "{effects}");
+    assert_eq!(slow[0], slow[1], "{effects}");
+    assert!(slow[0].ends_with(":call_slow"), "{effects}");
+
+    // The history is intact: the input, the calls, one result each, the answer.
+    let thread: Thread<()> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("thread.json")).unwrap()).unwrap();
+    let roles: Vec<Role> = thread.messages().iter().map(|m| m.role).collect();
+    assert_eq!(
+        roles,
+        [
+            Role::User,
+            Role::Assistant,
+            Role::Tool,
+            Role::Tool,
+            Role::Assistant
+        ]
+    );
+    assert_eq!(thread.messages()[0].content.as_text(), Some("Do both."));
+    assert_eq!(thread.messages()[2].content.as_text(), Some("fast done"));
+    assert_eq!(thread.messages()[3].content.as_text(), Some("slow done"));
+    assert_eq!(thread.messages()[4].content.as_text(), Some("both done"));
+    assert_eq!(thread.runs(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_worker_is_resumed_by_another_process() {
+    if let Some(phase) = std::env::var_os(PHASE) {
+        let dir = PathBuf::from(std::env::var_os(DIR).unwrap());
+        let store = std::env::var(STORE).unwrap();
+        child(phase.to_str().unwrap(), &store, &dir).await;
+        return;
+    }
+    kill_and_recover("file").await;
+}
