@@ -395,3 +395,65 @@ async fn a_state_that_no_longer_deserializes_is_refused_naming_its_member() {
     assert!(error.to_string().contains("`count_calls`"), "{error}");
     assert!(agent.model().requests().is_empty());
 }
+
+// ---------------------------------------------------------------------------------------------
+// Threads: versioned and fingerprinted like checkpoints
+// ---------------------------------------------------------------------------------------------
+
+/// Counts the runs of a thread too (a second thread-scoped state of the same type).
+#[hook(before_agent, thread_state = u32)]
+fn count_runs_twice(runs: &mut u32) {
+    *runs += 2;
+}
+
+/// An agent that answers every request, with `chain`.
+fn talker<C: Middleware>(chain: C) -> Agent<ScriptedModel, C> {
+    Agent::builder(ScriptedModel::from_rule(|_| Ok(ModelResponse::text("ok"))))
+        .chain(chain)
+        .build()
+}
+
+/// A stored thread records its format and the members of its chain (nested as its state).
+#[tokio::test]
+async fn a_stored_thread_records_its_chain() {
+    let agent = talker(chain![count_calls, chain![count_runs]]);
+    let mut thread = agent.thread();
+    agent.run_in(&mut thread, "hi").await.unwrap();
+    let json = serde_json::to_value(&thread).unwrap();
+    assert_eq!(json["format"], 2);
+    assert_eq!(json["chain"], json!(["count_calls", ["count_runs"]]));
+}
+
+/// A thread stored by a chain that changed since is adopted through the agent: each member
+/// takes the state of the stored member of its name, a new one starts from `Default`.
+#[tokio::test]
+async fn a_thread_of_a_changed_chain_is_adopted_by_name() {
+    let old = talker(chain![count_runs, count_runs_twice]);
+    let mut thread = old.thread();
+    old.run_in(&mut thread, "hi").await.unwrap();
+    assert_eq!(thread.state(), &(1, 2));
+    let stored = serde_json::to_string(&thread).unwrap();
+
+    let new = talker(chain![newcomer, count_runs_twice, chain![count_runs]]);
+    let stored: Thread<Value> = serde_json::from_str(&stored).unwrap();
+    let mut adopted = new.adopt_thread(stored).unwrap();
+    assert_eq!(adopted.state(), &((), 2, (1,)));
+    assert_eq!(adopted.messages(), thread.messages());
+    new.run_in(&mut adopted, "again").await.unwrap();
+    assert_eq!(adopted.state(), &((), 4, (2,)));
+}
+
+/// A thread whose members changed order (the state's type is the same) is carried over by
+/// name when it runs: the counts stay with their members.
+#[tokio::test]
+async fn a_thread_whose_members_moved_keeps_each_state_with_its_member() {
+    let old = talker(chain![count_runs, count_runs_twice]);
+    let mut thread = old.thread();
+    old.run_in(&mut thread, "hi").await.unwrap();
+    let stored = serde_json::to_string(&thread).unwrap();
+
+    let swapped = talker(chain![count_runs_twice, count_runs]);
+    let mut thread: Thread<(u32, u32)> = serde_json::from_str(&stored).unwrap();
+    swapped.run_in(&mut thread, "again").await.unwrap();
+    assert_eq!(thread.state(), &(4, 2));
+}

@@ -148,8 +148,14 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     }
 
     /// Resumes a paused run from `checkpoint`, with an answer for each of its pending
-    /// interrupts (by [`InterruptId`]). Works in any process, with an agent built like the one
-    /// that paused (same chain; a checkpoint from another chain is refused).
+    /// interrupts (by [`InterruptId`]) — or a run in progress from a step checkpoint
+    /// ([`Durability::EveryStep`](super::Durability::EveryStep)), with no answers. Works in any
+    /// process, with an agent whose chain may have changed since the checkpoint was made: its
+    /// members take the state of the checkpoint's members of their names, a new member starts
+    /// from `Default`, a removed member's state is dropped (with a warning), an interrupt whose
+    /// member is gone no longer waits (a tool call it paused gets an error result the model
+    /// reads; a paused step goes on with the next member). Only a member's state that no
+    /// longer deserializes is refused ([`ResumeError::State`] names the member).
     ///
     /// Each answer is first checked by whoever raised its interrupt (a
     /// [`Middleware::check_answer`], a [`Tool::check_answer`](crate::Tool::check_answer)): an
