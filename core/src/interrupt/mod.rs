@@ -81,8 +81,11 @@
 //! # }).unwrap();
 //! ```
 //!
-//! [`Checkpointer`] stores checkpoints by key ([`InMemoryCheckpointer`], and
-//! [`FileCheckpointer`], which writes atomically); [`HumanInTheLoop`] and [`AskUser`] are built
+//! [`Checkpointer`] stores checkpoints by key for the workers of a deployment, each key held by
+//! one worker at a time ([`InMemoryCheckpointer`], [`FileCheckpointer`], and SQLite and Postgres
+//! stores behind the features `sqlite` and `postgres`); an agent writes its runs there as its
+//! [`Durability`](crate::Durability) says, also after every step of a run in progress, so that
+//! a run whose process dies is resumed by another. [`HumanInTheLoop`] and [`AskUser`] are built
 //! on this mechanism.
 //!
 //! [`HumanInTheLoop`]: crate::builtin::human_in_the_loop::HumanInTheLoop
