@@ -5,9 +5,11 @@ use std::borrow::Cow;
 use super::durable::Durable;
 use super::{Agent, DEFAULT_AGENT_NAME, DEFAULT_MAX_STEPS, DEFAULT_TOOL_CONCURRENCY};
 use super::{AgentBuildError, Durability};
+use crate::__private::Internal;
 use crate::interrupt::Checkpointer;
 use crate::middleware::{Contributions, Middleware};
 use crate::model::{Model, ModelSettings, ResponseFormat};
+use crate::shared::Shared;
 use crate::tool::{MessagePolicy, Tool, ToolExecution, ToolFailure, ToolRegistry};
 
 /// Builds an [`Agent`]; see [`Agent::builder`].
@@ -35,6 +37,7 @@ impl<M: Model> AgentBuilder<M> {
                 build_error: None,
                 durable: None,
                 worker: format!("worker-{}", crate::ids::fresh()).into(),
+                members: Shared::new(<() as Middleware>::members(Internal::new())),
             },
         }
     }
@@ -81,6 +84,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
             build_error,
             durable,
             worker,
+            members: _,
         } = self.agent;
         AgentBuilder {
             agent: Agent {
@@ -98,6 +102,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
                 build_error,
                 durable,
                 worker,
+                members: Shared::new(C2::members(Internal::new())),
             },
         }
     }

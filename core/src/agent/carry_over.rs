@@ -13,7 +13,6 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::run_loop::States;
-use crate::__private::Internal;
 use crate::context::{Raiser, ResumePoint};
 use crate::interrupt::{Checkpoint, Matching, Members, Position, ResumeError};
 use crate::middleware::Middleware;
@@ -33,8 +32,8 @@ pub(super) struct Carried<C: Middleware> {
 /// members of `C`, in place.
 pub(super) fn carry_over<C: Middleware>(
     checkpoint: &mut Checkpoint,
+    members: &Members,
 ) -> Result<Carried<C>, ResumeError> {
-    let members = C::members(Internal::new());
     let mismatch = |checkpoint: &Checkpoint| ResumeError::ChainMismatch {
         checkpoint: checkpoint.chain.names(),
         agent: members.names(),
@@ -48,15 +47,15 @@ pub(super) fn carry_over<C: Middleware>(
         checkpoint.flat_chain = false;
     }
     let old = checkpoint.chain.clone();
-    let matching = Matching::new(&old, &members);
+    let matching = Matching::new(&old, members);
     let (Some(run), Some(thread)) = (
-        carry_state(&matching, &old, &members, &checkpoint.state)?,
-        carry_state(&matching, &old, &members, &checkpoint.thread_state)?,
+        carry_state(&matching, &old, members, &checkpoint.state)?,
+        carry_state(&matching, &old, members, &checkpoint.thread_state)?,
     ) else {
         return Err(mismatch(checkpoint));
     };
     let states = States { run, thread };
-    if old == members {
+    if old == *members {
         return Ok(Carried {
             states,
             gone: Vec::new(),
@@ -123,11 +122,11 @@ pub(super) fn carry_over<C: Middleware>(
 pub(super) fn carry_thread_state<C: Middleware>(
     old: Option<&Members>,
     state: &Value,
+    members: &Members,
 ) -> Result<C::ThreadState, ResumeError> {
-    let members = C::members(Internal::new());
-    let old = old.unwrap_or(&members);
-    let matching = Matching::new(old, &members);
-    if *old != members {
+    let old = old.unwrap_or(members);
+    let matching = Matching::new(old, members);
+    if old != members {
         for removed in matching.removed() {
             tracing::warn!(
                 member = removed.name,
@@ -136,7 +135,7 @@ pub(super) fn carry_thread_state<C: Middleware>(
             );
         }
     }
-    carry_state(&matching, old, &members, state)?.ok_or_else(|| ResumeError::ChainMismatch {
+    carry_state(&matching, old, members, state)?.ok_or_else(|| ResumeError::ChainMismatch {
         checkpoint: old.names(),
         agent: members.names(),
     })

@@ -16,7 +16,9 @@ use super::{Agent, EndReason, PauseMark, RunInput, RunOutput, Thread, ThreadErro
 use crate::__private::Internal;
 use crate::context::{Context, Raiser, ResumePoint, RunContext};
 use crate::error::Error;
-use crate::interrupt::{Answer, Checkpoint, CheckpointError, InterruptId, Position, ResumeError};
+use crate::interrupt::{
+    Answer, Checkpoint, CheckpointError, InterruptId, Members, Position, ResumeError,
+};
 use crate::message::{Message, ToolResult, check_editable, close_interior};
 use crate::middleware::Middleware;
 use crate::model::Model;
@@ -66,7 +68,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// An empty [`Thread`] for this agent's chain, with a fresh id.
     pub fn thread(&self) -> Thread<C::ThreadState> {
         let mut thread = Thread::new();
-        thread.chain = Some(C::members(Internal::new()));
+        thread.chain = Some(self.members.clone());
         thread
     }
 
@@ -84,7 +86,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         &self,
         stored: Thread<serde_json::Value>,
     ) -> Result<Thread<C::ThreadState>, ResumeError> {
-        let state = carry_thread_state::<C>(stored.chain.as_ref(), &stored.state)?;
+        let state = carry_thread_state::<C>(stored.chain.as_deref(), &stored.state, &self.members)?;
         Ok(Thread {
             format: THREAD_FORMAT,
             id: stored.id,
@@ -92,7 +94,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             state,
             runs: stored.runs,
             paused: stored.paused,
-            chain: Some(C::members(Internal::new())),
+            chain: Some(self.members.clone()),
         })
     }
 
@@ -136,15 +138,15 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         cx.counters.run_start = run_start;
         cx.thread_id = Some(thread.id.clone());
         let thread_state = match &thread.chain {
-            Some(chain) if *chain != C::members(Internal::new()) => {
+            Some(chain) if !Shared::ptr_eq(chain, &self.members) && *chain != self.members => {
                 let stored = serde_json::to_value(&thread.state).map_err(CheckpointError::State)?;
-                carry_thread_state::<C>(Some(chain), &stored)?
+                carry_thread_state::<C>(Some(chain), &stored, &self.members)?
             }
             _ => thread.state.clone(),
         };
         let mut state = States::<C>::fresh(thread_state);
         let ending = self.go(&mut cx, &mut state, Entry::Start).await;
-        keep(thread, cx, state, ending)
+        keep(&self.members, thread, cx, state, ending)
     }
 
     /// Resumes a paused run from `checkpoint`, with an answer for each of its pending
@@ -242,7 +244,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         let ending = self
             .go(&mut cx, &mut state, Entry::Resume(Box::new(position)))
             .await;
-        keep(thread, cx, state, ending)
+        keep(&self.members, thread, cx, state, ending)
     }
 
     /// The loop, in the run's `invoke_agent` span (`drive` records how it ended there). A plain
@@ -277,7 +279,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             states: state,
             gone,
             resume_instead,
-        } = carry_over::<C>(&mut checkpoint)?;
+        } = carry_over::<C>(&mut checkpoint, &self.members)?;
         let mut answers = match_answers(&checkpoint, answers)?;
         self.check_answers(&checkpoint, &answers, &gone)?;
         let Checkpoint {
@@ -449,6 +451,7 @@ fn prepare_input(messages: &mut Vec<Message>) -> Result<(), Error> {
 /// Puts a run's history and state back into its thread, and makes its output (which shares
 /// the history with the thread).
 fn keep<C: Middleware>(
+    members: &Shared<Members>,
     thread: &mut Thread<C::ThreadState>,
     cx: Context,
     state: States<C>,
@@ -468,7 +471,7 @@ fn keep<C: Middleware>(
     thread.runs = cx.counters.runs + usize::from(thread.paused.is_none());
     thread.messages = cx.messages;
     thread.state = state.thread;
-    thread.chain = Some(C::members(Internal::new()));
+    thread.chain = Some(members.clone());
     thread.format = THREAD_FORMAT;
     output
 }

@@ -53,6 +53,9 @@ pub use build_error::AgentBuildError;
 pub use builder::{AgentBuilder, NoChainYet};
 pub use durable::Durability;
 use durable::Durable;
+
+use crate::interrupt::Members;
+use crate::shared::Shared;
 pub use events::AgentEvent;
 pub(crate) use events::{Delivered, RunEvents};
 pub use input::RunInput;
@@ -114,6 +117,8 @@ pub struct Agent<M, C = ()> {
     durable: Option<Durable>,
     /// Its name as a worker of its checkpointer.
     worker: Arc<str>,
+    /// The chain's members as checkpoints and threads record them (made once, shared).
+    members: Shared<Members>,
 }
 
 impl<M: Model> Agent<M> {

@@ -16,7 +16,8 @@ use crate::context::{CallFrame, Context, Counters, ToolAnswer, ToolContext};
 use crate::error::Error;
 use crate::error::Report;
 use crate::interrupt::{
-    Checkpoint, CheckpointError, Interrupt, InterruptId, Interruption, Position, named_spec,
+    Checkpoint, CheckpointError, Interrupt, InterruptId, Interruption, Members, Position,
+    named_spec,
 };
 use crate::message::{Message, ToolCall, ToolResult};
 use crate::middleware::{
@@ -541,7 +542,15 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             return Ok(());
         };
         let id = format!("{}:step{}", cx.run_id, cx.counters.step);
-        let checkpoint = checkpoint::<C>(cx, state, id, cx.counters, position, Vec::new())?;
+        let checkpoint = checkpoint(
+            cx,
+            state,
+            &self.members,
+            id,
+            cx.counters,
+            position,
+            Vec::new(),
+        )?;
         durable.put(cx, &checkpoint, &self.worker).await?;
         Ok(())
     }
@@ -673,7 +682,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             pauses,
             ..cx.counters
         };
-        let checkpoint = checkpoint::<C>(cx, state, id, counters, position, interrupts)?;
+        let checkpoint = checkpoint(cx, state, &self.members, id, counters, position, interrupts)?;
         Ok(Next::End(Ending::Paused(Box::new(checkpoint))))
     }
 }
@@ -741,6 +750,7 @@ async fn settle(
 fn checkpoint<C: Middleware>(
     cx: &Context,
     state: &States<C>,
+    members: &Members,
     id: String,
     counters: Counters,
     mut position: Position,
@@ -760,7 +770,7 @@ fn checkpoint<C: Middleware>(
         id,
         run_id: cx.run_id.clone(),
         thread: cx.thread_id.clone(),
-        chain: C::members(Internal::new()),
+        chain: members.clone(),
         flat_chain: false,
         messages: cx.messages.clone(),
         state: serde_json::to_value(&state.run).map_err(CheckpointError::State)?,

@@ -74,7 +74,7 @@ pub struct Thread<S> {
     /// over by name, as a checkpoint's. Absent in a thread no agent ran yet, or stored in
     /// format 1 (then taken to be the running chain's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) chain: Option<Members>,
+    pub(crate) chain: Option<Shared<Members>>,
 }
 
 /// The pause a thread waits on: the checkpoint that resumes it (each resumes once), and the
