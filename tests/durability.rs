@@ -349,3 +349,38 @@ async fn a_failed_run_leaves_its_last_step_for_another_worker() {
     assert_eq!(runs_of(&ran, "fast").len(), 1);
     assert_eq!(store.list().await.unwrap(), []);
 }
+
+/// A stored checkpoint another worker holds does not resume on this agent: refused before
+/// anything runs (not after the run, when its end cannot be written).
+#[tokio::test]
+async fn a_checkpoint_another_worker_holds_does_not_resume() {
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let asking = |worker: &str| {
+        Agent::builder(ScriptedModel::new([
+            ModelResponse::tool_calls([ToolCall::new("q", "ask_user", json!({ "question": "?" }))]),
+            ModelResponse::text("thanks"),
+        ]))
+        .tool(AskUser)
+        .checkpointer(store.clone(), Durability::Pauses)
+        .worker(worker)
+        .build()
+    };
+    let paused = asking("a").run("hi").await.unwrap();
+    let key = store.list().await.unwrap().remove(0).key;
+    let checkpoint = store.claim(&key, "someone-else").await.unwrap().unwrap();
+    assert_eq!(checkpoint, paused.checkpoint.unwrap());
+    let answers: Vec<_> = checkpoint
+        .pending()
+        .map(|id| (id.clone(), json!("Ada")))
+        .collect();
+    let other = asking("b");
+    let error = other.resume(checkpoint, answers).await.unwrap_err();
+    let hookchain::Error::Checkpoint(error) = error else {
+        panic!("{error:?}");
+    };
+    assert!(
+        matches!(&*error, CheckpointError::Claimed { by, .. } if by == "someone-else"),
+        "{error:?}"
+    );
+    assert!(other.model().requests().is_empty(), "something ran");
+}

@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use crate::context::Context;
-use crate::interrupt::{Checkpoint, CheckpointError, Checkpointer};
+use crate::interrupt::{Checkpoint, CheckpointError, Checkpointer, Stored};
 
 /// How much of its runs an agent keeps in its checkpointer
 /// ([`AgentBuilder::checkpointer`](super::AgentBuilder::checkpointer)).
@@ -73,6 +73,29 @@ impl Durable {
         self.store.put(key(cx), checkpoint, worker).await
     }
 
+    /// Before a run resumes (restored in `cx`): its key becomes `worker`'s, unless another
+    /// worker holds it (then nothing runs). A checkpoint that was never stored resumes as it is.
+    pub(super) async fn claim(&self, cx: &Context, worker: &str) -> Result<(), CheckpointError> {
+        if self.mode == Durability::Never {
+            return Ok(());
+        }
+        let key = key(cx);
+        if self.store.claim(key, worker).await?.is_some() || self.store.get(key).await?.is_none() {
+            return Ok(());
+        }
+        let holder = self
+            .store
+            .list()
+            .await?
+            .into_iter()
+            .find(|stored| stored.key == key)
+            .and_then(|stored| stored.held_by);
+        Err(CheckpointError::Claimed {
+            key: key.to_owned(),
+            by: holder.unwrap_or_else(|| "another worker".to_owned()),
+        })
+    }
+
     /// The run ended: its key goes.
     pub(super) async fn ended(&self, cx: &Context, worker: &str) -> Result<(), CheckpointError> {
         if self.mode == Durability::Never {
@@ -121,6 +144,19 @@ trait ErasedCheckpointer: Send + Sync {
         worker: &'a str,
     ) -> BoxFuture<'a, Result<bool, CheckpointError>>;
 
+    fn claim<'a>(
+        &'a self,
+        key: &'a str,
+        worker: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Checkpoint>, CheckpointError>>;
+
+    fn get<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Checkpoint>, CheckpointError>>;
+
+    fn list(&self) -> BoxFuture<'_, Result<Vec<Stored>, CheckpointError>>;
+
     fn delete<'a>(
         &'a self,
         key: &'a str,
@@ -144,6 +180,25 @@ impl<T: Checkpointer> ErasedCheckpointer for T {
         worker: &'a str,
     ) -> BoxFuture<'a, Result<bool, CheckpointError>> {
         Box::pin(Checkpointer::release(self, key, worker))
+    }
+
+    fn claim<'a>(
+        &'a self,
+        key: &'a str,
+        worker: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Checkpoint>, CheckpointError>> {
+        Box::pin(Checkpointer::claim(self, key, worker))
+    }
+
+    fn get<'a>(
+        &'a self,
+        key: &'a str,
+    ) -> BoxFuture<'a, Result<Option<Checkpoint>, CheckpointError>> {
+        Box::pin(Checkpointer::get(self, key))
+    }
+
+    fn list(&self) -> BoxFuture<'_, Result<Vec<Stored>, CheckpointError>> {
+        Box::pin(Checkpointer::list(self))
     }
 
     fn delete<'a>(

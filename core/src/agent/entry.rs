@@ -191,6 +191,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             return Err(ResumeError::ThreadCheckpoint { thread }.into());
         }
         let (mut cx, mut state, position) = self.restore(run_context, checkpoint, answers)?;
+        self.claim_to_resume(&cx).await?;
         cx.events = events.map(RunEvents::boxed);
         let ending = self
             .go(&mut cx, &mut state, Entry::Resume(Box::new(position)))
@@ -240,6 +241,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             .into());
         }
         let (mut cx, mut state, position) = self.restore(run_context, checkpoint, answers)?;
+        self.claim_to_resume(&cx).await?;
         cx.events = events.map(RunEvents::boxed);
         let ending = self
             .go(&mut cx, &mut state, Entry::Resume(Box::new(position)))
@@ -265,6 +267,17 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             None => Either::Right(self.drive(cx, state, entry)),
         }
         .instrument(span)
+    }
+
+    /// Claims the key of the run restored in `cx` for this agent's worker, if the agent keeps its
+    /// runs: a run another worker holds does not resume.
+    async fn claim_to_resume(&self, cx: &Context) -> Result<(), Error> {
+        match &self.durable {
+            Some(durable) => Box::pin(durable.claim(cx, &self.worker))
+                .await
+                .map_err(Error::from),
+            None => Ok(()),
+        }
     }
 
     /// Checks `checkpoint` and `answers` against this agent, and rebuilds the paused run, with
