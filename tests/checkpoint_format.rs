@@ -457,3 +457,31 @@ async fn a_thread_whose_members_moved_keeps_each_state_with_its_member() {
     swapped.run_in(&mut thread, "again").await.unwrap();
     assert_eq!(thread.state(), &(4, 2));
 }
+
+/// Format 2 did not record how members nest: its checkpoints resume only on the same members
+/// (as they did), another chain is refused naming both.
+#[tokio::test]
+async fn a_format_2_checkpoint_resumes_only_on_its_own_members() {
+    let checkpoint = Checkpoint::from_json(&fixture("checkpoint-v2-before-model.json")).unwrap();
+    let lookups = counter();
+    let agent = agent(&lookups, chain![count_calls, ask_second]);
+    // The thread as this chain would have stored it (its paused mark is the fixture's).
+    let mut stored: Value = serde_json::from_str(&fixture("thread-v2.json")).unwrap();
+    stored["state"] = json!([null, null]);
+    let mut thread: Thread<((), ())> = serde_json::from_value(stored).unwrap();
+    let answers = answer_all(&checkpoint, json!("Ada"));
+    let error = agent
+        .resume_in(&mut thread, checkpoint, answers)
+        .await
+        .unwrap_err();
+    let hookchain::Error::Resume(error) = error else {
+        panic!("{error:?}");
+    };
+    match &*error {
+        ResumeError::ChainMismatch { checkpoint, agent } => {
+            assert_eq!(checkpoint, &["count_calls", "count_runs", "ask_second"]);
+            assert_eq!(agent, &["count_calls", "ask_second"]);
+        }
+        other => panic!("{other:?}"),
+    }
+}
