@@ -89,6 +89,23 @@
 //! # }
 //! ```
 
+//!
+#![cfg_attr(
+    feature = "sqlite",
+    doc = "[`SqliteCheckpointer`]: crate::sqlite::SqliteCheckpointer"
+)]
+#![cfg_attr(
+    not(feature = "sqlite"),
+    doc = "[`SqliteCheckpointer`]: https://docs.rs/hookchain-stores/latest/hookchain_stores/sqlite/struct.SqliteCheckpointer.html"
+)]
+#![cfg_attr(
+    feature = "postgres",
+    doc = "[`PostgresCheckpointer`]: crate::postgres::PostgresCheckpointer"
+)]
+#![cfg_attr(
+    not(feature = "postgres"),
+    doc = "[`PostgresCheckpointer`]: https://docs.rs/hookchain-stores/latest/hookchain_stores/postgres/struct.PostgresCheckpointer.html"
+)]
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
