@@ -91,6 +91,44 @@ pub mod providers {
     pub use hookchain_providers::{ApiError, BuildError};
 }
 
+pub mod interrupt {
+    //! Interrupts: a hook or a tool pauses the run to ask for outside input (an approval, an
+    //! answer), and the run resumes later, in this process or another, from a [`Checkpoint`].
+    //!
+    //! Everything of [`hookchain_core::interrupt`] (whose docs tell the whole story: how a run
+    //! pauses, how it resumes, what a checkpoint holds), and the checkpoint stores in databases.
+    //! A [`Checkpointer`] keeps checkpoints by key, shared by the workers of a deployment:
+    //!
+    //! | store | where | feature |
+    //! |---|---|---|
+    //! | [`InMemoryCheckpointer`] | this process | |
+    //! | [`FileCheckpointer`] | JSON files, written atomically (one machine) | |
+    //! | `SqliteCheckpointer` | one SQLite file shared by the processes of a machine | `sqlite` |
+    //! | `PostgresCheckpointer` | a Postgres server shared by many machines | `postgres` |
+    //!
+    //! The database stores come from the crate `hookchain-stores`, behind the features of the
+    //! same names, off by default so that programs without them build no database driver:
+    //!
+    //! ```toml
+    //! hookchain = { version = "0.1", features = ["sqlite"] }
+    //! ```
+
+    pub use hookchain_core::interrupt::*;
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    pub use hookchain_stores::PostgresCheckpointer;
+    #[cfg(feature = "sqlite")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
+    pub use hookchain_stores::SqliteCheckpointer;
+    /// The crates of [`PostgresCheckpointer`]'s pool and client (feature `postgres`), to build
+    /// a pool of your own for [`PostgresCheckpointer::from_pool`].
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    pub mod postgres {
+        pub use hookchain_stores::postgres::{deadpool_postgres, tokio_postgres};
+    }
+}
+
 /// The README's examples, compiled and run as doctests so they cannot rot.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -14,7 +14,7 @@
 //! Each tool appends `<tool> <idempotency key>` to a side-effect file each time it runs, so the
 //! parent can count: `fast` once, `slow` twice with the same key (it was in flight).
 //!
-//! The store is a `FileCheckpointer`.
+//! The store is a `FileCheckpointer` (and, with the `sqlite` feature, SQLite too).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -106,6 +106,12 @@ fn agent<S: Checkpointer + 'static>(
 async fn child(phase: &str, store: &str, dir: &Path) {
     match store {
         "file" => child_with(phase, dir, FileCheckpointer::new(dir.join("store"))).await,
+        #[cfg(feature = "sqlite")]
+        "sqlite" => {
+            let store = hookchain::interrupt::SqliteCheckpointer::open(dir.join("store.db"))
+                .expect("open the SQLite store");
+            child_with(phase, dir, store).await;
+        }
         other => panic!("unknown store {other}"),
     }
 }
@@ -181,6 +187,13 @@ async fn wait_for_the_step(store: &str, dir: &Path, worker: &mut Child) {
 async fn fast_result_stored(store: &str, dir: &Path) -> bool {
     let checkpoint = match store {
         "file" => FileCheckpointer::new(dir.join("store")).get(THREAD).await,
+        #[cfg(feature = "sqlite")]
+        "sqlite" => {
+            hookchain::interrupt::SqliteCheckpointer::open(dir.join("store.db"))
+                .unwrap()
+                .get(THREAD)
+                .await
+        }
         other => panic!("unknown store {other}"),
     };
     matches!(
@@ -250,4 +263,6 @@ async fn a_killed_worker_is_resumed_by_another_process() {
         return;
     }
     kill_and_recover("file").await;
+    #[cfg(feature = "sqlite")]
+    kill_and_recover("sqlite").await;
 }

@@ -29,7 +29,7 @@ use crate::shared::Shared;
 /// **A checkpoint is single-use**: it resumes its run once. A checkpoint of a run in a
 /// [`Thread`](crate::Thread) resumes only on that thread, and only while the thread still
 /// waits on it ([`Agent::resume_in`](crate::Agent::resume_in) refuses it afterwards). A stored
-/// checkpoint is claimed with [`Checkpointer::take`](super::Checkpointer::take), which hands it
+/// checkpoint is claimed with [`Checkpointer::claim`](super::Checkpointer::claim), which hands it
 /// to one caller only, so two workers racing to resume it run it once.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Checkpoint {

@@ -147,7 +147,7 @@ impl Serialize for Checkpoint {
 }
 
 impl<'de> Deserialize<'de> for Checkpoint {
-    /// Reads any format from [`OLDEST`] to [`FORMAT`] (migrating older ones) and refuses the
+    /// Reads any format from 2 to the current one (migrating older ones) and refuses the
     /// others: the version is checked on every way in, whatever the serde format.
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         use serde::de::Error;

@@ -1,0 +1,153 @@
+//! `PostgresCheckpointer` (feature `postgres`) against a Postgres server the test starts itself
+//! (`pg`: Debian's `postgresql`, on a loopback port): every rule of the `Checkpointer`
+//! contract (`store_rules`), a corrupt row read as `Decode`, workers starting at once, and two
+//! stores (two pools) racing claims on one key.
+
+mod pg;
+mod store_rules;
+
+use hookchain::interrupt::{CheckpointError, Checkpointer, PostgresCheckpointer, Stored};
+
+#[tokio::test]
+async fn postgres_checkpointer_follows_the_rules() {
+    let server = pg::Postgres::start();
+    let store = PostgresCheckpointer::connect(&server.config())
+        .await
+        .unwrap();
+    store_rules::check(&store).await;
+}
+
+/// A row whose checkpoint is not one (edited by hand) reads as `Decode`, not as a panic or
+/// `None`; claiming it fails the same way and leaves it held by the claimer.
+#[tokio::test]
+async fn a_corrupt_row_reads_as_decode() {
+    let server = pg::Postgres::start();
+    let store = PostgresCheckpointer::connect(&server.config())
+        .await
+        .unwrap();
+    store
+        .put("t", &store_rules::pause().await, "w")
+        .await
+        .unwrap();
+    let client = store.pool().get().await.unwrap();
+    let edited = client
+        .execute(
+            "UPDATE hookchain_checkpoints SET checkpoint = left(checkpoint, 40) WHERE key = $1",
+            &[&"t"],
+        )
+        .await
+        .unwrap();
+    assert_eq!(edited, 1);
+
+    let error = store.get("t").await.unwrap_err();
+    assert!(matches!(error, CheckpointError::Decode(_)), "{error:?}");
+    assert!(
+        error.to_string().contains("not a valid checkpoint"),
+        "{error}"
+    );
+    let error = store.claim("t", "w").await.unwrap_err();
+    assert!(matches!(error, CheckpointError::Decode(_)), "{error:?}");
+    assert_eq!(
+        store.list().await.unwrap(),
+        [Stored::new("t", Some("w".to_owned()))]
+    );
+    assert!(store.release("t", "w").await.unwrap());
+    store.delete("t", "w").await.unwrap();
+}
+
+/// Workers starting at once on an empty database all get a store: the table is created once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_starting_at_once_create_the_table_once() {
+    let server = pg::Postgres::start();
+    let config = server.config();
+    let stores = futures::future::join_all((0..6).map(|_| PostgresCheckpointer::connect(&config)))
+        .await
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let checkpoint = store_rules::pause().await;
+    stores[0].put("k", &checkpoint, "w").await.unwrap();
+    for store in &stores {
+        assert_eq!(store.get("k").await.unwrap().as_ref(), Some(&checkpoint));
+    }
+}
+
+/// Two stores with pools of their own (two workers' processes, as far as the server can tell)
+/// race 8 claims each on one free key: exactly one claim in all wins, and the key is its
+/// claimer's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_pools_racing_claims_on_one_key_give_it_to_one() {
+    let server = pg::Postgres::start();
+    let first = PostgresCheckpointer::connect(&server.config())
+        .await
+        .unwrap();
+    let second = PostgresCheckpointer::connect(&server.config())
+        .await
+        .unwrap();
+    first
+        .put("race", &store_rules::pause().await, "api")
+        .await
+        .unwrap();
+
+    let claims = (0..16).map(|i| {
+        let store = if i % 2 == 0 {
+            first.clone()
+        } else {
+            second.clone()
+        };
+        tokio::spawn(async move {
+            let worker = format!("worker-{i}");
+            let claimed = store.claim("race", &worker).await.unwrap();
+            claimed.map(|_| worker)
+        })
+    });
+    let winners: Vec<String> = futures::future::join_all(claims)
+        .await
+        .into_iter()
+        .filter_map(|claim| claim.unwrap())
+        .collect();
+    assert_eq!(winners.len(), 1, "{winners:?}");
+    assert_eq!(
+        second.list().await.unwrap(),
+        [Stored::new("race", Some(winners[0].clone()))]
+    );
+}
+
+/// A server that cannot be reached, or a connection string that does not parse, is a `Store`
+/// error naming what failed.
+#[tokio::test]
+async fn connection_failures_are_store_errors() {
+    let error = PostgresCheckpointer::connect("port=not-a-number")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            CheckpointError::Store {
+                what: "parse the connection string",
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    // A port nothing listens on: refused at once.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .unwrap()
+        .port();
+    let error = PostgresCheckpointer::connect(&format!(
+        "host=127.0.0.1 port={port} user=postgres connect_timeout=5"
+    ))
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(
+            error,
+            CheckpointError::Store {
+                what: "create the table",
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+}

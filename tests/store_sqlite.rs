@@ -1,0 +1,153 @@
+//! `SqliteCheckpointer` (feature `sqlite`) follows every rule of the `Checkpointer` contract
+//! (`store_rules`), keeps what it stored across a reopen, reports a corrupt row as `Decode`,
+//! and runs its blocking calls off the executor, on a current-thread runtime too.
+
+mod store_rules;
+
+use std::path::{Path, PathBuf};
+
+use hookchain::interrupt::{CheckpointError, Checkpointer, SqliteCheckpointer, Stored};
+
+/// A fresh directory for one test, under cargo's temporary directory for integration tests
+/// (one per process: concurrent runs of the tests must not share files).
+fn temp_dir(test: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("store_sqlite")
+        .join(format!("{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[tokio::test]
+async fn sqlite_checkpointer_follows_the_rules() {
+    let dir = temp_dir("rules");
+    let store = SqliteCheckpointer::open(dir.join("checkpoints.db")).unwrap();
+    store_rules::check(&store).await;
+    drop(store);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// What was stored is there when the file is opened again, holders included; opening an
+/// existing file does not touch its table.
+#[tokio::test]
+async fn a_reopened_store_keeps_what_was_stored() {
+    let dir = temp_dir("reopen");
+    let path = dir.join("checkpoints.db");
+    let (paused, step) = (store_rules::pause().await, store_rules::step("s").await);
+    {
+        let store = SqliteCheckpointer::open(&path).unwrap();
+        store.put("paused", &paused, "w-1").await.unwrap();
+        store.put("running", &step, "w-2").await.unwrap();
+    }
+    let store = SqliteCheckpointer::open(&path).unwrap();
+    assert_eq!(store.path(), path);
+    assert_eq!(store.get("paused").await.unwrap(), Some(paused));
+    assert_eq!(store.get("running").await.unwrap(), Some(step.clone()));
+    assert_eq!(
+        store.list().await.unwrap(),
+        [
+            Stored::new("paused", None),
+            Stored::new("running", Some("w-2".to_owned()))
+        ]
+    );
+    // Still fenced after the reopen.
+    let refused = store.put("running", &step, "w-1").await;
+    assert!(
+        matches!(&refused, Err(CheckpointError::Claimed { key, by }) if key == "running" && by == "w-2"),
+        "{refused:?}"
+    );
+    drop(store);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A row whose checkpoint was damaged on disk (a field renamed in the file's bytes) reads as
+/// `Decode`, not as a panic or `None`; claiming it fails the same way and leaves it held by
+/// the claimer, who releases it.
+#[tokio::test]
+async fn a_corrupt_row_reads_as_decode() {
+    let dir = temp_dir("corrupt");
+    let path = dir.join("checkpoints.db");
+    {
+        let store = SqliteCheckpointer::open(&path).unwrap();
+        store
+            .put("t", &store_rules::pause().await, "w")
+            .await
+            .unwrap();
+    }
+    // The last connection closed: the write-ahead log is in the file, and gone.
+    let wal = dir.join("checkpoints.db-wal");
+    assert!(
+        std::fs::metadata(&wal).map_or(true, |wal| wal.len() == 0),
+        "the WAL was not checkpointed"
+    );
+    let mut bytes = std::fs::read(&path).unwrap();
+    let field = b"\"run_id\"";
+    let at: Vec<usize> = bytes
+        .windows(field.len())
+        .enumerate()
+        .filter(|(_, window)| window == field)
+        .map(|(at, _)| at)
+        .collect();
+    assert_eq!(at.len(), 1, "the field is in the file once");
+    bytes[at[0] + field.len() - 2] = b'x'; // "run_ix": the checkpoint misses a field.
+    std::fs::write(&path, bytes).unwrap();
+
+    let store = SqliteCheckpointer::open(&path).unwrap();
+    let error = store.get("t").await.unwrap_err();
+    assert!(matches!(error, CheckpointError::Decode(_)), "{error:?}");
+    assert!(
+        error.to_string().contains("not a valid checkpoint"),
+        "{error}"
+    );
+    let error = store.claim("t", "w").await.unwrap_err();
+    assert!(matches!(error, CheckpointError::Decode(_)), "{error:?}");
+    assert_eq!(
+        store.list().await.unwrap(),
+        [Stored::new("t", Some("w".to_owned()))]
+    );
+    assert!(store.release("t", "w").await.unwrap());
+    store.delete("t", "w").await.unwrap();
+    assert_eq!(store.list().await.unwrap(), []);
+    drop(store);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A file that is not a SQLite database is a `Store` error when opened, not a panic.
+#[test]
+fn a_file_that_is_not_a_database_is_a_store_error() {
+    let dir = temp_dir("not_a_database");
+    let path = dir.join("checkpoints.db");
+    std::fs::write(
+        &path,
+        "not a database, but long enough to have a header of a sort",
+    )
+    .unwrap();
+    let error = SqliteCheckpointer::open(&path).unwrap_err();
+    assert!(
+        matches!(error, CheckpointError::Store { what, .. } if what == "switch to WAL mode" || what == "create the table"),
+        "{error:?}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// On a current-thread runtime (one executor thread) every rule holds: the blocking calls run
+/// on tokio's blocking threads, the eight racing claims among them. Outside any runtime a
+/// call is a `Store` error, not a panic and not a call blocking whatever polls it.
+#[test]
+fn sqlite_checkpointer_works_on_a_current_thread_runtime() {
+    let dir = temp_dir("current_thread");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let store = SqliteCheckpointer::open(dir.join("checkpoints.db")).unwrap();
+    runtime.block_on(store_rules::check(&store));
+
+    let outside = futures::executor::block_on(store.get("t")).unwrap_err();
+    assert!(
+        matches!(outside, CheckpointError::Store { what: "get", .. }),
+        "{outside:?}"
+    );
+    drop(store);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
