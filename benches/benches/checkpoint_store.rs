@@ -1,6 +1,6 @@
 //! The cost of a step checkpoint: one `Checkpointer::put` of the checkpoint of a mid-size run
 //! (a thread of 24 turns, then a 25th that stops before its model call: 49 messages of a few
-//! hundred bytes, the history also in the pending request), per store: in memory, JSON files,
+//! hundred bytes, paused before its model call with the request pending), per store: in memory, JSON files,
 //! SQLite, Postgres (a server of the bench's own, started as the tests start theirs, with its
 //! defaults: `fsync` and `synchronous_commit` on). The checkpoint is made a step checkpoint
 //! (no pending interrupt), so every put is by the worker holding the key, as a run in progress
@@ -112,9 +112,13 @@ fn checkpoint_store(c: &mut Criterion) {
         .expect("a runtime");
     let checkpoint = mid_size_checkpoint(&runtime);
     let size = checkpoint.to_json().expect("encode").len();
+    let history = serde_json::to_string(checkpoint.messages())
+        .expect("encode")
+        .len();
     println!(
-        "checkpoint: {} messages, {size} bytes of JSON",
-        checkpoint.messages().len()
+        "checkpoint: {} messages, {size} bytes of JSON for {history} bytes of history ({:.3}x)",
+        checkpoint.messages().len(),
+        size as f64 / history as f64
     );
 
     let dir = std::env::temp_dir().join(format!("hookchain-bench-stores-{}", std::process::id()));
