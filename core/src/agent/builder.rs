@@ -240,7 +240,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
         store: impl Checkpointer + 'static,
         durability: Durability,
     ) -> Self {
-        self.agent.durable = Some(Durable::new(store, durability));
+        self.agent.durable = Durable::new(store, durability);
         self
     }
 

@@ -33,7 +33,8 @@ pub enum Durability {
     EveryStep,
 }
 
-/// An agent's checkpointer and its durability.
+/// An agent's checkpointer and its durability (`Pauses` or `EveryStep`: an agent that keeps
+/// nothing has none).
 pub(super) struct Durable {
     store: Arc<dyn ErasedCheckpointer>,
     mode: Durability,
@@ -48,11 +49,12 @@ impl fmt::Debug for Durable {
 }
 
 impl Durable {
-    pub(super) fn new(store: impl Checkpointer + 'static, mode: Durability) -> Self {
-        Durable {
+    /// The checkpointer `store` kept as `mode` says; `None` for [`Durability::Never`].
+    pub(super) fn new(store: impl Checkpointer + 'static, mode: Durability) -> Option<Self> {
+        (mode != Durability::Never).then(|| Durable {
             store: Arc::new(store),
             mode,
-        }
+        })
     }
 
     /// Whether a checkpoint is written after every step.
@@ -67,18 +69,12 @@ impl Durable {
         checkpoint: &Checkpoint,
         worker: &str,
     ) -> Result<(), CheckpointError> {
-        if self.mode == Durability::Never {
-            return Ok(());
-        }
         self.store.put(key(cx), checkpoint, worker).await
     }
 
     /// Before a run resumes (restored in `cx`): its key becomes `worker`'s, unless another
     /// worker holds it (then nothing runs). A checkpoint that was never stored resumes as it is.
     pub(super) async fn claim(&self, cx: &Context, worker: &str) -> Result<(), CheckpointError> {
-        if self.mode == Durability::Never {
-            return Ok(());
-        }
         let key = key(cx);
         if self.store.claim(key, worker).await?.is_some() || self.store.get(key).await?.is_none() {
             return Ok(());
@@ -98,17 +94,11 @@ impl Durable {
 
     /// The run ended: its key goes.
     pub(super) async fn ended(&self, cx: &Context, worker: &str) -> Result<(), CheckpointError> {
-        if self.mode == Durability::Never {
-            return Ok(());
-        }
         self.store.delete(key(cx), worker).await
     }
 
     /// The run failed: its key is released, its last checkpoint kept for a worker to resume.
     pub(super) async fn failed(&self, cx: &Context, worker: &str) {
-        if self.mode == Durability::Never {
-            return;
-        }
         if let Err(error) = self.store.release(key(cx), worker).await {
             tracing::warn!(
                 key = key(cx),
