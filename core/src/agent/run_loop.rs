@@ -433,7 +433,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         let keeps_steps = self.keeps_steps();
         if keeps_steps && !waiting.is_empty() {
             // The model's answer is kept: a worker that resumes does not call the model again.
-            let position = tools_position(cx, &calls, &results);
+            let position = tools_position(cx, calls.clone(), results.clone());
             Box::pin(self.keep_step(cx, state, position)).await?;
         }
         if cx.events.is_some() {
@@ -471,7 +471,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             }
         }
         if !interrupts.is_empty() {
-            let position = tools_position(cx, &calls, &results);
+            let position = tools_position(cx, calls, results);
             cx.tool_answers.clear();
             return self.pause(cx, state, position, interrupts);
         }
@@ -514,11 +514,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         while let Some((i, outcome)) = running.next().await {
             if let Ok(result) = &outcome {
                 progress[i] = Some(result.clone());
-                let position = Position::Tools {
-                    calls: calls.to_vec(),
-                    results: progress.clone(),
-                    answers: waiting_answers(cx, calls, &progress),
-                };
+                let position = tools_position(cx, calls.to_vec(), progress.clone());
                 self.keep_step(cx, state, position).await?;
             }
             outcomes[i] = Some(outcome);
@@ -687,25 +683,16 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     }
 }
 
-/// The position of a step's tool calls, with the answers already given to layers of calls that
-/// still wait (each stays its layer's until the call completes).
-fn tools_position(cx: &Context, calls: &[ToolCall], results: &[Option<ToolResult>]) -> Position {
-    Position::Tools {
-        calls: calls.to_vec(),
-        results: results.to_vec(),
-        answers: waiting_answers(cx, calls, results),
-    }
-}
-
-/// The answers given to layers of the calls that have no result yet, in call order.
-fn waiting_answers(
+/// The position of a step's tool `calls` with their `results` so far, and the answers already
+/// given to layers of calls that still wait (each stays its layer's until the call completes).
+fn tools_position(
     cx: &Context,
-    calls: &[ToolCall],
-    results: &[Option<ToolResult>],
-) -> Vec<ToolAnswer> {
-    calls
+    calls: Vec<ToolCall>,
+    results: Vec<Option<ToolResult>>,
+) -> Position {
+    let answers = calls
         .iter()
-        .zip(results)
+        .zip(&results)
         .filter(|(_, result)| result.is_none())
         .filter_map(|(call, _)| Some((call, cx.tool_answers.get(&call.id)?)))
         .flat_map(|(call, answers)| {
@@ -715,7 +702,12 @@ fn waiting_answers(
                 answer: answer.clone(),
             })
         })
-        .collect()
+        .collect();
+    Position::Tools {
+        calls,
+        results,
+        answers,
+    }
 }
 
 /// Writes how the run ended to the agent's store: a pause's checkpoint, or the end of the
