@@ -14,7 +14,11 @@
 //! Each tool appends `<tool> <idempotency key>` to a side-effect file each time it runs, so the
 //! parent can count: `fast` once, `slow` twice with the same key (it was in flight).
 //!
-//! The store is a `FileCheckpointer` (and, with the `sqlite` feature, SQLite too).
+//! The store is a `FileCheckpointer`, and with their features SQLite and a Postgres server the
+//! test starts itself.
+
+#[cfg(feature = "postgres")]
+mod pg;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -102,8 +106,15 @@ fn agent<S: Checkpointer + 'static>(
         .build()
 }
 
-/// Runs `phase` with the store named `store`.
+/// Runs `phase` with the store `store` (`file`, `sqlite`, or `postgres:<config>`).
 async fn child(phase: &str, store: &str, dir: &Path) {
+    #[cfg(feature = "postgres")]
+    if let Some(config) = store.strip_prefix("postgres:") {
+        let store = hookchain::interrupt::PostgresCheckpointer::connect(config)
+            .await
+            .expect("connect to the test's Postgres");
+        return child_with(phase, dir, store).await;
+    }
     match store {
         "file" => child_with(phase, dir, FileCheckpointer::new(dir.join("store"))).await,
         #[cfg(feature = "sqlite")]
@@ -185,6 +196,13 @@ async fn wait_for_the_step(store: &str, dir: &Path, worker: &mut Child) {
 }
 
 async fn fast_result_stored(store: &str, dir: &Path) -> bool {
+    #[cfg(feature = "postgres")]
+    if let Some(config) = store.strip_prefix("postgres:") {
+        let store = hookchain::interrupt::PostgresCheckpointer::connect(config)
+            .await
+            .expect("connect to the test's Postgres");
+        return stored_with_fast_result(store.get(THREAD).await);
+    }
     let checkpoint = match store {
         "file" => FileCheckpointer::new(dir.join("store")).get(THREAD).await,
         #[cfg(feature = "sqlite")]
@@ -196,15 +214,24 @@ async fn fast_result_stored(store: &str, dir: &Path) -> bool {
         }
         other => panic!("unknown store {other}"),
     };
+    stored_with_fast_result(checkpoint)
+}
+
+/// Whether `checkpoint` is the step with `fast`'s result.
+fn stored_with_fast_result(
+    checkpoint: Result<Option<hookchain::Checkpoint>, hookchain::interrupt::CheckpointError>,
+) -> bool {
     matches!(
         checkpoint.ok().flatten().map(|c| c.position().clone()),
         Some(Position::Tools { results, .. }) if results[0].is_some()
     )
 }
 
-async fn kill_and_recover(store: &str) {
+/// Kills a worker mid-run and recovers its run in another process, with the store `store`
+/// (`label` names its directory).
+async fn kill_and_recover(label: &str, store: &str) {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("durable_kill-{store}-{}", std::process::id()));
+        .join(format!("durable_kill-{label}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
 
@@ -262,7 +289,12 @@ async fn a_killed_worker_is_resumed_by_another_process() {
         child(phase.to_str().unwrap(), &store, &dir).await;
         return;
     }
-    kill_and_recover("file").await;
+    kill_and_recover("file", "file").await;
     #[cfg(feature = "sqlite")]
-    kill_and_recover("sqlite").await;
+    kill_and_recover("sqlite", "sqlite").await;
+    #[cfg(feature = "postgres")]
+    {
+        let server = pg::Postgres::start();
+        kill_and_recover("postgres", &format!("postgres:{}", server.config())).await;
+    }
 }
