@@ -24,8 +24,8 @@ pub enum Durability {
     /// claim), and still in the output.
     #[default]
     Pauses,
-    /// Also a checkpoint after every step of a run in progress: when the model's answer is
-    /// kept, when each of its tool calls completes, and before each model call. A run whose
+    /// Also a checkpoint after every step of a run in progress: before each model call, when
+    /// the model's answer is kept, and as each call of a step with several completes. A run whose
     /// process dies resumes from there ([`Agent::resume`](super::Agent::resume) with no
     /// answers) in another: no completed tool call runs again, and a call that was in flight
     /// runs again with the same
