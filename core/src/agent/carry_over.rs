@@ -62,13 +62,7 @@ pub(super) fn carry_over<C: Middleware>(
             resume_instead: None,
         });
     }
-    for removed in matching.removed() {
-        tracing::warn!(
-            member = removed.name,
-            "the checkpoint's member `{}` is not in this chain: its state is dropped",
-            removed.name
-        );
-    }
+    warn_removed(&matching, "checkpoint");
     let mut gone = Vec::new();
     for (i, interrupt) in checkpoint.interrupts.iter_mut().enumerate() {
         let Some(at) = interrupt.member else { continue };
@@ -127,18 +121,23 @@ pub(super) fn carry_thread_state<C: Middleware>(
     let old = old.unwrap_or(members);
     let matching = Matching::new(old, members);
     if old != members {
-        for removed in matching.removed() {
-            tracing::warn!(
-                member = removed.name,
-                "the thread's member `{}` is not in this chain: its state is dropped",
-                removed.name
-            );
-        }
+        warn_removed(&matching, "thread");
     }
     carry_state(&matching, old, members, state)?.ok_or_else(|| ResumeError::ChainMismatch {
         checkpoint: old.names(),
         agent: members.names(),
     })
+}
+
+/// Warns of each member of the `whose` (checkpoint, thread) chain that the new chain has not.
+fn warn_removed(matching: &Matching<'_>, whose: &str) {
+    for removed in matching.removed() {
+        tracing::warn!(
+            member = removed.name,
+            "the {whose}'s member `{}` is not in this chain: its state is dropped",
+            removed.name
+        );
+    }
 }
 
 /// `state` (nested as `old`) as the state `T` of the chain `new`: each member of `new` takes
