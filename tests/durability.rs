@@ -384,3 +384,32 @@ async fn a_checkpoint_another_worker_holds_does_not_resume() {
     );
     assert!(other.model().requests().is_empty(), "something ran");
 }
+
+/// A streamed run keeps its steps as an unstreamed one: a stopped stream leaves its last step in
+/// the store, and another worker finishes it.
+#[tokio::test(start_paused = true)]
+async fn a_streamed_run_keeps_its_steps() {
+    use futures::StreamExt;
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let ran = ran();
+    let first = agent(&store, Durability::EveryStep, "worker-1", &ran, true);
+    let mut thread = first.thread();
+    {
+        let mut stream = first.stream_in(&mut thread, "go");
+        let consumed = tokio::time::timeout(Duration::from_secs(60), async {
+            while let Some(event) = stream.next().await {
+                event.unwrap();
+            }
+        })
+        .await;
+        assert!(consumed.is_err(), "the stream ended");
+    }
+    let key = thread.id().as_str().to_owned();
+    assert!(store.release(&key, "worker-1").await.unwrap());
+    let second = agent(&store, Durability::EveryStep, "worker-2", &ran, false);
+    let checkpoint = store.claim(&key, "worker-2").await.unwrap().unwrap();
+    let done = second.resume_in(&mut thread, checkpoint, []).await.unwrap();
+    assert_eq!(done.text().as_deref(), Some("all done"));
+    assert_eq!(runs_of(&ran, "fast").len(), 1);
+    assert_eq!(store.list().await.unwrap(), []);
+}
