@@ -17,6 +17,23 @@ impl ConfigError {
         }
     }
 
+    /// Refuses the text setting `field` when it is blank (a prompt or a description the model
+    /// would read as nothing).
+    pub(crate) fn require_text(field: &'static str, value: &str) -> Result<(), ConfigError> {
+        if value.trim().is_empty() {
+            return Err(ConfigError::new(field, "is empty"));
+        }
+        Ok(())
+    }
+
+    /// Refuses the list of tool names `field` when one of them is empty.
+    pub(crate) fn require_names(field: &'static str, names: &[String]) -> Result<(), ConfigError> {
+        if names.iter().any(String::is_empty) {
+            return Err(ConfigError::new(field, "a tool name is empty"));
+        }
+        Ok(())
+    }
+
     /// The setting at fault.
     #[must_use]
     pub fn field(&self) -> &'static str {

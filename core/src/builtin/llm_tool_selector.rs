@@ -199,12 +199,8 @@ impl<H> LlmToolSelectorBuilder<H> {
                 "must be at least 1 (to offer no tools, leave them out of the agent)",
             ));
         }
-        if self.always_include.iter().any(String::is_empty) {
-            return Err(ConfigError::new("always_include", "a tool name is empty"));
-        }
-        if self.system_prompt.trim().is_empty() {
-            return Err(ConfigError::new("system_prompt", "is empty"));
-        }
+        ConfigError::require_names("always_include", &self.always_include)?;
+        ConfigError::require_text("system_prompt", &self.system_prompt)?;
         Ok(LlmToolSelector {
             helper: self.helper,
             max_tools: self.max_tools,

@@ -174,12 +174,8 @@ impl TodoListBuilder {
     /// The middleware; an error names an empty `system_prompt` or `tool_description` (the
     /// model would not know what the tool is for).
     pub fn build(self) -> Result<TodoList, ConfigError> {
-        if self.system_prompt.trim().is_empty() {
-            return Err(ConfigError::new("system_prompt", "is empty"));
-        }
-        if self.tool_description.trim().is_empty() {
-            return Err(ConfigError::new("tool_description", "is empty"));
-        }
+        ConfigError::require_text("system_prompt", &self.system_prompt)?;
+        ConfigError::require_text("tool_description", &self.tool_description)?;
         Ok(TodoList {
             system_prompt: self.system_prompt,
             tool_description: self.tool_description,

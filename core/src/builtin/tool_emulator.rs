@@ -145,13 +145,9 @@ impl<E> ToolEmulatorBuilder<E> {
                     "the list is empty: to emulate every tool, do not call `tools`",
                 ));
             }
-            if tools.iter().any(String::is_empty) {
-                return Err(ConfigError::new("tools", "a tool name is empty"));
-            }
+            ConfigError::require_names("tools", tools)?;
         }
-        if self.system_prompt.trim().is_empty() {
-            return Err(ConfigError::new("system_prompt", "is empty"));
-        }
+        ConfigError::require_text("system_prompt", &self.system_prompt)?;
         Ok(ToolEmulator {
             emulator: self.emulator,
             tools: self.tools,
