@@ -3,21 +3,12 @@
 //! atomically, off the executor, and reports what it cannot read.
 
 mod store_rules;
+mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use hookchain::Checkpoint;
 use hookchain::interrupt::{CheckpointError, Checkpointer, FileCheckpointer, InMemoryCheckpointer};
-
-/// A fresh directory for one test, under cargo's temporary directory for integration tests
-/// (one per process: concurrent runs of the tests must not share files).
-fn temp_dir(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("checkpointers")
-        .join(format!("{test}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
 
 /// The names of the files in `dir`.
 fn file_names(dir: &Path) -> Vec<String> {
@@ -36,7 +27,7 @@ async fn in_memory_checkpointer_follows_the_rules() {
 
 #[tokio::test]
 async fn file_checkpointer_follows_the_rules() {
-    let dir = temp_dir("rules");
+    let dir = support::temp_dir("checkpointers", "rules");
     store_rules::check(&FileCheckpointer::new(&dir)).await;
     assert!(file_names(&dir).is_empty(), "{:?}", file_names(&dir));
     std::fs::remove_dir_all(&dir).unwrap();
@@ -46,9 +37,11 @@ async fn file_checkpointer_follows_the_rules() {
 /// worker holds the key, odd characters written `%XX`, and no temporary file left behind.
 #[tokio::test]
 async fn file_checkpointer_files() {
-    let dir = temp_dir("files");
+    let test_dir = support::temp_dir("checkpointers", "files");
+    let dir = test_dir.join("store");
     let store = FileCheckpointer::new(&dir);
     let (paused, step) = (store_rules::pause().await, store_rules::step("s").await);
+    assert!(!dir.exists());
     store.put("thread-9", &paused, "w").await.unwrap();
     store.put("thread-9", &paused, "w").await.unwrap();
     assert_eq!(file_names(&dir), ["thread-9.json"]);
@@ -65,14 +58,14 @@ async fn file_checkpointer_files() {
         std::fs::read_to_string(dir.join("a%2Fb%2Ec.holder")).unwrap(),
         "w-1"
     );
-    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_dir_all(&test_dir).unwrap();
 }
 
 /// A corrupt checkpoint file reads as `CheckpointError::Decode`, not as a panic or `None`;
 /// claiming it fails the same way and leaves it free.
 #[tokio::test]
 async fn file_checkpointer_reports_a_corrupt_file() {
-    let dir = temp_dir("corrupt");
+    let dir = support::temp_dir("checkpointers", "corrupt");
     let store = FileCheckpointer::new(&dir);
     store
         .put("t", &store_rules::pause().await, "w")
@@ -99,7 +92,7 @@ async fn file_checkpointer_reports_a_corrupt_file() {
 /// `Io` error naming the path, and leaves no temporary file behind.
 #[tokio::test]
 async fn a_failed_file_write_removes_its_temporary_file() {
-    let dir = temp_dir("failed_write");
+    let dir = support::temp_dir("checkpointers", "failed_write");
     let store = FileCheckpointer::new(&dir);
     std::fs::create_dir_all(dir.join("t.json").join("occupied")).unwrap();
     let error = store
@@ -116,7 +109,7 @@ async fn a_failed_file_write_removes_its_temporary_file() {
 /// executor thread is never blocked) and complete as they do elsewhere.
 #[test]
 fn file_checkpointer_works_off_the_executor_and_outside_any_runtime() {
-    let dir = temp_dir("off_executor");
+    let dir = support::temp_dir("checkpointers", "off_executor");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

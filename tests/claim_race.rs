@@ -14,6 +14,7 @@
 //! exited cleanly.
 
 mod pg;
+mod support;
 
 use std::convert::Infallible;
 use std::io::{BufRead, BufReader, Write};
@@ -345,23 +346,13 @@ impl Racer {
     }
 }
 
-/// A fresh directory for one test, under cargo's temporary directory for integration tests.
-fn temp_dir(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("claim_race")
-        .join(format!("{test}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 #[tokio::test]
 async fn two_processes_race_to_resume_a_sqlite_checkpoint_and_one_runs_it() {
     const TEST: &str = "two_processes_race_to_resume_a_sqlite_checkpoint_and_one_runs_it";
     if let Ok(worker) = std::env::var(WORKER) {
         return child(&worker).await;
     }
-    let dir = temp_dir("sqlite");
+    let dir = support::temp_dir("claim_race", "sqlite");
     let spec = format!("sqlite:{}", dir.join("checkpoints.db").display());
     race(TEST, &dir, &spec).await;
     std::fs::remove_dir_all(&dir).unwrap();
@@ -374,7 +365,7 @@ async fn two_processes_race_to_resume_a_postgres_checkpoint_and_one_runs_it() {
         return child(&worker).await;
     }
     let server = pg::Postgres::start();
-    let dir = temp_dir("postgres");
+    let dir = support::temp_dir("claim_race", "postgres");
     let spec = format!("postgres:{}", server.config());
     race(TEST, &dir, &spec).await;
     std::fs::remove_dir_all(&dir).unwrap();

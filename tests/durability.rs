@@ -13,45 +13,9 @@ use std::time::Duration;
 use hookchain::interrupt::{CheckpointError, Checkpointer, InMemoryCheckpointer, Position, Stored};
 use hookchain::prelude::*;
 use hookchain::tool::AskUser;
-use hookchain::{Durability, EndReason, Role, Thread, Tool, ToolError, ToolSpec};
+use hookchain::{Durability, EndReason, Role, Thread};
 use serde_json::json;
-use support::assert_no_dangling;
-
-/// What the tools did: `<tool>:<idempotency key>` per run of a tool.
-type Ran = Arc<Mutex<Vec<String>>>;
-
-/// A tool that records its runs; `hang` makes it wait forever (a call still in flight when the
-/// worker stops).
-struct Recorder {
-    name: &'static str,
-    ran: Ran,
-    hang: bool,
-}
-
-impl Tool for Recorder {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec::new(
-            self.name,
-            "Records that it ran.",
-            json!({ "type": "object" }),
-        )
-    }
-
-    async fn call(
-        &self,
-        cx: ToolContext<'_>,
-        _arguments: serde_json::Value,
-    ) -> Result<String, ToolError> {
-        self.ran
-            .lock()
-            .unwrap()
-            .push(format!("{}:{}", self.name, cx.idempotency_key()));
-        if self.hang {
-            std::future::pending::<()>().await;
-        }
-        Ok(format!("{} done", self.name))
-    }
-}
+use support::{EffectTool, Effects, assert_no_dangling};
 
 /// The model: calls `fast` and `slow` at once, then answers.
 fn model() -> ScriptedModel {
@@ -74,37 +38,24 @@ fn agent(
     store: &Arc<InMemoryCheckpointer>,
     durability: Durability,
     worker: &str,
-    ran: &Ran,
+    ran: &Effects,
     hang: bool,
 ) -> Agent<ScriptedModel> {
     Agent::builder(model())
-        .tool(Recorder {
+        .tool(EffectTool {
             name: "fast",
-            ran: ran.clone(),
+            effects: ran.clone(),
             hang: false,
         })
-        .tool(Recorder {
+        .tool(EffectTool {
             name: "slow",
-            ran: ran.clone(),
+            effects: ran.clone(),
             hang,
         })
         .tool(AskUser)
         .checkpointer(store.clone(), durability)
         .worker(worker)
         .build()
-}
-
-fn ran() -> Ran {
-    Ran::default()
-}
-
-fn runs_of(ran: &Ran, tool: &str) -> Vec<String> {
-    ran.lock()
-        .unwrap()
-        .iter()
-        .filter(|entry| entry.starts_with(&format!("{tool}:")))
-        .cloned()
-        .collect()
 }
 
 /// Runs `agent` in `thread` until its `slow` call hangs, then drops the run (the worker stops
@@ -121,7 +72,7 @@ async fn run_until_it_hangs(agent: &Agent<ScriptedModel>, thread: &mut Thread<()
 #[tokio::test(start_paused = true)]
 async fn a_stopped_run_resumes_from_its_last_step_in_another_worker() {
     let store = Arc::new(InMemoryCheckpointer::new());
-    let ran = ran();
+    let ran = Effects::memory();
     let first = agent(&store, Durability::EveryStep, "worker-1", &ran, true);
     let mut thread = first.thread();
     let before = thread.clone();
@@ -155,8 +106,8 @@ async fn a_stopped_run_resumes_from_its_last_step_in_another_worker() {
         1,
         "the model's first answer was kept"
     );
-    assert_eq!(runs_of(&ran, "fast").len(), 1, "a completed call ran again");
-    let slow = runs_of(&ran, "slow");
+    assert_eq!(ran.of("fast").len(), 1, "a completed call ran again");
+    let slow = ran.of("slow");
     assert_eq!(slow.len(), 2, "the call in flight runs again");
     assert_eq!(slow[0], slow[1], "with the same idempotency key");
     assert!(slow[0].ends_with(":call_slow"), "{}", slow[0]);
@@ -171,7 +122,7 @@ async fn a_stopped_run_resumes_from_its_last_step_in_another_worker() {
 #[tokio::test(start_paused = true)]
 async fn a_run_outside_a_thread_is_kept_under_its_run_id() {
     let store = Arc::new(InMemoryCheckpointer::new());
-    let ran = ran();
+    let ran = Effects::memory();
     let first = agent(&store, Durability::EveryStep, "worker-1", &ran, true);
     let stopped = tokio::time::timeout(Duration::from_secs(60), first.run("go")).await;
     assert!(stopped.is_err());
@@ -185,7 +136,7 @@ async fn a_run_outside_a_thread_is_kept_under_its_run_id() {
     let restarted = agent(&store, Durability::EveryStep, "worker-1", &ran, false);
     let done = restarted.resume(checkpoint, []).await.unwrap();
     assert_eq!(done.text().as_deref(), Some("all done"));
-    assert_eq!(runs_of(&ran, "fast").len(), 1);
+    assert_eq!(ran.of("fast").len(), 1);
     assert_eq!(store.list().await.unwrap(), []);
 }
 
@@ -194,7 +145,7 @@ async fn a_run_outside_a_thread_is_kept_under_its_run_id() {
 #[tokio::test]
 async fn pauses_are_written_free_and_the_end_deletes_them() {
     let store = Arc::new(InMemoryCheckpointer::new());
-    let ran = ran();
+    let ran = Effects::memory();
     let asking = Agent::builder(ScriptedModel::new([
         ModelResponse::tool_calls([ToolCall::new("q", "ask_user", json!({ "question": "?" }))]),
         ModelResponse::text("thanks"),
@@ -221,7 +172,7 @@ async fn pauses_are_written_free_and_the_end_deletes_them() {
     let done = asking.resume(checkpoint, answers).await.unwrap();
     assert_eq!(done.text().as_deref(), Some("thanks"));
     assert_eq!(store.list().await.unwrap(), []);
-    assert!(ran.lock().unwrap().is_empty());
+    assert!(ran.lines().is_empty());
 }
 
 /// `Never` writes nothing, even for a pause (the checkpoint is in the output only).
@@ -269,11 +220,11 @@ async fn every_step_is_written_as_the_run_goes() {
             ModelResponse::tool_calls([ToolCall::new("c", "fast", json!({}))])
         })
     });
-    let ran = ran();
+    let ran = Effects::memory();
     let agent = Agent::builder(model)
-        .tool(Recorder {
+        .tool(EffectTool {
             name: "fast",
-            ran: ran.clone(),
+            effects: ran.clone(),
             hang: false,
         })
         .checkpointer(store.clone(), Durability::EveryStep)
@@ -297,7 +248,7 @@ async fn every_step_is_written_as_the_run_goes() {
 #[tokio::test]
 async fn a_run_on_a_key_another_worker_holds_is_refused() {
     let store = Arc::new(InMemoryCheckpointer::new());
-    let ran = ran();
+    let ran = Effects::memory();
     let agent = agent(&store, Durability::EveryStep, "intruder", &ran, false);
     let mut thread = agent.thread();
     let holder = store_rules::step("the owner's").await;
@@ -313,7 +264,7 @@ async fn a_run_on_a_key_another_worker_holds_is_refused() {
         matches!(&*error, CheckpointError::Claimed { by, .. } if by == "owner"),
         "{error:?}"
     );
-    assert!(ran.lock().unwrap().is_empty());
+    assert!(ran.lines().is_empty());
     assert_eq!(store.get(thread.id().as_str()).await.unwrap(), Some(holder));
 }
 
@@ -322,13 +273,13 @@ async fn a_run_on_a_key_another_worker_holds_is_refused() {
 #[tokio::test]
 async fn a_failed_run_leaves_its_last_step_for_another_worker() {
     let store = Arc::new(InMemoryCheckpointer::new());
-    let ran = ran();
+    let ran = Effects::memory();
     let failing = Agent::builder(ScriptedModel::new([ModelResponse::tool_calls([
         ToolCall::new("c", "fast", json!({})),
     ])]))
-    .tool(Recorder {
+    .tool(EffectTool {
         name: "fast",
-        ran: ran.clone(),
+        effects: ran.clone(),
         hang: false,
     })
     .checkpointer(store.clone(), Durability::EveryStep)
@@ -346,7 +297,7 @@ async fn a_failed_run_leaves_its_last_step_for_another_worker() {
     assert!(matches!(checkpoint.position(), Position::Step));
     let done = working.resume(checkpoint, []).await.unwrap();
     assert_eq!(done.text().as_deref(), Some("all done"));
-    assert_eq!(runs_of(&ran, "fast").len(), 1);
+    assert_eq!(ran.of("fast").len(), 1);
     assert_eq!(store.list().await.unwrap(), []);
 }
 
@@ -391,7 +342,7 @@ async fn a_checkpoint_another_worker_holds_does_not_resume() {
 async fn a_streamed_run_keeps_its_steps() {
     use futures::StreamExt;
     let store = Arc::new(InMemoryCheckpointer::new());
-    let ran = ran();
+    let ran = Effects::memory();
     let first = agent(&store, Durability::EveryStep, "worker-1", &ran, true);
     let mut thread = first.thread();
     {
@@ -410,6 +361,6 @@ async fn a_streamed_run_keeps_its_steps() {
     let checkpoint = store.claim(&key, "worker-2").await.unwrap().unwrap();
     let done = second.resume_in(&mut thread, checkpoint, []).await.unwrap();
     assert_eq!(done.text().as_deref(), Some("all done"));
-    assert_eq!(runs_of(&ran, "fast").len(), 1);
+    assert_eq!(ran.of("fast").len(), 1);
     assert_eq!(store.list().await.unwrap(), []);
 }

@@ -19,8 +19,8 @@
 
 #[cfg(feature = "postgres")]
 mod pg;
+mod support;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -28,49 +28,14 @@ use std::time::{Duration, Instant};
 
 use hookchain::interrupt::{Checkpointer, FileCheckpointer, Position};
 use hookchain::prelude::*;
-use hookchain::{Durability, EndReason, Role, Thread, ThreadId, Tool, ToolError, ToolSpec};
+use hookchain::{Durability, EndReason, Role, Thread, ThreadId};
 use serde_json::json;
+use support::{EffectTool, Effects};
 
 const PHASE: &str = "HOOKCHAIN_KILL_PHASE";
 const DIR: &str = "HOOKCHAIN_KILL_DIR";
 const STORE: &str = "HOOKCHAIN_KILL_STORE";
 const THREAD: &str = "conversation-7";
-
-/// A tool that appends `<name> <idempotency key>` to `<dir>/side-effects.txt` when it runs,
-/// and never returns if `hang`.
-struct Recorder {
-    name: &'static str,
-    dir: PathBuf,
-    hang: bool,
-}
-
-impl Tool for Recorder {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec::new(
-            self.name,
-            "Records that it ran.",
-            json!({ "type": "object" }),
-        )
-    }
-
-    async fn call(
-        &self,
-        cx: ToolContext<'_>,
-        _arguments: serde_json::Value,
-    ) -> Result<String, ToolError> {
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.dir.join("side-effects.txt"))
-            .expect("open the side-effect file");
-        writeln!(file, "{} {}", self.name, cx.idempotency_key()).expect("record");
-        file.sync_all().expect("sync the side-effect file");
-        if self.hang {
-            std::future::pending::<()>().await;
-        }
-        Ok(format!("{} done", self.name))
-    }
-}
 
 /// The agent of both phases; `slow` hangs in the first.
 fn agent<S: Checkpointer + 'static>(
@@ -91,14 +56,14 @@ fn agent<S: Checkpointer + 'static>(
         })
     });
     Agent::builder(model)
-        .tool(Recorder {
+        .tool(EffectTool {
             name: "fast",
-            dir: dir.to_owned(),
+            effects: Effects::file(dir),
             hang: false,
         })
-        .tool(Recorder {
+        .tool(EffectTool {
             name: "slow",
-            dir: dir.to_owned(),
+            effects: Effects::file(dir),
             hang,
         })
         .checkpointer(store, Durability::EveryStep)
@@ -185,8 +150,7 @@ async fn wait_for_the_step(store: &str, dir: &Path, worker: &mut Child) {
         if let Some(status) = worker.try_wait().unwrap() {
             panic!("the worker ended on its own: {status}");
         }
-        let started = std::fs::read_to_string(dir.join("side-effects.txt"))
-            .is_ok_and(|text| text.contains("slow "));
+        let started = !Effects::file(dir).of("slow").is_empty();
         if started && fast_result_stored(store, dir).await {
             return;
         }
@@ -230,10 +194,7 @@ fn stored_with_fast_result(
 /// Kills a worker mid-run and recovers its run in another process, with the store `store`
 /// (`label` names its directory).
 async fn kill_and_recover(label: &str, store: &str) {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join(format!("durable_kill-{label}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = support::temp_dir("durable_kill", label);
 
     let mut worker = spawn("run", store, &dir);
     wait_for_the_step(store, &dir, &mut worker).await;
@@ -250,14 +211,12 @@ async fn kill_and_recover(label: &str, store: &str) {
     );
 
     // No completed call ran twice; the call in flight ran again with the same key.
-    let effects = std::fs::read_to_string(dir.join("side-effects.txt")).unwrap();
-    let lines: Vec<&str> = effects.lines().collect();
-    let fast: Vec<&&str> = lines.iter().filter(|l| l.starts_with("fast ")).collect();
-    let slow: Vec<&&str> = lines.iter().filter(|l| l.starts_with("slow ")).collect();
-    assert_eq!(fast.len(), 1, "{effects}");
-    assert_eq!(slow.len(), 2, "{effects}");
-    assert_eq!(slow[0], slow[1], "{effects}");
-    assert!(slow[0].ends_with(":call_slow"), "{effects}");
+    let effects = Effects::file(&dir);
+    let (fast, slow) = (effects.of("fast"), effects.of("slow"));
+    assert_eq!(fast.len(), 1, "{:?}", effects.lines());
+    assert_eq!(slow.len(), 2, "{:?}", effects.lines());
+    assert_eq!(slow[0], slow[1]);
+    assert!(slow[0].ends_with(":call_slow"), "{}", slow[0]);
 
     // The history is intact: the input, the calls, one result each, the answer.
     let thread: Thread<()> =

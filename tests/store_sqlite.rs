@@ -3,25 +3,13 @@
 //! and runs its blocking calls off the executor, on a current-thread runtime too.
 
 mod store_rules;
-
-use std::path::{Path, PathBuf};
+mod support;
 
 use hookchain::interrupt::{CheckpointError, Checkpointer, SqliteCheckpointer, Stored};
 
-/// A fresh directory for one test, under cargo's temporary directory for integration tests
-/// (one per process: concurrent runs of the tests must not share files).
-fn temp_dir(test: &str) -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .join("store_sqlite")
-        .join(format!("{test}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 #[tokio::test]
 async fn sqlite_checkpointer_follows_the_rules() {
-    let dir = temp_dir("rules");
+    let dir = support::temp_dir("store_sqlite", "rules");
     let store = SqliteCheckpointer::open(dir.join("checkpoints.db")).unwrap();
     store_rules::check(&store).await;
     drop(store);
@@ -32,7 +20,7 @@ async fn sqlite_checkpointer_follows_the_rules() {
 /// existing file does not touch its table.
 #[tokio::test]
 async fn a_reopened_store_keeps_what_was_stored() {
-    let dir = temp_dir("reopen");
+    let dir = support::temp_dir("store_sqlite", "reopen");
     let path = dir.join("checkpoints.db");
     let (paused, step) = (store_rules::pause().await, store_rules::step("s").await);
     {
@@ -66,7 +54,7 @@ async fn a_reopened_store_keeps_what_was_stored() {
 /// the claimer, who releases it.
 #[tokio::test]
 async fn a_corrupt_row_reads_as_decode() {
-    let dir = temp_dir("corrupt");
+    let dir = support::temp_dir("store_sqlite", "corrupt");
     let path = dir.join("checkpoints.db");
     {
         let store = SqliteCheckpointer::open(&path).unwrap();
@@ -116,7 +104,7 @@ async fn a_corrupt_row_reads_as_decode() {
 /// A file that is not a SQLite database is a `Store` error when opened, not a panic.
 #[test]
 fn a_file_that_is_not_a_database_is_a_store_error() {
-    let dir = temp_dir("not_a_database");
+    let dir = support::temp_dir("store_sqlite", "not_a_database");
     let path = dir.join("checkpoints.db");
     std::fs::write(
         &path,
@@ -136,7 +124,7 @@ fn a_file_that_is_not_a_database_is_a_store_error() {
 /// call is a `Store` error, not a panic and not a call blocking whatever polls it.
 #[test]
 fn sqlite_checkpointer_works_on_a_current_thread_runtime() {
-    let dir = temp_dir("current_thread");
+    let dir = support::temp_dir("store_sqlite", "current_thread");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();

@@ -6,9 +6,16 @@
 //! - [`logged_model`]: a [`ScriptedModel`] that also appends `"model"` to the log.
 //! - [`echo_tool`] / [`counting_tool`]: tools that log `"tool:<name>"` or count their runs.
 //! - [`assert_no_dangling`]: every tool call in a history has exactly one result.
+//! - [`EffectTool`]: a tool whose runs are recorded (in memory or in a file), with their
+//!   idempotency keys; [`temp_dir`]: a fresh directory for one test.
 
 // Each test binary that declares `mod support;` uses only part of it.
 #![allow(dead_code)]
+
+mod effects;
+
+#[allow(unused_imports)] // Each test binary uses part of them.
+pub(crate) use effects::{EffectTool, Effects, temp_dir};
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
