@@ -17,7 +17,7 @@ use hookchain::interrupt::{
 };
 use hookchain::prelude::*;
 use hookchain::tool::AskUser;
-use hookchain::{EndReason, Model, ModelError, RunOutput, Thread, ThreadError};
+use hookchain::{EndReason, Model, ModelError, RunOutput, Thread, ThreadError, chain};
 use serde_json::json;
 
 use support::{assert_no_dangling, counting_tool, echo_tool, new_log};
@@ -287,6 +287,35 @@ async fn text_after_a_pause_is_none_even_in_a_thread_with_an_earlier_answer() {
     assert_eq!(second.end, EndReason::Interrupted);
     assert_eq!(second.text(), None);
     assert_eq!(second.final_message(), None);
+}
+
+/// Keeps the last two messages of the history: a trimmer of the user's own, as a custom
+/// middleware would write one.
+#[hookchain::hook(before_model)]
+fn keep_last_two(cx: &mut Context, request: &mut ModelRequest) {
+    let edit = cx.edit_history(|messages| {
+        let old = messages.len().saturating_sub(2);
+        messages.drain(..old);
+    });
+    edit.expect("a shorter history stays valid");
+    request.messages = cx.messages().to_vec().into();
+}
+
+/// "`RunOutput::text` is this run's answer" after a hook removed older messages: the run's
+/// start moves back with them (before the fix it stayed past the end, and the answer was lost).
+#[tokio::test]
+async fn text_is_the_answer_after_a_hook_trimmed_older_messages() {
+    let model = ScriptedModel::new([
+        ModelResponse::text("one"),
+        ModelResponse::text("two"),
+        ModelResponse::text("three"),
+    ]);
+    let agent = Agent::builder(model).chain(chain![keep_last_two]).build();
+    let mut thread = agent.thread();
+    for (input, answer) in [("a", "one"), ("b", "two"), ("c", "three")] {
+        let output = agent.run_in(&mut thread, input).await.unwrap();
+        assert_eq!(output.text().as_deref(), Some(answer));
+    }
 }
 
 /// A thread stored before threads had ids (its JSON has none) still loads, with a fresh id.

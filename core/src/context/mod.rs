@@ -1,6 +1,7 @@
 //! What a hook sees of the run besides its request or response.
 
 mod run_context;
+mod run_start;
 mod tool;
 
 use std::collections::HashMap;
@@ -147,7 +148,9 @@ impl Context {
     /// [`validate_history`](crate::message::validate_history)): every assistant tool call
     /// keeps exactly one result right after it (the calls of the last model answer may still
     /// wait for theirs). An edit that breaks the rule is undone and reported; `edit`'s own
-    /// value is returned otherwise.
+    /// value is returned otherwise. Older messages may be removed or merged: the run's own
+    /// messages are found again after the edit, so its answer
+    /// ([`RunOutput::text`](crate::RunOutput::text)) is not lost.
     ///
     /// The request of a step is built from the history when the step begins, so an edit made
     /// in `before_model` shows from the next step on. To change the current call too, edit the
@@ -186,7 +189,11 @@ impl Context {
             check_editable(&self.messages)
         };
         match checked {
-            Ok(()) => Ok(value),
+            Ok(()) => {
+                self.counters.run_start =
+                    run_start::carried(&before, &self.messages, self.counters.run_start);
+                Ok(value)
+            }
             Err(error) => {
                 self.messages = before;
                 Err(error)

@@ -429,14 +429,6 @@ impl<M, C> Summarization<M, C> {
             tracing::warn!(%error, "the summary was refused by the history: it is left as it was");
             return false;
         }
-        // This run's messages begin later or earlier now: the run's answer is looked for
-        // from there (a summary that took in the run's first messages is its start).
-        let run_start = &mut cx.counters.run_start;
-        if *run_start >= cut.end {
-            *run_start = *run_start - (cut.end - cut.start) + 1;
-        } else if *run_start > cut.start {
-            *run_start = cut.start;
-        }
         if request.messages.ptr_eq(&before) {
             request.messages = cx.messages.clone();
         } else if request.messages.len() == before.len()
