@@ -481,7 +481,10 @@ fn keep<C: Middleware>(
         }),
         _ => None,
     };
-    thread.runs = cx.counters.runs + usize::from(thread.paused.is_none());
+    thread.runs = cx
+        .counters
+        .runs
+        .saturating_add(usize::from(thread.paused.is_none()));
     thread.messages = cx.messages;
     thread.state = state.thread;
     thread.chain = Some(members.clone());

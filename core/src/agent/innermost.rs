@@ -41,7 +41,7 @@ impl<M: Model, C: Middleware> ModelNext for CallModel<'_, M, C> {
         cx: &mut Context,
         request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
-        cx.counters.model_calls += 1;
+        cx.counters.model_calls = cx.counters.model_calls.saturating_add(1);
         // Every call the model really answers has its span: a retry's too, a short-circuited
         // call's not.
         let span = telemetry::chat_span(self.model, &request);

@@ -280,7 +280,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 max_steps: self.max_steps,
             });
         }
-        cx.counters.step += 1;
+        cx.counters.step = cx.counters.step.saturating_add(1);
         tracing::debug!(step = cx.counters.step, "step");
         Ok(())
     }
@@ -476,7 +476,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             return self.pause(cx, state, position, interrupts);
         }
         cx.tool_answers.clear();
-        cx.counters.tool_calls += results.len();
+        cx.counters.tool_calls = cx.counters.tool_calls.saturating_add(results.len());
         for (call, result) in calls.iter().zip(results) {
             let Some(result) = result else { continue };
             if let Some(failure) = &result.failure {
@@ -672,7 +672,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         for interrupt in &interrupts {
             cx.emit(|| AgentEvent::Interrupted(interrupt.clone()));
         }
-        let pauses = cx.counters.pauses + 1;
+        let pauses = cx.counters.pauses.saturating_add(1);
         let id = format!("{}:{pauses}", cx.run_id);
         let counters = Counters {
             pauses,
@@ -845,7 +845,7 @@ fn skip_calls(cx: &mut Context, calls: &[ToolCall], why: &str) {
         });
         add_message(cx, Message::tool(result).with_name(&call.name));
     }
-    cx.counters.tool_calls += calls.len();
+    cx.counters.tool_calls = cx.counters.tool_calls.saturating_add(calls.len());
     cx.answered.clear();
 }
 

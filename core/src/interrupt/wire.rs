@@ -154,7 +154,7 @@ impl<'de> Deserialize<'de> for Checkpoint {
         let value = Value::deserialize(deserializer)?;
         let value = migrate(value).map_err(D::Error::custom)?;
         let wire = Wire::deserialize(value).map_err(D::Error::custom)?;
-        Ok(wire.into_checkpoint())
+        wire.into_checkpoint().map_err(D::Error::custom)
     }
 }
 
@@ -198,7 +198,9 @@ pub(crate) fn named_spec(name: impl Into<String>) -> ToolSpec {
 }
 
 impl Wire<'_> {
-    fn into_checkpoint(self) -> Checkpoint {
+    /// The checkpoint, unless its parts contradict each other (it was corrupted, or written
+    /// by hand): what would otherwise fail deep in a resume is refused here.
+    fn into_checkpoint(self) -> Result<Checkpoint, Unreadable> {
         let messages = self.messages.into_owned();
         let position = match self.position {
             WirePosition::BeforeModel { member, request } => Position::BeforeModel {
@@ -214,6 +216,11 @@ impl Wire<'_> {
                 member,
                 answered: answered.into_owned(),
             },
+            WirePosition::Tools { calls, results, .. } if results.len() != calls.len() => {
+                return Err(Unreadable::Inconsistent(
+                    "its tool calls and their results are not as many",
+                ));
+            }
             WirePosition::Tools {
                 calls,
                 results,
@@ -225,7 +232,7 @@ impl Wire<'_> {
             },
             WirePosition::Step => Position::Step,
         };
-        Checkpoint {
+        Ok(Checkpoint {
             id: self.id.into_owned(),
             run_id: self.run_id.into_owned(),
             thread: self.thread.map(Cow::into_owned),
@@ -238,7 +245,7 @@ impl Wire<'_> {
             position,
             interrupts: self.interrupts.into_owned(),
             run_context: self.run_context.into_owned(),
-        }
+        })
     }
 }
 
@@ -251,6 +258,8 @@ pub(crate) enum Unreadable {
     Format(u32),
     /// A format-2 checkpoint that is not what format 2 wrote.
     Malformed(&'static str),
+    /// A checkpoint whose parts contradict each other.
+    Inconsistent(&'static str),
 }
 
 impl std::fmt::Display for Unreadable {
@@ -263,6 +272,7 @@ impl std::fmt::Display for Unreadable {
                  {OLDEST} to {FORMAT})"
             ),
             Unreadable::Malformed(what) => write!(f, "not a format-2 checkpoint: {what}"),
+            Unreadable::Inconsistent(what) => write!(f, "an inconsistent checkpoint: {what}"),
         }
     }
 }

@@ -100,7 +100,7 @@ impl Usage {
     /// Input plus output tokens.
     #[must_use]
     pub const fn total(&self) -> u64 {
-        self.input_tokens + self.output_tokens
+        self.input_tokens.saturating_add(self.output_tokens)
     }
 }
 
