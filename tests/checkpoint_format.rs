@@ -11,6 +11,7 @@ use hookchain::interrupt::{CheckpointError, Position, ResumeError};
 use hookchain::prelude::*;
 use hookchain::tool::AskUser;
 use hookchain::{Checkpoint, EndReason, Role, Thread, chain, hook};
+use proptest::prelude::*;
 use serde_json::{Value, json};
 use support::counting_tool;
 
@@ -483,5 +484,228 @@ async fn a_format_2_checkpoint_resumes_only_on_its_own_members() {
             assert_eq!(agent, &["count_calls", "ask_second"]);
         }
         other => panic!("{other:?}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Corrupt checkpoints
+// ---------------------------------------------------------------------------------------------
+
+/// A tool step whose results are not as many as its calls (the resume indexed one by the
+/// other, and panicked) is refused when read.
+#[tokio::test]
+async fn a_tool_step_with_a_result_missing_is_refused() {
+    let lookups = counter();
+    let paused = agent(&lookups, chain![count_calls, confirm_tools])
+        .run("hi")
+        .await
+        .unwrap();
+    let mut json: Value =
+        serde_json::from_str(&paused.checkpoint.unwrap().to_json().unwrap()).unwrap();
+    let results = json["position"]["tools"]["results"].as_array_mut().unwrap();
+    assert_eq!(results.len(), 2);
+    results.pop();
+    let error = Checkpoint::from_json(&json.to_string()).unwrap_err();
+    assert!(matches!(error, CheckpointError::Decode(_)), "{error:?}");
+    let cause = std::error::Error::source(&error).unwrap().to_string();
+    assert!(
+        cause.contains("tool calls and their results are not as many"),
+        "{cause}"
+    );
+}
+
+/// One change to a checkpoint's JSON: the node it picks (by its index among all nodes, modulo
+/// their number) replaced by a value or by a copy of another node (well-formed parts in the
+/// wrong place), or removed.
+#[derive(Debug, Clone)]
+enum Corruption {
+    Replace(usize, Value),
+    Copy { from: usize, to: usize },
+    Remove(usize),
+}
+
+fn any_corruption() -> impl Strategy<Value = Corruption> {
+    let value = prop_oneof![
+        Just(Value::Null),
+        Just(json!(true)),
+        Just(json!("")),
+        Just(json!("call_1")),
+        Just(json!([])),
+        Just(json!({})),
+        Just(json!(-1)),
+        Just(json!(1.5)),
+        Just(json!(u64::MAX)),
+        (0..8_u64).prop_map(Value::from),
+    ];
+    prop_oneof![
+        3 => (any::<usize>(), value).prop_map(|(at, value)| Corruption::Replace(at, value)),
+        2 => (any::<usize>(), any::<usize>()).prop_map(|(from, to)| Corruption::Copy { from, to }),
+        1 => any::<usize>().prop_map(Corruption::Remove),
+    ]
+}
+
+/// The JSON pointers of every node below the root, parents before children.
+fn pointers(value: &Value, at: &str, out: &mut Vec<String>) {
+    let children: Vec<(String, &Value)> = match value {
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| (k.replace('~', "~0").replace('/', "~1"), v))
+            .collect(),
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i.to_string(), v))
+            .collect(),
+        _ => Vec::new(),
+    };
+    for (key, child) in children {
+        let pointer = format!("{at}/{key}");
+        out.push(pointer.clone());
+        pointers(child, &pointer, out);
+    }
+}
+
+fn corrupt(json: &mut Value, corruption: &Corruption) {
+    let mut all = Vec::new();
+    pointers(json, "", &mut all);
+    let (Corruption::Replace(at, _) | Corruption::Copy { to: at, .. } | Corruption::Remove(at)) =
+        corruption;
+    let pointer = &all[at % all.len()];
+    match corruption {
+        Corruption::Replace(_, value) => *json.pointer_mut(pointer).unwrap() = value.clone(),
+        Corruption::Copy { from, .. } => {
+            let copy = json.pointer(&all[from % all.len()]).unwrap().clone();
+            *json.pointer_mut(pointer).unwrap() = copy;
+        }
+        Corruption::Remove(_) => {
+            let (parent, key) = pointer.rsplit_once('/').unwrap();
+            match json.pointer_mut(parent).unwrap() {
+                Value::Object(map) => {
+                    map.remove(&key.replace("~1", "/").replace("~0", "~"));
+                }
+                Value::Array(items) => {
+                    items.remove(key.parse::<usize>().unwrap());
+                }
+                _ => unreachable!("a parent holds its children"),
+            }
+        }
+    }
+}
+
+/// Checkpoints of every kind of pause: in `before_model`, in a wrap around tool calls, and a
+/// tool's own interrupt, each as JSON.
+fn paused_checkpoints() -> Vec<Value> {
+    futures::executor::block_on(async {
+        let lookups = counter();
+        let asked = agent(&lookups, chain![count_calls, count_runs, ask_second]);
+        let in_tools = asked.run("hi").await.unwrap().checkpoint.unwrap();
+        let answers = answer_all(&in_tools, json!("Ada"));
+        let before_model = asked.resume(in_tools.clone(), answers).await.unwrap();
+        let gated = agent(&lookups, chain![count_calls, confirm_tools]);
+        let in_wrap = gated.run("hi").await.unwrap().checkpoint.unwrap();
+        [in_tools, before_model.checkpoint.unwrap(), in_wrap]
+            .iter()
+            .map(|checkpoint| serde_json::from_str(&checkpoint.to_json().unwrap()).unwrap())
+            .collect()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    /// "A corrupt checkpoint is a clear error, never a panic": any checkpoint of any pause, with
+    /// a few of its values replaced or removed, is refused or resumes (on its own chain and on
+    /// a changed one); what it sends the model is still a valid history (the scripted model
+    /// refuses any other), and a run that ends has a valid one.
+    #[test]
+    fn a_corrupt_checkpoint_is_refused_or_resumed_never_a_panic(
+        which in 0..3_usize,
+        corruptions in proptest::collection::vec(any_corruption(), 1..4),
+        changed_chain in any::<bool>(),
+    ) {
+        let mut json = paused_checkpoints().swap_remove(which);
+        for corruption in &corruptions {
+            corrupt(&mut json, corruption);
+        }
+        let Ok(checkpoint) = Checkpoint::from_json(&json.to_string()) else {
+            return Ok(());
+        };
+        let answers = answer_all(&checkpoint, json!("yes"));
+        let lookups = counter();
+        let output = futures::executor::block_on(async {
+            if changed_chain {
+                agent(&lookups, chain![newcomer, count_calls, confirm_tools])
+                    .resume(checkpoint, answers)
+                    .await
+            } else if which == 2 {
+                agent(&lookups, chain![count_calls, confirm_tools]).resume(checkpoint, answers).await
+            } else {
+                agent(&lookups, chain![count_calls, count_runs, ask_second])
+                    .resume(checkpoint, answers)
+                    .await
+            }
+        });
+        if let Ok(output) = output {
+            prop_assert!(
+                hookchain::message::validate_history(&output.messages).is_ok()
+                    || output.end == EndReason::Interrupted,
+                "{:#?}",
+                output.messages
+            );
+        }
+    }
+}
+
+/// A stored thread after a run, and one paused in its second run with the checkpoint to resume
+/// it, each as JSON.
+fn stored_threads() -> Vec<(Value, Option<Value>)> {
+    futures::executor::block_on(async {
+        let idle = talker(chain![count_calls, count_runs, ask_second]);
+        let mut thread = idle.thread();
+        idle.run_in(&mut thread, "hi").await.unwrap();
+        let lookups = counter();
+        let asking = agent(&lookups, chain![count_calls, count_runs, ask_second]);
+        let mut paused = asking.thread();
+        let tools = asking.run_in(&mut paused, "hi").await.unwrap();
+        let checkpoint = tools.checkpoint.unwrap();
+        vec![
+            (serde_json::to_value(&thread).unwrap(), None),
+            (
+                serde_json::to_value(&paused).unwrap(),
+                Some(serde_json::from_str(&checkpoint.to_json().unwrap()).unwrap()),
+            ),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// "A corrupt stored thread is a clear error, never a panic": a thread with a few of its
+    /// values replaced or removed is refused when read, or takes a new run or its resume.
+    #[test]
+    fn a_corrupt_thread_is_refused_or_runs_never_a_panic(
+        which in 0..2_usize,
+        corruptions in proptest::collection::vec(any_corruption(), 1..4),
+    ) {
+        let (mut json, checkpoint) = stored_threads().swap_remove(which);
+        for corruption in &corruptions {
+            corrupt(&mut json, corruption);
+        }
+        let lookups = counter();
+        let agent = agent(&lookups, chain![count_calls, count_runs, ask_second]);
+        let Ok(mut thread) = serde_json::from_value(json) else {
+            return Ok(());
+        };
+        futures::executor::block_on(async {
+            let _ = match checkpoint {
+                Some(checkpoint) => {
+                    let checkpoint = Checkpoint::from_json(&checkpoint.to_string()).unwrap();
+                    let answers = answer_all(&checkpoint, json!("Ada"));
+                    agent.resume_in(&mut thread, checkpoint, answers).await
+                }
+                None => agent.run_in(&mut thread, "again").await,
+            };
+        });
     }
 }
