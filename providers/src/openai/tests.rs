@@ -375,6 +375,24 @@ fn bad_chunks_and_error_chunks_fail_classified() {
     assert_eq!(error.kind(), ModelErrorKind::MalformedResponse);
 }
 
+/// "A tool call index the block numbers cannot hold is malformed": an index near `usize::MAX`
+/// made the block index overflow (a panic; found by the stream property test added next).
+#[test]
+fn a_tool_call_index_out_of_range_is_malformed() {
+    for index in [u64::MAX, u64::MAX - 1] {
+        let chunk = format!(
+            "data: {{\"choices\": [{{\"index\": 0, \"delta\": {{\"tool_calls\": [{{\"index\": {index}, \
+             \"id\": \"c\", \"function\": {{\"name\": \"t\", \"arguments\": \"{{}}\"}}}}]}}}}]}}\n\n"
+        );
+        let mut out = VecDeque::new();
+        let error = ChunkDecoder::new()
+            .decode(&parse_transcript(&chunk)[0], &mut out)
+            .unwrap_err();
+        assert_eq!(error.kind(), ModelErrorKind::MalformedResponse, "{index}");
+        assert!(out.is_empty(), "{out:?}");
+    }
+}
+
 #[test]
 fn images_go_as_parts_of_user_messages_and_reasoning_stays_home() {
     let request = ModelRequest::new(vec![
