@@ -18,9 +18,14 @@ fn on_wire(request: &impl serde::Serialize) -> serde_json::Value {
     serde_json::from_slice(&serde_json::to_vec(request).unwrap()).unwrap()
 }
 
+/// A recorded transcript; from the crate root, so that the `props` submodule can use it too.
 macro_rules! transcript {
     ($path:literal) => {
-        include_str!(concat!("../../tests/transcripts/", $path))
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/transcripts/",
+            $path
+        ))
     };
 }
 
@@ -204,6 +209,14 @@ fn a_tool_use_answer_with_thinking_and_cache_usage_converts() {
     );
 }
 
+/// Redacted thinking, then text.
+fn redacted_answer(stop_reason: &str) -> serde_json::Value {
+    json!({
+        "content": [{"type": "redacted_thinking", "data": "x"}, {"type": "text", "text": "a"}],
+        "stop_reason": stop_reason,
+    })
+}
+
 #[test]
 fn stop_reasons_and_unknown_blocks() {
     for (reason, stop) in [
@@ -213,11 +226,7 @@ fn stop_reasons_and_unknown_blocks() {
         ("refusal", StopReason::ContentFilter),
         ("pause_turn", StopReason::EndTurn),
     ] {
-        let wire = serde_json::from_value(json!({
-            "content": [{"type": "redacted_thinking", "data": "x"}, {"type": "text", "text": "a"}],
-            "stop_reason": reason,
-        }))
-        .unwrap();
+        let wire = serde_json::from_value(redacted_answer(reason)).unwrap();
         let response = answer(wire).unwrap();
         assert_eq!(response.stop_reason, stop, "{reason}");
         assert_eq!(response.message.text(), "a");
@@ -320,15 +329,17 @@ fn a_stream_cut_before_its_end_is_malformed() {
     }
 }
 
+/// A tool call whose arguments are cut short by the message's end.
+const STOP_INSIDE_A_CALL: &str = "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"x\",\"input\":{}}}\n\n\
+    data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"a\\\":\"}}\n\n\
+    data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":3}}\n\n\
+    data: {\"type\":\"message_stop\"}\n\n";
+
 #[test]
 fn a_message_stop_inside_a_tool_call_is_malformed() {
-    let text = "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"x\",\"input\":{}}}\n\n\
-                data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"a\\\":\"}}\n\n\
-                data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":3}}\n\n\
-                data: {\"type\":\"message_stop\"}\n\n";
     let mut decoder = EventDecoder::new();
     let mut out = VecDeque::new();
-    let events = parse_transcript(text);
+    let events = parse_transcript(STOP_INSIDE_A_CALL);
     let (last, before) = events.split_last().unwrap();
     for event in before {
         decoder.decode(event, &mut out).unwrap();
@@ -395,3 +406,5 @@ fn an_answer_with_thinking_round_trips_into_the_next_request() {
     assert_eq!(blocks[1]["type"], "text");
     assert_eq!(blocks[2]["type"], "tool_use");
 }
+
+mod props;

@@ -1,6 +1,8 @@
 //! What both providers share: the HTTP client, error classification and the SSE decoder.
 
 mod client;
+#[cfg(test)]
+pub(crate) mod corrupt;
 mod error;
 mod protocol;
 mod setters;

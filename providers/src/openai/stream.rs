@@ -67,7 +67,7 @@ impl ChunkDecoder {
                 events.push(ModelEvent::TextDelta { index: TEXT, text });
             }
             for call in delta.tool_calls {
-                self.tool_call(call, &mut events);
+                self.tool_call(call, &mut events)?;
             }
             if let Some(reason) = choice.finish_reason {
                 self.record(&events, out)?;
@@ -81,17 +81,28 @@ impl ChunkDecoder {
         self.record(&events, out)
     }
 
-    fn tool_call(&mut self, call: ToolCallDelta, events: &mut Vec<ModelEvent>) {
+    fn tool_call(
+        &mut self,
+        call: ToolCallDelta,
+        events: &mut Vec<ModelEvent>,
+    ) -> Result<(), ModelError> {
         // Servers that send each call whole may leave the index out: each is a new call.
         let position = call.index.unwrap_or(self.calls);
-        let index = FIRST_CALL + position;
+        // The index is the server's: one near `usize::MAX` has no block number (and would
+        // overflow the count of calls below).
+        let Some(index) = FIRST_CALL.checked_add(position) else {
+            return Err(malformed(
+                PROVIDER,
+                &format!("tool call index {position} of the stream is out of range"),
+            ));
+        };
         let arguments = call.function.arguments.unwrap_or_default();
         if self.started.contains(&position) {
             // Later pieces; some servers repeat the id or name on every piece: ignored.
             if !arguments.is_empty() {
                 events.push(ModelEvent::ToolCallDelta { index, arguments });
             }
-            return;
+            return Ok(());
         }
         self.calls = self.calls.max(position + 1);
         let pending = self.pending.entry(position).or_default();
@@ -104,6 +115,7 @@ impl ChunkDecoder {
         if pending.name.is_some() {
             self.start(position, events);
         }
+        Ok(())
     }
 
     /// Sends the start of a pending call, and the argument text that came before it.
@@ -111,6 +123,7 @@ impl ChunkDecoder {
         let Some(pending) = self.pending.remove(&position) else {
             return;
         };
+        // No overflow: `tool_call` checked every pending position.
         let index = FIRST_CALL + position;
         events.push(ModelEvent::ToolCallStart {
             index,

@@ -18,9 +18,14 @@ fn on_wire(request: &impl serde::Serialize) -> serde_json::Value {
     serde_json::from_slice(&serde_json::to_vec(request).unwrap()).unwrap()
 }
 
+/// A recorded transcript; from the crate root, so that the `props` submodule can use it too.
 macro_rules! transcript {
     ($path:literal) => {
-        include_str!(concat!("../../tests/transcripts/", $path))
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/transcripts/",
+            $path
+        ))
     };
 }
 
@@ -175,15 +180,18 @@ fn an_openai_text_answer_and_an_ollama_tool_call_convert() {
     assert_eq!(response.usage, Usage::new(173, 24));
 }
 
-#[test]
-fn odd_but_valid_answers_convert() {
-    // No usage, no finish reason, `stop` while calling tools, arguments as an object, no id.
-    let wire = serde_json::from_value(json!({"choices": [{"message": {
+/// No usage, `stop` while calling tools, arguments as an object and as empty text, no ids.
+fn odd_answer() -> serde_json::Value {
+    json!({"choices": [{"message": {
         "content": "ok", "reasoning_content": "hmm",
         "tool_calls": [{"function": {"name": "t", "arguments": {"a": 1}}},
                        {"function": {"name": "u", "arguments": ""}}]
-    }, "finish_reason": "stop"}]}))
-    .unwrap();
+    }, "finish_reason": "stop"}]})
+}
+
+#[test]
+fn odd_but_valid_answers_convert() {
+    let wire = serde_json::from_value(odd_answer()).unwrap();
     let answer = answer(wire).unwrap();
     assert_eq!(answer.stop_reason, StopReason::ToolUse);
     assert_eq!(answer.usage, Usage::default());
@@ -375,6 +383,24 @@ fn bad_chunks_and_error_chunks_fail_classified() {
     assert_eq!(error.kind(), ModelErrorKind::MalformedResponse);
 }
 
+/// "A tool call index the block numbers cannot hold is malformed": an index near `usize::MAX`
+/// made the block index overflow (a panic; found by the stream property test in `props`).
+#[test]
+fn a_tool_call_index_out_of_range_is_malformed() {
+    for index in [u64::MAX, u64::MAX - 1] {
+        let chunk = format!(
+            "data: {{\"choices\": [{{\"index\": 0, \"delta\": {{\"tool_calls\": [{{\"index\": {index}, \
+             \"id\": \"c\", \"function\": {{\"name\": \"t\", \"arguments\": \"{{}}\"}}}}]}}}}]}}\n\n"
+        );
+        let mut out = VecDeque::new();
+        let error = ChunkDecoder::new()
+            .decode(&parse_transcript(&chunk)[0], &mut out)
+            .unwrap_err();
+        assert_eq!(error.kind(), ModelErrorKind::MalformedResponse, "{index}");
+        assert!(out.is_empty(), "{out:?}");
+    }
+}
+
 #[test]
 fn images_go_as_parts_of_user_messages_and_reasoning_stays_home() {
     let request = ModelRequest::new(vec![
@@ -399,3 +425,5 @@ fn images_go_as_parts_of_user_messages_and_reasoning_stays_home() {
     );
     assert_eq!(wire["messages"][1]["content"], "Lisbon.");
 }
+
+mod props;
