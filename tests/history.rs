@@ -117,3 +117,33 @@ async fn a_history_edit_that_leaves_a_call_dangling_is_refused() {
     assert_eq!(output.messages.len(), 4);
     assert_no_dangling(&output.messages);
 }
+
+/// "A model answer whose calls cannot all be answered is refused before any tool runs": two
+/// calls with one id (a broken server) would run both, then send a history every provider
+/// refuses; the error is a malformed response naming the fix.
+#[tokio::test]
+async fn an_answer_with_two_calls_of_one_id_runs_no_tool() {
+    let runs = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([
+            ToolCall::new("same", "lookup", json!({ "text": "1" })),
+            ToolCall::new("same", "lookup", json!({ "text": "2" })),
+        ]),
+        ModelResponse::text("never asked"),
+    ]);
+    let agent = Agent::builder(model)
+        .tool(support::counting_tool("lookup", &runs))
+        .build();
+    let Err(Error::Model(error)) = agent.run("go").await else {
+        panic!("the answer was kept");
+    };
+    assert_eq!(error.kind(), ModelErrorKind::MalformedResponse);
+    assert!(error.to_string().contains("`same`"), "{error}");
+    assert!(error.to_string().contains("ToolCallRepair"), "{error}");
+    assert_eq!(
+        runs.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "a tool ran"
+    );
+    assert_eq!(agent.model().requests().len(), 1);
+}

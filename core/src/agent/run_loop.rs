@@ -23,7 +23,7 @@ use crate::message::{Message, ToolCall, ToolResult};
 use crate::middleware::{
     Flow, Hook, Jump, Middleware, ModelNext, ModelWrap, ToolNext, ToolWrap, check_jump,
 };
-use crate::model::{Model, ModelRequest, ModelResponse, ToolChoice};
+use crate::model::{Model, ModelError, ModelErrorKind, ModelRequest, ModelResponse, ToolChoice};
 use crate::shared::Shared;
 use crate::telemetry::{self, Ran};
 use crate::tool::{ToolFailure, panic_message};
@@ -305,6 +305,19 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 answered,
             };
             return self.pause(cx, state, position, vec![interrupt]);
+        }
+        if let Some(call) = crate::message::repeated_call_id(&response.message.tool_calls) {
+            // Two calls with one id cannot both be answered (a provider refuses such a
+            // history): refused before any tool runs, the fix named.
+            return Err(ModelError::new(
+                ModelErrorKind::MalformedResponse,
+                format!(
+                    "the model's answer makes two tool calls with the id `{}`, and none ran \
+                     (`ToolCallRepair` makes such ids unique)",
+                    call.id
+                ),
+            )
+            .into());
         }
         if let Some(events) = &mut cx.events {
             events.answer_kept(&response);

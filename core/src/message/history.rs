@@ -84,6 +84,16 @@ pub(crate) fn check_editable(messages: &[Message]) -> Result<(), HistoryError> {
     check(messages, true)
 }
 
+/// The first call whose id an earlier call of `calls` already has: their results could not
+/// be told apart. (A model answers with a few calls: the quadratic scan allocates nothing.)
+pub(crate) fn repeated_call_id(calls: &[ToolCall]) -> Option<&ToolCall> {
+    calls
+        .iter()
+        .enumerate()
+        .find(|(k, call)| calls[..*k].iter().any(|earlier| earlier.id == call.id))
+        .map(|(_, call)| call)
+}
+
 fn check(messages: &[Message], pending_tail: bool) -> Result<(), HistoryError> {
     let call_id = |m: &Message| m.tool_call_id.clone().unwrap_or_default();
     let mut i = 0;
@@ -100,13 +110,11 @@ fn check(messages: &[Message], pending_tail: bool) -> Result<(), HistoryError> {
             continue;
         }
         let calls = &message.tool_calls;
-        for (k, call) in calls.iter().enumerate() {
-            if calls[..k].iter().any(|earlier| earlier.id == call.id) {
-                return Err(HistoryError::DuplicateCallId {
-                    index: i,
-                    call_id: call.id.clone(),
-                });
-            }
+        if let Some(call) = repeated_call_id(calls) {
+            return Err(HistoryError::DuplicateCallId {
+                index: i,
+                call_id: call.id.clone(),
+            });
         }
         let mut answered = vec![false; calls.len()];
         let mut j = i + 1;
