@@ -159,7 +159,10 @@ pub(crate) fn answer(wire: ChatResponse) -> Result<ModelResponse, ModelError> {
         .enumerate()
         .map(|(index, call)| {
             let arguments = arguments(&call.function.name, call.function.arguments)?;
-            let id = call.id.unwrap_or_else(|| format!("call_{index}"));
+            // An empty id is no id (some local servers send one), as in a stream.
+            let id = (call.id)
+                .filter(|id| !id.is_empty())
+                .unwrap_or_else(|| format!("call_{index}"));
             Ok(ToolCall::new(id, call.function.name, arguments))
         })
         .collect::<Result<Vec<_>, ModelError>>()?;

@@ -180,12 +180,13 @@ fn an_openai_text_answer_and_an_ollama_tool_call_convert() {
     assert_eq!(response.usage, Usage::new(173, 24));
 }
 
-/// No usage, `stop` while calling tools, arguments as an object and as empty text, no ids.
+/// No usage, `stop` while calling tools, arguments as an object and as empty text, no id and
+/// an empty one.
 fn odd_answer() -> serde_json::Value {
     json!({"choices": [{"message": {
         "content": "ok", "reasoning_content": "hmm",
         "tool_calls": [{"function": {"name": "t", "arguments": {"a": 1}}},
-                       {"function": {"name": "u", "arguments": ""}}]
+                       {"id": "", "function": {"name": "u", "arguments": ""}}]
     }, "finish_reason": "stop"}]})
 }
 
@@ -196,6 +197,10 @@ fn odd_but_valid_answers_convert() {
     assert_eq!(answer.stop_reason, StopReason::ToolUse);
     assert_eq!(answer.usage, Usage::default());
     assert_eq!(answer.message.tool_calls[0].id, "call_0");
+    assert_eq!(
+        answer.message.tool_calls[1].id, "call_1",
+        "as a stream names it"
+    );
     assert_eq!(answer.message.tool_calls[0].arguments, json!({"a": 1}));
     assert_eq!(answer.message.tool_calls[1].arguments, json!({}));
     assert_eq!(answer.message.content.reasoning().as_deref(), Some("hmm"));
