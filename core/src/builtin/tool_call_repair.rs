@@ -33,7 +33,8 @@
 //! - A call with an empty (or blank) tool name is answered with an error result saying so: it
 //!   does not run, and it is never dropped without a result.
 //! - Empty ids and ids an earlier call of the answer already has are replaced with unique
-//!   ones (`call_<n>`, or the old id with `_<n>`).
+//!   ones (`call_<n>`, or the old id with `_<n>`). Without this middleware, an answer with two
+//!   calls of one id is refused (a `MalformedResponse` error) before any of them runs.
 //!
 //! It is an `Output` middleware (only an `after_model` hook), so a chain places it last and its
 //! `after_model` runs first: every other `after_model` hook sees the repaired calls.
