@@ -307,17 +307,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             return self.pause(cx, state, position, vec![interrupt]);
         }
         if let Some(call) = crate::message::repeated_call_id(&response.message.tool_calls) {
-            // Two calls with one id cannot both be answered (a provider refuses such a
-            // history): refused before any tool runs, the fix named.
-            return Err(ModelError::new(
-                ModelErrorKind::MalformedResponse,
-                format!(
-                    "the model's answer makes two tool calls with the id `{}`, and none ran \
-                     (`ToolCallRepair` makes such ids unique)",
-                    call.id
-                ),
-            )
-            .into());
+            return Err(repeated_id(call));
         }
         if let Some(events) = &mut cx.events {
             events.answer_kept(&response);
@@ -788,6 +778,22 @@ fn checkpoint<C: Middleware>(
 }
 
 /// The interrupt raised on the path of `call`, with its id.
+/// Two calls of one answer with one id cannot both be answered (a provider refuses such a
+/// history): the answer is refused before any tool runs, the fix named. Out of line: no run
+/// that goes well pays for building the message.
+#[cold]
+fn repeated_id(call: &ToolCall) -> Error {
+    ModelError::new(
+        ModelErrorKind::MalformedResponse,
+        format!(
+            "the model's answer makes two tool calls with the id `{}`, and none ran \
+             (`ToolCallRepair` makes such ids unique)",
+            call.id
+        ),
+    )
+    .into()
+}
+
 fn tool_interrupt(cx: &Context, call: &ToolCall, interruption: Interruption) -> Interrupt {
     let source = interruption.source.unwrap_or_default();
     let member = (!interruption.by_tool).then_some(interruption.member);

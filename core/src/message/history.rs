@@ -86,7 +86,17 @@ pub(crate) fn check_editable(messages: &[Message]) -> Result<(), HistoryError> {
 
 /// The first call whose id an earlier call of `calls` already has: their results could not
 /// be told apart. (A model answers with a few calls: the quadratic scan allocates nothing.)
+#[inline]
 pub(crate) fn repeated_call_id(calls: &[ToolCall]) -> Option<&ToolCall> {
+    // Checked on every model answer, which most often makes one call or none: that case
+    // inline, the scan out of line.
+    if calls.len() < 2 {
+        return None;
+    }
+    first_repeated(calls)
+}
+
+fn first_repeated(calls: &[ToolCall]) -> Option<&ToolCall> {
     calls
         .iter()
         .enumerate()
