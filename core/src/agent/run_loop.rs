@@ -777,7 +777,6 @@ fn checkpoint<C: Middleware>(
     })
 }
 
-/// The interrupt raised on the path of `call`, with its id.
 /// Two calls of one answer with one id cannot both be answered (a provider refuses such a
 /// history): the answer is refused before any tool runs, the fix named. Out of line: no run
 /// that goes well pays for building the message.
@@ -794,6 +793,7 @@ fn repeated_id(call: &ToolCall) -> Error {
     .into()
 }
 
+/// The interrupt raised on the path of `call`, with its id.
 fn tool_interrupt(cx: &Context, call: &ToolCall, interruption: Interruption) -> Interrupt {
     let source = interruption.source.unwrap_or_default();
     let member = (!interruption.by_tool).then_some(interruption.member);
