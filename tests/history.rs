@@ -147,3 +147,226 @@ async fn an_answer_with_two_calls_of_one_id_runs_no_tool() {
     );
     assert_eq!(agent.model().requests().len(), 1);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Any run
+// ---------------------------------------------------------------------------------------------
+
+mod any_run {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use hookchain::builtin::human_in_the_loop::{
+        ApprovalRequest, ApprovalResponse, HumanInTheLoop, ToolPolicy,
+    };
+    use hookchain::builtin::summarization::{Keep, Trigger};
+    use hookchain::builtin::tool_call_limit::{ToolCallLimit, ToolLimitExit};
+    use hookchain::builtin::{
+        ContextEditing, LimitExit, LoopDetection, ModelCallLimit, Summarization, ToolCallRepair,
+    };
+    use hookchain::message::validate_history;
+    use hookchain::prelude::*;
+    use hookchain::tool::{AskUser, FnTool};
+    use hookchain::{AgentEvent, EndReason, ModelErrorKind, RunOutput, chain};
+    use proptest::prelude::*;
+    use serde_json::{Value, json};
+
+    use crate::support::{TextArgs, echo_tool, new_log};
+
+    /// What the model may ask for: a tool that answers, one that fails, one that asks the
+    /// user (an interrupt), one the agent does not have, and a call without a name.
+    const TOOLS: [&str; 5] = ["echo", "fail", "ask_user", "nope", ""];
+    /// Ids a sloppy server may send: repeated or empty ones among them.
+    const IDS: [&str; 4] = ["a", "b", "c", ""];
+
+    fn any_call() -> impl Strategy<Value = ToolCall> {
+        (0..TOOLS.len(), 0..IDS.len(), 0..3_u8).prop_map(|(tool, id, arguments)| {
+            let arguments = match (TOOLS[tool], arguments) {
+                (_, 2) => json!("{\"text\": \"as a string\"}"),
+                ("ask_user", _) => json!({ "question": "Which?" }),
+                (_, 1) => json!({ "unexpected": 1 }),
+                _ => json!({ "text": "x" }),
+            };
+            ToolCall::new(IDS[id], TOOLS[tool], arguments)
+        })
+    }
+
+    fn any_answer() -> impl Strategy<Value = ModelResponse> {
+        prop_oneof![
+            1 => Just(ModelResponse::text("an answer")),
+            3 => proptest::collection::vec(any_call(), 1..4).prop_map(ModelResponse::tool_calls),
+        ]
+    }
+
+    /// The middleware a run may have, each present or not, with its setting.
+    #[derive(Debug, Clone)]
+    struct Setup {
+        repair: bool,
+        approval: bool,
+        loops: bool,
+        tool_limit: Option<(u32, u8)>,
+        model_limit: Option<(u32, bool)>,
+        /// Summarize at this many messages, keeping the last few.
+        summarize: Option<(usize, usize)>,
+        /// Clear old tool results, keeping the last few.
+        clear: Option<usize>,
+        streamed: bool,
+    }
+
+    fn any_setup() -> impl Strategy<Value = Setup> {
+        (
+            any::<bool>(),
+            any::<bool>(),
+            any::<bool>(),
+            proptest::option::of((1..4_u32, 0..3_u8)),
+            proptest::option::of((1..5_u32, any::<bool>())),
+            proptest::option::of((2..8_usize, 1..4_usize)),
+            proptest::option::of(0..3_usize),
+            any::<bool>(),
+        )
+            .prop_map(
+                |(repair, approval, loops, tool_limit, model_limit, summarize, clear, streamed)| {
+                    Setup {
+                        repair,
+                        approval,
+                        loops,
+                        tool_limit,
+                        model_limit,
+                        summarize,
+                        clear,
+                        streamed,
+                    }
+                },
+            )
+    }
+
+    /// The answers to every interrupt of a paused run: approvals alternately given and
+    /// refused, questions answered.
+    fn answers(output: &RunOutput, turn: usize) -> Vec<(hookchain::InterruptId, Value)> {
+        output
+            .interrupts()
+            .iter()
+            .map(
+                |interrupt| match ApprovalRequest::from_interrupt(interrupt) {
+                    Some(request) if turn.is_multiple_of(2) => {
+                        ApprovalResponse::approve_all(&request).answer(interrupt)
+                    }
+                    Some(request) => {
+                        ApprovalResponse::reject_all(&request, "not now").answer(interrupt)
+                    }
+                    None => (interrupt.id.clone(), json!("the blue one")),
+                },
+            )
+            .collect()
+    }
+
+    /// The output a stream ends with, or its error.
+    async fn output_of(
+        mut stream: impl futures::Stream<Item = Result<AgentEvent, Error>> + Unpin,
+    ) -> Result<RunOutput, Error> {
+        use futures::StreamExt;
+        while let Some(event) = stream.next().await {
+            if let AgentEvent::Output(output) = event? {
+                return Ok(*output);
+            }
+        }
+        panic!("a stream ended without its output")
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        /// "Every history sent to a model is one a provider accepts", whatever the model
+        /// answers (unknown tools, nameless calls, repeated or empty ids, arguments as text),
+        /// whatever the tools do (fail, interrupt), with any of the built-ins that edit the
+        /// tool path, streamed or not, paused and resumed: the scripted model refuses any
+        /// other request, and no run fails for that reason or panics; a finished run's history
+        /// is valid.
+        #[test]
+        fn every_request_of_any_run_is_a_valid_history(
+            script in proptest::collection::vec(any_answer(), 1..6),
+            setup in any_setup(),
+        ) {
+            let step = Arc::new(AtomicUsize::new(0));
+            let model = ScriptedModel::from_rule({
+                let step = step.clone();
+                move |_| {
+                    let i = step.fetch_add(1, Ordering::SeqCst);
+                    Ok(script.get(i).cloned().unwrap_or_else(|| ModelResponse::text("done")))
+                }
+            });
+            let tool_limit = setup.tool_limit.map(|(limit, exit)| {
+                let exit = [ToolLimitExit::Continue, ToolLimitExit::End, ToolLimitExit::Error]
+                    [usize::from(exit)];
+                ToolCallLimit::builder().run_limit(limit).exit(exit).build().unwrap()
+            });
+            let model_limit = setup.model_limit.map(|(limit, end)| {
+                let exit = if end { LimitExit::End } else { LimitExit::Error };
+                ModelCallLimit::builder().run_limit(limit).exit(exit).build().unwrap()
+            });
+            let summarization = setup.summarize.map(|(at, keep)| {
+                let summarizer = ScriptedModel::from_rule(|_| Ok(ModelResponse::text("so far")));
+                Summarization::builder(summarizer)
+                    .trigger(Trigger::messages(at))
+                    .keep(Keep::Messages(keep))
+                    .build()
+                    .unwrap()
+            });
+            let editing = setup.clear.map(|keep| {
+                ContextEditing::builder().trigger_tokens(1).keep(keep).build().unwrap()
+            });
+            let approval = setup
+                .approval
+                .then(|| HumanInTheLoop::new().interrupt_on("echo", ToolPolicy::always()));
+            let agent = Agent::builder(model)
+                .tool(echo_tool(&new_log()))
+                .tool(FnTool::new("fail", "Always fails.", |_: TextArgs| async {
+                    Err::<String, _>(std::io::Error::other("the disk is full"))
+                }))
+                .tool(AskUser)
+                .max_steps(12)
+                .chain(chain![
+                    summarization,
+                    editing,
+                    model_limit,
+                    tool_limit,
+                    approval,
+                    setup.loops.then(LoopDetection::default),
+                    setup.repair.then_some(ToolCallRepair::new()),
+                ])
+                .build();
+            let outcome = futures::executor::block_on(async {
+                let mut output = if setup.streamed {
+                    output_of(agent.stream("go")).await
+                } else {
+                    agent.run("go").await
+                };
+                for turn in 0..8 {
+                    let Ok(paused) = &output else { break };
+                    let Some(checkpoint) = paused.checkpoint.clone() else { break };
+                    let answers = answers(paused, turn);
+                    output = agent.resume(checkpoint, answers).await;
+                }
+                output
+            });
+            match outcome {
+                Ok(output) => {
+                    if output.end != EndReason::Interrupted {
+                        prop_assert!(
+                            validate_history(&output.messages).is_ok(),
+                            "{:#?}",
+                            output.messages
+                        );
+                    }
+                }
+                Err(Error::Model(error)) => prop_assert_ne!(
+                    error.kind(),
+                    ModelErrorKind::InvalidRequest,
+                    "a request broke the rule: {}",
+                    error
+                ),
+                Err(_) => {}
+            }
+        }
+    }
+}
