@@ -279,9 +279,9 @@ mod any_run {
         /// "Every history sent to a model is one a provider accepts", whatever the model
         /// answers (unknown tools, nameless calls, repeated or empty ids, arguments as text),
         /// whatever the tools do (fail, interrupt), with any of the built-ins that edit the
-        /// tool path, streamed or not, paused and resumed: the scripted model refuses any
-        /// other request, and no run fails for that reason or panics; a finished run's history
-        /// is valid.
+        /// tool path or the history, streamed or not, paused and resumed, two runs in a
+        /// thread: the scripted model refuses any other request, and no run fails for that
+        /// reason or panics; a finished run's history is valid and its answer is found.
         #[test]
         fn every_request_of_any_run_is_a_valid_history(
             script in proptest::collection::vec(any_answer(), 1..6),
@@ -335,37 +335,45 @@ mod any_run {
                     setup.repair.then_some(ToolCallRepair::new()),
                 ])
                 .build();
-            let outcome = futures::executor::block_on(async {
-                let mut output = if setup.streamed {
-                    output_of(agent.stream("go")).await
-                } else {
-                    agent.run("go").await
-                };
-                for turn in 0..8 {
-                    let Ok(paused) = &output else { break };
-                    let Some(checkpoint) = paused.checkpoint.clone() else { break };
-                    let answers = answers(paused, turn);
-                    output = agent.resume(checkpoint, answers).await;
-                }
-                output
-            });
-            match outcome {
-                Ok(output) => {
-                    if output.end != EndReason::Interrupted {
-                        prop_assert!(
-                            validate_history(&output.messages).is_ok(),
-                            "{:#?}",
-                            output.messages
-                        );
+            // Two runs in one thread: the second starts from the first's history (summarized,
+            // perhaps), and its answer must still be found.
+            let mut thread = agent.thread();
+            for input in ["go", "again"] {
+                let outcome = futures::executor::block_on(async {
+                    let mut output = if setup.streamed {
+                        output_of(agent.stream_in(&mut thread, input)).await
+                    } else {
+                        agent.run_in(&mut thread, input).await
+                    };
+                    for turn in 0..8 {
+                        let Ok(paused) = &output else { break };
+                        let Some(checkpoint) = paused.checkpoint.clone() else { break };
+                        let answers = answers(paused, turn);
+                        output = agent.resume_in(&mut thread, checkpoint, answers).await;
                     }
+                    output
+                });
+                match outcome {
+                    Ok(output) => {
+                        if output.end != EndReason::Interrupted {
+                            prop_assert!(
+                                validate_history(&output.messages).is_ok(),
+                                "{:#?}",
+                                output.messages
+                            );
+                        }
+                        if output.end == EndReason::Finished {
+                            prop_assert_eq!(output.final_message(), output.messages.last());
+                        }
+                    }
+                    Err(Error::Model(error)) => prop_assert_ne!(
+                        error.kind(),
+                        ModelErrorKind::InvalidRequest,
+                        "a request broke the rule: {}",
+                        error
+                    ),
+                    Err(_) => {}
                 }
-                Err(Error::Model(error)) => prop_assert_ne!(
-                    error.kind(),
-                    ModelErrorKind::InvalidRequest,
-                    "a request broke the rule: {}",
-                    error
-                ),
-                Err(_) => {}
             }
         }
     }
