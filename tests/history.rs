@@ -260,6 +260,112 @@ mod any_run {
             .collect()
     }
 
+    /// An agent on `script` (then "done"), with the tools and the middleware of `setup`.
+    fn agent(
+        script: Vec<ModelResponse>,
+        setup: &Setup,
+    ) -> Agent<ScriptedModel, impl Middleware + use<>> {
+        let step = Arc::new(AtomicUsize::new(0));
+        let model = ScriptedModel::from_rule({
+            let step = step.clone();
+            move |_| {
+                let i = step.fetch_add(1, Ordering::SeqCst);
+                Ok(script
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| ModelResponse::text("done")))
+            }
+        });
+        let tool_limit = setup.tool_limit.map(|(limit, exit)| {
+            let exit = [
+                ToolLimitExit::Continue,
+                ToolLimitExit::End,
+                ToolLimitExit::Error,
+            ][usize::from(exit)];
+            ToolCallLimit::builder()
+                .run_limit(limit)
+                .exit(exit)
+                .build()
+                .unwrap()
+        });
+        let model_limit = setup.model_limit.map(|(limit, end)| {
+            let exit = if end {
+                LimitExit::End
+            } else {
+                LimitExit::Error
+            };
+            ModelCallLimit::builder()
+                .run_limit(limit)
+                .exit(exit)
+                .build()
+                .unwrap()
+        });
+        let summarization = setup.summarize.map(|(at, keep)| {
+            let summarizer = ScriptedModel::from_rule(|_| Ok(ModelResponse::text("so far")));
+            Summarization::builder(summarizer)
+                .trigger(Trigger::messages(at))
+                .keep(Keep::Messages(keep))
+                .build()
+                .unwrap()
+        });
+        let editing = setup.clear.map(|keep| {
+            ContextEditing::builder()
+                .trigger_tokens(1)
+                .keep(keep)
+                .build()
+                .unwrap()
+        });
+        let approval = setup
+            .approval
+            .then(|| HumanInTheLoop::new().interrupt_on("echo", ToolPolicy::always()));
+        Agent::builder(model)
+            .tool(echo_tool(&new_log()))
+            .tool(FnTool::new("fail", "Always fails.", |_: TextArgs| async {
+                Err::<String, _>(std::io::Error::other("the disk is full"))
+            }))
+            .tool(AskUser)
+            .max_steps(12)
+            .chain(chain![
+                summarization,
+                editing,
+                model_limit,
+                tool_limit,
+                approval,
+                setup.loops.then(LoopDetection::default),
+                setup.repair.then_some(ToolCallRepair::new()),
+            ])
+            .build()
+    }
+
+    /// Two runs in one thread ("go", then "again"), streamed or not, each paused run resumed
+    /// with [`answers`] until it ends (or has paused eight times).
+    fn two_runs<C: Middleware>(
+        agent: &Agent<ScriptedModel, C>,
+        streamed: bool,
+    ) -> Vec<Result<RunOutput, Error>> {
+        let mut thread = agent.thread();
+        let mut outcomes = Vec::new();
+        for input in ["go", "again"] {
+            outcomes.push(futures::executor::block_on(async {
+                let mut output = if streamed {
+                    output_of(agent.stream_in(&mut thread, input)).await
+                } else {
+                    agent.run_in(&mut thread, input).await
+                };
+                for turn in 0..8 {
+                    let Ok(paused) = &output else { break };
+                    let Some(checkpoint) = paused.checkpoint.clone() else {
+                        break;
+                    };
+                    let answers = answers(paused, turn);
+                    output = agent.resume_in(&mut thread, checkpoint, answers).await;
+                }
+                output
+            }));
+        }
+        outcomes
+    }
+
     /// The output a stream ends with, or its error.
     async fn output_of(
         mut stream: impl futures::Stream<Item = Result<AgentEvent, Error>> + Unpin,
@@ -287,72 +393,10 @@ mod any_run {
             script in proptest::collection::vec(any_answer(), 1..6),
             setup in any_setup(),
         ) {
-            let step = Arc::new(AtomicUsize::new(0));
-            let model = ScriptedModel::from_rule({
-                let step = step.clone();
-                move |_| {
-                    let i = step.fetch_add(1, Ordering::SeqCst);
-                    Ok(script.get(i).cloned().unwrap_or_else(|| ModelResponse::text("done")))
-                }
-            });
-            let tool_limit = setup.tool_limit.map(|(limit, exit)| {
-                let exit = [ToolLimitExit::Continue, ToolLimitExit::End, ToolLimitExit::Error]
-                    [usize::from(exit)];
-                ToolCallLimit::builder().run_limit(limit).exit(exit).build().unwrap()
-            });
-            let model_limit = setup.model_limit.map(|(limit, end)| {
-                let exit = if end { LimitExit::End } else { LimitExit::Error };
-                ModelCallLimit::builder().run_limit(limit).exit(exit).build().unwrap()
-            });
-            let summarization = setup.summarize.map(|(at, keep)| {
-                let summarizer = ScriptedModel::from_rule(|_| Ok(ModelResponse::text("so far")));
-                Summarization::builder(summarizer)
-                    .trigger(Trigger::messages(at))
-                    .keep(Keep::Messages(keep))
-                    .build()
-                    .unwrap()
-            });
-            let editing = setup.clear.map(|keep| {
-                ContextEditing::builder().trigger_tokens(1).keep(keep).build().unwrap()
-            });
-            let approval = setup
-                .approval
-                .then(|| HumanInTheLoop::new().interrupt_on("echo", ToolPolicy::always()));
-            let agent = Agent::builder(model)
-                .tool(echo_tool(&new_log()))
-                .tool(FnTool::new("fail", "Always fails.", |_: TextArgs| async {
-                    Err::<String, _>(std::io::Error::other("the disk is full"))
-                }))
-                .tool(AskUser)
-                .max_steps(12)
-                .chain(chain![
-                    summarization,
-                    editing,
-                    model_limit,
-                    tool_limit,
-                    approval,
-                    setup.loops.then(LoopDetection::default),
-                    setup.repair.then_some(ToolCallRepair::new()),
-                ])
-                .build();
+            let agent = agent(script, &setup);
             // Two runs in one thread: the second starts from the first's history (summarized,
             // perhaps), and its answer must still be found.
-            let mut thread = agent.thread();
-            for input in ["go", "again"] {
-                let outcome = futures::executor::block_on(async {
-                    let mut output = if setup.streamed {
-                        output_of(agent.stream_in(&mut thread, input)).await
-                    } else {
-                        agent.run_in(&mut thread, input).await
-                    };
-                    for turn in 0..8 {
-                        let Ok(paused) = &output else { break };
-                        let Some(checkpoint) = paused.checkpoint.clone() else { break };
-                        let answers = answers(paused, turn);
-                        output = agent.resume_in(&mut thread, checkpoint, answers).await;
-                    }
-                    output
-                });
+            for outcome in two_runs(&agent, setup.streamed) {
                 match outcome {
                     Ok(output) => {
                         if output.end != EndReason::Interrupted {
@@ -373,6 +417,36 @@ mod any_run {
                         error
                     ),
                     Err(_) => {}
+                }
+            }
+        }
+
+        /// "One path for streamed and unstreamed runs": the same answers through the same
+        /// middleware end the same way either way — the same history, end and counts, or the
+        /// same error.
+        #[test]
+        fn a_streamed_run_ends_as_the_same_run_unstreamed(
+            script in proptest::collection::vec(any_answer(), 1..6),
+            setup in any_setup(),
+        ) {
+            let plain = two_runs(&agent(script.clone(), &setup), false);
+            let streamed = two_runs(&agent(script, &setup), true);
+            for (plain, streamed) in plain.iter().zip(&streamed) {
+                match (plain, streamed) {
+                    (Ok(plain), Ok(streamed)) => {
+                        prop_assert_eq!(&plain.messages, &streamed.messages);
+                        prop_assert_eq!(plain.end, streamed.end);
+                        prop_assert_eq!(
+                            (plain.model_calls, plain.tool_calls),
+                            (streamed.model_calls, streamed.tool_calls)
+                        );
+                    }
+                    (Err(plain), Err(streamed)) => {
+                        prop_assert_eq!(plain.to_string(), streamed.to_string());
+                    }
+                    (plain, streamed) => {
+                        prop_assert!(false, "unstreamed {:?}\nstreamed {:?}", plain, streamed);
+                    }
                 }
             }
         }
