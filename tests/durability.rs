@@ -364,3 +364,196 @@ async fn a_streamed_run_keeps_its_steps() {
     assert_eq!(ran.of("fast").len(), 1);
     assert_eq!(store.list().await.unwrap(), []);
 }
+
+// ---------------------------------------------------------------------------------------------
+// A worker stopped anywhere
+// ---------------------------------------------------------------------------------------------
+
+mod stopped_anywhere {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::Arc;
+    use std::task::{Context as TaskContext, Poll};
+
+    use hookchain::interrupt::{Checkpointer, InMemoryCheckpointer};
+    use hookchain::prelude::*;
+    use hookchain::{Durability, EndReason, Role, Tool, ToolError, ToolSpec};
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use crate::support::Effects;
+
+    /// The `fx` tool: records `fx <idempotency key>` (and `fx-done <key>` as it returns), then lets the executor run something
+    /// else before it answers — once for calls `…_a`, twice for `…_b`, three times for `…_c`,
+    /// so the calls of a step complete one by one — points where its worker can stop, the
+    /// effect done and its result not yet kept.
+    struct Fx(Effects);
+
+    impl Tool for Fx {
+        fn spec(&self) -> ToolSpec {
+            ToolSpec::new("fx", "Has an effect.", json!({ "type": "object" }))
+        }
+
+        async fn call(
+            &self,
+            cx: ToolContext<'_>,
+            _arguments: serde_json::Value,
+        ) -> Result<String, ToolError> {
+            let key = cx.idempotency_key();
+            self.0.record(format!("fx {key}"));
+            let yields = match key.chars().last() {
+                Some('a') => 1,
+                Some('b') => 2,
+                _ => 3,
+            };
+            for _ in 0..yields {
+                YieldOnce(false).await;
+            }
+            self.0.record(format!("fx-done {key}"));
+            Ok("fx done".to_owned())
+        }
+    }
+
+    /// Pending once (waking itself), then ready.
+    struct YieldOnce(bool);
+
+    impl Future for YieldOnce {
+        type Output = ();
+
+        fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<()> {
+            if self.0 {
+                return Poll::Ready(());
+            }
+            self.0 = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+
+    /// `future`, polled at most `polls` times: `None` if it was still running then (its
+    /// worker stopped there, and the future is dropped).
+    async fn stopped_after<F: Future>(polls: usize, future: F) -> Option<F::Output> {
+        let mut future = std::pin::pin!(future);
+        let mut left = polls;
+        std::future::poll_fn(move |cx| {
+            if left == 0 {
+                return Poll::Ready(None);
+            }
+            left -= 1;
+            future.as_mut().poll(cx).map(Some)
+        })
+        .await
+    }
+
+    /// The model: the answer of step `n` is `script[n]` (the number of its answers in the
+    /// history tells the step, so a worker that resumes gets the same), then "done".
+    fn model(script: Vec<Vec<&'static str>>) -> ScriptedModel {
+        ScriptedModel::from_rule(move |request| {
+            let step = request
+                .messages
+                .iter()
+                .filter(|m| m.role == Role::Assistant)
+                .count();
+            Ok(match script.get(step) {
+                Some(ids) if !ids.is_empty() => ModelResponse::tool_calls(
+                    ids.iter()
+                        .map(|id| ToolCall::new(format!("s{step}_{id}"), "fx", json!({}))),
+                ),
+                _ => ModelResponse::text("done"),
+            })
+        })
+    }
+
+    fn agent(
+        script: &[Vec<&'static str>],
+        store: &Arc<InMemoryCheckpointer>,
+        worker: &str,
+        effects: &Effects,
+    ) -> Agent<ScriptedModel> {
+        Agent::builder(model(script.to_vec()))
+            .tool(Fx(effects.clone()))
+            .checkpointer(store.clone(), Durability::EveryStep)
+            .worker(worker)
+            .build()
+    }
+
+    /// Steps of one to three `fx` calls each (an empty step answers).
+    fn any_script() -> impl Strategy<Value = Vec<Vec<&'static str>>> {
+        proptest::collection::vec(
+            proptest::sample::subsequence(vec!["a", "b", "c"], 1..=3),
+            0..4,
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// "A run whose worker dies resumes from its last completed step", wherever it dies:
+        /// the run stopped after any number of polls and finished by another worker from the
+        /// store has the history of the same run never stopped; a call that had returned never
+        /// runs again, one in flight may (once more, with the same key), and those are of one
+        /// step; the store is empty at the end.
+        #[test]
+        fn a_run_stopped_anywhere_ends_as_if_never_stopped(
+            script in any_script(),
+            polls in 0..12_usize,
+        ) {
+            futures::executor::block_on(async {
+                let reference = {
+                    let store = Arc::new(InMemoryCheckpointer::new());
+                    let agent = agent(&script, &store, "worker-0", &Effects::memory());
+                    let mut thread = agent.thread();
+                    agent.run_in(&mut thread, "go").await.unwrap();
+                    thread.messages().to_vec()
+                };
+
+                let store = Arc::new(InMemoryCheckpointer::new());
+                let effects = Effects::memory();
+                let first = agent(&script, &store, "worker-1", &effects);
+                let mut thread = first.thread();
+                let stopped = stopped_after(polls, first.run_in(&mut thread, "go")).await;
+                // The calls that had returned when the worker stopped.
+                let completed: Vec<String> = effects
+                    .of("fx-done")
+                    .iter()
+                    .map(|line| line.trim_start_matches("fx-done ").to_owned())
+                    .collect();
+                if stopped.is_none() {
+                    let second = agent(&script, &store, "worker-2", &effects);
+                    let key = thread.id().as_str().to_owned();
+                    store.release(&key, "worker-1").await.unwrap();
+                    let output = match store.claim(&key, "worker-2").await.unwrap() {
+                        Some(checkpoint) => second.resume_in(&mut thread, checkpoint, []).await,
+                        // Stopped before its first step was written: it starts again.
+                        None => second.run_in(&mut thread, "go").await,
+                    };
+                    prop_assert_eq!(output.unwrap().end, EndReason::Finished);
+                }
+                prop_assert_eq!(thread.messages(), &reference[..]);
+                prop_assert!(store.list().await.unwrap().is_empty());
+
+                let ran = effects.of("fx");
+                let calls = script.iter().flatten().count();
+                let mut twice = Vec::new();
+                for (step, ids) in script.iter().enumerate() {
+                    for id in ids {
+                        let call = format!(":s{step}_{id}");
+                        let times = ran.iter().filter(|line| line.ends_with(&call)).count();
+                        prop_assert!((1..=2).contains(&times), "{} ran {} times", call, times);
+                        if times == 2 {
+                            twice.push(step);
+                        }
+                    }
+                }
+                prop_assert!(ran.len() >= calls);
+                for key in &completed {
+                    let times = ran.iter().filter(|line| line.ends_with(key.as_str())).count();
+                    prop_assert_eq!(times, 1, "{} had completed, and ran again", key);
+                }
+                twice.dedup();
+                prop_assert!(twice.len() <= 1, "calls of several steps ran twice: {:?}", twice);
+                Ok(())
+            })?;
+        }
+    }
+}

@@ -48,7 +48,7 @@ impl Effects {
             .collect()
     }
 
-    fn record(&self, line: String) {
+    pub(crate) fn record(&self, line: String) {
         match self {
             Effects::Memory(lines) => lines.lock().unwrap().push(line),
             Effects::File(path) => {
