@@ -4,9 +4,9 @@ use std::fmt;
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
 use hookchain_core::interrupt::{
-    Checkpoint, CheckpointError, Checkpointer, Stored, fence, valid_key,
+    Checkpoint, CheckpointError, Checkpointer, Stored, fence, holder_after_put, valid_key,
 };
-use tokio_postgres::NoTls;
+use tokio_postgres::{NoTls, Statement};
 
 use crate::{Unchanged, store_error};
 
@@ -181,6 +181,20 @@ impl PostgresCheckpointer {
         self.pool.get().await.map_err(store_error(what))
     }
 
+    /// A connection from the pool, with `sql` prepared on it (once per connection).
+    async fn prepared(
+        &self,
+        sql: &str,
+        what: &'static str,
+    ) -> Result<(Object, Statement), CheckpointError> {
+        let client = self.client(what).await?;
+        let statement = client
+            .prepare_cached(sql)
+            .await
+            .map_err(store_error(what))?;
+        Ok((client, statement))
+    }
+
     async fn create_table(&self) -> Result<(), CheckpointError> {
         let what = "create the table";
         let mut client = self.client(what).await?;
@@ -223,12 +237,8 @@ impl Checkpointer for PostgresCheckpointer {
         let what = "put";
         let key = valid_key(key)?;
         let json = checkpoint.to_json()?;
-        let held_by = (!checkpoint.is_pause()).then_some(worker);
-        let mut client = self.client(what).await?;
-        let put = client
-            .prepare_cached(PUT)
-            .await
-            .map_err(store_error(what))?;
+        let held_by = holder_after_put(checkpoint, worker);
+        let (mut client, put) = self.prepared(PUT, what).await?;
         let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] =
             [&key, &json, &held_by, &worker];
         if client
@@ -258,11 +268,7 @@ impl Checkpointer for PostgresCheckpointer {
     async fn get(&self, key: &str) -> Result<Option<Checkpoint>, CheckpointError> {
         let what = "get";
         let key = valid_key(key)?;
-        let client = self.client(what).await?;
-        let get = client
-            .prepare_cached(GET)
-            .await
-            .map_err(store_error(what))?;
+        let (client, get) = self.prepared(GET, what).await?;
         let row = client
             .query_opt(&get, &[&key])
             .await
@@ -272,11 +278,7 @@ impl Checkpointer for PostgresCheckpointer {
 
     async fn list(&self) -> Result<Vec<Stored>, CheckpointError> {
         let what = "list";
-        let client = self.client(what).await?;
-        let list = client
-            .prepare_cached(LIST)
-            .await
-            .map_err(store_error(what))?;
+        let (client, list) = self.prepared(LIST, what).await?;
         let rows = client.query(&list, &[]).await.map_err(store_error(what))?;
         rows.iter()
             .map(|row| {
@@ -292,11 +294,7 @@ impl Checkpointer for PostgresCheckpointer {
     async fn claim(&self, key: &str, worker: &str) -> Result<Option<Checkpoint>, CheckpointError> {
         let what = "claim";
         let key = valid_key(key)?;
-        let client = self.client(what).await?;
-        let claim = client
-            .prepare_cached(CLAIM)
-            .await
-            .map_err(store_error(what))?;
+        let (client, claim) = self.prepared(CLAIM, what).await?;
         let row = client
             .query_opt(&claim, &[&key, &worker])
             .await
@@ -307,11 +305,7 @@ impl Checkpointer for PostgresCheckpointer {
     async fn release(&self, key: &str, worker: &str) -> Result<bool, CheckpointError> {
         let what = "release";
         let key = valid_key(key)?;
-        let client = self.client(what).await?;
-        let release = client
-            .prepare_cached(RELEASE)
-            .await
-            .map_err(store_error(what))?;
+        let (client, release) = self.prepared(RELEASE, what).await?;
         let released = client
             .execute(&release, &[&key, &worker])
             .await
@@ -322,11 +316,7 @@ impl Checkpointer for PostgresCheckpointer {
     async fn delete(&self, key: &str, worker: &str) -> Result<(), CheckpointError> {
         let what = "delete";
         let key = valid_key(key)?;
-        let mut client = self.client(what).await?;
-        let delete = client
-            .prepare_cached(DELETE)
-            .await
-            .map_err(store_error(what))?;
+        let (mut client, delete) = self.prepared(DELETE, what).await?;
         if client
             .execute(&delete, &[&key, &worker])
             .await

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use hookchain_core::interrupt::{
-    Checkpoint, CheckpointError, Checkpointer, Stored, fence, valid_key,
+    Checkpoint, CheckpointError, Checkpointer, Stored, fence, holder_after_put, valid_key,
 };
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
@@ -294,14 +294,13 @@ impl Checkpointer for SqliteCheckpointer {
     ) -> Result<(), CheckpointError> {
         let key = valid_key(key)?.to_owned();
         let json = checkpoint.to_json()?;
+        let held_by = holder_after_put(checkpoint, worker).map(str::to_owned);
         let worker = worker.to_owned();
-        let hold = !checkpoint.is_pause();
         self.with_connection("put", move |connection| {
             let error = store_error("put");
             let transaction = connection
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(error)?;
-            let held_by = hold.then_some(worker.as_str());
             let changed = transaction
                 .prepare_cached(PUT)
                 .and_then(|mut put| put.execute(params![key, json, held_by, now_millis(), worker]))

@@ -186,7 +186,7 @@ impl Checkpointer for InMemoryCheckpointer {
         if let Some(entry) = entries.get(key) {
             fence(key, entry.held_by.as_deref(), worker)?;
         }
-        let held_by = (!checkpoint.is_pause()).then(|| worker.to_owned());
+        let held_by = holder_after_put(checkpoint, worker).map(str::to_owned);
         entries.insert(key.to_owned(), Entry { json, held_by });
         Ok(())
     }
@@ -260,6 +260,14 @@ pub fn valid_key(key: &str) -> Result<&str, CheckpointError> {
     } else {
         Ok(key)
     }
+}
+
+/// Who holds a key once `worker` has put `checkpoint` there: `worker` while the run goes on
+/// (a step), nobody once it paused (whoever has the answers may claim it). For implementations
+/// of [`Checkpointer`].
+#[must_use]
+pub fn holder_after_put<'w>(checkpoint: &Checkpoint, worker: &'w str) -> Option<&'w str> {
+    (!checkpoint.is_pause()).then_some(worker)
 }
 
 /// Whether `worker` may write `key`, which `held_by` holds (or nobody). For implementations

@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::checkpointer::{fence, valid_key};
+use super::checkpointer::{fence, holder_after_put, valid_key};
 use super::{Checkpoint, CheckpointError, Checkpointer, Stored};
 
 /// Keeps each checkpoint in a JSON file `<dir>/<key>.json`, and the worker holding it in
@@ -102,15 +102,14 @@ impl Checkpointer for FileCheckpointer {
     ) -> Result<(), CheckpointError> {
         let files = self.files(key)?;
         let json = checkpoint.to_json()?;
+        let holder = holder_after_put(checkpoint, worker).map(str::to_owned);
         let (key, worker) = (key.to_owned(), worker.to_owned());
-        let hold = !checkpoint.is_pause();
         off_the_executor(&files.checkpoint.clone(), move || {
             fence(&key, files.holder()?.as_deref(), &worker)?;
             files.write(&files.checkpoint, json.as_bytes())?;
-            if hold {
-                files.write(&files.holder, worker.as_bytes())
-            } else {
-                remove_if_there(&files.holder)
+            match holder {
+                Some(holder) => files.write(&files.holder, holder.as_bytes()),
+                None => remove_if_there(&files.holder),
             }
         })
         .await

@@ -106,7 +106,9 @@ use serde::{Deserialize, Serialize};
 pub use crate::context::{Raiser, ToolAnswer};
 pub use answer::Answer;
 pub use checkpoint::{Checkpoint, CheckpointError, Position};
-pub use checkpointer::{Checkpointer, InMemoryCheckpointer, MAX_KEY_LEN, Stored, fence, valid_key};
+pub use checkpointer::{
+    Checkpointer, InMemoryCheckpointer, MAX_KEY_LEN, Stored, fence, holder_after_put, valid_key,
+};
 pub use file_checkpointer::FileCheckpointer;
 pub(crate) use members::Matching;
 #[doc(hidden)]
