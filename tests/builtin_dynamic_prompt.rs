@@ -5,16 +5,7 @@ mod support;
 use hookchain::builtin::{DynamicPrompt, PromptMode};
 use hookchain::prelude::*;
 use hookchain::{Role, chain};
-use support::{echo_call, echo_tool, new_log};
-
-fn prompts(agent: &Agent<ScriptedModel, impl Middleware>) -> Vec<Option<String>> {
-    agent
-        .model()
-        .requests()
-        .into_iter()
-        .map(|request| request.system_prompt)
-        .collect()
-}
+use support::{echo_call, echo_tool, new_log, system_prompts};
 
 #[tokio::test]
 async fn the_prompt_is_computed_for_every_model_call() {
@@ -33,7 +24,7 @@ async fn the_prompt_is_computed_for_every_model_call() {
         .build();
     agent.run("Hi").await.unwrap();
     assert_eq!(
-        prompts(&agent),
+        system_prompts(&agent),
         [
             Some("step 1, 1 messages".into()),
             Some("step 2, 3 messages".into())
@@ -55,7 +46,10 @@ async fn append_follows_the_current_prompt_and_sees_the_request() {
         .chain(prompt)
         .build();
     agent.run("Hi").await.unwrap();
-    assert_eq!(prompts(&agent), [Some("Be brief.\n\n1 tools".into())]);
+    assert_eq!(
+        system_prompts(&agent),
+        [Some("Be brief.\n\n1 tools".into())]
+    );
 }
 
 #[tokio::test]
@@ -76,14 +70,14 @@ async fn an_empty_text_replaces_with_no_prompt_and_appends_nothing() {
         ])
         .build();
     agent.run("Hi").await.unwrap();
-    assert_eq!(prompts(&agent), [None]);
+    assert_eq!(system_prompts(&agent), [None]);
     let model = ScriptedModel::new([ModelResponse::text("a")]);
     let agent = Agent::builder(model)
         .system_prompt("Be brief.")
         .chain(empty(PromptMode::Append))
         .build();
     agent.run("Hi").await.unwrap();
-    assert_eq!(prompts(&agent), [Some("Be brief.".into())]);
+    assert_eq!(system_prompts(&agent), [Some("Be brief.".into())]);
 }
 
 #[tokio::test]

@@ -13,7 +13,7 @@ use hookchain::tool::AskUser;
 use hookchain::{Checkpoint, EndReason, Role, Thread, chain, hook};
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use support::counting_tool;
+use support::{counting_tool, system_prompts};
 
 /// Counts the model calls of a run (run-scoped state) and says so on the system prompt, so
 /// the model's requests show the state.
@@ -91,16 +91,6 @@ fn answer_all(checkpoint: &Checkpoint, value: Value) -> Vec<(hookchain::Interrup
     checkpoint
         .pending()
         .map(|id| (id.clone(), value.clone()))
-        .collect()
-}
-
-/// The system prompts of the model's requests.
-fn prompts(agent: &Agent<ScriptedModel, impl Middleware>) -> Vec<Option<String>> {
-    agent
-        .model()
-        .requests()
-        .into_iter()
-        .map(|request| request.system_prompt)
         .collect()
 }
 
@@ -308,7 +298,7 @@ async fn a_new_member_starts_from_default_and_the_others_keep_their_state() {
     assert_eq!(done.end, EndReason::Finished);
     // `count_calls` kept its count (2), and, moved after the hook that paused, it runs when the
     // step goes on from there: `call 3`, not `call 1`.
-    assert_eq!(prompts(&agent), [Some("call 3".to_owned())]);
+    assert_eq!(system_prompts(&agent), [Some("call 3".to_owned())]);
 }
 
 /// A member removed since: its state is dropped, the run goes on.
@@ -333,7 +323,7 @@ async fn a_sequential_interrupt_whose_member_is_gone_goes_on_without_it() {
     let done = agent.resume(checkpoint, answers).await.unwrap();
     assert_eq!(done.text().as_deref(), Some("done"));
     // `count_calls` ran before the pause: not again.
-    assert_eq!(prompts(&agent), [Some("call 2".to_owned())]);
+    assert_eq!(system_prompts(&agent), [Some("call 2".to_owned())]);
 }
 
 /// A tool call paused by a wrap that is gone gets an error result the model reads (the call

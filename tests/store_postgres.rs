@@ -38,21 +38,7 @@ async fn a_corrupt_row_reads_as_decode() {
         .await
         .unwrap();
     assert_eq!(edited, 1);
-
-    let error = store.get("t").await.unwrap_err();
-    assert!(matches!(error, CheckpointError::Decode(_)), "{error:?}");
-    assert!(
-        error.to_string().contains("not a valid checkpoint"),
-        "{error}"
-    );
-    let error = store.claim("t", "w").await.unwrap_err();
-    assert!(matches!(error, CheckpointError::Decode(_)), "{error:?}");
-    assert_eq!(
-        store.list().await.unwrap(),
-        [Stored::new("t", Some("w".to_owned()))]
-    );
-    assert!(store.release("t", "w").await.unwrap());
-    store.delete("t", "w").await.unwrap();
+    store_rules::corrupt_entry_reads_as_decode(&store, "t").await;
 }
 
 /// Workers starting at once on an empty database all get a store: the table is created once.

@@ -41,6 +41,27 @@ fn claimed(result: Result<(), CheckpointError>, key: &str, by: &str) -> bool {
     matches!(result, Err(CheckpointError::Claimed { key: k, by: b }) if k == key && b == by)
 }
 
+/// "A corrupt entry reads as `Decode`, not as a panic or `None`": `key` of `store` was put by
+/// `w` as a pause and then corrupted by the test (each store its own way). Claiming it fails
+/// the same way and leaves it held by the claimer, who can release it and delete it.
+pub(crate) async fn corrupt_entry_reads_as_decode(store: &impl Checkpointer, key: &str) {
+    let error = store.get(key).await.unwrap_err();
+    assert!(matches!(error, CheckpointError::Decode(_)), "{error:?}");
+    assert!(
+        error.to_string().contains("not a valid checkpoint"),
+        "{error}"
+    );
+    let error = store.claim(key, "w").await.unwrap_err();
+    assert!(matches!(error, CheckpointError::Decode(_)), "{error:?}");
+    assert_eq!(
+        store.list().await.unwrap(),
+        [Stored::new(key, Some("w".to_owned()))]
+    );
+    assert!(store.release(key, "w").await.unwrap());
+    store.delete(key, "w").await.unwrap();
+    assert_eq!(store.list().await.unwrap(), []);
+}
+
 /// Every rule of the `Checkpointer` contract, on an empty `store`.
 pub(crate) async fn check(store: &impl Checkpointer) {
     put_get_delete(store).await;

@@ -358,6 +358,16 @@ pub(crate) fn counting_tool(name: &'static str, runs: &Arc<AtomicUsize>) -> impl
     })
 }
 
+/// The system prompt of each request the scripted model of `agent` was sent, in order.
+pub(crate) fn system_prompts(agent: &Agent<ScriptedModel, impl Middleware>) -> Vec<Option<String>> {
+    agent
+        .model()
+        .requests()
+        .into_iter()
+        .map(|request| request.system_prompt)
+        .collect()
+}
+
 /// Asserts that every tool call in `messages` has exactly one tool result carrying its id,
 /// after the call and before the next assistant message, and that every tool result answers a
 /// call.
