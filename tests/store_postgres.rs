@@ -8,12 +8,17 @@ mod store_rules;
 
 use hookchain::interrupt::{CheckpointError, Checkpointer, PostgresCheckpointer, Stored};
 
+/// A store on `server`'s database.
+async fn connect(server: &pg::Postgres) -> PostgresCheckpointer {
+    PostgresCheckpointer::connect(&server.config())
+        .await
+        .expect("the test's server takes connections")
+}
+
 #[tokio::test]
 async fn postgres_checkpointer_follows_the_rules() {
     let server = pg::Postgres::start();
-    let store = PostgresCheckpointer::connect(&server.config())
-        .await
-        .unwrap();
+    let store = connect(&server).await;
     store_rules::check(&store).await;
 }
 
@@ -22,9 +27,7 @@ async fn postgres_checkpointer_follows_the_rules() {
 #[tokio::test]
 async fn a_corrupt_row_reads_as_decode() {
     let server = pg::Postgres::start();
-    let store = PostgresCheckpointer::connect(&server.config())
-        .await
-        .unwrap();
+    let store = connect(&server).await;
     store
         .put("t", &store_rules::pause().await, "w")
         .await
@@ -64,12 +67,8 @@ async fn workers_starting_at_once_create_the_table_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_pools_racing_claims_on_one_key_give_it_to_one() {
     let server = pg::Postgres::start();
-    let first = PostgresCheckpointer::connect(&server.config())
-        .await
-        .unwrap();
-    let second = PostgresCheckpointer::connect(&server.config())
-        .await
-        .unwrap();
+    let first = connect(&server).await;
+    let second = connect(&server).await;
     first
         .put("race", &store_rules::pause().await, "api")
         .await
