@@ -32,6 +32,7 @@ use hookchain::{Checkpoint, EndReason, FnTool, Role};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+use support::Effects;
 
 /// The child's worker name; unset in the parent.
 const WORKER: &str = "HOOKCHAIN_RACE_WORKER";
@@ -53,18 +54,13 @@ struct RecordArgs {
 /// line, the `record` tool waits for an approval, and appends the line (with the name of the
 /// worker running it) to `<dir>/side-effects.txt` when it runs.
 fn agent(dir: &Path, worker: &str) -> Agent<ScriptedModel, HumanInTheLoop> {
-    let side_effects = dir.join("side-effects.txt");
+    let effects = Effects::file(dir);
     let worker = worker.to_owned();
     let record = FnTool::new(
         "record",
         "Appends a line to the record.",
         move |args: RecordArgs| {
-            let mut file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&side_effects)
-                .expect("open the side-effect file");
-            writeln!(file, "{} by {worker}", args.line).expect("write the side-effect file");
+            effects.record(format!("{} by {worker}", args.line));
             async { Ok::<_, Infallible>("recorded") }
         },
     );

@@ -12,8 +12,9 @@
 //! side-effect file each time it runs, so after both phases the file must hold exactly one
 //! line: a tool call that completed is never executed again.
 
+mod support;
+
 use std::convert::Infallible;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -24,6 +25,7 @@ use hookchain::{EndReason, FnTool, Role, hook};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
+use support::Effects;
 
 /// Which phase a child runs: `1` or `2`. Unset in the parent.
 const PHASE: &str = "HOOKCHAIN_DURABLE_PHASE";
@@ -52,17 +54,12 @@ fn count_model_calls(calls: &mut u32, request: &mut ModelRequest) {
 /// The agent both phases build, the same way: the model records a line and asks the user in
 /// its first step, then thanks the user by name.
 fn agent(dir: &Path) -> Agent<ScriptedModel, (count_model_calls,)> {
-    let side_effects = dir.join("side-effects.txt");
+    let effects = Effects::file(dir);
     let record = FnTool::new(
         "record",
         "Appends a line to the record.",
         move |args: RecordArgs| {
-            let mut file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&side_effects)
-                .expect("open the side-effect file");
-            writeln!(file, "{}", args.line).expect("write the side-effect file");
+            effects.record(args.line);
             async { Ok::<_, Infallible>("recorded") }
         },
     );
