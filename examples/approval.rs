@@ -21,13 +21,14 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use hookchain::builtin::human_in_the_loop::{
     ActionRequest, ApprovalRequest, ApprovalResponse, Decision, HumanInTheLoop, ToolPolicy,
 };
-use hookchain::interrupt::{Checkpointer, FileCheckpointer};
+use hookchain::interrupt::{Checkpointer, FileCheckpointer, Record};
 use hookchain::prelude::*;
-use hookchain::{Checkpoint, FnTool, InterruptId, Role, chain};
+use hookchain::{Checkpoint, Durability, FnTool, InterruptId, ResumeFrom, Role, chain};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -36,7 +37,6 @@ use serde_json::json;
 const REQUEST: &str = "Please tidy up the logs folder.";
 
 /// The key the checkpoint is saved under in `--checkpoint-dir`.
-const KEY: &str = "approval";
 /// This process, as a worker of the checkpoint store.
 const WORKER: &str = "approval-example";
 
@@ -150,7 +150,7 @@ fn model() -> ScriptedModel {
 }
 
 /// The agent: the model, a harmless and a dangerous tool, and the approval gate.
-fn agent() -> Agent<ScriptedModel, (HumanInTheLoop,)> {
+fn agent(store: Option<Arc<FileCheckpointer>>) -> Agent<ScriptedModel, (HumanInTheLoop,)> {
     let list_files = FnTool::new(
         "list_files",
         "Lists the files of a folder.",
@@ -176,12 +176,16 @@ fn agent() -> Agent<ScriptedModel, (HumanInTheLoop,)> {
             ToolPolicy::always().description("Deletes a file for good"),
         )
         .never("list_files");
-    Agent::builder(model())
+    let builder = Agent::builder(model())
         .system_prompt("You keep the user's folders tidy.")
         .tool(list_files)
         .tool(delete_file)
         .chain(chain![approval])
-        .build()
+        .worker(WORKER);
+    match store {
+        Some(store) => builder.checkpointer(store, Durability::Pauses).build(),
+        None => builder.build(),
+    }
 }
 
 /// Shows one action waiting for a decision.
@@ -313,26 +317,38 @@ fn print_conversation(messages: &[Message]) {
 }
 
 async fn run(args: Args) -> Result<(), BoxError> {
-    let agent = agent();
-    let store = args.checkpoint_dir.as_ref().map(FileCheckpointer::new);
+    // With a directory, the agent keeps its paused runs there (each under its run's id).
+    let store = args
+        .checkpoint_dir
+        .as_ref()
+        .map(|dir| Arc::new(FileCheckpointer::new(dir)));
+    let agent = agent(store.clone());
 
     let mut output = match &store {
         Some(store) if args.resume => {
-            let checkpoint = store.claim(KEY, WORKER).await?.ok_or_else(|| {
-                format!(
-                    "no paused run to claim in {} (run once without --resume first)",
-                    store
-                        .path(KEY)
-                        .map(|p| p.display().to_string())
-                        .unwrap_or_default()
+            let dir = args
+                .checkpoint_dir
+                .as_ref()
+                .expect("a store has a directory");
+            let paused = store.list().await?.into_iter().find(|stored| !stored.ended);
+            let Some(key) = paused.map(|stored| stored.key) else {
+                return Err(format!(
+                    "no paused run in {} (run once without --resume first)",
+                    dir.display()
                 )
-            })?;
+                .into());
+            };
+            let Some(Record::Checkpoint(checkpoint)) = store.get(&key).await? else {
+                return Err(format!("no checkpoint under {key}").into());
+            };
             println!(
                 "Resuming the paused run saved in {}",
-                store.path(KEY)?.display()
+                store.path(&key)?.display()
             );
             let answers = decide(&checkpoint, args.auto)?;
-            agent.resume(checkpoint, answers).await?
+            // Claims the key and resumes what is stored there, once: a second `--resume`
+            // finds the run's tombstone and is refused.
+            agent.resume(ResumeFrom::stored(key), answers).await?
         }
         _ => {
             println!("user: {REQUEST}");
@@ -346,13 +362,11 @@ async fn run(args: Args) -> Result<(), BoxError> {
             "The run is paused: {} interrupt(s) waiting for a decision.",
             checkpoint.interrupts().len()
         );
-        if let Some(store) = &store {
-            store.put(KEY, &checkpoint, WORKER).await?;
-            let dir = args
-                .checkpoint_dir
-                .as_ref()
-                .expect("a store has a directory");
-            println!("Checkpoint saved to {}.", store.path(KEY)?.display());
+        if let (Some(store), Some(dir)) = (&store, &args.checkpoint_dir) {
+            println!(
+                "Checkpoint saved to {}.",
+                store.path(checkpoint.run_id())?.display()
+            );
             println!(
                 "Continue (in any process) with:\n  cargo run --example approval -- \
                  --checkpoint-dir {} --resume [--auto approve|reject]",
@@ -364,10 +378,6 @@ async fn run(args: Args) -> Result<(), BoxError> {
         output = agent.resume(checkpoint, answers).await?;
     }
 
-    if let Some(store) = &store {
-        // The run is over: its checkpoint is spent.
-        store.delete(KEY, WORKER).await?;
-    }
     print_conversation(&output.messages);
     println!();
     println!(

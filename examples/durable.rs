@@ -9,9 +9,10 @@
 //! with durability `EveryStep` in a thread: the (scripted) model asks to book a flight and a
 //! hotel at once. The flight is booked; the hotel booking hangs. This process sees the step
 //! checkpoint holding the booked flight, kills the worker (SIGKILL), and, as a second worker,
-//! releases the dead worker's key, claims it, and resumes the run: the flight is not booked
-//! again, the hotel booking runs again with the same idempotency key (a real booking service
-//! would answer it from its records), and the run finishes with the whole history.
+//! resumes the run as soon as the dead worker's lease expired (two seconds here; nobody
+//! releases anything): the flight is not booked again, the hotel booking runs again with the
+//! same idempotency key (a real booking service would answer it from its records), and the run
+//! finishes with the whole history.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -19,13 +20,19 @@ use std::process::{Command, ExitCode, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hookchain::interrupt::{Checkpointer, Position};
+use hookchain::interrupt::{CheckpointError, Checkpointer, Position, Record};
 use hookchain::prelude::*;
-use hookchain::{BoxError, Durability, Role, Thread, ThreadId, Tool, ToolError, ToolSpec};
+use hookchain::{
+    BoxError, Durability, ResumeFrom, Role, Thread, ThreadId, Tool, ToolError, ToolSpec,
+};
 use serde_json::json;
 
 /// The conversation: the key of its run in the store.
 const THREAD: &str = "trip-42";
+
+/// How long a worker's lease on the run lasts unless renewed: a dead worker's run is taken
+/// over this long after its last renewal.
+const LEASE: Duration = Duration::from_secs(2);
 
 /// A booking tool: appends `<what> <idempotency key>` to the bookings file; the hotel's hangs
 /// in the first worker (a slow service, then a crash).
@@ -102,6 +109,7 @@ fn agent(
         })
         .checkpointer(store, Durability::EveryStep)
         .worker(worker)
+        .lease(LEASE)
         .build()
 }
 
@@ -141,7 +149,11 @@ async fn main_process(dir: &Path) -> Result<(), BoxError> {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let kept = store.get(THREAD).await?;
-        if let Some(Position::Tools { results, .. }) = kept.as_ref().map(|c| c.position())
+        let position = match &kept {
+            Some(Record::Checkpoint(checkpoint)) => Some(checkpoint.position()),
+            _ => None,
+        };
+        if let Some(Position::Tools { results, .. }) = position
             && results[0].is_some()
             && std::fs::read_to_string(dir.join("bookings.txt"))?.contains("hotel")
         {
@@ -163,17 +175,26 @@ async fn main_process(dir: &Path) -> Result<(), BoxError> {
     for stored in store.list().await? {
         println!("  stored: {} held by {:?}", stored.key, stored.held_by);
     }
-    store.release(THREAD, "worker-1").await?;
-    let checkpoint = store
-        .claim(THREAD, "worker-2")
-        .await?
-        .ok_or("nothing to claim")?;
-    println!("  claimed `{THREAD}` at step {}", checkpoint.step());
     let mut thread: Thread<()> =
         serde_json::from_str(&std::fs::read_to_string(dir.join("thread.json"))?)?;
     let agent = agent(store.clone(), dir, "worker-2", false);
-    let output = agent.resume_in(&mut thread, checkpoint, []).await?;
-
+    // Refused while the dead worker's lease runs; resumed once it expired.
+    let waited = Instant::now();
+    let output = loop {
+        match agent
+            .resume_in(&mut thread, ResumeFrom::stored(THREAD), [])
+            .await
+        {
+            Err(Error::Checkpoint(error)) if matches!(*error, CheckpointError::Claimed { .. }) => {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            done => break done?,
+        }
+    };
+    println!(
+        "  resumed `{THREAD}` {:.1} s after worker 1 died (its lease expired)",
+        waited.elapsed().as_secs_f64()
+    );
     println!();
     for message in thread.messages() {
         match message.role {
@@ -200,8 +221,9 @@ async fn main_process(dir: &Path) -> Result<(), BoxError> {
     if flights != 1 || hotels.len() != 2 || output.text().is_none() {
         return Err("the run was not resumed as it should".into());
     }
-    if !store.list().await?.is_empty() {
-        return Err("the finished run left its key in the store".into());
+    let stored = store.list().await?;
+    if stored.len() != 1 || !stored[0].ended || stored[0].held_by.is_some() {
+        return Err("the finished run did not leave its tombstone, free".into());
     }
     Ok(())
 }

@@ -1,14 +1,18 @@
 //! The checkpoint stores of the core: `InMemoryCheckpointer` and `FileCheckpointer` follow
-//! every rule of the `Checkpointer` contract (`store_rules`), and the file store writes
-//! atomically, off the executor, and reports what it cannot read.
+//! every rule of the `Checkpointer` contract (`store_rules`), the file store writes atomically,
+//! off the executor, and reports what it cannot read, and any store works as a trait object.
 
 mod store_rules;
 mod support;
 
 use std::path::Path;
+use std::sync::Arc;
 
-use hookchain::Checkpoint;
-use hookchain::interrupt::{CheckpointError, Checkpointer, FileCheckpointer, InMemoryCheckpointer};
+use hookchain::interrupt::{
+    CheckpointError, Checkpointer, Clock, DynCheckpointer, FileCheckpointer, InMemoryCheckpointer,
+    Record, Slot,
+};
+use store_rules::{claim, store_as};
 
 /// The names of the files in `dir`.
 fn file_names(dir: &Path) -> Vec<String> {
@@ -20,21 +24,35 @@ fn file_names(dir: &Path) -> Vec<String> {
     names
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn in_memory_checkpointer_follows_the_rules() {
-    store_rules::check(&InMemoryCheckpointer::new()).await;
+    store_rules::check(&InMemoryCheckpointer::new().with_clock(Clock::tokio())).await;
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn file_checkpointer_follows_the_rules() {
     let dir = support::temp_dir("checkpointers", "rules");
-    store_rules::check(&FileCheckpointer::new(&dir)).await;
-    assert!(file_names(&dir).is_empty(), "{:?}", file_names(&dir));
+    store_rules::check(&FileCheckpointer::new(&dir).with_clock(Clock::tokio())).await;
+    assert_eq!(file_names(&dir), [".lock"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// `<dir>/<key>.json` (the directory created on the first write), a `.holder` file while a
-/// worker holds the key, odd characters written `%XX`, and no temporary file left behind.
+/// Every store is a `DynCheckpointer`, and the object (in an `Arc` or a `Box`) follows the
+/// same rules.
+#[tokio::test(start_paused = true)]
+async fn a_store_as_a_trait_object_follows_the_rules() {
+    let store: Arc<dyn DynCheckpointer> =
+        Arc::new(InMemoryCheckpointer::new().with_clock(Clock::tokio()));
+    store_rules::check(&store).await;
+    let dir = support::temp_dir("checkpointers", "dyn");
+    let boxed: Box<dyn DynCheckpointer> =
+        Box::new(FileCheckpointer::new(&dir).with_clock(Clock::tokio()));
+    store_rules::check(&boxed).await;
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `<dir>/<key>.json` (the directory created on the first write) holding the key's slot, odd
+/// characters written `%XX`, and no temporary file left behind.
 #[tokio::test]
 async fn file_checkpointer_files() {
     let test_dir = support::temp_dir("checkpointers", "files");
@@ -42,40 +60,68 @@ async fn file_checkpointer_files() {
     let store = FileCheckpointer::new(&dir);
     let (paused, step) = (store_rules::pause().await, store_rules::step("s").await);
     assert!(!dir.exists());
-    store.put("thread-9", &paused, "w").await.unwrap();
-    store.put("thread-9", &paused, "w").await.unwrap();
-    assert_eq!(file_names(&dir), ["thread-9.json"]);
+    store_as(&store, "thread-9", &paused, "w").await;
+    assert_eq!(file_names(&dir), [".lock", "thread-9.json"]);
     assert_eq!(store.path("thread-9").unwrap(), dir.join("thread-9.json"));
     let text = std::fs::read_to_string(dir.join("thread-9.json")).unwrap();
-    assert_eq!(Checkpoint::from_json(&text).unwrap(), paused);
+    let slot: Slot = serde_json::from_str(&text).unwrap();
+    assert_eq!(slot.held_by, None);
+    assert_eq!(
+        slot.record(std::time::SystemTime::now()).unwrap(),
+        Some(Record::Checkpoint(Box::new(paused)))
+    );
 
-    store.put("a/b.c", &step, "w-1").await.unwrap();
+    store_as(&store, "a/b.c", &step, "w-1").await;
     assert_eq!(
         file_names(&dir),
-        ["a%2Fb%2Ec.holder", "a%2Fb%2Ec.json", "thread-9.json"]
-    );
-    assert_eq!(
-        std::fs::read_to_string(dir.join("a%2Fb%2Ec.holder")).unwrap(),
-        "w-1"
+        [".lock", "a%2Fb%2Ec.json", "thread-9.json"]
     );
     std::fs::remove_dir_all(&test_dir).unwrap();
 }
 
+/// A file written by the version before leases (the checkpoint alone) reads as a free key
+/// holding it, and is claimed and resumed as any.
+#[tokio::test]
+async fn file_checkpointer_reads_an_older_file() {
+    let dir = support::temp_dir("checkpointers", "older");
+    let store = FileCheckpointer::new(&dir);
+    let paused = store_rules::pause().await;
+    std::fs::write(store.path("old").unwrap(), paused.to_json().unwrap()).unwrap();
+    assert_eq!(
+        store.get("old").await.unwrap(),
+        Some(Record::Checkpoint(Box::new(paused.clone())))
+    );
+    let (lease, record) = claim(&store, "old", "w").await;
+    assert_eq!(record, Some(Record::Checkpoint(Box::new(paused))));
+    store.end("old", &lease, None).await.unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// A corrupt checkpoint file (cut short) reads as `CheckpointError::Decode`, as every store's
-/// corrupt entry does (`store_rules`), and deleting it leaves no file behind.
+/// corrupt entry does (`store_rules`), and ending it leaves no file behind.
 #[tokio::test]
 async fn file_checkpointer_reports_a_corrupt_file() {
     let dir = support::temp_dir("checkpointers", "corrupt");
     let store = FileCheckpointer::new(&dir);
-    store
-        .put("t", &store_rules::pause().await, "w")
-        .await
-        .unwrap();
+    store_as(&store, "t", &store_rules::pause().await, "w").await;
     let path = store.path("t").unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
     std::fs::write(&path, &text[..text.len() - 10]).unwrap();
+    assert!(matches!(
+        store.get("t").await,
+        Err(CheckpointError::Decode(_))
+    ));
+    // A file that is no slot at all cannot be claimed: removed by hand, it is gone.
+    std::fs::remove_file(&path).unwrap();
+    // A slot whose checkpoint is corrupt is granted with the error, and ended.
+    let lease = store_as(&store, "t", &store_rules::pause().await, "w").await;
+    let _ = lease;
+    let mut slot: Slot = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let checkpoint = slot.checkpoint.take().unwrap();
+    slot.checkpoint = Some(checkpoint[..checkpoint.len() - 10].to_owned());
+    std::fs::write(&path, serde_json::to_string(&slot).unwrap()).unwrap();
     store_rules::corrupt_entry_reads_as_decode(&store, "t").await;
-    assert!(file_names(&dir).is_empty(), "{:?}", file_names(&dir));
+    assert_eq!(file_names(&dir), [".lock"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -86,13 +132,14 @@ async fn a_failed_file_write_removes_its_temporary_file() {
     let dir = support::temp_dir("checkpointers", "failed_write");
     let store = FileCheckpointer::new(&dir);
     std::fs::create_dir_all(dir.join("t.json").join("occupied")).unwrap();
-    let error = store
-        .put("t", &store_rules::pause().await, "w")
-        .await
-        .unwrap_err();
+    let error = store.claim("t", "w", store_rules::TTL).await.unwrap_err();
     assert!(matches!(error, CheckpointError::Io { .. }), "{error:?}");
     assert!(error.to_string().contains("t.json"), "{error}");
-    assert_eq!(file_names(&dir), ["t.json"], "a temporary file was left");
+    assert_eq!(
+        file_names(&dir),
+        [".lock", "t.json"],
+        "a temporary file was left"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -107,13 +154,16 @@ fn file_checkpointer_works_off_the_executor_and_outside_any_runtime() {
     let checkpoint = runtime.block_on(store_rules::pause());
     let store = FileCheckpointer::new(&dir);
     runtime.block_on(async {
-        store.put("t", &checkpoint, "w").await.unwrap();
-        assert_eq!(store.get("t").await.unwrap().as_ref(), Some(&checkpoint));
+        store_as(&store, "t", &checkpoint, "w").await;
+        assert_eq!(
+            store.get("t").await.unwrap(),
+            Some(Record::Checkpoint(Box::new(checkpoint.clone())))
+        );
     });
     // Outside a runtime: in place.
-    let claimed = futures::executor::block_on(store.claim("t", "w")).unwrap();
-    assert_eq!(claimed.as_ref(), Some(&checkpoint));
-    futures::executor::block_on(store.delete("t", "w")).unwrap();
-    assert!(file_names(&dir).is_empty());
+    let (lease, record) = futures::executor::block_on(claim(&store, "t", "w"));
+    assert_eq!(record, Some(Record::Checkpoint(Box::new(checkpoint))));
+    futures::executor::block_on(store.end("t", &lease, None)).unwrap();
+    assert_eq!(file_names(&dir), [".lock"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }

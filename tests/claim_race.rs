@@ -1,17 +1,16 @@
 //! Two processes race to resume one stored checkpoint: exactly one runs it. For SQLite (one
 //! file shared by the processes) and for Postgres (a server of the test's own, `pg`).
 //!
-//! The parent runs an agent whose `record` tool needs an approval (`HumanInTheLoop`): the run
-//! pauses before the tool runs, and the parent stores the checkpoint. Then it spawns its own
-//! test binary twice at once (`current_exe() --exact <test> --nocapture`, `HOOKCHAIN_RACE_WORKER`
-//! naming each child). Each child opens the store and says it is ready; once both are, the
-//! parent tells both to go (a line on their standard input, so that their claims meet). Each
-//! claims the checkpoint under its own worker name and says whether it got it; a child that got
-//! it waits until the parent has heard both claims (so that a claim that is not exclusive
-//! shows, however fast the first child would have finished), resumes it with the approval, and
-//! says it ran it. The `record` tool appends a line to a side-effect file each time it runs:
-//! after the race the file must hold exactly one line, the winner's, and the loser must have
-//! exited cleanly.
+//! The parent runs an agent whose `record` tool needs an approval (`HumanInTheLoop`), kept in
+//! the store (`Durability::Pauses`): the run pauses before the tool runs, its checkpoint stored.
+//! Then it spawns its own test binary twice at once (`current_exe() --exact <test> --nocapture`,
+//! `HOOKCHAIN_RACE_WORKER` naming each child). Each child opens the store and says it is ready;
+//! once both are, the parent tells both to go (a line on their standard input, so that their
+//! claims meet). Each resumes what the store holds with the same approval
+//! (`ResumeFrom::stored`): one runs it; the other is refused — the key is held (its claim met
+//! the winner's lease) or the run ended (its tombstone) — and says it lost. The `record` tool
+//! appends a line to a side-effect file each time it runs: after the race the file must hold
+//! exactly one line, the winner's, and the loser must have exited cleanly.
 
 mod pg;
 mod support;
@@ -20,15 +19,19 @@ use std::convert::Infallible;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::Duration;
 
 use hookchain::builtin::human_in_the_loop::{
     ApprovalRequest, ApprovalResponse, HumanInTheLoop, ToolPolicy,
 };
-use hookchain::interrupt::{Checkpointer, PostgresCheckpointer, SqliteCheckpointer, Stored};
+use hookchain::interrupt::{
+    CheckpointError, Checkpointer, DynCheckpointer, PostgresCheckpointer, Record, ResumeError,
+    SqliteCheckpointer, Stored,
+};
 use hookchain::prelude::*;
-use hookchain::{Checkpoint, EndReason, FnTool, Role};
+use hookchain::{Durability, EndReason, FnTool, ResumeFrom, Role};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -40,8 +43,8 @@ const WORKER: &str = "HOOKCHAIN_RACE_WORKER";
 const STORE: &str = "HOOKCHAIN_RACE_STORE";
 /// The directory of the side-effect file.
 const DIR: &str = "HOOKCHAIN_RACE_DIR";
-/// The key of the checkpoint in the store.
-const KEY: &str = "paused-run";
+/// The key of the checkpoint in the store (the paused run's id).
+const KEY: &str = "HOOKCHAIN_RACE_KEY";
 
 /// Arguments of the `record` tool.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -53,14 +56,18 @@ struct RecordArgs {
 /// The agent the parent and the children build, the same way: the model asks to record a
 /// line, the `record` tool waits for an approval, and appends the line (with the name of the
 /// worker running it) to `<dir>/side-effects.txt` when it runs.
-fn agent(dir: &Path, worker: &str) -> Agent<ScriptedModel, HumanInTheLoop> {
+fn agent(
+    dir: &Path,
+    worker: &str,
+    store: Arc<dyn DynCheckpointer>,
+) -> Agent<ScriptedModel, HumanInTheLoop> {
     let effects = Effects::file(dir);
-    let worker = worker.to_owned();
+    let runner = worker.to_owned();
     let record = FnTool::new(
         "record",
         "Appends a line to the record.",
         move |args: RecordArgs| {
-            effects.record(format!("{} by {worker}", args.line));
+            effects.record(format!("{} by {runner}", args.line));
             async { Ok::<_, Infallible>("recorded") }
         },
     );
@@ -79,75 +86,33 @@ fn agent(dir: &Path, worker: &str) -> Agent<ScriptedModel, HumanInTheLoop> {
     Agent::builder(model)
         .tool(record)
         .chain(HumanInTheLoop::new().interrupt_on("record", ToolPolicy::always()))
+        .checkpointer(store, Durability::Pauses)
+        .worker(worker)
         .build()
 }
 
 /// A store of either kind, named by `HOOKCHAIN_RACE_STORE`.
-enum Store {
-    Sqlite(SqliteCheckpointer),
-    Postgres(PostgresCheckpointer),
-}
-
-impl Store {
-    async fn open(spec: &str) -> Store {
-        match spec.split_once(':') {
-            Some(("sqlite", path)) => Store::Sqlite(SqliteCheckpointer::open(path).unwrap()),
-            Some(("postgres", config)) => {
-                Store::Postgres(PostgresCheckpointer::connect(config).await.unwrap())
-            }
-            _ => panic!("unknown store {spec:?}"),
+async fn open(spec: &str) -> Arc<dyn DynCheckpointer> {
+    match spec.split_once(':') {
+        Some(("sqlite", path)) => Arc::new(SqliteCheckpointer::open(path).unwrap()),
+        Some(("postgres", config)) => {
+            Arc::new(PostgresCheckpointer::connect(config).await.unwrap())
         }
-    }
-
-    async fn put(&self, checkpoint: &Checkpoint, worker: &str) {
-        match self {
-            Store::Sqlite(store) => store.put(KEY, checkpoint, worker).await,
-            Store::Postgres(store) => store.put(KEY, checkpoint, worker).await,
-        }
-        .unwrap();
-    }
-
-    async fn claim(&self, worker: &str) -> Option<Checkpoint> {
-        match self {
-            Store::Sqlite(store) => store.claim(KEY, worker).await,
-            Store::Postgres(store) => store.claim(KEY, worker).await,
-        }
-        .unwrap()
-    }
-
-    async fn delete(&self, worker: &str) {
-        match self {
-            Store::Sqlite(store) => store.delete(KEY, worker).await,
-            Store::Postgres(store) => store.delete(KEY, worker).await,
-        }
-        .unwrap();
-    }
-
-    async fn list(&self) -> Vec<Stored> {
-        match self {
-            Store::Sqlite(store) => store.list().await,
-            Store::Postgres(store) => store.list().await,
-        }
-        .unwrap()
+        _ => panic!("unknown store {spec:?}"),
     }
 }
 
-/// A child: open the store, wait for the go, claim, say whether it got the checkpoint; if it
-/// did, wait for the parent to have heard both claims, resume it, and say it ran it.
+/// A child: open the store, wait for the go, resume what the store holds with the approval,
+/// and say whether it ran it or was refused.
 async fn child(worker: &str) {
     let dir = PathBuf::from(std::env::var_os(DIR).expect("the parent passes the directory"));
     let spec = std::env::var(STORE).expect("the parent passes the store");
-    let store = Store::open(&spec).await;
-    let agent = agent(&dir, worker);
-    println!("{worker}: ready");
-    wait_for("go");
-
-    let Some(checkpoint) = store.claim(worker).await else {
-        println!("{worker}: lost");
-        return;
+    let key = std::env::var(KEY).expect("the parent passes the key");
+    let store = open(&spec).await;
+    let agent = agent(&dir, worker, store.clone());
+    let Some(Record::Checkpoint(checkpoint)) = store.get(&key).await.unwrap() else {
+        panic!("the parent stored the pause");
     };
-    println!("{worker}: claimed");
-    wait_for("resume");
     let answers: Vec<_> = checkpoint
         .interrupts()
         .iter()
@@ -156,11 +121,22 @@ async fn child(worker: &str) {
             ApprovalResponse::approve_all(&request).answer(interrupt)
         })
         .collect();
-    let output = agent.resume(checkpoint, answers).await.expect("the resume");
-    assert_eq!(output.end, EndReason::Finished);
-    assert_eq!(output.text().as_deref(), Some("done"));
-    store.delete(worker).await;
-    println!("{worker}: ran");
+    println!("{worker}: ready");
+    wait_for("go");
+
+    match agent.resume(ResumeFrom::stored(&key), answers).await {
+        Ok(output) => {
+            assert_eq!(output.end, EndReason::Finished);
+            assert_eq!(output.text().as_deref(), Some("done"));
+            println!("{worker}: ran");
+        }
+        Err(error) => {
+            let refused = matches!(&error, Error::Checkpoint(error) if matches!(**error, CheckpointError::Claimed { .. }))
+                || matches!(&error, Error::Resume(error) if matches!(**error, ResumeError::Ended { .. }));
+            assert!(refused, "{worker} failed otherwise: {error}");
+            println!("{worker}: lost ({error})");
+        }
+    }
 }
 
 /// Reads the parent's next line, which must be `word`.
@@ -172,18 +148,24 @@ fn wait_for(word: &str) {
     assert_eq!(line.trim(), word, "the parent went away");
 }
 
-/// The parent: pause the run, store it, race two children, check that one ran it, once.
+/// The parent: pause the run (stored), race two children, check that one ran it, once.
 async fn race(test: &str, dir: &Path, spec: &str) {
-    let store = Store::open(spec).await;
-    let paused = agent(dir, "parent").run("charge it").await.unwrap();
+    let store = open(spec).await;
+    let paused = agent(dir, "parent", store.clone())
+        .run("charge it")
+        .await
+        .unwrap();
     assert_eq!(paused.end, EndReason::Interrupted);
-    store.put(&paused.checkpoint.unwrap(), "parent").await;
-    assert_eq!(store.list().await, [Stored::new(KEY, None)]);
+    let key = paused.checkpoint.unwrap().run_id().to_owned();
+    assert_eq!(
+        store.list().await.unwrap(),
+        [Stored::new(key.as_str(), None, false)]
+    );
     assert!(!dir.join("side-effects.txt").exists(), "the tool waits");
 
     let mut children: Vec<Racer> = ["child-a", "child-b"]
         .into_iter()
-        .map(|worker| Racer::spawn(test, worker, dir, spec))
+        .map(|worker| Racer::spawn(test, worker, dir, spec, &key))
         .collect();
     for child in &mut children {
         child.wait_for(&["ready"]);
@@ -191,24 +173,7 @@ async fn race(test: &str, dir: &Path, spec: &str) {
     for child in &mut children {
         child.send("go");
     }
-    // Both claims are made before either child resumes: a claim that is not exclusive shows
-    // as two children running the checkpoint.
-    let mut claimed = Vec::new();
-    for child in &mut children {
-        claimed.push(child.wait_for(&["claimed", "lost"]) == "claimed");
-    }
-    for (child, claimed) in children.iter_mut().zip(&claimed) {
-        if *claimed {
-            child.send("resume");
-        }
-    }
     let outcomes: Vec<(String, bool)> = children.into_iter().map(Racer::finish).collect();
-    assert_eq!(
-        claimed.iter().filter(|claimed| **claimed).count(),
-        1,
-        "exactly one child gets the checkpoint: {outcomes:?}"
-    );
-
     let winners: Vec<&str> = outcomes
         .iter()
         .filter(|(_, ran)| *ran)
@@ -220,7 +185,11 @@ async fn race(test: &str, dir: &Path, spec: &str) {
         format!("charged by {}\n", winners[0]),
         "the side effect happens once, in the child that ran it"
     );
-    assert_eq!(store.list().await, [], "the winner deleted the checkpoint");
+    assert_eq!(
+        store.list().await.unwrap(),
+        [Stored::new(key.as_str(), None, true)],
+        "the run's tombstone is left"
+    );
 }
 
 /// How long a child may take to say something: far more than it needs, only so that a child
@@ -238,13 +207,14 @@ struct Racer {
 }
 
 impl Racer {
-    fn spawn(test: &str, worker: &'static str, dir: &Path, spec: &str) -> Racer {
+    fn spawn(test: &str, worker: &'static str, dir: &Path, spec: &str, key: &str) -> Racer {
         let exe = std::env::current_exe().expect("the test binary");
         let mut child = Command::new(exe)
             .args(["--exact", test, "--nocapture", "--test-threads=1"])
             .env(WORKER, worker)
             .env(STORE, spec)
             .env(DIR, dir)
+            .env(KEY, key)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -1,8 +1,9 @@
 //! Durable runs in one process: what an agent writes to its checkpointer in each durability
-//! mode, and a run whose worker stops mid-way (its future dropped, as a crash would) resumed
-//! by another worker from its last step: no completed tool call runs again, the call that was
-//! in flight runs again with the same idempotency key. (`durable_kill.rs` kills a real
-//! process.)
+//! mode; a run whose worker dies mid-way (its future forgotten, nothing released) resumed by
+//! another worker once its lease expired; a dropped run letting its key go at once; and a
+//! stored run resumed exactly once, whoever retries, duplicates or replays its resume — no
+//! completed tool call runs again, a call in flight runs again with the same idempotency key.
+//! (`durable_kill.rs` kills a real process.)
 
 mod store_rules;
 mod support;
@@ -10,12 +11,26 @@ mod support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hookchain::interrupt::{CheckpointError, Checkpointer, InMemoryCheckpointer, Position, Stored};
+use hookchain::builtin::human_in_the_loop::{
+    ApprovalRequest, ApprovalResponse, HumanInTheLoop, ToolPolicy,
+};
+use hookchain::interrupt::{
+    CheckpointError, Checkpointer, Claim, Clock, InMemoryCheckpointer, Lease, Position, Record,
+    ResumeError, Stored, Tombstone,
+};
 use hookchain::prelude::*;
 use hookchain::tool::AskUser;
-use hookchain::{Durability, EndReason, Role, Thread};
+use hookchain::{Checkpoint, Durability, EndReason, InterruptId, ResumeFrom, Role, RunOutput};
 use serde_json::json;
 use support::{EffectTool, Effects, assert_no_dangling};
+
+/// The agents' lease: the tests advance tokio's paused clock past it.
+const LEASE: Duration = Duration::from_secs(30);
+
+/// A store on tokio's clock (paused in these tests).
+fn store() -> Arc<InMemoryCheckpointer> {
+    Arc::new(InMemoryCheckpointer::new().with_clock(Clock::tokio()))
+}
 
 /// The model: calls `fast` and `slow` at once, then answers.
 fn model() -> ScriptedModel {
@@ -55,50 +70,81 @@ fn agent(
         .tool(AskUser)
         .checkpointer(store.clone(), durability)
         .worker(worker)
+        .lease(LEASE)
         .build()
 }
 
-/// Runs `agent` in `thread` until its `slow` call hangs, then drops the run (the worker stops
-/// there). Time is paused: the timeout fires once every task is idle.
-async fn run_until_it_hangs(agent: &Agent<ScriptedModel>, thread: &mut Thread<()>) {
-    let run = agent.run_in(thread, "go");
-    let stopped = tokio::time::timeout(Duration::from_secs(60), run).await;
-    assert!(stopped.is_err(), "the run ended: {stopped:?}");
+/// Polls `run` until every task is idle (its `slow` call hangs), then forgets it: its worker
+/// died there, nothing of it released.
+async fn dies_while_it_hangs<F: std::future::Future>(run: F) {
+    let mut run = Box::pin(run);
+    let polled = tokio::time::timeout(Duration::from_millis(1), &mut run).await;
+    assert!(polled.is_err(), "the run ended");
+    std::mem::forget(run);
 }
 
-/// "A run whose process dies resumes from its last completed step: every tool call that
-/// completed is never executed again; a tool call that was in flight may run again, and the
-/// tool receives an idempotency key (run id + call id) so it can tell."
+/// Lets the tasks the runtime has (a dropped run's release) run.
+async fn settle() {
+    for _ in 0..8 {
+        tokio::task::yield_now().await;
+    }
+}
+
+fn is_claimed(error: &Error, holder: &str) -> bool {
+    matches!(error, Error::Checkpoint(error) if matches!(&**error, CheckpointError::Claimed { by, .. } if by == holder))
+}
+
+fn resume_error(error: Error) -> ResumeError {
+    match error {
+        Error::Resume(error) => *error,
+        other => panic!("not a resume error: {other:?}"),
+    }
+}
+
+/// "A run whose process dies resumes from its last completed step, with no operator step": the
+/// dead worker's key is held until its lease expires, then another worker resumes it; every
+/// completed tool call never runs again; the one in flight runs again with the same
+/// idempotency key.
 #[tokio::test(start_paused = true)]
-async fn a_stopped_run_resumes_from_its_last_step_in_another_worker() {
-    let store = Arc::new(InMemoryCheckpointer::new());
+async fn a_dead_workers_run_is_taken_over_once_its_lease_expired() {
+    let store = store();
     let ran = Effects::memory();
     let first = agent(&store, Durability::EveryStep, "worker-1", &ran, true);
     let mut thread = first.thread();
     let before = thread.clone();
-    run_until_it_hangs(&first, &mut thread).await;
-    assert_eq!(thread, before, "a dropped run leaves its thread as it was");
+    dies_while_it_hangs(first.run_in(&mut thread, "go")).await;
+    assert_eq!(
+        thread, before,
+        "a run that never ended leaves its thread as it was"
+    );
 
-    // The key is the thread's, held by the worker that stopped; its checkpoint has the model's
-    // answer and the completed call.
+    // The key is the thread's, still leased to the dead worker; it holds the model's answer
+    // and the completed call.
     let key = thread.id().as_str().to_owned();
     assert_eq!(
         store.list().await.unwrap(),
-        [Stored::new(key.clone(), Some("worker-1".to_owned()))]
+        [Stored::new(key.clone(), Some("worker-1".to_owned()), false)]
     );
-    let second = agent(&store, Durability::EveryStep, "worker-2", &ran, false);
-    assert_eq!(store.claim(&key, "worker-2").await.unwrap(), None, "held");
-    // Its supervisor knows worker-1 is gone.
-    assert!(store.release(&key, "worker-1").await.unwrap());
-    let checkpoint = store.claim(&key, "worker-2").await.unwrap().unwrap();
-    assert!(!checkpoint.is_pause());
+    let Some(Record::Checkpoint(checkpoint)) = store.get(&key).await.unwrap() else {
+        panic!("a step is stored");
+    };
     let Position::Tools { results, .. } = checkpoint.position() else {
         panic!("{:?}", checkpoint.position());
     };
     assert_eq!(results[0].as_ref().unwrap().content, "fast done");
     assert!(results[1].is_none());
 
-    let done = second.resume_in(&mut thread, checkpoint, []).await.unwrap();
+    let second = agent(&store, Durability::EveryStep, "worker-2", &ran, false);
+    let refused = second
+        .resume_in(&mut thread, ResumeFrom::stored(&key), [])
+        .await
+        .unwrap_err();
+    assert!(is_claimed(&refused, "worker-1"), "{refused:?}");
+    tokio::time::advance(LEASE).await;
+    let done = second
+        .resume_in(&mut thread, ResumeFrom::stored(&key), [])
+        .await
+        .unwrap();
     assert_eq!(done.end, EndReason::Finished);
     assert_eq!(done.text().as_deref(), Some("all done"));
     assert_eq!(
@@ -110,69 +156,149 @@ async fn a_stopped_run_resumes_from_its_last_step_in_another_worker() {
     let slow = ran.of("slow");
     assert_eq!(slow.len(), 2, "the call in flight runs again");
     assert_eq!(slow[0], slow[1], "with the same idempotency key");
-    assert!(slow[0].ends_with(":call_slow"), "{}", slow[0]);
-    // The thread has the whole run, valid for any provider, and the store nothing.
+    // The thread has the whole run, valid for any provider; the store the run's tombstone.
     assert_eq!(thread.messages().len(), 5);
     assert_eq!(thread.runs(), 1);
     assert_no_dangling(thread.messages());
-    assert_eq!(store.list().await.unwrap(), []);
+    assert_eq!(store.list().await.unwrap(), [Stored::new(key, None, true)]);
 }
 
-/// Outside a thread the run's id is the key; `resume` takes a step checkpoint with no answers.
+/// A run whose future is dropped (its client went away, it was cancelled) lets its key go at
+/// once: another worker resumes it without waiting for the lease, and the thread runs again.
 #[tokio::test(start_paused = true)]
-async fn a_run_outside_a_thread_is_kept_under_its_run_id() {
-    let store = Arc::new(InMemoryCheckpointer::new());
+async fn a_dropped_run_releases_its_key() {
+    let store = store();
     let ran = Effects::memory();
     let first = agent(&store, Durability::EveryStep, "worker-1", &ran, true);
-    let stopped = tokio::time::timeout(Duration::from_secs(60), first.run("go")).await;
+    let mut thread = first.thread();
+    let stopped =
+        tokio::time::timeout(Duration::from_secs(1), first.run_in(&mut thread, "go")).await;
     assert!(stopped.is_err());
-    let stored = store.list().await.unwrap();
-    assert_eq!(stored.len(), 1);
-    let key = stored[0].key.clone();
-    let checkpoint = store.claim(&key, "worker-1").await.unwrap().unwrap();
-    assert_eq!(checkpoint.run_id(), key);
-
-    // The same worker, restarted, takes its own key back.
-    let restarted = agent(&store, Durability::EveryStep, "worker-1", &ran, false);
-    let done = restarted.resume(checkpoint, []).await.unwrap();
+    settle().await;
+    let key = thread.id().as_str().to_owned();
+    assert_eq!(
+        store.list().await.unwrap(),
+        [Stored::new(key.clone(), None, false)],
+        "released"
+    );
+    let second = agent(&store, Durability::EveryStep, "worker-2", &ran, false);
+    let done = second
+        .resume_in(&mut thread, ResumeFrom::stored(&key), [])
+        .await
+        .unwrap();
     assert_eq!(done.text().as_deref(), Some("all done"));
     assert_eq!(ran.of("fast").len(), 1);
-    assert_eq!(store.list().await.unwrap(), []);
 }
 
-/// `Pauses` writes a paused run's checkpoint, its key free for whoever has the answers; the
-/// run resumed by another worker ends, and its key goes. Nothing is written between steps.
-#[tokio::test]
-async fn pauses_are_written_free_and_the_end_deletes_them() {
-    let store = Arc::new(InMemoryCheckpointer::new());
+/// A cancelled run of `Pauses` (which stores nothing until it pauses) lets its thread's key go
+/// too: the thread's next run is not refused.
+#[tokio::test(start_paused = true)]
+async fn a_cancelled_run_leaves_its_thread_free() {
+    let store = store();
     let ran = Effects::memory();
-    let asking = Agent::builder(ScriptedModel::new([
-        ModelResponse::tool_calls([ToolCall::new("q", "ask_user", json!({ "question": "?" }))]),
-        ModelResponse::text("thanks"),
-    ]))
-    .tool(AskUser)
-    .checkpointer(store.clone(), Durability::Pauses)
-    .worker("api")
-    .build();
+    let hanging = agent(&store, Durability::Pauses, "worker-1", &ran, true);
+    let mut thread = hanging.thread();
+    let stopped =
+        tokio::time::timeout(Duration::from_secs(1), hanging.run_in(&mut thread, "go")).await;
+    assert!(stopped.is_err());
+    settle().await;
+    assert_eq!(
+        store.list().await.unwrap(),
+        [],
+        "nothing stored, nothing held"
+    );
+    let working = agent(&store, Durability::Pauses, "worker-1", &ran, false);
+    let done = working.run_in(&mut thread, "go").await.unwrap();
+    assert_eq!(done.text().as_deref(), Some("all done"));
+}
+
+/// Outside a thread the run's id is the key.
+#[tokio::test(start_paused = true)]
+async fn a_run_outside_a_thread_is_kept_under_its_run_id() {
+    let store = store();
+    let ran = Effects::memory();
+    let first = agent(&store, Durability::EveryStep, "worker-1", &ran, true);
+    dies_while_it_hangs(first.run("go")).await;
+    let key = store.list().await.unwrap().remove(0).key;
+    let Some(Record::Checkpoint(checkpoint)) = store.get(&key).await.unwrap() else {
+        panic!("stored");
+    };
+    assert_eq!(checkpoint.run_id(), key);
+    tokio::time::advance(LEASE).await;
+    let restarted = agent(&store, Durability::EveryStep, "worker-1", &ran, false);
+    let done = restarted
+        .resume(ResumeFrom::stored(&key), [])
+        .await
+        .unwrap();
+    assert_eq!(done.text().as_deref(), Some("all done"));
+    assert_eq!(ran.of("fast").len(), 1);
+}
+
+/// `Pauses` writes a paused run's checkpoint, its key free for whoever has the answers;
+/// nothing between steps; the run resumed by another worker ends, and leaves its tombstone.
+/// A run that never paused leaves nothing.
+#[tokio::test(start_paused = true)]
+async fn pauses_are_written_free_and_the_end_leaves_a_tombstone() {
+    let store = store();
+    let asking = |worker: &str| {
+        Agent::builder(ScriptedModel::new([
+            ModelResponse::tool_calls([ToolCall::new("q", "ask_user", json!({ "question": "?" }))]),
+            ModelResponse::text("thanks"),
+        ]))
+        .tool(AskUser)
+        .checkpointer(store.clone(), Durability::Pauses)
+        .worker(worker)
+        .build()
+    };
+    let asking = asking("worker");
     let paused = asking.run("hi").await.unwrap();
     assert_eq!(paused.end, EndReason::Interrupted);
-    let stored = store.list().await.unwrap();
-    assert_eq!(stored.len(), 1);
-    assert_eq!(stored[0].held_by, None);
+    let checkpoint = paused.checkpoint.unwrap();
+    let key = checkpoint.run_id().to_owned();
     assert_eq!(
-        store.get(&stored[0].key).await.unwrap().as_ref(),
-        paused.checkpoint.as_ref()
+        store.list().await.unwrap(),
+        [Stored::new(key.clone(), None, false)]
+    );
+    assert_eq!(
+        store.get(&key).await.unwrap(),
+        Some(Record::Checkpoint(Box::new(checkpoint.clone())))
     );
 
-    let checkpoint = store.claim(&stored[0].key, "api").await.unwrap().unwrap();
-    let answers: Vec<_> = checkpoint
-        .pending()
-        .map(|id| (id.clone(), json!("Ada")))
-        .collect();
+    let answers = answer_all(&checkpoint, json!("Ada"));
     let done = asking.resume(checkpoint, answers).await.unwrap();
     assert_eq!(done.text().as_deref(), Some("thanks"));
-    assert_eq!(store.list().await.unwrap(), []);
-    assert!(ran.lines().is_empty());
+    let Some(Record::Ended(tombstone)) = store.get(&key).await.unwrap() else {
+        panic!("a tombstone");
+    };
+    assert_eq!(
+        (
+            tombstone.run_id.as_str(),
+            tombstone.how.as_str(),
+            tombstone.by.as_str()
+        ),
+        (key.as_str(), "finished", "worker")
+    );
+
+    let plain = Agent::builder(ScriptedModel::new([ModelResponse::text("hi")]))
+        .checkpointer(store.clone(), Durability::Pauses)
+        .build();
+    plain.run("hi").await.unwrap();
+    assert_eq!(
+        store.list().await.unwrap().len(),
+        1,
+        "a run that never paused leaves nothing"
+    );
+}
+
+/// An answer for every pending interrupt.
+fn answer_all(
+    checkpoint: &Checkpoint,
+    answer: serde_json::Value,
+) -> Vec<(InterruptId, serde_json::Value)> {
+    checkpoint
+        .pending()
+        .map(|id| (id.clone(), answer.clone()))
+        .collect()
 }
 
 /// `Never` writes nothing, even for a pause (the checkpoint is in the output only).
@@ -191,7 +317,7 @@ async fn never_writes_nothing() {
 }
 
 /// Every step of a run is written as the run goes: before each model call, when the model's
-/// answer is kept, as each tool call completes; the key held by the worker throughout.
+/// answer is kept, as each tool call completes; the key leased by the worker throughout.
 #[tokio::test]
 async fn every_step_is_written_as_the_run_goes() {
     /// Records the position of the run's checkpoint each time the model is called.
@@ -203,9 +329,11 @@ async fn every_step_is_written_as_the_run_goes() {
     let model = ScriptedModel::from_rule(move |request| {
         let Watch(store, seen) = &watch;
         let stored = futures::executor::block_on(store.list()).unwrap();
-        let checkpoint = futures::executor::block_on(store.get(&stored[0].key))
-            .unwrap()
-            .unwrap();
+        let Some(Record::Checkpoint(checkpoint)) =
+            futures::executor::block_on(store.get(&stored[0].key)).unwrap()
+        else {
+            panic!("a step is stored");
+        };
         seen.lock().unwrap().push(format!(
             "{:?} step {} held by {:?}",
             std::mem::discriminant(checkpoint.position())
@@ -240,39 +368,34 @@ async fn every_step_is_written_as_the_run_goes() {
             "true step 1 held by Some(\"w\")"
         ]
     );
-    assert_eq!(store.list().await.unwrap(), []);
+    assert!(store.list().await.unwrap()[0].ended);
 }
 
-/// A worker that does not hold the key cannot write it: its run fails at its first write
-/// (`CheckpointError::Claimed`), and the holder's checkpoint is left as it was.
-#[tokio::test]
+/// A run on a key another worker's live lease holds is refused before anything runs, and the
+/// holder's checkpoint is left as it was.
+#[tokio::test(start_paused = true)]
 async fn a_run_on_a_key_another_worker_holds_is_refused() {
-    let store = Arc::new(InMemoryCheckpointer::new());
+    let store = store();
     let ran = Effects::memory();
     let agent = agent(&store, Durability::EveryStep, "intruder", &ran, false);
     let mut thread = agent.thread();
     let holder = store_rules::step("the owner's").await;
-    store
-        .put(thread.id().as_str(), &holder, "owner")
-        .await
-        .unwrap();
+    store_rules::store_as(&*store, thread.id().as_str(), &holder, "owner").await;
     let error = agent.run_in(&mut thread, "go").await.unwrap_err();
-    let hookchain::Error::Checkpoint(error) = error else {
-        panic!("{error:?}");
-    };
-    assert!(
-        matches!(&*error, CheckpointError::Claimed { by, .. } if by == "owner"),
-        "{error:?}"
-    );
+    assert!(is_claimed(&error, "owner"), "{error:?}");
     assert!(ran.lines().is_empty());
-    assert_eq!(store.get(thread.id().as_str()).await.unwrap(), Some(holder));
+    assert!(agent.model().requests().is_empty());
+    assert_eq!(
+        store.get(thread.id().as_str()).await.unwrap(),
+        Some(Record::Checkpoint(Box::new(holder)))
+    );
 }
 
 /// A run that fails releases its key and leaves its last checkpoint: another worker resumes it
-/// from there (the completed call does not run again).
-#[tokio::test]
+/// from there at once (the completed call does not run again).
+#[tokio::test(start_paused = true)]
 async fn a_failed_run_leaves_its_last_step_for_another_worker() {
-    let store = Arc::new(InMemoryCheckpointer::new());
+    let store = store();
     let ran = Effects::memory();
     let failing = Agent::builder(ScriptedModel::new([ModelResponse::tool_calls([
         ToolCall::new("c", "fast", json!({})),
@@ -287,61 +410,26 @@ async fn a_failed_run_leaves_its_last_step_for_another_worker() {
     .build();
     // The script has no second answer: the second model call fails.
     let error = failing.run("go").await.unwrap_err();
-    assert!(matches!(error, hookchain::Error::Model(_)), "{error:?}");
+    assert!(matches!(error, Error::Model(_)), "{error:?}");
     let stored = store.list().await.unwrap();
     assert_eq!(stored.len(), 1);
     assert_eq!(stored[0].held_by, None, "released");
 
     let working = agent(&store, Durability::EveryStep, "w2", &ran, false);
-    let checkpoint = store.claim(&stored[0].key, "w2").await.unwrap().unwrap();
-    assert!(matches!(checkpoint.position(), Position::Step));
-    let done = working.resume(checkpoint, []).await.unwrap();
+    let done = working
+        .resume(ResumeFrom::stored(&stored[0].key), [])
+        .await
+        .unwrap();
     assert_eq!(done.text().as_deref(), Some("all done"));
     assert_eq!(ran.of("fast").len(), 1);
-    assert_eq!(store.list().await.unwrap(), []);
 }
 
-/// A stored checkpoint another worker holds does not resume on this agent: refused before
-/// anything runs (not after the run, when its end cannot be written).
-#[tokio::test]
-async fn a_checkpoint_another_worker_holds_does_not_resume() {
-    let store = Arc::new(InMemoryCheckpointer::new());
-    let asking = |worker: &str| {
-        Agent::builder(ScriptedModel::new([
-            ModelResponse::tool_calls([ToolCall::new("q", "ask_user", json!({ "question": "?" }))]),
-            ModelResponse::text("thanks"),
-        ]))
-        .tool(AskUser)
-        .checkpointer(store.clone(), Durability::Pauses)
-        .worker(worker)
-        .build()
-    };
-    let paused = asking("a").run("hi").await.unwrap();
-    let key = store.list().await.unwrap().remove(0).key;
-    let checkpoint = store.claim(&key, "someone-else").await.unwrap().unwrap();
-    assert_eq!(checkpoint, paused.checkpoint.unwrap());
-    let answers: Vec<_> = checkpoint
-        .pending()
-        .map(|id| (id.clone(), json!("Ada")))
-        .collect();
-    let other = asking("b");
-    let error = other.resume(checkpoint, answers).await.unwrap_err();
-    let hookchain::Error::Checkpoint(error) = error else {
-        panic!("{error:?}");
-    };
-    assert!(
-        matches!(&*error, CheckpointError::Claimed { by, .. } if by == "someone-else"),
-        "{error:?}"
-    );
-    assert!(other.model().requests().is_empty(), "something ran");
-}
-
-/// A streamed run keeps its steps as an unstreamed one: a stopped stream leaves its last step in
-/// the store, and another worker finishes it.
+/// A streamed run keeps its steps as an unstreamed one: a dropped stream leaves its last step
+/// in the store, free, and another worker finishes it.
 #[tokio::test(start_paused = true)]
 async fn a_streamed_run_keeps_its_steps() {
     use futures::StreamExt;
-    let store = Arc::new(InMemoryCheckpointer::new());
+    let store = store();
     let ran = Effects::memory();
     let first = agent(&store, Durability::EveryStep, "worker-1", &ran, true);
     let mut thread = first.thread();
@@ -355,14 +443,415 @@ async fn a_streamed_run_keeps_its_steps() {
         .await;
         assert!(consumed.is_err(), "the stream ended");
     }
+    settle().await;
     let key = thread.id().as_str().to_owned();
-    assert!(store.release(&key, "worker-1").await.unwrap());
     let second = agent(&store, Durability::EveryStep, "worker-2", &ran, false);
-    let checkpoint = store.claim(&key, "worker-2").await.unwrap().unwrap();
-    let done = second.resume_in(&mut thread, checkpoint, []).await.unwrap();
+    let done = second
+        .resume_in(&mut thread, ResumeFrom::stored(&key), [])
+        .await
+        .unwrap();
     assert_eq!(done.text().as_deref(), Some("all done"));
     assert_eq!(ran.of("fast").len(), 1);
-    assert_eq!(store.list().await.unwrap(), []);
+}
+
+/// A long tool call outlives many leases: the run renews its lease while it waits, so no other
+/// worker may take the run over meanwhile.
+#[tokio::test(start_paused = true)]
+async fn a_running_worker_renews_its_lease() {
+    /// Sleeps five leases long, then answers.
+    struct Slow;
+    impl hookchain::Tool for Slow {
+        fn spec(&self) -> hookchain::ToolSpec {
+            hookchain::ToolSpec::new("fast", "Takes long.", json!({ "type": "object" }))
+        }
+        async fn call(
+            &self,
+            _: ToolContext<'_>,
+            _: serde_json::Value,
+        ) -> Result<String, hookchain::ToolError> {
+            tokio::time::sleep(LEASE * 5).await;
+            Ok("slept".into())
+        }
+    }
+    let store = store();
+    let ran = Effects::memory();
+    let slow = Agent::builder(ScriptedModel::new([
+        ModelResponse::tool_calls([ToolCall::new("c", "fast", json!({}))]),
+        ModelResponse::text("rested"),
+    ]))
+    .tool(Slow)
+    .checkpointer(store.clone(), Durability::EveryStep)
+    .worker("w1")
+    .lease(LEASE)
+    .build();
+    let other = agent(&store, Durability::EveryStep, "w2", &ran, false);
+    let run = slow.run("go");
+    let watch = async {
+        for _ in 0..8 {
+            tokio::time::sleep(LEASE / 2).await;
+            let key = store.list().await.unwrap().remove(0).key;
+            let refused = other
+                .resume(ResumeFrom::stored(&key), [])
+                .await
+                .unwrap_err();
+            assert!(is_claimed(&refused, "w1"), "{refused:?}");
+        }
+    };
+    let (done, ()) = futures::join!(run, watch);
+    assert_eq!(done.unwrap().text().as_deref(), Some("rested"));
+    assert!(ran.lines().is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exactly once at the seams: approvals retried, duplicated, replayed
+// ---------------------------------------------------------------------------------------------
+
+/// An agent whose model calls `pay` and `notify` at once, both needing an approval
+/// (`HumanInTheLoop`); `notify` hangs if `hang` (the client gives up while it waits).
+fn approving(
+    store: &Arc<InMemoryCheckpointer>,
+    durability: Durability,
+    worker: &str,
+    ran: &Effects,
+    hang: bool,
+) -> Agent<ScriptedModel, HumanInTheLoop> {
+    let model = ScriptedModel::from_rule(|request| {
+        let answered = request.messages.iter().any(|m| m.role == Role::Tool);
+        Ok(if answered {
+            ModelResponse::text("paid")
+        } else {
+            ModelResponse::tool_calls([
+                ToolCall::new("call_pay", "pay", json!({})),
+                ToolCall::new("call_notify", "notify", json!({})),
+            ])
+        })
+    });
+    Agent::builder(model)
+        .tool(EffectTool {
+            name: "pay",
+            effects: ran.clone(),
+            hang: false,
+        })
+        .tool(EffectTool {
+            name: "notify",
+            effects: ran.clone(),
+            hang,
+        })
+        .chain(
+            HumanInTheLoop::new()
+                .interrupt_on("pay", ToolPolicy::always())
+                .interrupt_on("notify", ToolPolicy::always()),
+        )
+        .checkpointer(store.clone(), durability)
+        .worker(worker)
+        .lease(LEASE)
+        .build()
+}
+
+/// Approves every action of `checkpoint`.
+fn approve(checkpoint: &Checkpoint) -> Vec<(InterruptId, serde_json::Value)> {
+    checkpoint
+        .interrupts()
+        .iter()
+        .map(|interrupt| {
+            let request = ApprovalRequest::from_interrupt(interrupt).expect("an approval");
+            ApprovalResponse::approve_all(&request).answer(interrupt)
+        })
+        .collect()
+}
+
+/// Pauses a run of `approving` for its approval: the checkpoint, stored.
+async fn paused_for_approval(
+    store: &Arc<InMemoryCheckpointer>,
+    durability: Durability,
+) -> Checkpoint {
+    let agent = approving(store, durability, "api", &Effects::memory(), false);
+    let paused = agent.run("pay the bill").await.unwrap();
+    assert_eq!(paused.end, EndReason::Interrupted);
+    paused.checkpoint.unwrap()
+}
+
+/// "A client timed out during a resume, the run stopped after the approved tool ran, and the
+/// retried approval ran it again" — in `Pauses` and in `EveryStep`: the retry of the same
+/// approval is refused (the run went on past that pause), the run is finished from what the
+/// store holds, and `pay` ran once.
+#[tokio::test(start_paused = true)]
+async fn a_retried_approval_after_a_client_timeout_runs_nothing_twice() {
+    for durability in [Durability::Pauses, Durability::EveryStep] {
+        let store = store();
+        let ran = Effects::memory();
+        let checkpoint = paused_for_approval(&store, durability).await;
+        let answers = approve(&checkpoint);
+        let first = approving(&store, durability, "web-1", &ran, true);
+        let timed_out = tokio::time::timeout(
+            Duration::from_secs(5),
+            first.resume(checkpoint.clone(), answers.clone()),
+        )
+        .await;
+        assert!(timed_out.is_err(), "{durability:?}: the client gave up");
+        settle().await;
+        assert_eq!(ran.of("pay").len(), 1);
+
+        let retry = approving(&store, durability, "web-2", &ran, false);
+        let refused = retry
+            .resume(checkpoint.clone(), answers.clone())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(resume_error(refused), ResumeError::Superseded { ref checkpoint, .. } if checkpoint == checkpoint.as_str()),
+            "{durability:?}"
+        );
+        let done = retry
+            .resume(ResumeFrom::stored(checkpoint.run_id()), [])
+            .await
+            .unwrap();
+        assert_eq!(done.text().as_deref(), Some("paid"));
+        assert_eq!(ran.of("pay").len(), 1, "{durability:?}: pay ran twice");
+        let notify = ran.of("notify");
+        assert_eq!(
+            notify.len(),
+            2,
+            "{durability:?}: the call in flight runs again"
+        );
+        assert_eq!(notify[0], notify[1], "{durability:?}: with the same key");
+
+        // And once more after the end: the tombstone refuses it.
+        let replayed = retry.resume(checkpoint, answers).await.unwrap_err();
+        assert!(
+            matches!(resume_error(replayed), ResumeError::Ended { .. }),
+            "{durability:?}"
+        );
+        assert_eq!(ran.of("pay").len(), 1);
+    }
+}
+
+/// "Resuming the same pause checkpoint after its run finished re-ran the approved payment":
+/// refused with the run's tombstone while it is kept, and as not stored after it — never run.
+#[tokio::test(start_paused = true)]
+async fn a_finished_runs_checkpoint_is_refused() {
+    let store = store();
+    let ran = Effects::memory();
+    let checkpoint = paused_for_approval(&store, Durability::Pauses).await;
+    let agent = approving(&store, Durability::Pauses, "web", &ran, false);
+    let done = agent
+        .resume(checkpoint.clone(), approve(&checkpoint))
+        .await
+        .unwrap();
+    assert_eq!(done.end, EndReason::Finished);
+    assert_eq!(ran.of("pay").len(), 1);
+
+    let refused = resume_error(
+        agent
+            .resume(checkpoint.clone(), approve(&checkpoint))
+            .await
+            .unwrap_err(),
+    );
+    let ResumeError::Ended { tombstone, .. } = &refused else {
+        panic!("{refused:?}")
+    };
+    assert_eq!(
+        (
+            tombstone.run_id.as_str(),
+            tombstone.by.as_str(),
+            tombstone.how.as_str()
+        ),
+        (checkpoint.run_id(), "web", "finished")
+    );
+    assert_eq!(tombstone.checkpoint, checkpoint.id());
+    assert!(refused.to_string().contains("run ended"), "{refused}");
+
+    tokio::time::advance(Duration::from_secs(24 * 60 * 60)).await;
+    let refused = resume_error(
+        agent
+            .resume(checkpoint.clone(), approve(&checkpoint))
+            .await
+            .unwrap_err(),
+    );
+    assert!(
+        matches!(refused, ResumeError::NotStored { .. }),
+        "{refused:?}"
+    );
+    assert_eq!(ran.of("pay").len(), 1);
+    assert!(store.list().await.unwrap().is_empty());
+}
+
+/// "Two workers that each received the same approval both ran it": of two resumes at once,
+/// one runs it, the other is refused.
+#[tokio::test(start_paused = true)]
+async fn two_workers_with_one_approval_run_it_once() {
+    let store = store();
+    let ran = Effects::memory();
+    let checkpoint = paused_for_approval(&store, Durability::Pauses).await;
+    let (a, b) = (
+        approving(&store, Durability::Pauses, "a", &ran, false),
+        approving(&store, Durability::Pauses, "b", &ran, false),
+    );
+    let (first, second) = futures::join!(
+        a.resume(checkpoint.clone(), approve(&checkpoint)),
+        b.resume(checkpoint.clone(), approve(&checkpoint)),
+    );
+    let (done, refused) = match (first, second) {
+        (Ok(done), Err(refused)) | (Err(refused), Ok(done)) => (done, refused),
+        other => panic!("exactly one resume runs: {other:?}"),
+    };
+    assert_eq!(done.text().as_deref(), Some("paid"));
+    let busy = is_claimed(&refused, "a") || is_claimed(&refused, "b");
+    let ended =
+        matches!(&refused, Error::Resume(error) if matches!(**error, ResumeError::Ended { .. }));
+    assert!(busy || ended, "{refused:?}");
+    assert_eq!(ran.of("pay").len(), 1);
+}
+
+/// "A stale pause checkpoint resumed over a newer step checkpoint of the same run": refused,
+/// and the store still holds the newer one, which resumes.
+#[tokio::test(start_paused = true)]
+async fn a_stale_pause_does_not_resume_over_a_newer_step() {
+    let store = store();
+    let ran = Effects::memory();
+    let checkpoint = paused_for_approval(&store, Durability::EveryStep).await;
+    let worker = approving(&store, Durability::EveryStep, "w1", &ran, true);
+    dies_while_it_hangs(worker.resume(checkpoint.clone(), approve(&checkpoint))).await;
+    let key = checkpoint.run_id();
+    let Some(Record::Checkpoint(newer)) = store.get(key).await.unwrap() else {
+        panic!()
+    };
+    assert!(!newer.is_pause());
+    tokio::time::advance(LEASE).await;
+
+    let other = approving(&store, Durability::EveryStep, "w2", &ran, false);
+    let refused = resume_error(
+        other
+            .resume(checkpoint.clone(), approve(&checkpoint))
+            .await
+            .unwrap_err(),
+    );
+    assert!(
+        matches!(&refused, ResumeError::Superseded { stored, .. } if stored == newer.id()),
+        "{refused:?}"
+    );
+    assert_eq!(
+        store.get(key).await.unwrap(),
+        Some(Record::Checkpoint(newer.clone()))
+    );
+    assert_eq!(
+        store.list().await.unwrap()[0].held_by,
+        None,
+        "the refused resume let the key go"
+    );
+    let done = other.resume(newer, []).await.unwrap();
+    assert_eq!(done.text().as_deref(), Some("paid"));
+    assert_eq!(ran.of("pay").len(), 1);
+}
+
+/// A store whose `end` fails (its other operations work): the cleanup after a run.
+struct EndFails(InMemoryCheckpointer);
+
+impl Checkpointer for EndFails {
+    async fn claim(
+        &self,
+        key: &str,
+        worker: &str,
+        ttl: Duration,
+    ) -> Result<Claim, CheckpointError> {
+        self.0.claim(key, worker, ttl).await
+    }
+    async fn get(&self, key: &str) -> Result<Option<Record>, CheckpointError> {
+        self.0.get(key).await
+    }
+    async fn list(&self) -> Result<Vec<Stored>, CheckpointError> {
+        self.0.list().await
+    }
+    async fn put(
+        &self,
+        key: &str,
+        checkpoint: &Checkpoint,
+        lease: &Lease,
+    ) -> Result<(), CheckpointError> {
+        self.0.put(key, checkpoint, lease).await
+    }
+    async fn renew(
+        &self,
+        key: &str,
+        lease: &Lease,
+    ) -> Result<std::time::SystemTime, CheckpointError> {
+        self.0.renew(key, lease).await
+    }
+    async fn release(&self, key: &str, lease: &Lease) -> Result<bool, CheckpointError> {
+        self.0.release(key, lease).await
+    }
+    async fn end(&self, _: &str, _: &Lease, _: Option<&Tombstone>) -> Result<(), CheckpointError> {
+        Err(CheckpointError::Store {
+            what: "end",
+            source: "the database went away".into(),
+        })
+    }
+}
+
+/// "A finished run was reported as failed when the store's cleanup failed": the output comes
+/// back, with the cleanup error beside it.
+#[tokio::test]
+async fn a_finished_run_keeps_its_output_when_cleanup_fails() {
+    let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("done")]))
+        .checkpointer(EndFails(InMemoryCheckpointer::new()), Durability::EveryStep)
+        .build();
+    let output: RunOutput = agent.run("go").await.unwrap();
+    assert_eq!(output.text().as_deref(), Some("done"));
+    let error = output
+        .cleanup_error
+        .expect("the cleanup error, beside the output");
+    assert!(matches!(
+        error.error(),
+        CheckpointError::Store { what: "end", .. }
+    ));
+    assert!(error.to_string().contains("the run ended"), "{error}");
+}
+
+/// A durable agent resumes only what its store holds: a key that holds nothing, or a
+/// checkpoint never stored, is refused before anything runs.
+#[tokio::test(start_paused = true)]
+async fn nothing_stored_does_not_resume() {
+    let store = store();
+    let ran = Effects::memory();
+    let agent = approving(&store, Durability::Pauses, "w", &ran, false);
+    let refused = resume_error(
+        agent
+            .resume(ResumeFrom::stored("nobody"), [])
+            .await
+            .unwrap_err(),
+    );
+    assert!(
+        matches!(refused, ResumeError::NotStored { ref key } if key == "nobody"),
+        "{refused:?}"
+    );
+    // A checkpoint of an agent that keeps nothing, handed to one that keeps its runs.
+    let keeps_nothing = approving(&store, Durability::Never, "w", &ran, false);
+    let checkpoint = keeps_nothing.run("pay").await.unwrap().checkpoint.unwrap();
+    let refused = resume_error(
+        agent
+            .resume(checkpoint.clone(), approve(&checkpoint))
+            .await
+            .unwrap_err(),
+    );
+    assert!(
+        matches!(refused, ResumeError::NotStored { .. }),
+        "{refused:?}"
+    );
+    assert!(ran.lines().is_empty());
+    assert!(
+        store.list().await.unwrap().is_empty(),
+        "the refused claims left nothing"
+    );
+    // Without a store, `stored` cannot be resumed.
+    let refused = resume_error(
+        keeps_nothing
+            .resume(ResumeFrom::stored("k"), [])
+            .await
+            .unwrap_err(),
+    );
+    assert!(
+        matches!(refused, ResumeError::NotStored { .. }),
+        "{refused:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -377,11 +866,14 @@ mod stopped_anywhere {
 
     use hookchain::interrupt::{Checkpointer, InMemoryCheckpointer};
     use hookchain::prelude::*;
-    use hookchain::{Durability, EndReason, Role, Tool, ToolError, ToolSpec};
+    use hookchain::{Durability, EndReason, ResumeFrom, Role, Tool, ToolError, ToolSpec};
     use proptest::prelude::*;
     use serde_json::json;
 
-    use crate::support::Effects;
+    use crate::support::{Effects, ManualClock};
+
+    /// The agents' lease.
+    const LEASE: std::time::Duration = std::time::Duration::from_secs(30);
 
     /// The `fx` tool: records `fx <idempotency key>` (and `fx-done <key>` as it returns), then lets the executor run something
     /// else before it answers — once for calls `…_a`, twice for `…_b`, three times for `…_c`,
@@ -474,6 +966,7 @@ mod stopped_anywhere {
             .tool(Fx(effects.clone()))
             .checkpointer(store.clone(), Durability::EveryStep)
             .worker(worker)
+            .lease(LEASE)
             .build()
     }
 
@@ -489,10 +982,11 @@ mod stopped_anywhere {
         #![proptest_config(ProptestConfig::with_cases(300))]
 
         /// "A run whose worker dies resumes from its last completed step", wherever it dies:
-        /// the run stopped after any number of polls and finished by another worker from the
-        /// store has the history of the same run never stopped; a call that had returned never
-        /// runs again, one in flight may (once more, with the same key), and those are of one
-        /// step; the store is empty at the end.
+        /// the run stopped after any number of polls (its future dropped outside any tokio
+        /// runtime, so nothing releases its lease) and finished from the store by another
+        /// worker once the lease expired has the history of the same run never stopped; a call
+        /// that had returned never runs again, one in flight may (once more, with the same
+        /// key), and those are of one step; the store holds the run's tombstone at the end.
         #[test]
         fn a_run_stopped_anywhere_ends_as_if_never_stopped(
             script in any_script(),
@@ -507,7 +1001,8 @@ mod stopped_anywhere {
                     thread.messages().to_vec()
                 };
 
-                let store = Arc::new(InMemoryCheckpointer::new());
+                let clock = ManualClock::new();
+                let store = Arc::new(InMemoryCheckpointer::new().with_clock(clock.clock()));
                 let effects = Effects::memory();
                 let first = agent(&script, &store, "worker-1", &effects);
                 let mut thread = first.thread();
@@ -521,16 +1016,19 @@ mod stopped_anywhere {
                 if stopped.is_none() {
                     let second = agent(&script, &store, "worker-2", &effects);
                     let key = thread.id().as_str().to_owned();
-                    store.release(&key, "worker-1").await.unwrap();
-                    let output = match store.claim(&key, "worker-2").await.unwrap() {
-                        Some(checkpoint) => second.resume_in(&mut thread, checkpoint, []).await,
+                    clock.advance(LEASE);
+                    let output = match second.resume_in(&mut thread, ResumeFrom::stored(&key), []).await {
                         // Stopped before its first step was written: it starts again.
-                        None => second.run_in(&mut thread, "go").await,
+                        Err(Error::Resume(error)) if matches!(*error, hookchain::interrupt::ResumeError::NotStored { .. }) => {
+                            second.run_in(&mut thread, "go").await
+                        }
+                        output => output,
                     };
                     prop_assert_eq!(output.unwrap().end, EndReason::Finished);
                 }
                 prop_assert_eq!(thread.messages(), &reference[..]);
-                prop_assert!(store.list().await.unwrap().is_empty());
+                let stored = store.list().await.unwrap();
+                prop_assert!(stored.len() == 1 && stored[0].ended && stored[0].held_by.is_none(), "{:?}", stored);
 
                 let ran = effects.of("fx");
                 let calls = script.iter().flatten().count();

@@ -8,8 +8,9 @@
 //!   calls `fast` and `slow` at once; `fast` completes, `slow` records that it started and
 //!   never returns. The parent waits until the store holds the step checkpoint with `fast`'s
 //!   result, then kills the child with SIGKILL.
-//! - `recover`: worker `worker-2` releases the dead worker's key, claims it, and resumes the run
-//!   on the thread as the application had stored it before the run; `slow` now completes.
+//! - `recover`: worker `worker-2` resumes what the store holds (`ResumeFrom::stored`) on the
+//!   thread as the application had stored it before the run: refused while the dead worker's
+//!   lease lasts (nobody releases anything), then resumed once it expired; `slow` now completes.
 //!
 //! Each tool appends `<tool> <idempotency key>` to a side-effect file each time it runs, so the
 //! parent can count: `fast` once, `slow` twice with the same key (it was in flight).
@@ -26,9 +27,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hookchain::interrupt::{Checkpointer, FileCheckpointer, Position};
+use hookchain::interrupt::{
+    CheckpointError, Checkpointer, DynCheckpointer, FileCheckpointer, Position, Record, Stored,
+};
 use hookchain::prelude::*;
-use hookchain::{Durability, EndReason, Role, Thread, ThreadId};
+use hookchain::{Durability, EndReason, ResumeFrom, Role, Thread, ThreadId};
 use serde_json::json;
 use support::{EffectTool, Effects};
 
@@ -37,10 +40,14 @@ const DIR: &str = "HOOKCHAIN_KILL_DIR";
 const STORE: &str = "HOOKCHAIN_KILL_STORE";
 const THREAD: &str = "conversation-7";
 
+/// How long the workers' leases last: the dead worker's run is taken over this long after its
+/// last renewal.
+const LEASE: Duration = Duration::from_secs(1);
+
 /// The agent of both phases; `slow` hangs in the first.
-fn agent<S: Checkpointer + 'static>(
+fn agent(
     dir: &Path,
-    store: S,
+    store: Arc<dyn DynCheckpointer>,
     worker: &str,
     hang: bool,
 ) -> Agent<ScriptedModel> {
@@ -68,32 +75,34 @@ fn agent<S: Checkpointer + 'static>(
         })
         .checkpointer(store, Durability::EveryStep)
         .worker(worker)
+        .lease(LEASE)
         .build()
 }
 
-/// Runs `phase` with the store `store` (`file`, `sqlite`, or `postgres:<config>`).
-async fn child(phase: &str, store: &str, dir: &Path) {
+/// The store `store` names (`file`, `sqlite`, or `postgres:<config>`).
+async fn open(store: &str, dir: &Path) -> Arc<dyn DynCheckpointer> {
     #[cfg(feature = "postgres")]
     if let Some(config) = store.strip_prefix("postgres:") {
-        let store = hookchain::interrupt::PostgresCheckpointer::connect(config)
-            .await
-            .expect("connect to the test's Postgres");
-        return child_with(phase, dir, store).await;
+        return Arc::new(
+            hookchain::interrupt::PostgresCheckpointer::connect(config)
+                .await
+                .expect("connect to the test's Postgres"),
+        );
     }
     match store {
-        "file" => child_with(phase, dir, FileCheckpointer::new(dir.join("store"))).await,
+        "file" => Arc::new(FileCheckpointer::new(dir.join("store"))),
         #[cfg(feature = "sqlite")]
-        "sqlite" => {
-            let store = hookchain::interrupt::SqliteCheckpointer::open(dir.join("store.db"))
-                .expect("open the SQLite store");
-            child_with(phase, dir, store).await;
-        }
+        "sqlite" => Arc::new(
+            hookchain::interrupt::SqliteCheckpointer::open(dir.join("store.db"))
+                .expect("open the SQLite store"),
+        ),
         other => panic!("unknown store {other}"),
     }
 }
 
-async fn child_with<S: Checkpointer + 'static>(phase: &str, dir: &Path, store: S) {
-    let store = Arc::new(store);
+/// Runs `phase` with the store `store`.
+async fn child(phase: &str, store: &str, dir: &Path) {
+    let store = open(store, dir).await;
     let thread_file = dir.join("thread.json");
     match phase {
         "run" => {
@@ -107,19 +116,31 @@ async fn child_with<S: Checkpointer + 'static>(phase: &str, dir: &Path, store: S
         "recover" => {
             let mut thread: Thread<()> =
                 serde_json::from_str(&std::fs::read_to_string(&thread_file).unwrap()).unwrap();
-            // Worker 1 is gone (its supervisor knows): its key is released, and claimed.
-            assert!(store.release(THREAD, "worker-1").await.unwrap());
-            let checkpoint = store
-                .claim(THREAD, "worker-2")
-                .await
-                .unwrap()
-                .expect("the dead worker's checkpoint");
             let agent = agent(dir, store.clone(), "worker-2", false);
-            let output = agent.resume_in(&mut thread, checkpoint, []).await.unwrap();
+            // Nobody releases the dead worker's key: it is taken once its lease expired.
+            let mut refused = 0;
+            let output = loop {
+                match agent
+                    .resume_in(&mut thread, ResumeFrom::stored(THREAD), [])
+                    .await
+                {
+                    Err(Error::Checkpoint(error)) if matches!(*error, CheckpointError::Claimed { ref by, .. } if by == "worker-1") =>
+                    {
+                        refused += 1;
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                    done => break done.unwrap(),
+                }
+            };
             assert_eq!(output.end, EndReason::Finished);
             std::fs::write(&thread_file, serde_json::to_string(&thread).unwrap()).unwrap();
-            assert!(store.list().await.unwrap().is_empty());
-            println!("phase recover: done");
+            let stored = store.list().await.unwrap();
+            assert_eq!(
+                stored,
+                [Stored::new(THREAD, None, true)],
+                "the run's tombstone, free"
+            );
+            println!("phase recover: done (refused {refused} times while the lease lasted)");
         }
         other => panic!("unknown phase {other}"),
     }
@@ -160,34 +181,11 @@ async fn wait_for_the_step(store: &str, dir: &Path, worker: &mut Child) {
 }
 
 async fn fast_result_stored(store: &str, dir: &Path) -> bool {
-    #[cfg(feature = "postgres")]
-    if let Some(config) = store.strip_prefix("postgres:") {
-        let store = hookchain::interrupt::PostgresCheckpointer::connect(config)
-            .await
-            .expect("connect to the test's Postgres");
-        return stored_with_fast_result(store.get(THREAD).await);
-    }
-    let checkpoint = match store {
-        "file" => FileCheckpointer::new(dir.join("store")).get(THREAD).await,
-        #[cfg(feature = "sqlite")]
-        "sqlite" => {
-            hookchain::interrupt::SqliteCheckpointer::open(dir.join("store.db"))
-                .unwrap()
-                .get(THREAD)
-                .await
-        }
-        other => panic!("unknown store {other}"),
-    };
-    stored_with_fast_result(checkpoint)
-}
-
-/// Whether `checkpoint` is the step with `fast`'s result.
-fn stored_with_fast_result(
-    checkpoint: Result<Option<hookchain::Checkpoint>, hookchain::interrupt::CheckpointError>,
-) -> bool {
+    let stored = open(store, dir).await.get(THREAD).await;
     matches!(
-        checkpoint.ok().flatten().map(|c| c.position().clone()),
-        Some(Position::Tools { results, .. }) if results[0].is_some()
+        stored,
+        Ok(Some(Record::Checkpoint(checkpoint)))
+            if matches!(checkpoint.position(), Position::Tools { results, .. } if results[0].is_some())
     )
 }
 

@@ -18,7 +18,7 @@ use std::convert::Infallible;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use hookchain::interrupt::{Checkpointer, FileCheckpointer};
+use hookchain::interrupt::{Checkpointer, Claim, FileCheckpointer, Record};
 use hookchain::prelude::*;
 use hookchain::tool::AskUser;
 use hookchain::{EndReason, FnTool, Role, hook};
@@ -33,6 +33,8 @@ const PHASE: &str = "HOOKCHAIN_DURABLE_PHASE";
 const DIR: &str = "HOOKCHAIN_DURABLE_DIR";
 /// The key of the checkpoint in the store.
 const KEY: &str = "conversation-1";
+/// How long a phase's lease on the key lasts.
+const LEASE: std::time::Duration = std::time::Duration::from_secs(60);
 /// This test's name, for `--exact`.
 const TEST: &str = "durable_resume_across_processes";
 
@@ -92,8 +94,12 @@ async fn pause(dir: &Path) {
     let ids: Vec<&str> = output.interrupts().iter().map(|i| i.id.as_str()).collect();
     assert_eq!(ids, ["0/1:tool:call_ask"]);
     let checkpoint = output.checkpoint.expect("a paused run has a checkpoint");
-    FileCheckpointer::new(dir)
-        .put(KEY, &checkpoint, "phase-1")
+    let store = FileCheckpointer::new(dir);
+    let Claim::Granted { lease, .. } = store.claim(KEY, "phase-1", LEASE).await.unwrap() else {
+        panic!("the key is free");
+    };
+    store
+        .put(KEY, &checkpoint, &lease)
         .await
         .expect("save the checkpoint");
     println!("phase 1: paused, checkpoint saved");
@@ -103,11 +109,16 @@ async fn pause(dir: &Path) {
 async fn finish(dir: &Path) {
     let agent = agent(dir);
     let store = FileCheckpointer::new(dir);
-    let checkpoint = store
-        .claim(KEY, "phase-2")
+    let Claim::Granted {
+        lease,
+        record: Ok(Some(Record::Checkpoint(checkpoint))),
+    } = store
+        .claim(KEY, "phase-2", LEASE)
         .await
         .expect("claim the checkpoint")
-        .expect("phase 1 saved a checkpoint");
+    else {
+        panic!("phase 1 saved a checkpoint");
+    };
     let answers: Vec<_> = checkpoint
         .pending()
         .map(|id| (id.clone(), json!("Ada")))
@@ -147,7 +158,7 @@ async fn finish(dir: &Path) {
     std::fs::write(dir.join("final.txt"), output.text().unwrap().as_bytes())
         .expect("write the result");
     store
-        .delete(KEY, "phase-2")
+        .end(KEY, &lease, None)
         .await
         .expect("delete the checkpoint");
     println!("phase 2: resumed and finished");

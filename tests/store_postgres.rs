@@ -6,7 +6,10 @@
 mod pg;
 mod store_rules;
 
-use hookchain::interrupt::{CheckpointError, Checkpointer, PostgresCheckpointer, Stored};
+use hookchain::interrupt::{
+    CheckpointError, Checkpointer, Claim, Clock, PostgresCheckpointer, Record, Stored,
+};
+use store_rules::store_as;
 
 /// A store on `server`'s database.
 async fn connect(server: &pg::Postgres) -> PostgresCheckpointer {
@@ -15,27 +18,24 @@ async fn connect(server: &pg::Postgres) -> PostgresCheckpointer {
         .expect("the test's server takes connections")
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn postgres_checkpointer_follows_the_rules() {
     let server = pg::Postgres::start();
-    let store = connect(&server).await;
+    let store = connect(&server).await.with_clock(Clock::tokio());
     store_rules::check(&store).await;
 }
 
 /// A row whose checkpoint is not one (edited by hand) reads as `Decode`, not as a panic or
-/// `None`; claiming it fails the same way and leaves it held by the claimer.
+/// `None`; a claim is granted with the error, and the claimer ends it.
 #[tokio::test]
 async fn a_corrupt_row_reads_as_decode() {
     let server = pg::Postgres::start();
     let store = connect(&server).await;
-    store
-        .put("t", &store_rules::pause().await, "w")
-        .await
-        .unwrap();
+    store_as(&store, "t", &store_rules::pause().await, "w").await;
     let client = store.pool().get().await.unwrap();
     let edited = client
         .execute(
-            "UPDATE hookchain_checkpoints SET checkpoint = left(checkpoint, 40) WHERE key = $1",
+            "UPDATE hookchain_runs SET checkpoint = left(checkpoint, 40) WHERE key = $1",
             &[&"t"],
         )
         .await
@@ -55,10 +55,49 @@ async fn workers_starting_at_once_create_the_table_once() {
         .collect::<Result<Vec<_>, _>>()
         .unwrap();
     let checkpoint = store_rules::pause().await;
-    stores[0].put("k", &checkpoint, "w").await.unwrap();
+    store_as(&stores[0], "k", &checkpoint, "w").await;
     for store in &stores {
-        assert_eq!(store.get("k").await.unwrap().as_ref(), Some(&checkpoint));
+        assert_eq!(
+            store.get("k").await.unwrap(),
+            Some(Record::Checkpoint(Box::new(checkpoint.clone())))
+        );
     }
+}
+
+/// A database of the version before leases (the table `hookchain_checkpoints`) has its rows
+/// copied into the new table once, as free keys, when a store is first made on it.
+#[tokio::test]
+async fn an_older_table_is_copied_over() {
+    let server = pg::Postgres::start();
+    let checkpoint = store_rules::pause().await;
+    {
+        let store = connect(&server).await;
+        let client = store.pool().get().await.unwrap();
+        client
+            .batch_execute(
+                "DROP TABLE hookchain_runs;
+                 CREATE TABLE hookchain_checkpoints (key text PRIMARY KEY, checkpoint text NOT NULL,
+                     held_by text, updated_at timestamptz NOT NULL DEFAULT now())",
+            )
+            .await
+            .unwrap();
+        client
+            .execute(
+                "INSERT INTO hookchain_checkpoints (key, checkpoint, held_by) VALUES ('old', $1, 'w')",
+                &[&checkpoint.to_json().unwrap()],
+            )
+            .await
+            .unwrap();
+    }
+    let store = connect(&server).await;
+    assert_eq!(
+        store.list().await.unwrap(),
+        [Stored::new("old", None, false)]
+    );
+    assert_eq!(
+        store.get("old").await.unwrap(),
+        Some(Record::Checkpoint(Box::new(checkpoint)))
+    );
 }
 
 /// Two stores with pools of their own (two workers' processes, as far as the server can tell)
@@ -69,10 +108,7 @@ async fn two_pools_racing_claims_on_one_key_give_it_to_one() {
     let server = pg::Postgres::start();
     let first = connect(&server).await;
     let second = connect(&server).await;
-    first
-        .put("race", &store_rules::pause().await, "api")
-        .await
-        .unwrap();
+    store_as(&first, "race", &store_rules::pause().await, "api").await;
 
     let claims = (0..16).map(|i| {
         let store = if i % 2 == 0 {
@@ -82,8 +118,11 @@ async fn two_pools_racing_claims_on_one_key_give_it_to_one() {
         };
         tokio::spawn(async move {
             let worker = format!("worker-{i}");
-            let claimed = store.claim("race", &worker).await.unwrap();
-            claimed.map(|_| worker)
+            let claim = store
+                .claim("race", &worker, store_rules::TTL)
+                .await
+                .unwrap();
+            matches!(claim, Claim::Granted { .. }).then_some(worker)
         })
     });
     let winners: Vec<String> = futures::future::join_all(claims)
@@ -94,7 +133,7 @@ async fn two_pools_racing_claims_on_one_key_give_it_to_one() {
     assert_eq!(winners.len(), 1, "{winners:?}");
     assert_eq!(
         second.list().await.unwrap(),
-        [Stored::new("race", Some(winners[0].clone()))]
+        [Stored::new("race", Some(winners[0].clone()), false)]
     );
 }
 

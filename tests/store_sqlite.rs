@@ -5,63 +5,68 @@
 mod store_rules;
 mod support;
 
-use hookchain::interrupt::{CheckpointError, Checkpointer, SqliteCheckpointer, Stored};
+use hookchain::interrupt::{
+    CheckpointError, Checkpointer, Clock, Record, SqliteCheckpointer, Stored,
+};
+use store_rules::{busy, claim, store_as};
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn sqlite_checkpointer_follows_the_rules() {
     let dir = support::temp_dir("store_sqlite", "rules");
-    let store = SqliteCheckpointer::open(dir.join("checkpoints.db")).unwrap();
+    let store = SqliteCheckpointer::open(dir.join("checkpoints.db"))
+        .unwrap()
+        .with_clock(Clock::tokio());
     store_rules::check(&store).await;
     drop(store);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// What was stored is there when the file is opened again, holders included; opening an
+/// What was stored is there when the file is opened again, leases included; opening an
 /// existing file does not touch its table.
 #[tokio::test]
 async fn a_reopened_store_keeps_what_was_stored() {
     let dir = support::temp_dir("store_sqlite", "reopen");
     let path = dir.join("checkpoints.db");
     let (paused, step) = (store_rules::pause().await, store_rules::step("s").await);
-    {
+    let first = {
         let store = SqliteCheckpointer::open(&path).unwrap();
-        store.put("paused", &paused, "w-1").await.unwrap();
-        store.put("running", &step, "w-2").await.unwrap();
-    }
+        store_as(&store, "paused", &paused, "w-1").await;
+        store_as(&store, "running", &step, "w-2").await
+    };
     let store = SqliteCheckpointer::open(&path).unwrap();
     assert_eq!(store.path(), path);
-    assert_eq!(store.get("paused").await.unwrap(), Some(paused));
-    assert_eq!(store.get("running").await.unwrap(), Some(step.clone()));
+    assert_eq!(
+        store.get("paused").await.unwrap(),
+        Some(Record::Checkpoint(Box::new(paused)))
+    );
+    assert_eq!(
+        store.get("running").await.unwrap(),
+        Some(Record::Checkpoint(Box::new(step.clone())))
+    );
     assert_eq!(
         store.list().await.unwrap(),
         [
-            Stored::new("paused", None),
-            Stored::new("running", Some("w-2".to_owned()))
+            Stored::new("paused", None, false),
+            Stored::new("running", Some("w-2".to_owned()), false)
         ]
     );
-    // Still fenced after the reopen.
-    let refused = store.put("running", &step, "w-1").await;
-    assert!(
-        matches!(&refused, Err(CheckpointError::Claimed { key, by }) if key == "running" && by == "w-2"),
-        "{refused:?}"
-    );
+    // Still leased after the reopen, and its lease still writes.
+    assert_eq!(busy(&store, "running", "w-1").await, "w-2");
+    store.put("running", &step, &first).await.unwrap();
     drop(store);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// A row whose checkpoint was damaged on disk (a field renamed in the file's bytes) reads as
-/// `Decode`, not as a panic or `None`; claiming it fails the same way and leaves it held by
-/// the claimer, who releases it.
+/// `Decode`, not as a panic or `None`; a claim is granted with the error, and the claimer
+/// ends it.
 #[tokio::test]
 async fn a_corrupt_row_reads_as_decode() {
     let dir = support::temp_dir("store_sqlite", "corrupt");
     let path = dir.join("checkpoints.db");
     {
         let store = SqliteCheckpointer::open(&path).unwrap();
-        store
-            .put("t", &store_rules::pause().await, "w")
-            .await
-            .unwrap();
+        store_as(&store, "t", &store_rules::pause().await, "w").await;
     }
     // The last connection closed: the write-ahead log is in the file, and gone.
     let wal = dir.join("checkpoints.db-wal");
@@ -115,11 +120,25 @@ fn sqlite_checkpointer_works_on_a_current_thread_runtime() {
         .build()
         .unwrap();
     let store = SqliteCheckpointer::open(dir.join("checkpoints.db")).unwrap();
-    runtime.block_on(store_rules::check(&store));
+    runtime.block_on(async {
+        let (lease, _) = claim(&store, "t", "w").await;
+        store
+            .put("t", &store_rules::pause().await, &lease)
+            .await
+            .unwrap();
+        let claims =
+            (0..8).map(|i| store.claim("t", if i == 0 { "a" } else { "b" }, store_rules::TTL));
+        let granted = futures::future::join_all(claims)
+            .await
+            .into_iter()
+            .filter(|claim| matches!(claim, Ok(hookchain::interrupt::Claim::Granted { .. })))
+            .count();
+        assert_eq!(granted, 1);
+    });
 
     let outside = futures::executor::block_on(store.get("t")).unwrap_err();
     assert!(
-        matches!(outside, CheckpointError::Store { what: "get", .. }),
+        matches!(outside, CheckpointError::Store { what: "read", .. }),
         "{outside:?}"
     );
     drop(store);

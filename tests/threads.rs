@@ -13,11 +13,11 @@ use hookchain::builtin::human_in_the_loop::{
     ApprovalRequest, ApprovalResponse, HumanInTheLoop, ToolPolicy,
 };
 use hookchain::interrupt::{
-    Checkpointer, FileCheckpointer, InMemoryCheckpointer, ResumeError, Stored,
+    Checkpointer, Claim, FileCheckpointer, InMemoryCheckpointer, Lease, Record, ResumeError, Stored,
 };
 use hookchain::prelude::*;
 use hookchain::tool::AskUser;
-use hookchain::{EndReason, Model, ModelError, RunOutput, Thread, ThreadError, chain};
+use hookchain::{Checkpoint, EndReason, Model, ModelError, RunOutput, Thread, ThreadError, chain};
 use serde_json::json;
 
 use support::{assert_no_dangling, counting_tool, echo_tool, new_log};
@@ -244,27 +244,39 @@ async fn resume_what_one_caller_takes(store: &impl Checkpointer) {
     let agent = approved_charging_agent(&charges);
     let paused = agent.run("pay").await.unwrap();
     let answers = approve_all(&paused);
+    let ttl = std::time::Duration::from_secs(30);
+    let Claim::Granted { lease, .. } = store.claim("run-1", "api", ttl).await.unwrap() else {
+        panic!("free");
+    };
     store
-        .put("run-1", &paused.checkpoint.unwrap(), "api")
+        .put("run-1", &paused.checkpoint.unwrap(), &lease)
         .await
         .unwrap();
-    let (first, second) = futures::join!(store.claim("run-1", "a"), store.claim("run-1", "b"));
-    let (first, second) = (first.unwrap(), second.unwrap());
-    assert!(
-        first.is_some() != second.is_some(),
-        "exactly one caller gets it"
+    let (first, second) = futures::join!(
+        store.claim("run-1", "a", ttl),
+        store.claim("run-1", "b", ttl)
     );
-    let holder = if first.is_some() { "a" } else { "b" };
+    let granted: Vec<(&str, Lease, Box<Checkpoint>)> =
+        [("a", first.unwrap()), ("b", second.unwrap())]
+            .into_iter()
+            .filter_map(|(worker, claim)| match claim {
+                Claim::Granted {
+                    lease,
+                    record: Ok(Some(Record::Checkpoint(checkpoint))),
+                } => Some((worker, lease, checkpoint)),
+                _ => None,
+            })
+            .collect();
+    assert_eq!(granted.len(), 1, "exactly one caller gets it");
+    let (holder, lease, checkpoint) = granted.into_iter().next().unwrap();
     assert_eq!(
         store.list().await.unwrap(),
-        [Stored::new("run-1", Some(holder.to_owned()))]
+        [Stored::new("run-1", Some(holder.to_owned()), false)]
     );
-    let done = agent
-        .resume(first.or(second).unwrap(), answers)
-        .await
-        .unwrap();
+    let done = agent.resume(checkpoint, answers).await.unwrap();
     assert_eq!(done.text().as_deref(), Some("charged"));
     assert_eq!(charges.load(Ordering::SeqCst), 1);
+    store.end("run-1", &lease, None).await.unwrap();
 }
 
 /// "`RunOutput::text` is this run's answer": after a pause there is none, even in a thread

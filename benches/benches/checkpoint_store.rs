@@ -16,11 +16,10 @@
 mod pg;
 
 use std::hint::black_box;
+use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use hookchain::interrupt::{
-    Checkpointer, FileCheckpointer, InMemoryCheckpointer, PostgresCheckpointer, SqliteCheckpointer,
-};
+use hookchain::interrupt::{Checkpointer, Claim, FileCheckpointer, InMemoryCheckpointer, PostgresCheckpointer, SqliteCheckpointer};
 use hookchain::prelude::*;
 use hookchain::{Checkpoint, EndReason, chain, hook};
 use serde_json::json;
@@ -92,14 +91,15 @@ fn put_one(
     store: &impl Checkpointer,
     checkpoint: &Checkpoint,
 ) {
-    // The first put creates the key; the measured ones replace it, as steps do.
-    runtime
-        .block_on(store.put("run-1", checkpoint, "worker-1"))
-        .expect("put");
+    // The key is claimed once; the measured puts replace its step, as a run's do.
+    let claim = runtime.block_on(store.claim("run-1", "worker-1", Duration::from_secs(3600)));
+    let Ok(Claim::Granted { lease, .. }) = claim else {
+        panic!("the key is free");
+    };
     c.bench_function(BenchmarkId::new("put", name), |b| {
         b.iter(|| {
             runtime
-                .block_on(store.put("run-1", black_box(checkpoint), "worker-1"))
+                .block_on(store.put("run-1", black_box(checkpoint), &lease))
                 .expect("put")
         })
     });

@@ -28,8 +28,8 @@ mod telemetry;
 pub mod tool;
 
 pub use agent::{
-    Agent, AgentBuilder, AgentEvent, AgentStream, AgentWith, Durability, EndReason, RunInput,
-    RunOutput, Thread, ThreadError, ThreadId,
+    Agent, AgentBuilder, AgentEvent, AgentStream, AgentWith, CleanupError, Durability, EndReason,
+    ResumeFrom, RunInput, RunOutput, Thread, ThreadError, ThreadId,
 };
 pub use context::{CallFrame, Context, RunContext, SavedValueError, ToolContext};
 pub use error::{BoxError, Error, MiddlewareError, ModelError, ModelErrorKind};

@@ -14,39 +14,42 @@
 //!
 //! # The rules every store follows
 //!
-//! Both implement [`Checkpointer`](hookchain_core::interrupt::Checkpointer) and follow its
-//! rules (the test suite `tests/store_rules` of the repository checks them on each store):
+//! Both are [`SlotStore`](hookchain_core::interrupt::SlotStore)s, and so follow the rules of
+//! [`Checkpointer`](hookchain_core::interrupt::Checkpointer) the same way as the stores of the
+//! core (the test suite `tests/store_rules` of the repository checks them on each store):
 //!
-//! - **A claim is atomic, in one statement** (`UPDATE … WHERE key = ? AND (held_by IS NULL
-//!   OR held_by = ?) RETURNING checkpoint`): of several workers, in any number of processes,
-//!   claiming one free key at once, exactly one gets the checkpoint, so a paused run is
-//!   resumed once.
-//! - **Writes are fenced in the database**: a `put` is an upsert that replaces a row only if
-//!   it is free or held by the writer (`INSERT … ON CONFLICT (key) DO UPDATE … WHERE held_by IS
-//!   NULL OR held_by = ?`), a `delete` checks and deletes under a lock; a worker that lost its
-//!   key gets [`CheckpointError::Claimed`](hookchain_core::interrupt::CheckpointError::Claimed)
-//!   naming the worker that holds it, and never overwrites the run it took over.
+//! - **Every operation is one transaction** that reads the key's row under a lock (SQLite: a
+//!   transaction begun `IMMEDIATE`; Postgres: `SELECT … FOR UPDATE`), applies the rule and
+//!   writes the row back: of several workers, in any number of processes or machines, claiming
+//!   one key at once, exactly one is granted its lease, so a paused run is resumed once.
+//! - **Writes are fenced by the lease's token**: a worker whose lease expired and was taken
+//!   over gets [`CheckpointError::Claimed`](hookchain_core::interrupt::CheckpointError::Claimed)
+//!   or [`LeaseLost`](hookchain_core::interrupt::CheckpointError::LeaseLost), and never
+//!   overwrites the run another worker took over. A dead worker's lease expires: nothing needs
+//!   an operator.
 //! - **Errors are values**: a database that fails is
 //!   [`CheckpointError::Store`](hookchain_core::interrupt::CheckpointError::Store) (what the
 //!   store was doing, and the driver's error as its source); a row that is not a checkpoint is
 //!   [`CheckpointError::Decode`](hookchain_core::interrupt::CheckpointError::Decode). A store
 //!   never panics on what it reads.
-//! - Keys are kept as text and listed in the order of their bytes, like the other stores.
+//! - Keys are kept as text and listed in the order of their bytes, like the other stores;
+//!   tombstones past their retention are swept as runs end.
 //!
-//! Both keep one table, `hookchain_checkpoints` (`key`, `checkpoint`, `held_by`,
-//! `updated_at`), created when the store is opened if it is missing. The checkpoint is stored
+//! Both keep one table, `hookchain_runs` (`key`, `checkpoint`, `ended`, `held_by`, `token`,
+//! `expires_at`, `updated_at`), created when the store is opened if it is missing (the rows
+//! of an earlier version's `hookchain_checkpoints` copied over once). The checkpoint is stored
 //! as the text [`Checkpoint::to_json`](hookchain_core::Checkpoint::to_json) wrote.
 //!
 //! # Example
 //!
-//! Code that resumes stored runs is written against the trait, whichever store it is given:
+//! An agent given a store keeps its runs there; any worker resumes what the store holds, once:
 //! `SqliteCheckpointer::open("checkpoints.db")?` on one machine,
 //! `PostgresCheckpointer::connect("host=db user=agents dbname=agents").await?` for many.
 //!
 //! ```
-//! use hookchain::interrupt::Checkpointer;
+//! use hookchain::interrupt::{Checkpointer, InMemoryCheckpointer, Record};
 //! use hookchain::prelude::*;
-//! use hookchain::{RunOutput, chain, hook};
+//! use hookchain::{Durability, ResumeFrom, RunOutput, chain, hook};
 //! use serde_json::json;
 //!
 //! /// Asks before every model call.
@@ -58,37 +61,36 @@
 //!     }
 //! }
 //!
-//! /// Resumes the paused run under `key` with `answer`, if `worker` is the one that gets it
-//! /// (`None`: another worker did, or there is no such run).
-//! async fn resume_if_mine(
-//!     store: &impl Checkpointer,
+//! /// Answers the pause stored under `key` with `answer`, for every interrupt it waits on: the
+//! /// run goes on once, whoever else answers it (refused: nothing runs twice).
+//! async fn approve(
 //!     agent: &Agent<ScriptedModel, (ask_first,)>,
+//!     store: &impl Checkpointer,
 //!     key: &str,
-//!     worker: &str,
 //!     answer: serde_json::Value,
-//! ) -> Result<Option<RunOutput>, Box<dyn std::error::Error>> {
-//!     let Some(checkpoint) = store.claim(key, worker).await? else {
-//!         return Ok(None);
+//! ) -> Result<RunOutput, Box<dyn std::error::Error>> {
+//!     let Some(Record::Checkpoint(paused)) = store.get(key).await? else {
+//!         return Err(format!("no run waits under {key}").into());
 //!     };
-//!     let answers: Vec<_> = checkpoint.pending().map(|id| (id.clone(), answer.clone())).collect();
-//!     let output = agent.resume(checkpoint, answers).await?;
-//!     store.delete(key, worker).await?;
-//!     Ok(Some(output))
+//!     let answers: Vec<_> = paused.pending().map(|id| (id.clone(), answer.clone())).collect();
+//!     Ok(agent.resume(ResumeFrom::stored(key), answers).await?)
 //! }
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! # let store = hookchain::interrupt::InMemoryCheckpointer::new();
-//! # let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("done")]))
-//! #     .chain(chain![ask_first])
-//! #     .build();
-//! # let paused = agent.run("start").await?;
-//! # store.put("run-1", &paused.checkpoint.unwrap(), "api").await?;
-//! # let done = resume_if_mine(&store, &agent, "run-1", "w", json!("go")).await?;
-//! # assert_eq!(done.unwrap().text().as_deref(), Some("done"));
+//! let store = std::sync::Arc::new(InMemoryCheckpointer::new()); // or SQLite, or Postgres
+//! let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("done")]))
+//!     .chain(chain![ask_first])
+//!     .checkpointer(store.clone(), Durability::Pauses)
+//!     .build();
+//! let paused = agent.run("start").await?;
+//! let key = paused.checkpoint.unwrap().run_id().to_owned();
+//! let done = approve(&agent, &store, &key, json!("go")).await?;
+//! assert_eq!(done.text().as_deref(), Some("done"));
+//! // The run's tombstone is under its key: a second approval runs nothing.
+//! assert!(approve(&agent, &store, &key, json!("go")).await.is_err());
 //! # Ok(())
 //! # }
 //! ```
-
 //!
 #![cfg_attr(
     feature = "sqlite",
@@ -135,18 +137,55 @@ fn store_error<E: Into<hookchain_core::BoxError>>(
     }
 }
 
-/// A fenced write changed nothing, yet nobody else holds the key: cannot happen while the
-/// transaction holds the lock, and is reported rather than taken for a success.
+/// One row of the table `hookchain_runs`, as both stores keep it: the checkpoint's JSON, the
+/// tombstone's JSON, the lease's holder, token and expiry (milliseconds since the Unix epoch).
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-#[derive(Debug)]
-struct Unchanged;
-
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
-impl std::fmt::Display for Unchanged {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the checkpoint was not written, and no other worker holds its key")
-    }
+struct Row {
+    checkpoint: Option<String>,
+    ended: Option<String>,
+    held_by: Option<String>,
+    token: i64,
+    expires_at: i64,
 }
 
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
-impl std::error::Error for Unchanged {}
+impl Row {
+    /// The slot the row holds: a tombstone that does not decode is [`CheckpointError::Decode`]
+    /// (a checkpoint is decoded only when handed out, so a corrupt one can still be claimed
+    /// and ended).
+    fn into_slot(
+        self,
+    ) -> Result<hookchain_core::interrupt::Slot, hookchain_core::interrupt::CheckpointError> {
+        let ended = self
+            .ended
+            .map(|json| serde_json::from_str(&json))
+            .transpose()
+            .map_err(hookchain_core::interrupt::CheckpointError::Decode)?;
+        Ok(hookchain_core::interrupt::Slot::new(
+            self.checkpoint,
+            ended,
+            self.held_by,
+            u64::try_from(self.token).unwrap_or(0),
+            u64::try_from(self.expires_at).unwrap_or(0),
+        ))
+    }
+
+    /// The row that keeps `slot`.
+    fn of(
+        slot: &hookchain_core::interrupt::Slot,
+    ) -> Result<Row, hookchain_core::interrupt::CheckpointError> {
+        let ended = slot
+            .ended
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(hookchain_core::interrupt::CheckpointError::Encode)?;
+        Ok(Row {
+            checkpoint: slot.checkpoint.clone(),
+            ended,
+            held_by: slot.held_by.clone(),
+            token: i64::try_from(slot.token).unwrap_or(i64::MAX),
+            expires_at: i64::try_from(slot.expires_at).unwrap_or(i64::MAX),
+        })
+    }
+}

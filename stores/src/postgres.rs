@@ -3,12 +3,12 @@
 use std::fmt;
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
-use hookchain_core::interrupt::{
-    Checkpoint, CheckpointError, Checkpointer, Stored, fence, holder_after_put, valid_key,
-};
+use std::time::SystemTime;
+
+use hookchain_core::interrupt::{CheckpointError, Clock, Slot, SlotStore, millis, valid_key};
 use tokio_postgres::{NoTls, Statement};
 
-use crate::{Unchanged, store_error};
+use crate::{Row, store_error};
 
 /// The crates of the pool and the client, for building a pool of your own (TLS, sizes,
 /// timeouts) to give [`PostgresCheckpointer::from_pool`].
@@ -19,52 +19,61 @@ pub use {deadpool_postgres, tokio_postgres};
 /// all but one of several sessions running it together.
 const CREATE_LOCK: i64 = 0x686f_6f6b_6368_6b70; // "hookchkp"
 
-const EXISTS: &str = "SELECT to_regclass('hookchain_checkpoints') IS NOT NULL";
+const EXISTS: &str = "SELECT to_regclass('hookchain_runs') IS NOT NULL";
 
-const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS hookchain_checkpoints (
+/// The table; and the rows of an earlier version's table copied over once, as free keys.
+const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS hookchain_runs (
     key text PRIMARY KEY,
-    checkpoint text NOT NULL,
+    checkpoint text,
+    ended text,
     held_by text,
+    token bigint NOT NULL,
+    expires_at bigint NOT NULL,
     updated_at timestamptz NOT NULL DEFAULT now()
-)";
+);
+DO $$ BEGIN
+    IF to_regclass('hookchain_checkpoints') IS NOT NULL THEN
+        INSERT INTO hookchain_runs (key, checkpoint, token, expires_at, updated_at)
+        SELECT key, checkpoint, 0, 0, updated_at FROM hookchain_checkpoints
+        ON CONFLICT (key) DO NOTHING;
+    END IF;
+END $$";
 
-/// The fenced upsert: a new key is inserted, a free key or one `$4` holds is replaced, a key
-/// another worker holds is left alone (and locked, in a transaction).
-const PUT: &str =
-    "INSERT INTO hookchain_checkpoints AS stored (key, checkpoint, held_by, updated_at)
-    VALUES ($1, $2, $3, now())
-    ON CONFLICT (key) DO UPDATE SET
-        checkpoint = EXCLUDED.checkpoint,
-        held_by = EXCLUDED.held_by,
-        updated_at = now()
-    WHERE stored.held_by IS NULL OR stored.held_by = $4";
+/// A row for a key that has none, so that the next statement can lock it: returns the key
+/// when it inserted it (the key held nothing).
+const ENSURE: &str = "INSERT INTO hookchain_runs (key, token, expires_at) VALUES ($1, 0, 0)
+    ON CONFLICT (key) DO NOTHING RETURNING key";
 
-/// The claim, in one statement: the key becomes `$2`'s if it is free or `$2`'s already.
-const CLAIM: &str = "UPDATE hookchain_checkpoints SET held_by = $2, updated_at = now()
-    WHERE key = $1 AND (held_by IS NULL OR held_by = $2)
-    RETURNING checkpoint";
+const LOCK: &str = "SELECT checkpoint, ended, held_by, token, expires_at FROM hookchain_runs
+    WHERE key = $1 FOR UPDATE";
 
-const RELEASE: &str = "UPDATE hookchain_checkpoints SET held_by = NULL, updated_at = now()
-    WHERE key = $1 AND held_by = $2";
+const READ: &str =
+    "SELECT checkpoint, ended, held_by, token, expires_at FROM hookchain_runs WHERE key = $1";
 
-const GET: &str = "SELECT checkpoint FROM hookchain_checkpoints WHERE key = $1";
+const WRITE: &str = "UPDATE hookchain_runs SET checkpoint = $2, ended = $3, held_by = $4,
+    token = $5, expires_at = $6, updated_at = now() WHERE key = $1";
 
-/// The holder of a key, the row locked until the transaction ends.
-const HOLDER: &str = "SELECT held_by FROM hookchain_checkpoints WHERE key = $1 FOR UPDATE";
-
-/// The fenced delete.
-const DELETE: &str = "DELETE FROM hookchain_checkpoints
-    WHERE key = $1 AND (held_by IS NULL OR held_by = $2)";
+const DELETE: &str = "DELETE FROM hookchain_runs WHERE key = $1";
 
 /// Keys in the order of their bytes (the `C` collation), whatever the database's collation.
-const LIST: &str = "SELECT key, held_by FROM hookchain_checkpoints ORDER BY key COLLATE \"C\"";
+const LIST: &str = "SELECT checkpoint, ended, held_by, token, expires_at, key FROM hookchain_runs
+    ORDER BY key COLLATE \"C\"";
 
-/// Keeps checkpoints in Postgres, in the table `hookchain_checkpoints` (`key text PRIMARY
-/// KEY, checkpoint text NOT NULL, held_by text, updated_at timestamptz NOT NULL`), through a
-/// pool of connections ([`deadpool_postgres::Pool`]).
+/// Tombstones past their retention and free keys holding nothing, swept as runs end.
+const SWEEP: &str = "DELETE FROM hookchain_runs
+    WHERE checkpoint IS NULL AND (held_by IS NULL OR expires_at <= $1)
+    AND (ended IS NULL OR (ended::jsonb ->> 'keep_until')::bigint <= $1)";
+
+/// Keeps checkpoints in Postgres, in the table `hookchain_runs` (`key text PRIMARY KEY,
+/// checkpoint text, ended text, held_by text, token bigint, expires_at bigint, updated_at
+/// timestamptz`: the checkpoint's JSON, the tombstone of a run that ended, the lease's holder,
+/// fencing token and expiry in milliseconds since the Unix epoch), through a pool of
+/// connections ([`deadpool_postgres::Pool`]). A database of an earlier version (the table
+/// `hookchain_checkpoints`) has its rows copied over once, as free keys; the old table is left
+/// for you to drop.
 ///
 /// The checkpoint column is `text`, not `jsonb`: it keeps the checkpoint byte for byte as
-/// [`Checkpoint::to_json`] wrote it (`jsonb` reorders keys, drops duplicates and refuses the
+/// [`Checkpoint::to_json`](hookchain_core::Checkpoint::to_json) wrote it (`jsonb` reorders keys, drops duplicates and refuses the
 /// escape `\u0000`, which a message may hold), and a store has no need to query inside it.
 /// Keys and worker names cannot hold the character NUL (Postgres refuses it in text).
 ///
@@ -76,17 +85,15 @@ const LIST: &str = "SELECT key, held_by FROM hookchain_checkpoints ORDER BY key 
 ///
 /// # What is atomic
 ///
-/// - [`claim`](Checkpointer::claim) is one statement, `UPDATE … SET held_by = $2 WHERE key =
-///   $1 AND (held_by IS NULL OR held_by = $2) RETURNING checkpoint`: of several workers, on any
-///   number of machines, claiming one free key at once, exactly one gets the checkpoint (the
-///   others' `UPDATE`s wait for its row lock, then find the key held).
-/// - [`put`](Checkpointer::put) is the upsert `INSERT … ON CONFLICT (key) DO UPDATE … WHERE
-///   held_by IS NULL OR held_by = $4`, one statement; when it changes nothing, a transaction
-///   repeats it (which locks the row) and reads who holds the key, for
-///   [`CheckpointError::Claimed`].
-/// - [`delete`](Checkpointer::delete) is a fenced `DELETE`; when it deletes nothing, a
-///   transaction locks the row (`SELECT … FOR UPDATE`) to tell a missing key from a held one.
-/// - [`release`](Checkpointer::release) is one conditional `UPDATE`.
+/// Every operation ([`SlotStore`]: the rules of [`Checkpointer`](hookchain_core::interrupt::Checkpointer) are the same in every store)
+/// runs in one transaction that makes sure the key has a row (`INSERT … ON CONFLICT DO
+/// NOTHING`), locks it (`SELECT … FOR UPDATE`), decides, and writes it back: of several
+/// workers, on any number of machines, claiming one key at once, exactly one is granted it
+/// (the others wait for its row lock, then find the key held), and a write whose lease is no
+/// longer the key's is refused ([`CheckpointError::Claimed`], [`CheckpointError::LeaseLost`]).
+/// Leases expire by the workers' clocks (the system's, or
+/// [`with_clock`](PostgresCheckpointer::with_clock)): keep the machines' clocks in step (NTP)
+/// to well within a lease's time to live.
 ///
 /// # Blocking
 ///
@@ -102,15 +109,13 @@ const LIST: &str = "SELECT key, held_by FROM hookchain_checkpoints ORDER BY key 
 /// use hookchain::interrupt::Checkpointer;
 /// use hookchain_stores::PostgresCheckpointer;
 ///
-/// # async fn example(checkpoint: hookchain::Checkpoint) -> Result<(), Box<dyn std::error::Error>> {
+/// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
 /// // A libpq-style connection string, or a URL (`postgresql://agents@db/agents`).
 /// let store = PostgresCheckpointer::connect("host=db user=agents dbname=agents").await?;
-/// store.put("thread-1", &checkpoint, "web-1").await?;
-///
-/// // On any machine: exactly one of the workers claiming it gets it.
-/// if let Some(checkpoint) = store.claim("thread-1", "worker-7").await? {
-///     // … resume it, then:
-///     store.delete("thread-1", "worker-7").await?;
+/// // Give it to the agents of every machine (`.checkpointer(store.clone(), …)`); list what
+/// // it holds:
+/// for stored in store.list().await? {
+///     println!("{} held by {:?}, ended: {}", stored.key, stored.held_by, stored.ended);
 /// }
 /// # Ok(())
 /// # }
@@ -136,6 +141,7 @@ const LIST: &str = "SELECT key, held_by FROM hookchain_checkpoints ORDER BY key 
 #[derive(Clone)]
 pub struct PostgresCheckpointer {
     pool: Pool,
+    clock: Clock,
 }
 
 impl PostgresCheckpointer {
@@ -165,9 +171,19 @@ impl PostgresCheckpointer {
 
     /// A store on the connections of `pool`; creates the table if it is missing.
     pub async fn from_pool(pool: Pool) -> Result<Self, CheckpointError> {
-        let store = PostgresCheckpointer { pool };
+        let store = PostgresCheckpointer {
+            pool,
+            clock: Clock::system(),
+        };
         store.create_table().await?;
         Ok(store)
+    }
+
+    /// The store reading the time from `clock` (leases, retention): the system's by default.
+    #[must_use]
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// The pool of the store's connections.
@@ -227,141 +243,105 @@ impl fmt::Debug for PostgresCheckpointer {
     }
 }
 
-impl Checkpointer for PostgresCheckpointer {
-    async fn put(
-        &self,
-        key: &str,
-        checkpoint: &Checkpoint,
-        worker: &str,
-    ) -> Result<(), CheckpointError> {
-        let what = "put";
+impl SlotStore for PostgresCheckpointer {
+    async fn transact<T, F>(&self, key: &str, operation: F) -> Result<T, CheckpointError>
+    where
+        T: Send + 'static,
+        F: FnOnce(Option<Slot>, SystemTime) -> Result<(Option<Slot>, T), CheckpointError>
+            + Send
+            + 'static,
+    {
+        let what = "write";
+        let error = store_error(what);
         let key = valid_key(key)?;
-        let json = checkpoint.to_json()?;
-        let held_by = holder_after_put(checkpoint, worker);
-        let (mut client, put) = self.prepared(PUT, what).await?;
-        let params: [&(dyn tokio_postgres::types::ToSql + Sync); 4] =
-            [&key, &json, &held_by, &worker];
-        if client
-            .execute(&put, &params)
+        let mut client = self.client(what).await?;
+        let transaction = client.transaction().await.map_err(error)?;
+        let prepare = |sql| transaction.prepare_cached(sql);
+        let (ensure, lock) = (
+            prepare(ENSURE).await.map_err(error)?,
+            prepare(LOCK).await.map_err(error)?,
+        );
+        let inserted = transaction
+            .query_opt(&ensure, &[&key])
             .await
-            .map_err(store_error(what))?
-            == 1
-        {
-            return Ok(());
+            .map_err(error)?
+            .is_some();
+        let row = transaction.query_one(&lock, &[&key]).await.map_err(error)?;
+        let slot = if inserted {
+            None
+        } else {
+            Some(row_of(&row)?.into_slot()?)
+        };
+        let now = self.clock.now();
+        let (updated, done) = operation(slot.clone(), now)?;
+        match &updated {
+            Some(slot) => {
+                let row = Row::of(slot)?;
+                let write = prepare(WRITE).await.map_err(error)?;
+                transaction
+                    .execute(
+                        &write,
+                        &[
+                            &key,
+                            &row.checkpoint,
+                            &row.ended,
+                            &row.held_by,
+                            &row.token,
+                            &row.expires_at,
+                        ],
+                    )
+                    .await
+                    .map_err(error)?;
+            }
+            None => {
+                let delete = prepare(DELETE).await.map_err(error)?;
+                transaction.execute(&delete, &[&key]).await.map_err(error)?;
+            }
         }
-        // Fenced, or so it seemed: again in a transaction, where a fenced upsert locks the
-        // row, so that the holder it reads is the one that fenced it.
-        let transaction = client.transaction().await.map_err(store_error(what))?;
-        if transaction
-            .execute(&put, &params)
-            .await
-            .map_err(store_error(what))?
-            == 0
-        {
-            let holder = holder(&transaction, key, what).await?;
-            fence(key, holder.flatten().as_deref(), worker)?;
-            return Err(store_error(what)(Unchanged));
+        if updated.as_ref().is_some_and(|slot| slot.ended.is_some()) {
+            let now = i64::try_from(millis(now)).unwrap_or(i64::MAX);
+            let sweep = prepare(SWEEP).await.map_err(error)?;
+            transaction.execute(&sweep, &[&now]).await.map_err(error)?;
         }
-        transaction.commit().await.map_err(store_error(what))
+        transaction.commit().await.map_err(error)?;
+        Ok(done)
     }
 
-    async fn get(&self, key: &str) -> Result<Option<Checkpoint>, CheckpointError> {
-        let what = "get";
+    async fn read(&self, key: &str) -> Result<(Option<Slot>, SystemTime), CheckpointError> {
+        let what = "read";
         let key = valid_key(key)?;
-        let (client, get) = self.prepared(GET, what).await?;
+        let (client, read) = self.prepared(READ, what).await?;
         let row = client
-            .query_opt(&get, &[&key])
+            .query_opt(&read, &[&key])
             .await
             .map_err(store_error(what))?;
-        row.map(|row| decode(&row, what)).transpose()
+        let slot = row.map(|row| row_of(&row)?.into_slot()).transpose()?;
+        Ok((slot, self.clock.now()))
     }
 
-    async fn list(&self) -> Result<Vec<Stored>, CheckpointError> {
+    async fn slots(&self) -> Result<(Vec<(String, Slot)>, SystemTime), CheckpointError> {
         let what = "list";
         let (client, list) = self.prepared(LIST, what).await?;
         let rows = client.query(&list, &[]).await.map_err(store_error(what))?;
-        rows.iter()
+        let slots = rows
+            .iter()
             .map(|row| {
-                Ok(Stored::new(
-                    row.try_get::<_, String>(0)?,
-                    row.try_get::<_, Option<String>>(1)?,
-                ))
+                let key: String = row.try_get(5).map_err(store_error(what))?;
+                Ok((key, row_of(row)?.into_slot()?))
             })
-            .collect::<Result<_, tokio_postgres::Error>>()
-            .map_err(store_error(what))
-    }
-
-    async fn claim(&self, key: &str, worker: &str) -> Result<Option<Checkpoint>, CheckpointError> {
-        let what = "claim";
-        let key = valid_key(key)?;
-        let (client, claim) = self.prepared(CLAIM, what).await?;
-        let row = client
-            .query_opt(&claim, &[&key, &worker])
-            .await
-            .map_err(store_error(what))?;
-        row.map(|row| decode(&row, what)).transpose()
-    }
-
-    async fn release(&self, key: &str, worker: &str) -> Result<bool, CheckpointError> {
-        let what = "release";
-        let key = valid_key(key)?;
-        let (client, release) = self.prepared(RELEASE, what).await?;
-        let released = client
-            .execute(&release, &[&key, &worker])
-            .await
-            .map_err(store_error(what))?;
-        Ok(released == 1)
-    }
-
-    async fn delete(&self, key: &str, worker: &str) -> Result<(), CheckpointError> {
-        let what = "delete";
-        let key = valid_key(key)?;
-        let (mut client, delete) = self.prepared(DELETE, what).await?;
-        if client
-            .execute(&delete, &[&key, &worker])
-            .await
-            .map_err(store_error(what))?
-            == 1
-        {
-            return Ok(());
-        }
-        // Nothing deleted: no such key, or another worker holds it. The row locked, tell
-        // which, and delete it if it was freed meanwhile.
-        let transaction = client.transaction().await.map_err(store_error(what))?;
-        let Some(holder) = holder(&transaction, key, what).await? else {
-            return Ok(());
-        };
-        fence(key, holder.as_deref(), worker)?;
-        transaction
-            .execute(&delete, &[&key, &worker])
-            .await
-            .map_err(store_error(what))?;
-        transaction.commit().await.map_err(store_error(what))
+            .collect::<Result<_, CheckpointError>>()?;
+        Ok((slots, self.clock.now()))
     }
 }
 
-/// The worker holding `key`, its row locked: `None` if there is no such key, `Some(None)` if
-/// it is free.
-async fn holder(
-    transaction: &deadpool_postgres::Transaction<'_>,
-    key: &str,
-    what: &'static str,
-) -> Result<Option<Option<String>>, CheckpointError> {
-    let statement = transaction
-        .prepare_cached(HOLDER)
-        .await
-        .map_err(store_error(what))?;
-    let row = transaction
-        .query_opt(&statement, &[&key])
-        .await
-        .map_err(store_error(what))?;
-    row.map(|row| row.try_get::<_, Option<String>>(0))
-        .transpose()
-        .map_err(store_error(what))
-}
-
-/// The checkpoint in the first column of `row`: [`CheckpointError::Decode`] if it is not one.
-fn decode(row: &tokio_postgres::Row, what: &'static str) -> Result<Checkpoint, CheckpointError> {
-    let json: &str = row.try_get(0).map_err(store_error(what))?;
-    Checkpoint::from_json(json)
+/// The row's columns: checkpoint, ended, held_by, token, expires_at.
+fn row_of(row: &tokio_postgres::Row) -> Result<Row, CheckpointError> {
+    let error = store_error("read");
+    Ok(Row {
+        checkpoint: row.try_get(0).map_err(error)?,
+        ended: row.try_get(1).map_err(error)?,
+        held_by: row.try_get(2).map_err(error)?,
+        token: row.try_get(3).map_err(error)?,
+        expires_at: row.try_get(4).map_err(error)?,
+    })
 }

@@ -3,15 +3,13 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
-use hookchain_core::interrupt::{
-    Checkpoint, CheckpointError, Checkpointer, Stored, fence, holder_after_put, valid_key,
-};
+use hookchain_core::interrupt::{CheckpointError, Clock, Slot, SlotStore, millis, valid_key};
 use rusqlite::types::ValueRef;
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, TransactionBehavior, params};
 
-use crate::{Unchanged, store_error};
+use crate::{Row, store_error};
 
 /// How long a statement waits for another connection's write lock (another process, or
 /// another call of this one) before it fails with [`CheckpointError::Store`].
@@ -20,44 +18,52 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// How many idle connections a store keeps for its next calls.
 const IDLE_CONNECTIONS: usize = 8;
 
-const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS hookchain_checkpoints (
+const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS hookchain_runs (
     key TEXT PRIMARY KEY,
-    checkpoint TEXT NOT NULL,
+    checkpoint TEXT,
+    ended TEXT,
     held_by TEXT,
+    token INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
 )";
 
-/// The fenced upsert: a new key is inserted, a free key or one `?5` holds is replaced, a key
-/// another worker holds is left alone (no row changed).
-const PUT: &str = "INSERT INTO hookchain_checkpoints (key, checkpoint, held_by, updated_at)
-    VALUES (?1, ?2, ?3, ?4)
+/// The table of the versions before leases, whose rows are copied over once (as free keys).
+const OLD_TABLE: &str =
+    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'hookchain_checkpoints'";
+
+const COPY_OLD: &str = "INSERT OR IGNORE INTO hookchain_runs
+    (key, checkpoint, ended, held_by, token, expires_at, updated_at)
+    SELECT key, checkpoint, NULL, NULL, 0, 0, updated_at FROM hookchain_checkpoints";
+
+const READ: &str =
+    "SELECT checkpoint, ended, held_by, token, expires_at FROM hookchain_runs WHERE key = ?1";
+
+const WRITE: &str = "INSERT INTO hookchain_runs
+    (key, checkpoint, ended, held_by, token, expires_at, updated_at)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
     ON CONFLICT (key) DO UPDATE SET
-        checkpoint = excluded.checkpoint,
-        held_by = excluded.held_by,
-        updated_at = excluded.updated_at
-    WHERE hookchain_checkpoints.held_by IS NULL OR hookchain_checkpoints.held_by = ?5";
+        checkpoint = excluded.checkpoint, ended = excluded.ended, held_by = excluded.held_by,
+        token = excluded.token, expires_at = excluded.expires_at, updated_at = excluded.updated_at";
 
-/// The claim, in one statement: the key becomes `?2`'s if it is free or `?2`'s already.
-const CLAIM: &str = "UPDATE hookchain_checkpoints SET held_by = ?2, updated_at = ?3
-    WHERE key = ?1 AND (held_by IS NULL OR held_by = ?2)
-    RETURNING checkpoint";
-
-const RELEASE: &str = "UPDATE hookchain_checkpoints SET held_by = NULL, updated_at = ?3
-    WHERE key = ?1 AND held_by = ?2";
-
-const GET: &str = "SELECT checkpoint FROM hookchain_checkpoints WHERE key = ?1";
-
-const HOLDER: &str = "SELECT held_by FROM hookchain_checkpoints WHERE key = ?1";
-
-const DELETE: &str = "DELETE FROM hookchain_checkpoints WHERE key = ?1";
+const DELETE: &str = "DELETE FROM hookchain_runs WHERE key = ?1";
 
 /// `BINARY` collation: keys in the order of their UTF-8 bytes, as the trait asks.
-const LIST: &str = "SELECT key, held_by FROM hookchain_checkpoints ORDER BY key";
+const LIST: &str =
+    "SELECT key, checkpoint, ended, held_by, token, expires_at FROM hookchain_runs ORDER BY key";
 
-/// Keeps checkpoints in one SQLite file, in the table `hookchain_checkpoints`
-/// (`key TEXT PRIMARY KEY, checkpoint TEXT NOT NULL, held_by TEXT, updated_at INTEGER NOT
-/// NULL`: the checkpoint's JSON as [`Checkpoint::to_json`] wrote it, the worker holding the
-/// key or `NULL`, and the time of the last write in milliseconds since the Unix epoch).
+/// Tombstones past their retention and free keys holding nothing, swept as runs end.
+const SWEEP: &str = "DELETE FROM hookchain_runs
+    WHERE checkpoint IS NULL AND (held_by IS NULL OR expires_at <= ?1)
+    AND (ended IS NULL OR CAST(json_extract(ended, '$.keep_until') AS INTEGER) <= ?1)";
+
+/// Keeps checkpoints in one SQLite file, in the table `hookchain_runs` (`key TEXT PRIMARY KEY,
+/// checkpoint TEXT, ended TEXT, held_by TEXT, token INTEGER, expires_at INTEGER, updated_at
+/// INTEGER`: the checkpoint's JSON as [`Checkpoint::to_json`](hookchain_core::Checkpoint::to_json) wrote it, the tombstone of a run
+/// that ended as JSON, the lease's holder, fencing token and expiry, and the time of the last
+/// write, in milliseconds since the Unix epoch). A file of an earlier version (the table
+/// `hookchain_checkpoints`) has its rows copied over once, as free keys; the old table is left
+/// for you to drop.
 ///
 /// Several processes of one machine may share the file (not a network file system: SQLite's
 /// locks need a local one). The database is in WAL mode (readers do not wait for a writer),
@@ -66,15 +72,12 @@ const LIST: &str = "SELECT key, held_by FROM hookchain_checkpoints ORDER BY key"
 ///
 /// # What is atomic
 ///
-/// - [`claim`](Checkpointer::claim) is one statement, `UPDATE … SET held_by = ? WHERE key =
-///   ? AND (held_by IS NULL OR held_by = ?) RETURNING checkpoint`: of several workers, in any
-///   number of processes, claiming one free key at once, exactly one gets the checkpoint.
-/// - [`put`](Checkpointer::put) is a conditional upsert (`INSERT … ON CONFLICT (key) DO UPDATE
-///   … WHERE held_by IS NULL OR held_by = ?`) and [`delete`](Checkpointer::delete) a check
-///   and a `DELETE`, each in a transaction begun `IMMEDIATE` (holding the database's write
-///   lock from its start), so the fence and the write are one step: a worker that lost its key
-///   gets [`CheckpointError::Claimed`] naming the holder, and never overwrites its run.
-/// - [`release`](Checkpointer::release) is one conditional `UPDATE`.
+/// Every operation ([`SlotStore`]: the rules of [`Checkpointer`](hookchain_core::interrupt::Checkpointer) are the same in every store)
+/// reads the key's row, decides and writes it back in one transaction begun `IMMEDIATE`
+/// (holding the database's write lock from its start): of several workers, in any number of
+/// processes, claiming one key at once, exactly one is granted it, and a write whose lease is
+/// no longer the key's is refused ([`CheckpointError::Claimed`],
+/// [`CheckpointError::LeaseLost`]).
 ///
 /// # Blocking
 ///
@@ -90,9 +93,9 @@ const LIST: &str = "SELECT key, held_by FROM hookchain_checkpoints ORDER BY key"
 /// # Example
 ///
 /// ```
-/// use hookchain::interrupt::Checkpointer;
+/// use hookchain::interrupt::{Checkpointer, Record};
 /// use hookchain::prelude::*;
-/// use hookchain::{EndReason, chain, hook};
+/// use hookchain::{Durability, EndReason, ResumeFrom, chain, hook};
 /// use hookchain_stores::SqliteCheckpointer;
 /// use serde_json::json;
 ///
@@ -110,22 +113,24 @@ const LIST: &str = "SELECT key, held_by FROM hookchain_checkpoints ORDER BY key"
 /// # let dir = std::env::temp_dir().join(format!("hookchain-sqlite-doc-{}", std::process::id()));
 /// # std::fs::create_dir_all(&dir)?;
 /// # let path = dir.join("checkpoints.db");
+/// let store = SqliteCheckpointer::open(&path)?; // creates the file and the table
 /// let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hello!")]))
 ///     .chain(chain![ask_first])
+///     .checkpointer(store.clone(), Durability::Pauses)
 ///     .build();
-/// let store = SqliteCheckpointer::open(&path)?; // creates the file and the table
 ///
-/// // The run pauses: its checkpoint is stored, and the key is free.
+/// // The run pauses: its checkpoint is stored under its run id, and the key is free.
 /// let paused = agent.run("Hi").await?;
-/// store.put("thread-1", &paused.checkpoint.unwrap(), "web-1").await?;
-///
-/// // Whoever has the answer claims it: of several workers, exactly one gets it.
-/// let checkpoint = store.claim("thread-1", "worker-7").await?.expect("stored");
-/// assert_eq!(store.claim("thread-1", "worker-8").await?, None);
+/// let checkpoint = paused.checkpoint.unwrap();
+/// let key = checkpoint.run_id().to_owned();
 /// let answers: Vec<_> = checkpoint.pending().map(|id| (id.clone(), json!("go"))).collect();
-/// let done = agent.resume(checkpoint, answers).await?;
+///
+/// // Any process with the answers resumes what the store holds, once.
+/// let done = agent.resume(ResumeFrom::stored(&key), answers.clone()).await?;
 /// assert_eq!(done.end, EndReason::Finished);
-/// store.delete("thread-1", "worker-7").await?;
+/// // A duplicated approval finds the run's tombstone: refused, nothing runs again.
+/// assert!(agent.resume(ResumeFrom::stored(&key), answers).await.is_err());
+/// assert!(matches!(store.get(&key).await?, Some(Record::Ended(_))));
 /// # std::fs::remove_dir_all(&dir)?;
 /// # Ok(())
 /// # }
@@ -142,6 +147,7 @@ pub struct SqliteCheckpointer {
 struct Inner {
     path: PathBuf,
     idle: Mutex<Vec<Connection>>,
+    clock: Clock,
 }
 
 impl SqliteCheckpointer {
@@ -154,16 +160,29 @@ impl SqliteCheckpointer {
     /// database.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, CheckpointError> {
         let path = path.as_ref().to_owned();
-        let connection = connect(&path)?;
-        connection
-            .execute_batch(CREATE_TABLE)
-            .map_err(store_error("create the table"))?;
+        let mut connection = connect(&path)?;
+        create_table(&mut connection)?;
         Ok(SqliteCheckpointer {
             inner: Arc::new(Inner {
                 path,
                 idle: Mutex::new(vec![connection]),
+                clock: Clock::system(),
             }),
         })
+    }
+
+    /// The store reading the time from `clock` (leases, retention), for every process sharing
+    /// the file the same: the system's by default.
+    #[must_use]
+    pub fn with_clock(self, clock: Clock) -> Self {
+        let inner = Inner {
+            path: self.inner.path.clone(),
+            idle: Mutex::new(Vec::new()),
+            clock,
+        };
+        SqliteCheckpointer {
+            inner: Arc::new(inner),
+        }
     }
 
     /// The file of the store.
@@ -256,168 +275,207 @@ impl fmt::Display for NotWal {
 
 impl std::error::Error for NotWal {}
 
-/// Milliseconds since the Unix epoch (0 on a clock set before it).
-fn now_millis() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| {
-            i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
-        })
+/// Creates the table if it is missing, copying the rows of an earlier version's table once.
+fn create_table(connection: &mut Connection) -> Result<(), CheckpointError> {
+    let error = store_error("create the table");
+    let transaction = connection
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(error)?;
+    let existed: i64 = transaction
+        .query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'hookchain_runs'",
+            [],
+            |row| row.get(0),
+        )
+        .map_err(error)?;
+    transaction.execute_batch(CREATE_TABLE).map_err(error)?;
+    let old: i64 = transaction
+        .query_row(OLD_TABLE, [], |row| row.get(0))
+        .map_err(error)?;
+    if existed == 0 && old == 1 {
+        transaction.execute(COPY_OLD, []).map_err(error)?;
+    }
+    transaction.commit().map_err(error)
 }
 
-/// The checkpoint in a `checkpoint` column: [`CheckpointError::Decode`] if it is not one.
-fn decode(value: ValueRef<'_>) -> Result<Checkpoint, CheckpointError> {
-    let text = match value {
-        ValueRef::Text(bytes) => std::str::from_utf8(bytes).map_err(|error| {
-            not_a_checkpoint(format!("the checkpoint column is not UTF-8: {error}"))
-        })?,
-        other => {
-            return Err(not_a_checkpoint(format!(
-                "the checkpoint column holds a value of type {}, not text",
-                other.data_type()
-            )));
+impl SlotStore for SqliteCheckpointer {
+    async fn transact<T, F>(&self, key: &str, operation: F) -> Result<T, CheckpointError>
+    where
+        T: Send + 'static,
+        F: FnOnce(Option<Slot>, SystemTime) -> Result<(Option<Slot>, T), CheckpointError>
+            + Send
+            + 'static,
+    {
+        let key = valid_key(key)?.to_owned();
+        let now = self.inner.clock.now();
+        self.with_connection("write", move |connection| {
+            let error = store_error("write");
+            let transaction = connection
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(error)?;
+            let slot = read(&transaction, &key)?;
+            let (updated, done) = operation(slot.clone(), now)?;
+            if updated != slot {
+                match &updated {
+                    Some(slot) => {
+                        let row = Row::of(slot)?;
+                        let updated_at = i64::try_from(millis(now)).unwrap_or(i64::MAX);
+                        transaction
+                            .prepare_cached(WRITE)
+                            .and_then(|mut write| {
+                                write.execute(params![
+                                    key,
+                                    row.checkpoint,
+                                    row.ended,
+                                    row.held_by,
+                                    row.token,
+                                    row.expires_at,
+                                    updated_at
+                                ])
+                            })
+                            .map_err(error)?;
+                    }
+                    None => {
+                        transaction
+                            .prepare_cached(DELETE)
+                            .and_then(|mut delete| delete.execute(params![key]))
+                            .map_err(error)?;
+                    }
+                }
+                if updated.as_ref().is_some_and(|slot| slot.ended.is_some()) {
+                    let now = i64::try_from(millis(now)).unwrap_or(i64::MAX);
+                    transaction
+                        .prepare_cached(SWEEP)
+                        .and_then(|mut sweep| sweep.execute(params![now]))
+                        .map_err(error)?;
+                }
+            }
+            transaction.commit().map_err(error)?;
+            Ok(done)
+        })
+        .await
+    }
+
+    async fn read(&self, key: &str) -> Result<(Option<Slot>, SystemTime), CheckpointError> {
+        let key = valid_key(key)?.to_owned();
+        let slot = self
+            .with_connection("read", move |connection| read(connection, &key))
+            .await?;
+        Ok((slot, self.inner.clock.now()))
+    }
+
+    async fn slots(&self) -> Result<(Vec<(String, Slot)>, SystemTime), CheckpointError> {
+        let slots = self
+            .with_connection("list", move |connection| {
+                let error = store_error("list");
+                let mut list = connection.prepare_cached(LIST).map_err(error)?;
+                let mut rows = list.query([]).map_err(error)?;
+                let mut slots = Vec::new();
+                while let Some(row) = rows.next().map_err(error)? {
+                    let key: String = row.get(0).map_err(error)?;
+                    slots.push((key, row_at(row, 1)?.into_slot()?));
+                }
+                Ok(slots)
+            })
+            .await?;
+        Ok((slots, self.inner.clock.now()))
+    }
+}
+
+/// `key`'s slot, if it has a row.
+fn read(connection: &Connection, key: &str) -> Result<Option<Slot>, CheckpointError> {
+    let error = store_error("read");
+    let mut read = connection.prepare_cached(READ).map_err(error)?;
+    let mut rows = read.query(params![key]).map_err(error)?;
+    match rows.next().map_err(error)? {
+        Some(row) => row_at(row, 0)?.into_slot().map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The row's columns from `first` on: checkpoint, ended, held_by, token, expires_at.
+fn row_at(row: &rusqlite::Row<'_>, first: usize) -> Result<Row, CheckpointError> {
+    let error = store_error("read");
+    Ok(Row {
+        checkpoint: text(row.get_ref(first).map_err(error)?),
+        ended: text(row.get_ref(first + 1).map_err(error)?),
+        held_by: row.get(first + 2).map_err(error)?,
+        token: row.get(first + 3).map_err(error)?,
+        expires_at: row.get(first + 4).map_err(error)?,
+    })
+}
+
+/// A text column as text: one that holds something else (edited by hand) reads as text that
+/// is no checkpoint, so that it decodes as [`CheckpointError::Decode`] when handed out.
+fn text(value: ValueRef<'_>) -> Option<String> {
+    match value {
+        ValueRef::Null => None,
+        ValueRef::Text(bytes) => Some(String::from_utf8_lossy(bytes).into_owned()),
+        other => Some(format!("<a value of type {}, not text>", other.data_type())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hookchain::interrupt::{Checkpointer, Record, Stored};
+    use hookchain::prelude::*;
+    use hookchain::{Checkpoint, chain, hook};
+
+    use super::*;
+
+    #[hook(before_model)]
+    fn ask_first(cx: &mut Context) -> Flow {
+        match cx.resume_value() {
+            Some(_) => Flow::Continue,
+            None => Flow::interrupt(serde_json::json!("go?")),
         }
-    };
-    Checkpoint::from_json(text)
-}
-
-fn not_a_checkpoint(message: String) -> CheckpointError {
-    CheckpointError::Decode(<serde_json::Error as serde::de::Error>::custom(message))
-}
-
-impl Checkpointer for SqliteCheckpointer {
-    async fn put(
-        &self,
-        key: &str,
-        checkpoint: &Checkpoint,
-        worker: &str,
-    ) -> Result<(), CheckpointError> {
-        let key = valid_key(key)?.to_owned();
-        let json = checkpoint.to_json()?;
-        let held_by = holder_after_put(checkpoint, worker).map(str::to_owned);
-        let worker = worker.to_owned();
-        self.with_connection("put", move |connection| {
-            let error = store_error("put");
-            let transaction = connection
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(error)?;
-            let changed = transaction
-                .prepare_cached(PUT)
-                .and_then(|mut put| put.execute(params![key, json, held_by, now_millis(), worker]))
-                .map_err(error)?;
-            if changed == 0 {
-                // Fenced: another worker holds the key (the write lock is ours: it still does).
-                let holder = holder(&transaction, &key, "put")?;
-                fence(&key, holder.as_deref(), &worker)?;
-                return Err(store_error("put")(Unchanged));
-            }
-            transaction.commit().map_err(error)
-        })
-        .await
     }
 
-    async fn get(&self, key: &str) -> Result<Option<Checkpoint>, CheckpointError> {
-        let key = valid_key(key)?.to_owned();
-        self.with_connection("get", move |connection| {
-            let mut get = connection.prepare_cached(GET).map_err(store_error("get"))?;
-            let mut rows = get.query(params![key]).map_err(store_error("get"))?;
-            match rows.next().map_err(store_error("get"))? {
-                Some(row) => decode(row.get_ref(0).map_err(store_error("get"))?).map(Some),
-                None => Ok(None),
-            }
-        })
-        .await
+    async fn pause() -> Checkpoint {
+        let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("hi")]))
+            .chain(chain![ask_first])
+            .build();
+        agent.run("hello").await.unwrap().checkpoint.unwrap()
     }
 
-    async fn list(&self) -> Result<Vec<Stored>, CheckpointError> {
-        self.with_connection("list", move |connection| {
-            let mut list = connection
-                .prepare_cached(LIST)
-                .map_err(store_error("list"))?;
-            let rows = list
-                .query_map([], |row| {
-                    Ok(Stored::new(
-                        row.get::<_, String>(0)?,
-                        row.get::<_, Option<String>>(1)?,
-                    ))
-                })
-                .map_err(store_error("list"))?;
-            rows.collect::<Result<Vec<_>, _>>()
-                .map_err(store_error("list"))
-        })
-        .await
+    /// A file of the version before leases (the table `hookchain_checkpoints`) has its rows
+    /// copied into the new table once, as free keys, when it is opened.
+    #[tokio::test]
+    async fn an_older_file_is_copied_over() {
+        let dir =
+            std::env::temp_dir().join(format!("hookchain-sqlite-older-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("checkpoints.db");
+        let checkpoint = pause().await;
+        {
+            let connection = Connection::open(&path).unwrap();
+            connection
+                .execute_batch(
+                    "CREATE TABLE hookchain_checkpoints (key TEXT PRIMARY KEY,
+                         checkpoint TEXT NOT NULL, held_by TEXT, updated_at INTEGER NOT NULL)",
+                )
+                .unwrap();
+            connection
+                .execute(
+                    "INSERT INTO hookchain_checkpoints VALUES ('old', ?1, 'w', 0)",
+                    [checkpoint.to_json().unwrap()],
+                )
+                .unwrap();
+        }
+        let store = SqliteCheckpointer::open(&path).unwrap();
+        assert_eq!(
+            store.list().await.unwrap(),
+            [Stored::new("old", None, false)]
+        );
+        assert_eq!(
+            store.get("old").await.unwrap(),
+            Some(Record::Checkpoint(Box::new(checkpoint)))
+        );
+        // Opened again: copied once, not again.
+        drop(store);
+        let store = SqliteCheckpointer::open(&path).unwrap();
+        assert_eq!(store.list().await.unwrap().len(), 1);
+        drop(store);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
-
-    async fn claim(&self, key: &str, worker: &str) -> Result<Option<Checkpoint>, CheckpointError> {
-        let key = valid_key(key)?.to_owned();
-        let worker = worker.to_owned();
-        self.with_connection("claim", move |connection| {
-            let mut claim = connection
-                .prepare_cached(CLAIM)
-                .map_err(store_error("claim"))?;
-            let mut rows = claim
-                .query(params![key, worker, now_millis()])
-                .map_err(store_error("claim"))?;
-            let claimed = match rows.next().map_err(store_error("claim"))? {
-                Some(row) => Some(decode(row.get_ref(0).map_err(store_error("claim"))?)),
-                None => None,
-            };
-            // The statement completes (and commits) when its rows are read to the end.
-            while rows.next().map_err(store_error("claim"))?.is_some() {}
-            claimed.transpose()
-        })
-        .await
-    }
-
-    async fn release(&self, key: &str, worker: &str) -> Result<bool, CheckpointError> {
-        let key = valid_key(key)?.to_owned();
-        let worker = worker.to_owned();
-        self.with_connection("release", move |connection| {
-            let changed = connection
-                .prepare_cached(RELEASE)
-                .and_then(|mut release| release.execute(params![key, worker, now_millis()]))
-                .map_err(store_error("release"))?;
-            Ok(changed == 1)
-        })
-        .await
-    }
-
-    async fn delete(&self, key: &str, worker: &str) -> Result<(), CheckpointError> {
-        let key = valid_key(key)?.to_owned();
-        let worker = worker.to_owned();
-        self.with_connection("delete", move |connection| {
-            let error = store_error("delete");
-            let transaction = connection
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(error)?;
-            fence(
-                &key,
-                holder(&transaction, &key, "delete")?.as_deref(),
-                &worker,
-            )?;
-            transaction
-                .prepare_cached(DELETE)
-                .and_then(|mut delete| delete.execute(params![key]))
-                .map_err(error)?;
-            transaction.commit().map_err(error)
-        })
-        .await
-    }
-}
-
-/// The worker holding `key` (`None`: free, or no such key).
-fn holder(
-    connection: &Connection,
-    key: &str,
-    what: &'static str,
-) -> Result<Option<String>, CheckpointError> {
-    connection
-        .prepare_cached(HOLDER)
-        .and_then(|mut holder| {
-            holder
-                .query_row(params![key], |row| row.get::<_, Option<String>>(0))
-                .optional()
-        })
-        .map(Option::flatten)
-        .map_err(store_error(what))
 }

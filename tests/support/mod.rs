@@ -12,8 +12,11 @@
 // Each test binary that declares `mod support;` uses only part of it.
 #![allow(dead_code)]
 
+mod clock;
 mod effects;
 
+#[allow(unused_imports)] // Each test binary uses part of them.
+pub(crate) use clock::ManualClock;
 #[allow(unused_imports)] // Each test binary uses part of them.
 pub(crate) use effects::{EffectTool, Effects, temp_dir};
 

@@ -1,8 +1,9 @@
 //! Builds an [`Agent`].
 
 use std::borrow::Cow;
+use std::time::Duration;
 
-use super::durable::Durable;
+use super::durable::{DEFAULT_LEASE, DEFAULT_RETENTION, Durable};
 use super::{Agent, DEFAULT_AGENT_NAME, DEFAULT_MAX_STEPS, DEFAULT_TOOL_CONCURRENCY};
 use super::{AgentBuildError, Durability};
 use crate::__private::Internal;
@@ -17,6 +18,15 @@ use crate::tool::{MessagePolicy, Tool, ToolExecution, ToolFailure, ToolRegistry}
 #[must_use = "call `build()` to get the agent"]
 pub struct AgentBuilder<M, C = ()> {
     agent: Agent<M, C>,
+    /// The leases and tombstones of a checkpointer, set in any order with it.
+    leases: Leases,
+}
+
+/// How long a run's lease lasts, and its tombstone.
+#[derive(Debug, Clone, Copy)]
+struct Leases {
+    ttl: Duration,
+    retention: Duration,
 }
 
 impl<M: Model> AgentBuilder<M> {
@@ -38,6 +48,10 @@ impl<M: Model> AgentBuilder<M> {
                 durable: None,
                 worker: format!("worker-{}", crate::ids::fresh()).into(),
                 members: Shared::new(<() as Middleware>::members(Internal::new())),
+            },
+            leases: Leases {
+                ttl: DEFAULT_LEASE,
+                retention: DEFAULT_RETENTION,
             },
         }
     }
@@ -86,6 +100,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
             worker,
             members: _,
         } = self.agent;
+        let leases = self.leases;
         AgentBuilder {
             agent: Agent {
                 name,
@@ -104,6 +119,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
                 worker,
                 members: Shared::new(C2::members(Internal::new())),
             },
+            leases,
         }
     }
 
@@ -230,8 +246,9 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
     ///     .build();
     /// let mut thread = agent.thread();
     /// agent.run_in(&mut thread, "Hello").await?;
-    /// // The run is over: nothing of it is left in the store.
-    /// assert!(store.list().await?.is_empty());
+    /// // The run is over: its key holds its tombstone, free for the thread's next run.
+    /// let stored = store.list().await?;
+    /// assert!(stored[0].ended && stored[0].held_by.is_none());
     /// # Ok::<(), hookchain::Error>(())
     /// # }).unwrap();
     /// ```
@@ -245,10 +262,29 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
     }
 
     /// Names the agent as a worker of its checkpointer (default: `worker-` and a fresh id):
-    /// the holder of the keys of its runs in progress. A worker restarted under its name may
-    /// claim its own keys again; give each process its own name.
+    /// the holder of the leases of its runs in progress. Give each process its own name (a
+    /// worker restarted under its name waits for its old leases to expire like anyone).
     pub fn worker(mut self, name: impl Into<String>) -> Self {
         self.agent.worker = name.into().into();
+        self
+    }
+
+    /// How long a run's lease on its key lasts unless renewed (default 30 seconds): the run
+    /// renews it every third of that (with the feature `tokio`; without it, each write renews
+    /// it, so give it more than the longest step), and a run whose worker died may be taken
+    /// over by any worker once it expired — no operator step. See *Leases* on
+    /// [`Checkpointer`].
+    pub fn lease(mut self, ttl: Duration) -> Self {
+        self.leases.ttl = ttl;
+        self
+    }
+
+    /// How long the tombstone of a run that ended stays under its key (default 24 hours): a
+    /// replayed or duplicated resume within it is refused with
+    /// [`ResumeError::Ended`](crate::interrupt::ResumeError::Ended); after it, with
+    /// [`ResumeError::NotStored`](crate::interrupt::ResumeError::NotStored). Never run again.
+    pub fn tombstone_retention(mut self, retention: Duration) -> Self {
+        self.leases.retention = retention;
         self
     }
 
@@ -260,7 +296,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
     /// order the middleware are listed, separated by blank lines.
     pub fn try_build(mut self) -> Result<Agent<M, C>, AgentBuildError> {
         self.add_contributions()?;
-        Ok(self.agent)
+        Ok(self.finish())
     }
 
     /// The agent, as [`try_build`](Self::try_build) builds it. Never fails nor panics: an
@@ -271,6 +307,15 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
         if let Err(error) = self.add_contributions() {
             tracing::error!(%error, "the agent cannot be built as configured; its runs will fail");
             self.agent.build_error = Some(error);
+        }
+        self.finish()
+    }
+
+    /// The agent, its checkpointer's leases set.
+    fn finish(mut self) -> Agent<M, C> {
+        if let Some(durable) = &mut self.agent.durable {
+            durable.lease = self.leases.ttl;
+            durable.retention = self.leases.retention;
         }
         self.agent
     }

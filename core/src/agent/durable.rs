@@ -1,51 +1,91 @@
 //! Durable runs: what an agent writes to its [`Checkpointer`], and when.
 
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use crate::context::Context;
-use crate::interrupt::{Checkpoint, CheckpointError, Checkpointer, Stored};
+use crate::error::Error;
+use crate::interrupt::Checkpoint;
+use crate::interrupt::{
+    CheckpointError, Checkpointer, Claim, DynCheckpointer, Lease, Record, ResumeError, Tombstone,
+};
 
 /// How much of its runs an agent keeps in its checkpointer
 /// ([`AgentBuilder::checkpointer`](super::AgentBuilder::checkpointer)).
 ///
 /// A run is kept under its thread's id (a run in a [`Thread`](super::Thread)) or else its run
-/// id, held by the agent's [`worker`](super::AgentBuilder::worker) while it runs. When the run
-/// ends, its key is deleted; when it fails, its key is released (its last checkpoint stays, for
-/// a worker to resume it).
+/// id, leased by the agent's [`worker`](super::AgentBuilder::worker) while it runs (see
+/// *Leases* on [`Checkpointer`]). When a run that stored a checkpoint ends, a tombstone stays
+/// under its key for the [retention](super::AgentBuilder::tombstone_retention), so a replayed
+/// resume is refused; when it fails, its lease is released (its last checkpoint kept, for a
+/// worker to resume it); when its future is dropped, its lease is released too (by a task, with
+/// the feature `tokio`; else it expires).
+///
+/// # What each mode promises
+///
+/// - With `Pauses` and `EveryStep`, an approved tool call runs **at most once**, whoever
+///   retries, crashes or replays: a resume claims the key, resumes only the checkpoint the store
+///   holds, and a resumed run is kept after every completed call, so a resume retried after
+///   its client went away, its future was dropped or its process was killed runs no completed
+///   call again. A call that was in flight when its worker died runs again with the same
+///   [`idempotency_key`](crate::ToolContext::idempotency_key), so that the tool can tell.
+/// - With `Never`, nothing is stored: a paused run's checkpoint is in its output only, and a
+///   checkpoint resumed twice runs twice (a [`Thread`](super::Thread) refuses a checkpoint it no
+///   longer waits on; outside a thread, only the tool's idempotency key can tell).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Durability {
     /// Nothing is written: a paused run's checkpoint is in its output only, and yours to keep.
     Never,
     /// A paused run's checkpoint is written (its key free, for whoever has the answers to
-    /// claim), and still in the output.
+    /// claim), and still in the output; a run resumed from the store is kept after every step
+    /// (as `EveryStep`), so that its resume is never run twice.
     #[default]
     Pauses,
     /// Also a checkpoint after every step of a run in progress: before each model call, when
     /// the model's answer is kept, and as each call of a step with several completes. A run whose
-    /// process dies resumes from there ([`Agent::resume`](super::Agent::resume) with no
-    /// answers) in another: no completed tool call runs again, and a call that was in flight
-    /// runs again with the same
-    /// [`idempotency_key`](crate::ToolContext::idempotency_key), so that the tool can tell.
+    /// process dies resumes from there ([`Agent::resume`](super::Agent::resume) with
+    /// [`ResumeFrom::stored`](super::ResumeFrom::stored) and no answers) in another, once its
+    /// lease expired: no completed tool call runs again, and a call that was in flight runs
+    /// again with the same [`idempotency_key`](crate::ToolContext::idempotency_key), so that the
+    /// tool can tell.
     EveryStep,
 }
+
+/// How long a run's lease lasts unless renewed, by default.
+pub(super) const DEFAULT_LEASE: Duration = Duration::from_secs(30);
+
+/// How long a tombstone is kept, by default.
+pub(super) const DEFAULT_RETENTION: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// An agent's checkpointer and its durability (`Pauses` or `EveryStep`: an agent that keeps
 /// nothing has none).
 pub(super) struct Durable {
-    store: Arc<dyn ErasedCheckpointer>,
+    store: Arc<dyn DynCheckpointer>,
     mode: Durability,
+    pub(super) lease: Duration,
+    pub(super) retention: Duration,
 }
 
 impl fmt::Debug for Durable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Durable")
             .field("mode", &self.mode)
+            .field("lease", &self.lease)
+            .field("retention", &self.retention)
             .finish_non_exhaustive()
     }
+}
+
+/// A run's hold on its key: the lease, and the checkpoint it resumed from.
+#[derive(Debug, Clone)]
+pub(crate) struct Held {
+    pub(crate) key: String,
+    pub(crate) lease: Lease,
+    /// The stored checkpoint the run resumed from, if any: the run is then kept after every
+    /// step, and leaves a tombstone when it ends.
+    pub(crate) resumed_from: Option<String>,
 }
 
 impl Durable {
@@ -54,148 +94,220 @@ impl Durable {
         (mode != Durability::Never).then(|| Durable {
             store: Arc::new(store),
             mode,
+            lease: DEFAULT_LEASE,
+            retention: DEFAULT_RETENTION,
         })
     }
 
-    /// Whether a checkpoint is written after every step.
-    pub(super) fn every_step(&self) -> bool {
+    /// Whether the run in `cx` is kept after every step.
+    pub(super) fn keeps_steps(&self, cx: &Context) -> bool {
         self.mode == Durability::EveryStep
+            || cx
+                .held
+                .as_ref()
+                .is_some_and(|held| held.resumed_from.is_some())
     }
 
-    /// Writes `checkpoint` (a step, or a pause) under the run's key, for `worker`.
+    /// A new run takes `key` for `worker`: refused while another run holds it. What the key
+    /// held (a thread's earlier run's tombstone or abandoned checkpoint) is replaced by the
+    /// run's first write.
+    pub(super) async fn begin(&self, key: &str, worker: &str) -> Result<Held, Error> {
+        match DynCheckpointer::dyn_claim(&*self.store, key, worker, self.lease).await? {
+            Claim::Granted { lease, .. } => Ok(Held {
+                key: key.to_owned(),
+                lease,
+                resumed_from: None,
+            }),
+            Claim::Busy { holder, .. } => Err(busy(key, holder)),
+        }
+    }
+
+    /// A resume takes `key` for `worker` and reads the checkpoint stored there: `given` (the
+    /// caller's checkpoint's id), if any, must be that one. Refused (the key let go again)
+    /// when another run holds the key, when its run ended, when nothing is stored, or when
+    /// the store holds another checkpoint.
+    pub(super) async fn claim(
+        &self,
+        key: &str,
+        worker: &str,
+        given: Option<&str>,
+    ) -> Result<(Held, Checkpoint), Error> {
+        let (lease, record) =
+            match DynCheckpointer::dyn_claim(&*self.store, key, worker, self.lease).await? {
+                Claim::Granted { lease, record } => (lease, record),
+                Claim::Busy { holder, .. } => return Err(busy(key, holder)),
+            };
+        let refused = match record {
+            Ok(Some(Record::Checkpoint(stored))) => match given {
+                Some(given) if given != stored.id() => ResumeError::Superseded {
+                    checkpoint: given.to_owned(),
+                    stored: stored.id().to_owned(),
+                }
+                .into(),
+                _ => {
+                    let held = Held {
+                        key: key.to_owned(),
+                        lease,
+                        resumed_from: Some(stored.id().to_owned()),
+                    };
+                    return Ok((held, *stored));
+                }
+            },
+            Ok(Some(Record::Ended(tombstone))) => ResumeError::Ended {
+                checkpoint: given.map(str::to_owned),
+                tombstone: Box::new(tombstone),
+            }
+            .into(),
+            Ok(None) => ResumeError::NotStored {
+                key: key.to_owned(),
+            }
+            .into(),
+            Err(error) => Error::from(error),
+        };
+        self.release(key, &lease).await;
+        Err(refused)
+    }
+
+    /// Writes `checkpoint` (a step, or a pause) under the run's key, with its lease.
     pub(super) async fn put(
         &self,
-        cx: &Context,
+        held: &Held,
         checkpoint: &Checkpoint,
-        worker: &str,
     ) -> Result<(), CheckpointError> {
-        self.store.put(key(cx), checkpoint, worker).await
+        DynCheckpointer::dyn_put(&*self.store, &held.key, checkpoint, &held.lease).await
     }
 
-    /// Before a run resumes (restored in `cx`): its key becomes `worker`'s, unless another
-    /// worker holds it (then nothing runs). A checkpoint that was never stored resumes as it is.
-    pub(super) async fn claim(&self, cx: &Context, worker: &str) -> Result<(), CheckpointError> {
-        let key = key(cx);
-        if self.store.claim(key, worker).await?.is_some() || self.store.get(key).await?.is_none() {
-            return Ok(());
-        }
-        let holder = self
-            .store
-            .list()
-            .await?
-            .into_iter()
-            .find(|stored| stored.key == key)
-            .and_then(|stored| stored.held_by);
-        Err(CheckpointError::Claimed {
-            key: key.to_owned(),
-            by: holder.unwrap_or_else(|| "another worker".to_owned()),
-        })
+    /// The run ended `how` at `now`: a tombstone if it ever stored a checkpoint (a replay of
+    /// one is refused while the tombstone is kept), else the key goes.
+    pub(super) async fn ended(
+        &self,
+        held: &Held,
+        cx: &Context,
+        how: &str,
+        stored: bool,
+    ) -> Result<(), CheckpointError> {
+        let tombstone = stored.then(|| {
+            let last = held.resumed_from.clone().unwrap_or_default();
+            Tombstone::new(
+                &cx.run_id,
+                last,
+                how,
+                held.lease.worker(),
+                SystemTime::now(),
+                self.retention,
+            )
+        });
+        DynCheckpointer::dyn_end(&*self.store, &held.key, &held.lease, tombstone.as_ref()).await
     }
 
-    /// The run ended: its key goes.
-    pub(super) async fn ended(&self, cx: &Context, worker: &str) -> Result<(), CheckpointError> {
-        self.store.delete(key(cx), worker).await
-    }
-
-    /// The run failed: its key is released, its last checkpoint kept for a worker to resume.
-    pub(super) async fn failed(&self, cx: &Context, worker: &str) {
-        if let Err(error) = self.store.release(key(cx), worker).await {
+    /// The run failed, or was refused: its key is released, what it holds kept for a worker
+    /// to resume.
+    pub(super) async fn release(&self, key: &str, lease: &Lease) {
+        if let Err(error) = DynCheckpointer::dyn_release(&*self.store, key, lease).await {
             tracing::warn!(
-                key = key(cx),
+                key,
                 error = %crate::error::Report(&error),
-                "the failed run's checkpoint could not be released"
+                "the run's key could not be released (its lease will expire)"
             );
         }
     }
+
+    /// A guard that releases `held`'s lease if the run's future is dropped before it ends.
+    pub(super) fn guard(&self, held: &Held) -> ReleaseOnDrop {
+        ReleaseOnDrop {
+            store: Some(Arc::clone(&self.store)),
+            key: held.key.clone(),
+            lease: held.lease.clone(),
+        }
+    }
+
+    /// Renews `held`'s lease while the run goes on: completes only when the lease is lost
+    /// (another worker claimed the key, or it expired before a renewal got through), with the
+    /// error that ends the run. Without a tokio runtime (or the feature `tokio`) there is no
+    /// timer: writes renew.
+    pub(super) async fn keep_renewed(&self, held: Held) -> Error {
+        #[cfg(feature = "tokio")]
+        if tokio::runtime::Handle::try_current().is_ok() {
+            let mut lease = held.lease.clone();
+            let every = (self.lease / 3).max(Duration::from_millis(10));
+            loop {
+                tokio::time::sleep(every).await;
+                match DynCheckpointer::dyn_renew(&*self.store, &held.key, &lease).await {
+                    Ok(expires_at) => lease.renewed(expires_at),
+                    Err(
+                        error @ (CheckpointError::Claimed { .. }
+                        | CheckpointError::LeaseLost { .. }),
+                    ) => {
+                        return error.into();
+                    }
+                    Err(error) if SystemTime::now() >= lease.expires_at() => {
+                        tracing::warn!(key = held.key, error = %crate::error::Report(&error), "the run's lease expired: it stops");
+                        return CheckpointError::LeaseLost {
+                            key: held.key.clone(),
+                        }
+                        .into();
+                    }
+                    Err(error) => {
+                        tracing::warn!(key = held.key, error = %crate::error::Report(&error), "the run's lease could not be renewed; trying again");
+                    }
+                }
+            }
+        }
+        // Outside a tokio runtime (or without the feature): no timer, writes renew.
+        let _ = held;
+        std::future::pending().await
+    }
+}
+
+/// Releases a run's lease when dropped armed: the run's future was dropped (its client went
+/// away, it was cancelled) before it settled. The release runs in a task of the current tokio
+/// runtime; without one (or without the feature `tokio`), the lease expires.
+pub(super) struct ReleaseOnDrop {
+    store: Option<Arc<dyn DynCheckpointer>>,
+    key: String,
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    lease: Lease,
+}
+
+impl ReleaseOnDrop {
+    /// The run settled: nothing to release on drop.
+    pub(super) fn disarm(mut self) {
+        self.store = None;
+    }
+}
+
+impl Drop for ReleaseOnDrop {
+    fn drop(&mut self) {
+        let Some(store) = self.store.take() else {
+            return;
+        };
+        #[cfg(feature = "tokio")]
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let (key, lease) = (std::mem::take(&mut self.key), self.lease.clone());
+            runtime.spawn(async move {
+                if let Err(error) = DynCheckpointer::dyn_release(&*store, &key, &lease).await {
+                    tracing::warn!(key = %key, error = %crate::error::Report(&error), "a dropped run's key could not be released (its lease will expire)");
+                }
+            });
+            return;
+        }
+        tracing::debug!(key = self.key, "a dropped run's lease is left to expire");
+        drop(store);
+    }
+}
+
+/// The error of a key another run holds.
+fn busy(key: &str, holder: String) -> Error {
+    CheckpointError::Claimed {
+        key: key.to_owned(),
+        by: holder,
+    }
+    .into()
 }
 
 /// The key a run is kept under: its thread's id, or its own.
-fn key(cx: &Context) -> &str {
+pub(super) fn key(cx: &Context) -> &str {
     cx.thread_id
         .as_ref()
         .map_or(&cx.run_id, |thread| thread.as_str())
-}
-
-type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// [`Checkpointer`] as an object: the agent holds one whatever its type (one boxed future per
-/// write, next to a store's I/O).
-trait ErasedCheckpointer: Send + Sync {
-    fn put<'a>(
-        &'a self,
-        key: &'a str,
-        checkpoint: &'a Checkpoint,
-        worker: &'a str,
-    ) -> BoxFuture<'a, Result<(), CheckpointError>>;
-
-    fn release<'a>(
-        &'a self,
-        key: &'a str,
-        worker: &'a str,
-    ) -> BoxFuture<'a, Result<bool, CheckpointError>>;
-
-    fn claim<'a>(
-        &'a self,
-        key: &'a str,
-        worker: &'a str,
-    ) -> BoxFuture<'a, Result<Option<Checkpoint>, CheckpointError>>;
-
-    fn get<'a>(
-        &'a self,
-        key: &'a str,
-    ) -> BoxFuture<'a, Result<Option<Checkpoint>, CheckpointError>>;
-
-    fn list(&self) -> BoxFuture<'_, Result<Vec<Stored>, CheckpointError>>;
-
-    fn delete<'a>(
-        &'a self,
-        key: &'a str,
-        worker: &'a str,
-    ) -> BoxFuture<'a, Result<(), CheckpointError>>;
-}
-
-impl<T: Checkpointer> ErasedCheckpointer for T {
-    fn put<'a>(
-        &'a self,
-        key: &'a str,
-        checkpoint: &'a Checkpoint,
-        worker: &'a str,
-    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
-        Box::pin(Checkpointer::put(self, key, checkpoint, worker))
-    }
-
-    fn release<'a>(
-        &'a self,
-        key: &'a str,
-        worker: &'a str,
-    ) -> BoxFuture<'a, Result<bool, CheckpointError>> {
-        Box::pin(Checkpointer::release(self, key, worker))
-    }
-
-    fn claim<'a>(
-        &'a self,
-        key: &'a str,
-        worker: &'a str,
-    ) -> BoxFuture<'a, Result<Option<Checkpoint>, CheckpointError>> {
-        Box::pin(Checkpointer::claim(self, key, worker))
-    }
-
-    fn get<'a>(
-        &'a self,
-        key: &'a str,
-    ) -> BoxFuture<'a, Result<Option<Checkpoint>, CheckpointError>> {
-        Box::pin(Checkpointer::get(self, key))
-    }
-
-    fn list(&self) -> BoxFuture<'_, Result<Vec<Stored>, CheckpointError>> {
-        Box::pin(Checkpointer::list(self))
-    }
-
-    fn delete<'a>(
-        &'a self,
-        key: &'a str,
-        worker: &'a str,
-    ) -> BoxFuture<'a, Result<(), CheckpointError>> {
-        Box::pin(Checkpointer::delete(self, key, worker))
-    }
 }

@@ -9,10 +9,13 @@ use tracing::Instrument;
 use tracing::instrument::Instrumented;
 
 use super::carry_over::{Carried, carry_over, carry_thread_state};
+use super::durable::{self, Held};
 use super::events::{EventQueue, RunEvents};
 use super::run_loop::{Ending, Entry, States};
 use super::thread::THREAD_FORMAT;
-use super::{Agent, EndReason, PauseMark, RunInput, RunOutput, Thread, ThreadError};
+use super::{
+    Agent, EndReason, PauseMark, ResumeFrom, RunInput, RunOutput, Thread, ThreadError, ThreadId,
+};
 use crate::__private::Internal;
 use crate::context::{Context, Raiser, ResumePoint, RunContext};
 use crate::error::Error;
@@ -61,7 +64,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         cx.events = events.map(RunEvents::boxed);
         prepare_input(&mut cx.messages)?;
         let mut state = States::<C>::fresh(C::ThreadState::default());
-        let ending = self.go(&mut cx, &mut state, Entry::Start).await;
+        let held = self.begin(&cx).await?;
+        let ending = self.go_held(&mut cx, &mut state, Entry::Start, held).await;
         finish(cx, ending)
     }
 
@@ -145,7 +149,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             _ => thread.state.clone(),
         };
         let mut state = States::<C>::fresh(thread_state);
-        let ending = self.go(&mut cx, &mut state, Entry::Start).await;
+        let held = self.begin(&cx).await?;
+        let ending = self.go_held(&mut cx, &mut state, Entry::Start, held).await;
         keep(&self.members, thread, cx, state, ending)
     }
 
@@ -168,14 +173,28 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// A checkpoint is single-use (see [`Checkpoint`]); one of a run in a thread resumes only
     /// with [`resume_in`](Self::resume_in) on that thread.
     ///
+    /// # From the store
+    ///
+    /// An agent with a [`checkpointer`](super::AgentBuilder::checkpointer) resumes only what
+    /// its store holds: `from` is a checkpoint (a request to resume that very version) or
+    /// [`ResumeFrom::stored`] (whatever the key holds). The resume claims the run's key (refused
+    /// with [`CheckpointError::Claimed`] while another run holds it), reads the checkpoint stored
+    /// there and resumes it; a checkpoint given that is not the stored one is refused
+    /// ([`ResumeError::Superseded`]), as is one whose run ended ([`ResumeError::Ended`], while
+    /// its tombstone is kept) or a key that holds nothing ([`ResumeError::NotStored`]) — and
+    /// nothing runs. So a duplicated, replayed or late approval never runs a call twice, and a
+    /// resume retried after its client went away goes on from what the first attempt stored.
+    ///
     /// The typed values of the paused run's [`RunContext`] are not in the checkpoint: give them
     /// again with [`with_context`](Self::with_context); its saved values come back.
+    ///
+    /// [`CheckpointError::Claimed`]: crate::interrupt::CheckpointError::Claimed
     pub async fn resume(
         &self,
-        checkpoint: Checkpoint,
+        from: impl Into<ResumeFrom>,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<RunOutput, Error> {
-        self.resume_with(RunContext::new(), None, checkpoint, answers)
+        self.resume_with(RunContext::new(), None, from.into(), answers)
             .await
     }
 
@@ -184,31 +203,37 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         &self,
         run_context: RunContext,
         events: Option<Arc<EventQueue>>,
-        checkpoint: Checkpoint,
+        from: ResumeFrom,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<RunOutput, Error> {
-        if let Some(thread) = checkpoint.thread {
-            return Err(ResumeError::ThreadCheckpoint { thread }.into());
-        }
-        let (mut cx, mut state, position) = self.restore(run_context, checkpoint, answers)?;
-        self.claim_to_resume(&cx).await?;
+        let (checkpoint, held) = self.take(from).await?;
+        let restored = match &checkpoint.thread {
+            Some(thread) => Err(ResumeError::ThreadCheckpoint {
+                thread: thread.clone(),
+            }
+            .into()),
+            None => self.restore(run_context, checkpoint, answers),
+        };
+        let (mut cx, mut state, position) = self.refused_lets_go(restored, held.as_ref()).await?;
         cx.events = events.map(RunEvents::boxed);
-        let ending = self
-            .go(&mut cx, &mut state, Entry::Resume(Box::new(position)))
-            .await;
+        let entry = Entry::Resume(Box::new(position));
+        let ending = self.go_held(&mut cx, &mut state, entry, held).await;
         finish(cx, ending)
     }
 
     /// [`resume`](Self::resume) a paused run of `thread`, updating the thread as the run goes
     /// on. The checkpoint must be the one the thread waits on: one of another thread, or one
     /// already resumed, is refused before anything runs.
+    ///
+    /// With a checkpointer, `from` is resumed as [`resume`](Self::resume) says (the thread's id
+    /// is its key).
     pub async fn resume_in(
         &self,
         thread: &mut Thread<C::ThreadState>,
-        checkpoint: Checkpoint,
+        from: impl Into<ResumeFrom>,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<RunOutput, Error> {
-        self.resume_in_with(RunContext::new(), None, thread, checkpoint, answers)
+        self.resume_in_with(RunContext::new(), None, thread, from.into(), answers)
             .await
     }
 
@@ -218,34 +243,25 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         run_context: RunContext,
         events: Option<Arc<EventQueue>>,
         thread: &mut Thread<C::ThreadState>,
-        checkpoint: Checkpoint,
+        from: ResumeFrom,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<RunOutput, Error> {
-        if checkpoint.thread.as_ref() != Some(&thread.id) {
+        if let ResumeFrom::Stored(key) = &from
+            && key != thread.id.as_str()
+        {
             return Err(ResumeError::WrongThread {
-                checkpoint: checkpoint.thread,
+                checkpoint: Some(ThreadId::new(key.clone())),
                 thread: thread.id.clone(),
             }
             .into());
         }
-        // A pause resumes while the thread waits on it; a step checkpoint (a run whose worker
-        // died) while the thread has not moved on since that run started.
-        let waits_on_it = match &thread.paused {
-            Some(pause) => pause.checkpoint == checkpoint.id,
-            None => !checkpoint.is_pause() && thread.runs == checkpoint.counters.runs,
-        };
-        if !waits_on_it {
-            return Err(ResumeError::Spent {
-                checkpoint: checkpoint.id,
-            }
-            .into());
-        }
-        let (mut cx, mut state, position) = self.restore(run_context, checkpoint, answers)?;
-        self.claim_to_resume(&cx).await?;
+        let (checkpoint, held) = self.take(from).await?;
+        let restored = waits_on(thread, &checkpoint)
+            .and_then(|()| self.restore(run_context, checkpoint, answers));
+        let (mut cx, mut state, position) = self.refused_lets_go(restored, held.as_ref()).await?;
         cx.events = events.map(RunEvents::boxed);
-        let ending = self
-            .go(&mut cx, &mut state, Entry::Resume(Box::new(position)))
-            .await;
+        let entry = Entry::Resume(Box::new(position));
+        let ending = self.go_held(&mut cx, &mut state, entry, held).await;
         keep(&self.members, thread, cx, state, ending)
     }
 
@@ -269,15 +285,73 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         .instrument(span)
     }
 
-    /// Claims the key of the run restored in `cx` for this agent's worker, if the agent keeps its
-    /// runs: a run another worker holds does not resume.
-    async fn claim_to_resume(&self, cx: &Context) -> Result<(), Error> {
+    /// A new run in `cx` takes its key, if the agent keeps its runs.
+    async fn begin(&self, cx: &Context) -> Result<Option<Held>, Error> {
         match &self.durable {
-            Some(durable) => Box::pin(durable.claim(cx, &self.worker))
+            Some(durable) => Box::pin(durable.begin(durable::key(cx), &self.worker))
                 .await
-                .map_err(Error::from),
-            None => Ok(()),
+                .map(Some),
+            None => Ok(None),
         }
+    }
+
+    /// The checkpoint a resume continues: with a store, the one it holds under the run's key
+    /// (claimed, with the hold); without one, the checkpoint given.
+    async fn take(&self, from: ResumeFrom) -> Result<(Checkpoint, Option<Held>), Error> {
+        let Some(durable) = &self.durable else {
+            return match from {
+                ResumeFrom::Checkpoint(checkpoint) => Ok((*checkpoint, None)),
+                ResumeFrom::Stored(key) => Err(ResumeError::NotStored { key }.into()),
+            };
+        };
+        let (key, given) = match &from {
+            ResumeFrom::Checkpoint(checkpoint) => {
+                let key = match &checkpoint.thread {
+                    Some(thread) => thread.as_str(),
+                    None => checkpoint.run_id.as_str(),
+                };
+                (key, Some(checkpoint.id.as_str()))
+            }
+            ResumeFrom::Stored(key) => (key.as_str(), None),
+        };
+        let (held, checkpoint) = Box::pin(durable.claim(key, &self.worker, given)).await?;
+        Ok((checkpoint, Some(held)))
+    }
+
+    /// `restored`, or its error once the key claimed for it is let go again.
+    async fn refused_lets_go<T>(
+        &self,
+        restored: Result<T, Error>,
+        held: Option<&Held>,
+    ) -> Result<T, Error> {
+        if let (Err(_), Some(held), Some(durable)) = (&restored, held, &self.durable) {
+            Box::pin(durable.release(&held.key, &held.lease)).await;
+        }
+        restored
+    }
+
+    /// The loop, holding `held` (the run's key, if the agent keeps its runs): renewed while the
+    /// run goes on (the run stops if it is lost), released if the run's future is dropped.
+    async fn go_held(
+        &self,
+        cx: &mut Context,
+        state: &mut States<C>,
+        entry: Entry,
+        held: Option<Held>,
+    ) -> Result<Ending, Error> {
+        let (Some(durable), Some(held)) = (&self.durable, held) else {
+            return self.go(cx, state, entry).await;
+        };
+        let guard = durable.guard(&held);
+        let renewing = durable.keep_renewed(held.clone());
+        cx.held = Some(Box::new(held));
+        let run = std::pin::pin!(self.go(cx, state, entry));
+        let ending = match futures::future::select(run, std::pin::pin!(renewing)).await {
+            futures::future::Either::Left((ending, _)) => ending,
+            futures::future::Either::Right((lost, _)) => Err(lost),
+        };
+        guard.disarm();
+        ending
     }
 
     /// Checks `checkpoint` and `answers` against this agent, and rebuilds the paused run, with
@@ -414,6 +488,31 @@ impl<C: Middleware> States<C> {
     }
 }
 
+/// Whether `thread` waits on `checkpoint`: a pause while the thread waits on it; a step
+/// checkpoint (a run whose worker died) while the thread has not moved on since that run
+/// started.
+fn waits_on<S>(thread: &Thread<S>, checkpoint: &Checkpoint) -> Result<(), Error> {
+    if checkpoint.thread.as_ref() != Some(&thread.id) {
+        return Err(ResumeError::WrongThread {
+            checkpoint: checkpoint.thread.clone(),
+            thread: thread.id.clone(),
+        }
+        .into());
+    }
+    let waits = match &thread.paused {
+        Some(pause) => pause.checkpoint == checkpoint.id,
+        None => !checkpoint.is_pause() && thread.runs == checkpoint.counters.runs,
+    };
+    if waits {
+        Ok(())
+    } else {
+        Err(ResumeError::Spent {
+            checkpoint: checkpoint.id.clone(),
+        }
+        .into())
+    }
+}
+
 /// The answers, by id: one per pending interrupt, no other.
 fn match_answers(
     checkpoint: &Checkpoint,
@@ -515,6 +614,7 @@ fn output(cx: &Context, messages: Shared<Vec<Message>>, ending: Ending) -> RunOu
         end,
         checkpoint,
         tool_failures: cx.failures.clone(),
+        cleanup_error: cx.cleanup_error.clone(),
         run_start: cx.counters.run_start,
     }
 }

@@ -1,8 +1,10 @@
 //! What a finished run returns.
 
 use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
 
-use crate::interrupt::{Checkpoint, Interrupt};
+use crate::interrupt::{Checkpoint, CheckpointError, Interrupt};
 use crate::message::{Message, Role};
 use crate::model::{OutputError, Usage};
 use crate::shared::Shared;
@@ -38,8 +40,47 @@ pub struct RunOutput {
     /// message for each): for logs and the application. Only the calls made in this process:
     /// those before a pause it resumed from are not in a checkpoint.
     pub tool_failures: Vec<ToolFailure>,
+    /// When the run's store could not be cleaned up after it ended (its tombstone not written,
+    /// its key not let go): the error, also logged at WARN. The run itself ended and this output
+    /// is its result — do not run it again; its lease expires on its own.
+    pub cleanup_error: Option<CleanupError>,
     /// Where this run's messages (its input included) start in `messages`.
     pub(crate) run_start: usize,
+}
+
+/// The store's error after a run ended ([`RunOutput::cleanup_error`]): shared, so that the
+/// output stays cheap to clone; two are equal when they say the same.
+#[derive(Debug, Clone)]
+pub struct CleanupError(pub(crate) Arc<CheckpointError>);
+
+impl CleanupError {
+    /// The store's error.
+    #[must_use]
+    pub fn error(&self) -> &CheckpointError {
+        &self.0
+    }
+}
+
+impl fmt::Display for CleanupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the run ended, but its store was not cleaned up: {}",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for CleanupError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
+    }
+}
+
+impl PartialEq for CleanupError {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
 }
 
 impl RunOutput {

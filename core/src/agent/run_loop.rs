@@ -9,7 +9,7 @@ use tracing::Instrument;
 
 use super::durable::Durable;
 use super::innermost::{CallModel, CallTool};
-use super::{Agent, AgentEvent};
+use super::{Agent, AgentEvent, CleanupError};
 use crate::__private::Internal;
 use crate::chain::ChainChecks;
 use crate::context::{CallFrame, Context, Counters, ToolAnswer, ToolContext};
@@ -132,7 +132,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                         next = Ok(Next::PendingTools);
                         continue;
                     }
-                    if stand_in.is_none() && self.keeps_steps() {
+                    if stand_in.is_none() && self.keeps_steps(cx) {
                         // Boxed: the loop's own future stays as small for runs that keep none.
                         attempt!(Box::pin(self.keep_step(cx, state, Position::Step)).await);
                     }
@@ -212,7 +212,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             }
         };
         let ending = match &self.durable {
-            Some(durable) => Box::pin(settle(durable, cx, &self.worker, ending)).await,
+            Some(durable) => Box::pin(settle(durable, cx, ending)).await,
             None => ending,
         };
         // The run's span is the current one (`go` instruments this future with it).
@@ -433,7 +433,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         }
         cx.answered.clear();
         let waiting: Vec<usize> = (0..calls.len()).filter(|&i| results[i].is_none()).collect();
-        let keeps_steps = self.keeps_steps();
+        let keeps_steps = self.keeps_steps(cx);
         if keeps_steps && !waiting.is_empty() {
             // The model's answer is kept: a worker that resumes does not call the model again.
             let position = tools_position(cx, calls.clone(), results.clone());
@@ -525,9 +525,11 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         Ok(waiting.iter().filter_map(|&i| outcomes[i].take()).collect())
     }
 
-    /// Whether the run keeps a checkpoint after every step.
-    fn keeps_steps(&self) -> bool {
-        self.durable.as_ref().is_some_and(Durable::every_step)
+    /// Whether the run in `cx` keeps a checkpoint after every step.
+    fn keeps_steps(&self, cx: &Context) -> bool {
+        self.durable
+            .as_ref()
+            .is_some_and(|durable| durable.keeps_steps(cx))
     }
 
     /// Writes the checkpoint of the run in progress at `position` to the agent's store.
@@ -537,7 +539,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         state: &States<C>,
         position: Position,
     ) -> Result<(), Error> {
-        let Some(durable) = &self.durable else {
+        let (Some(durable), Some(held)) = (&self.durable, cx.held.as_deref()) else {
             return Ok(());
         };
         let id = format!("{}:step{}", cx.run_id, cx.counters.step);
@@ -550,7 +552,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             position,
             Vec::new(),
         )?;
-        durable.put(cx, &checkpoint, &self.worker).await?;
+        durable.put(held, &checkpoint).await?;
         Ok(())
     }
 
@@ -713,28 +715,44 @@ fn tools_position(
     }
 }
 
-/// Writes how the run ended to the agent's store: a pause's checkpoint, or the end of the
-/// run's key; a failed run's key is released (its last checkpoint kept for a worker to
-/// resume), unless another worker holds it.
+/// Writes how the run ended to the agent's store: a pause's checkpoint (its key freed for the
+/// answers), or the run's end (a tombstone, if it stored anything). A failed run's key is
+/// released (its last checkpoint kept for a worker to resume), unless it was lost already. A
+/// run that ended keeps its output when the store fails after it: the error goes beside it.
 async fn settle(
     durable: &Durable,
-    cx: &Context,
-    worker: &str,
+    cx: &mut Context,
     ending: Result<Ending, Error>,
 ) -> Result<Ending, Error> {
+    let Some(held) = cx.held.as_deref() else {
+        return ending;
+    };
     match ending {
         Ok(Ending::Paused(checkpoint)) => {
-            durable.put(cx, &checkpoint, worker).await?;
+            durable.put(held, &checkpoint).await?;
             Ok(Ending::Paused(checkpoint))
         }
         Ok(ending) => {
-            durable.ended(cx, worker).await?;
+            let how = match ending {
+                Ending::Jumped => "jumped",
+                _ => "finished",
+            };
+            let stored = durable.keeps_steps(cx);
+            if let Err(error) = durable.ended(held, cx, how, stored).await {
+                tracing::warn!(
+                    key = held.key,
+                    error = %Report(&error),
+                    "the run ended, but its store could not be cleaned up"
+                );
+                cx.cleanup_error = Some(CleanupError(std::sync::Arc::new(error)));
+            }
             Ok(ending)
         }
         Err(error) => {
-            if !matches!(&error, Error::Checkpoint(error) if matches!(**error, CheckpointError::Claimed { .. }))
-            {
-                durable.failed(cx, worker).await;
+            let lost = matches!(&error, Error::Checkpoint(error)
+                if matches!(**error, CheckpointError::Claimed { .. } | CheckpointError::LeaseLost { .. }));
+            if !lost {
+                durable.release(&held.key, &held.lease).await;
             }
             Err(error)
         }

@@ -11,10 +11,10 @@ use futures::Stream;
 use futures::stream::FusedStream;
 
 use super::events::EventQueue;
-use super::{Agent, AgentEvent, RunInput, RunOutput, Thread};
+use super::{Agent, AgentEvent, ResumeFrom, RunInput, RunOutput, Thread};
 use crate::context::RunContext;
 use crate::error::Error;
-use crate::interrupt::{Checkpoint, InterruptId};
+use crate::interrupt::InterruptId;
 use crate::middleware::Middleware;
 use crate::model::Model;
 
@@ -187,32 +187,32 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// [`resume`](Self::resume), streamed (see [`stream`](Self::stream)).
     pub fn stream_resume(
         &self,
-        checkpoint: Checkpoint,
+        from: impl Into<ResumeFrom>,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> AgentStream<'_> {
-        self.stream_resume_with(RunContext::new(), checkpoint, answers)
+        self.stream_resume_with(RunContext::new(), from.into(), answers)
     }
 
     /// [`stream_resume`](Self::stream_resume), with `run_context` given to the run.
     pub(super) fn stream_resume_with(
         &self,
         run_context: RunContext,
-        checkpoint: Checkpoint,
+        from: ResumeFrom,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> AgentStream<'_> {
         // Collected now: the answers' iterator need not be `Send`.
         let answers: Vec<_> = answers.into_iter().collect();
-        AgentStream::new(|queue| self.resume_with(run_context, Some(queue), checkpoint, answers))
+        AgentStream::new(|queue| self.resume_with(run_context, Some(queue), from, answers))
     }
 
     /// [`resume_in`](Self::resume_in), streamed (see [`stream`](Self::stream)).
     pub fn stream_resume_in<'a>(
         &'a self,
         thread: &'a mut Thread<C::ThreadState>,
-        checkpoint: Checkpoint,
+        from: impl Into<ResumeFrom>,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> AgentStream<'a> {
-        self.stream_resume_in_with(RunContext::new(), thread, checkpoint, answers)
+        self.stream_resume_in_with(RunContext::new(), thread, from.into(), answers)
     }
 
     /// [`stream_resume_in`](Self::stream_resume_in), with `run_context` given to the run.
@@ -220,12 +220,12 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         &'a self,
         run_context: RunContext,
         thread: &'a mut Thread<C::ThreadState>,
-        checkpoint: Checkpoint,
+        from: ResumeFrom,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> AgentStream<'a> {
         let answers: Vec<_> = answers.into_iter().collect();
         AgentStream::new(|queue| {
-            self.resume_in_with(run_context, Some(queue), thread, checkpoint, answers)
+            self.resume_in_with(run_context, Some(queue), thread, from, answers)
         })
     }
 }

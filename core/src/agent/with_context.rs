@@ -1,9 +1,9 @@
 //! [`AgentWith`]: an agent borrowed with the values to give its runs.
 
-use super::{Agent, AgentStream, RunInput, RunOutput, Thread};
+use super::{Agent, AgentStream, ResumeFrom, RunInput, RunOutput, Thread};
 use crate::context::RunContext;
 use crate::error::Error;
-use crate::interrupt::{Checkpoint, InterruptId};
+use crate::interrupt::InterruptId;
 use crate::middleware::Middleware;
 use crate::model::Model;
 
@@ -84,11 +84,11 @@ impl<M: Model, C: Middleware> AgentWith<'_, M, C> {
     /// context has one of the same key.
     pub async fn resume(
         &self,
-        checkpoint: Checkpoint,
+        from: impl Into<ResumeFrom>,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<RunOutput, Error> {
         self.agent
-            .resume_with(self.run_context.clone(), None, checkpoint, answers)
+            .resume_with(self.run_context.clone(), None, from.into(), answers)
             .await
     }
 
@@ -96,11 +96,11 @@ impl<M: Model, C: Middleware> AgentWith<'_, M, C> {
     pub async fn resume_in(
         &self,
         thread: &mut Thread<C::ThreadState>,
-        checkpoint: Checkpoint,
+        from: impl Into<ResumeFrom>,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<RunOutput, Error> {
         self.agent
-            .resume_in_with(self.run_context.clone(), None, thread, checkpoint, answers)
+            .resume_in_with(self.run_context.clone(), None, thread, from.into(), answers)
             .await
     }
 
@@ -130,21 +130,21 @@ impl<'a, M: Model, C: Middleware> AgentWith<'a, M, C> {
     /// [`Agent::stream_resume`], with the run context (see [`resume`](Self::resume)).
     pub fn stream_resume(
         &self,
-        checkpoint: Checkpoint,
+        from: impl Into<ResumeFrom>,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> AgentStream<'a> {
         self.agent
-            .stream_resume_with(self.run_context.clone(), checkpoint, answers)
+            .stream_resume_with(self.run_context.clone(), from.into(), answers)
     }
 
     /// [`Agent::stream_resume_in`], with the run context (see [`resume`](Self::resume)).
     pub fn stream_resume_in(
         &self,
         thread: &'a mut Thread<C::ThreadState>,
-        checkpoint: Checkpoint,
+        from: impl Into<ResumeFrom>,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> AgentStream<'a> {
         self.agent
-            .stream_resume_in_with(self.run_context.clone(), thread, checkpoint, answers)
+            .stream_resume_in_with(self.run_context.clone(), thread, from.into(), answers)
     }
 }

@@ -52,6 +52,10 @@ pub struct Context {
     /// Where a streamed run's events go; `None` when the run is not streamed (boxed: an
     /// unstreamed run's context stays small).
     pub(crate) events: Option<Box<crate::agent::RunEvents>>,
+    /// The run's hold on its key in the agent's checkpointer, if the agent keeps its runs.
+    pub(crate) held: Option<Box<crate::agent::Held>>,
+    /// The store's error after the run ended, for its output.
+    pub(crate) cleanup_error: Option<crate::agent::CleanupError>,
 }
 
 /// What a run has counted so far; a checkpoint saves them and a resume restores them.
@@ -311,6 +315,8 @@ impl Context {
             failures: Vec::new(),
             running: None,
             events: None,
+            held: None,
+            cleanup_error: None,
         }
     }
 

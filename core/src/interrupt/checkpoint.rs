@@ -28,9 +28,16 @@ use crate::shared::Shared;
 ///
 /// **A checkpoint is single-use**: it resumes its run once. A checkpoint of a run in a
 /// [`Thread`](crate::Thread) resumes only on that thread, and only while the thread still
-/// waits on it ([`Agent::resume_in`](crate::Agent::resume_in) refuses it afterwards). A stored
-/// checkpoint is claimed with [`Checkpointer::claim`](super::Checkpointer::claim), which hands it
-/// to one caller only, so two workers racing to resume it run it once.
+/// waits on it ([`Agent::resume_in`](crate::Agent::resume_in) refuses it afterwards). An agent
+/// with a [`checkpointer`](crate::AgentBuilder::checkpointer) resumes a checkpoint only if it is
+/// the one its store holds under the run's key, claimed for one worker at a time, and refuses
+/// it once the run went on or ended (see [`Agent::resume`](crate::Agent::resume)).
+///
+/// **A checkpoint is trusted input**: it carries the history and the chain's state, which a
+/// resume takes as they are. One that passes through a client (a browser, another service)
+/// could come back changed: keep checkpoints server-side and resume by key
+/// ([`ResumeFrom::stored`](crate::ResumeFrom::stored)), where the store's copy is the one
+/// resumed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Checkpoint {
     /// Unique per pause or step: `<run id>:<pause number>` (`:s<step>` for a step).
@@ -241,6 +248,16 @@ pub enum CheckpointError {
         key: String,
         /// The worker holding it.
         by: String,
+    },
+    /// This worker's lease on the key is gone: released, freed by a pause, or expired and
+    /// claimed by another since. It no longer writes the key (see *Leases* on
+    /// [`Checkpointer`](super::Checkpointer)).
+    #[error(
+        "the lease on checkpoint `{key}` was lost (expired and claimed, released, or freed by a pause): this worker no longer writes it"
+    )]
+    LeaseLost {
+        /// The key.
+        key: String,
     },
     /// The store's database failed (a connection, a query, a file).
     #[error("the checkpoint store failed: {what}")]

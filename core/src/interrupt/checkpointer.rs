@@ -1,100 +1,117 @@
-//! Where checkpoints are kept: by key, claimed by one worker at a time.
+//! Where checkpoints are kept: by key, each key leased to one worker at a time.
 
-use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
 
-use super::{Checkpoint, CheckpointError};
-use crate::lock::lock;
+use super::{Checkpoint, CheckpointError, Claim, Lease, Record, Tombstone};
 
 /// A store of checkpoints by key (a thread's id, or a run's), shared by the workers of a
 /// deployment. Implement it to keep checkpoints in your own database; the crate has
-/// [`InMemoryCheckpointer`], [`FileCheckpointer`](super::FileCheckpointer), and, behind the
-/// features `sqlite` and `postgres`, stores in SQLite and Postgres.
+/// [`InMemoryCheckpointer`](super::InMemoryCheckpointer),
+/// [`FileCheckpointer`](super::FileCheckpointer), and, behind the features `sqlite` and
+/// `postgres`, stores in SQLite and Postgres. As an object: [`DynCheckpointer`](super::DynCheckpointer).
 ///
-/// # Claims
+/// An agent uses it through its [`Durability`](crate::Durability); your code uses it to list
+/// runs, or to read what a key holds. Resuming a stored run is
+/// [`Agent::resume`](crate::Agent::resume) with [`ResumeFrom::stored`](crate::ResumeFrom::stored):
+/// it claims the key and resumes exactly what the store holds.
 ///
-/// Each stored checkpoint is either **free** or **held** by one worker (a name the worker
-/// gives itself, [`AgentBuilder::worker`](crate::AgentBuilder::worker)):
+/// # Leases
 ///
-/// - a run in progress holds its key: every [`put`](Self::put) of a step checkpoint (one
-///   without pending interrupts) leaves the key held by the worker that wrote it;
-/// - a pause waits for answers: a [`put`](Self::put) of a checkpoint with pending interrupts
-///   leaves the key free, for whoever has the answers to [`claim`](Self::claim);
-/// - writes are fenced: [`put`](Self::put) and [`delete`](Self::delete) by a worker that does
-///   not hold a held key fail with [`CheckpointError::Claimed`], so a worker that lost its key
-///   can never overwrite the run another worker took over;
-/// - [`claim`](Self::claim) is atomic: of several workers claiming one free key at once,
-///   exactly one gets the checkpoint. That is how a stored checkpoint is resumed once.
+/// Each key is written under a **lease** ([`Lease`]): a worker (a name the worker gives itself,
+/// [`AgentBuilder::worker`](crate::AgentBuilder::worker)) [`claim`](Self::claim)s the key for a
+/// time to live, renews it while it runs ([`renew`](Self::renew), and every write), and lets it
+/// go when it pauses, fails or is dropped ([`release`](Self::release)) or ends
+/// ([`end`](Self::end)). The rules, the same in every store ([`Slot`](super::Slot) implements
+/// them, for implementers):
 ///
-/// A key held by a worker that died stays held: whoever knows the worker is gone (its
-/// supervisor, or the worker itself restarted under the same name, which may claim its own
-/// keys) [`release`](Self::release)s it for another to claim. [`list`](Self::list) says who
-/// holds what.
+/// - [`claim`](Self::claim) is atomic: of several workers claiming one key at once, at most one
+///   is granted it; the others see [`Claim::Busy`] until the lease expires. A worker's own
+///   live lease is busy for it too (two requests of one process never both resume a run).
+/// - A lease that expired may be claimed by anyone, with no operator step: a worker that died
+///   holds nothing for longer than its lease's time to live.
+/// - Every write is **fenced**: it carries its lease, and the store refuses it unless the
+///   lease's token is the key's current one and the key is still held by it — so a worker that
+///   was paused past its expiry and revived, after another claimed the key, never overwrites
+///   the run ([`CheckpointError::Claimed`] or [`CheckpointError::LeaseLost`]). Tokens of a key
+///   only grow.
+/// - A [`put`](Self::put) of a step (a run in progress) keeps the lease; a put of a pause
+///   ([`Checkpoint::is_pause`]) frees the key for whoever has the answers.
+/// - A run that ends leaves a [`Tombstone`] ([`end`](Self::end)) for its retention, so a
+///   replayed resume is refused, never run again; a tombstone past its retention reads as
+///   nothing.
 ///
 /// Keys are any non-empty text of at most [`MAX_KEY_LEN`] bytes.
 pub trait Checkpointer: Send + Sync {
-    /// Stores `checkpoint` under `key` for `worker`, replacing what was there; fails with
-    /// [`CheckpointError::Claimed`] if another worker holds the key. Afterwards the key is held
-    /// by `worker` if the checkpoint is a step of a run in progress, and free if it is a pause
-    /// ([`Checkpoint::is_pause`]).
-    fn put(
-        &self,
-        key: &str,
-        checkpoint: &Checkpoint,
-        worker: &str,
-    ) -> impl Future<Output = Result<(), CheckpointError>> + Send;
-
-    /// The checkpoint stored under `key`, if any (whoever holds it).
-    fn get(
-        &self,
-        key: &str,
-    ) -> impl Future<Output = Result<Option<Checkpoint>, CheckpointError>> + Send;
-
-    /// Every stored key, with the worker holding it, in key order.
-    fn list(&self) -> impl Future<Output = Result<Vec<Stored>, CheckpointError>> + Send;
-
-    /// Claims the checkpoint under `key` for `worker`, atomically: if it is free (or held by
-    /// `worker` already), the key becomes held by `worker` and the checkpoint is returned;
-    /// otherwise `None` (no such key, or another worker holds it).
+    /// Claims `key` for `worker` for `ttl`, atomically: granted (with a new token, and what the
+    /// key holds) unless another lease on it is live. A key that holds nothing is granted too
+    /// (a new run takes its key so); its record is then `None`. A record that does not decode is
+    /// granted with its error, so the claimer may [`end`](Self::end) it.
     fn claim(
         &self,
         key: &str,
         worker: &str,
-    ) -> impl Future<Output = Result<Option<Checkpoint>, CheckpointError>> + Send;
+        ttl: Duration,
+    ) -> impl Future<Output = Result<Claim, CheckpointError>> + Send;
 
-    /// Frees `key` if `worker` holds it (a worker that died, released by whoever knows it);
-    /// returns whether it did.
+    /// What `key` holds, if anything (whoever holds its lease).
+    fn get(
+        &self,
+        key: &str,
+    ) -> impl Future<Output = Result<Option<Record>, CheckpointError>> + Send;
+
+    /// Every key that holds something or is leased, in key order.
+    fn list(&self) -> impl Future<Output = Result<Vec<Stored>, CheckpointError>> + Send;
+
+    /// Stores `checkpoint` under `key`, fenced by `lease`: a step keeps the lease (renewed), a
+    /// pause frees the key.
+    fn put(
+        &self,
+        key: &str,
+        checkpoint: &Checkpoint,
+        lease: &Lease,
+    ) -> impl Future<Output = Result<(), CheckpointError>> + Send;
+
+    /// Renews `lease` on `key` for its time to live: the new expiry.
+    fn renew(
+        &self,
+        key: &str,
+        lease: &Lease,
+    ) -> impl Future<Output = Result<SystemTime, CheckpointError>> + Send;
+
+    /// Frees `key` if `lease` is its lease (what it holds stays, for another to claim);
+    /// whether it did.
     fn release(
         &self,
         key: &str,
-        worker: &str,
+        lease: &Lease,
     ) -> impl Future<Output = Result<bool, CheckpointError>> + Send;
 
-    /// Removes the checkpoint under `key` (no error if there is none); fails with
-    /// [`CheckpointError::Claimed`] if another worker holds it.
-    fn delete(
+    /// The run under `key` ended: replaces what it holds with `tombstone` (kept for its
+    /// retention), or removes the key (`None`), fenced by `lease`.
+    fn end(
         &self,
         key: &str,
-        worker: &str,
+        lease: &Lease,
+        tombstone: Option<&Tombstone>,
     ) -> impl Future<Output = Result<(), CheckpointError>> + Send;
 }
 
 /// A shared store: an agent and your code (claiming, listing) use the same one.
 impl<T: Checkpointer + ?Sized> Checkpointer for std::sync::Arc<T> {
-    fn put(
+    fn claim(
         &self,
         key: &str,
-        checkpoint: &Checkpoint,
         worker: &str,
-    ) -> impl Future<Output = Result<(), CheckpointError>> + Send {
-        T::put(self, key, checkpoint, worker)
+        ttl: Duration,
+    ) -> impl Future<Output = Result<Claim, CheckpointError>> + Send {
+        T::claim(self, key, worker, ttl)
     }
 
     fn get(
         &self,
         key: &str,
-    ) -> impl Future<Output = Result<Option<Checkpoint>, CheckpointError>> + Send {
+    ) -> impl Future<Output = Result<Option<Record>, CheckpointError>> + Send {
         T::get(self, key)
     }
 
@@ -102,153 +119,67 @@ impl<T: Checkpointer + ?Sized> Checkpointer for std::sync::Arc<T> {
         T::list(self)
     }
 
-    fn claim(
+    fn put(
         &self,
         key: &str,
-        worker: &str,
-    ) -> impl Future<Output = Result<Option<Checkpoint>, CheckpointError>> + Send {
-        T::claim(self, key, worker)
+        checkpoint: &Checkpoint,
+        lease: &Lease,
+    ) -> impl Future<Output = Result<(), CheckpointError>> + Send {
+        T::put(self, key, checkpoint, lease)
+    }
+
+    fn renew(
+        &self,
+        key: &str,
+        lease: &Lease,
+    ) -> impl Future<Output = Result<SystemTime, CheckpointError>> + Send {
+        T::renew(self, key, lease)
     }
 
     fn release(
         &self,
         key: &str,
-        worker: &str,
+        lease: &Lease,
     ) -> impl Future<Output = Result<bool, CheckpointError>> + Send {
-        T::release(self, key, worker)
+        T::release(self, key, lease)
     }
 
-    fn delete(
+    fn end(
         &self,
         key: &str,
-        worker: &str,
+        lease: &Lease,
+        tombstone: Option<&Tombstone>,
     ) -> impl Future<Output = Result<(), CheckpointError>> + Send {
-        T::delete(self, key, worker)
+        T::end(self, key, lease, tombstone)
     }
 }
 
-/// A key in a [`Checkpointer`], and who holds it.
+/// A key in a [`Checkpointer`]: who holds its lease, and whether its run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Stored {
     /// The key.
     pub key: String,
-    /// The worker holding it; `None` when it is free.
+    /// The worker whose lease on it is live; `None` when it is free.
     pub held_by: Option<String>,
+    /// Whether it holds the tombstone of a run that ended.
+    pub ended: bool,
 }
 
 impl Stored {
-    /// A key held by `held_by` (or free).
+    /// A key held by `held_by` (or free), its run `ended` or not.
     #[must_use]
-    pub fn new(key: impl Into<String>, held_by: Option<String>) -> Self {
+    pub fn new(key: impl Into<String>, held_by: Option<String>, ended: bool) -> Self {
         Stored {
             key: key.into(),
             held_by,
+            ended,
         }
     }
 }
 
 /// The longest key a [`Checkpointer`] takes, in bytes.
 pub const MAX_KEY_LEN: usize = 512;
-
-/// Keeps checkpoints in memory (as JSON, so what is read back is what a process restart would
-/// read).
-#[derive(Debug, Default)]
-pub struct InMemoryCheckpointer {
-    entries: Mutex<HashMap<String, Entry>>,
-}
-
-/// A stored checkpoint and its holder.
-#[derive(Debug)]
-struct Entry {
-    json: String,
-    held_by: Option<String>,
-}
-
-impl InMemoryCheckpointer {
-    /// An empty store.
-    #[must_use]
-    pub fn new() -> Self {
-        Self::default()
-    }
-}
-
-impl Checkpointer for InMemoryCheckpointer {
-    async fn put(
-        &self,
-        key: &str,
-        checkpoint: &Checkpoint,
-        worker: &str,
-    ) -> Result<(), CheckpointError> {
-        let key = valid_key(key)?;
-        let json = checkpoint.to_json()?;
-        let mut entries = lock(&self.entries);
-        if let Some(entry) = entries.get(key) {
-            fence(key, entry.held_by.as_deref(), worker)?;
-        }
-        let held_by = holder_after_put(checkpoint, worker).map(str::to_owned);
-        entries.insert(key.to_owned(), Entry { json, held_by });
-        Ok(())
-    }
-
-    async fn get(&self, key: &str) -> Result<Option<Checkpoint>, CheckpointError> {
-        let json = lock(&self.entries)
-            .get(valid_key(key)?)
-            .map(|entry| entry.json.clone());
-        json.map(|json| Checkpoint::from_json(&json)).transpose()
-    }
-
-    async fn list(&self) -> Result<Vec<Stored>, CheckpointError> {
-        let mut stored: Vec<Stored> = lock(&self.entries)
-            .iter()
-            .map(|(key, entry)| Stored::new(key.clone(), entry.held_by.clone()))
-            .collect();
-        stored.sort_by(|a, b| a.key.cmp(&b.key));
-        Ok(stored)
-    }
-
-    async fn claim(&self, key: &str, worker: &str) -> Result<Option<Checkpoint>, CheckpointError> {
-        let key = valid_key(key)?;
-        let json = {
-            let mut entries = lock(&self.entries);
-            let Some(entry) = entries.get_mut(key) else {
-                return Ok(None);
-            };
-            if entry
-                .held_by
-                .as_deref()
-                .is_some_and(|holder| holder != worker)
-            {
-                return Ok(None);
-            }
-            entry.held_by = Some(worker.to_owned());
-            entry.json.clone()
-        };
-        Checkpoint::from_json(&json).map(Some)
-    }
-
-    async fn release(&self, key: &str, worker: &str) -> Result<bool, CheckpointError> {
-        let key = valid_key(key)?;
-        let mut entries = lock(&self.entries);
-        match entries.get_mut(key) {
-            Some(entry) if entry.held_by.as_deref() == Some(worker) => {
-                entry.held_by = None;
-                Ok(true)
-            }
-            _ => Ok(false),
-        }
-    }
-
-    async fn delete(&self, key: &str, worker: &str) -> Result<(), CheckpointError> {
-        let key = valid_key(key)?;
-        let mut entries = lock(&self.entries);
-        if let Some(entry) = entries.get(key) {
-            fence(key, entry.held_by.as_deref(), worker)?;
-            entries.remove(key);
-        }
-        Ok(())
-    }
-}
 
 /// Checks that `key` is one every store takes: non-empty, at most [`MAX_KEY_LEN`] bytes.
 /// For implementations of [`Checkpointer`].
@@ -259,25 +190,5 @@ pub fn valid_key(key: &str) -> Result<&str, CheckpointError> {
         })
     } else {
         Ok(key)
-    }
-}
-
-/// Who holds a key once `worker` has put `checkpoint` there: `worker` while the run goes on
-/// (a step), nobody once it paused (whoever has the answers may claim it). For implementations
-/// of [`Checkpointer`].
-#[must_use]
-pub fn holder_after_put<'w>(checkpoint: &Checkpoint, worker: &'w str) -> Option<&'w str> {
-    (!checkpoint.is_pause()).then_some(worker)
-}
-
-/// Whether `worker` may write `key`, which `held_by` holds (or nobody). For implementations
-/// of [`Checkpointer`].
-pub fn fence(key: &str, held_by: Option<&str>, worker: &str) -> Result<(), CheckpointError> {
-    match held_by {
-        Some(holder) if holder != worker => Err(CheckpointError::Claimed {
-            key: key.to_owned(),
-            by: holder.to_owned(),
-        }),
-        _ => Ok(()),
     }
 }

@@ -1,53 +1,56 @@
 //! [`FileCheckpointer`]: checkpoints in JSON files, written atomically, off the executor.
 
 use std::fmt;
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::SystemTime;
 
-use super::checkpointer::{fence, holder_after_put, valid_key};
-use super::{Checkpoint, CheckpointError, Checkpointer, Stored};
+use super::checkpointer::valid_key;
+use super::{CheckpointError, Clock, Slot, SlotStore};
 
-/// Keeps each checkpoint in a JSON file `<dir>/<key>.json`, and the worker holding it in
-/// `<dir>/<key>.holder`. Files are written atomically (a temporary file, synced, renamed, and
-/// the directory synced), so a crash never leaves a half-written checkpoint nor loses a
-/// renamed one; a write that fails removes its temporary file. Characters of a key other than
-/// ASCII letters, digits, `-` and `_` are written `%XX` in the file names.
+/// Keeps each key in a JSON file `<dir>/<key>.json`: its checkpoint or tombstone, and its
+/// lease. Files are written atomically (a temporary file, synced, renamed, and the directory
+/// synced), so a crash never leaves a half-written entry nor loses a renamed one; a write that
+/// fails removes its temporary file. Characters of a key other than ASCII letters, digits, `-`
+/// and `_` are written `%XX` in the file names.
 ///
-/// A claim creates the holder file exclusively, so of several processes claiming one key
-/// exactly one gets it. For one machine (or a shared file system with exclusive creation):
-/// [`put`](Checkpointer::put)'s fence is checked, then written, not in one atomic step; many
-/// workers on many machines want a database (features `sqlite`, `postgres`).
+/// Every operation reads, decides and writes under an exclusive lock of `<dir>/.lock` (an
+/// operating-system file lock), so claims, fences and writes are atomic between the processes
+/// of one machine; many workers on many machines want a database (features `sqlite`,
+/// `postgres`). A file written by an older version (the checkpoint alone) is read as a free
+/// key holding it.
 ///
 /// The file operations run on tokio's blocking threads when called inside a tokio runtime
 /// (feature `tokio`), so they never hold up the executor's threads; elsewhere they run in
 /// place.
 pub struct FileCheckpointer {
     dir: PathBuf,
+    clock: Clock,
 }
 
 impl FileCheckpointer {
-    /// A store in `dir` (created on first write).
+    /// A store in `dir` (created on first write), on the system's clock.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        FileCheckpointer { dir: dir.into() }
+        FileCheckpointer {
+            dir: dir.into(),
+            clock: Clock::system(),
+        }
     }
 
-    /// The file of `key`'s checkpoint.
+    /// The store reading the time from `clock` (leases, retention).
+    #[must_use]
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The file of `key`.
     pub fn path(&self, key: &str) -> Result<PathBuf, CheckpointError> {
         Ok(self
             .dir
             .join(format!("{}.json", file_name(valid_key(key)?))))
-    }
-
-    /// The files of `key`: its checkpoint and its holder.
-    fn files(&self, key: &str) -> Result<Files, CheckpointError> {
-        let name = file_name(valid_key(key)?);
-        Ok(Files {
-            dir: self.dir.clone(),
-            checkpoint: self.dir.join(format!("{name}.json")),
-            holder: self.dir.join(format!("{name}.holder")),
-            name,
-        })
     }
 }
 
@@ -55,76 +58,45 @@ impl fmt::Debug for FileCheckpointer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FileCheckpointer")
             .field("dir", &self.dir)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
-/// The files of one key.
-struct Files {
-    dir: PathBuf,
-    /// The key as written in file names.
-    name: String,
-    checkpoint: PathBuf,
-    holder: PathBuf,
-}
-
-impl Files {
-    /// The worker holding the key, if any.
-    fn holder(&self) -> Result<Option<String>, CheckpointError> {
-        read_if_there(&self.holder)
-    }
-
-    /// Writes `bytes` to `target` atomically: a temporary file of this write's own, synced,
-    /// renamed over `target`, and the directory synced.
-    fn write(&self, target: &Path, bytes: &[u8]) -> Result<(), CheckpointError> {
-        std::fs::create_dir_all(&self.dir).map_err(io(&self.dir))?;
-        let temporary = self
-            .dir
-            .join(format!(".{}.{}.tmp", self.name, unique_suffix()));
-        let written = write_synced(&temporary, bytes)
-            .and_then(|()| std::fs::rename(&temporary, target).map_err(io(target)));
-        if let Err(error) = written {
-            // Nothing left behind: the temporary file is this write's alone.
-            let _ = std::fs::remove_file(&temporary);
-            return Err(error);
-        }
-        // The rename is durable once the directory's entry is on disk.
-        sync_dir(&self.dir)
-    }
-}
-
-impl Checkpointer for FileCheckpointer {
-    async fn put(
-        &self,
-        key: &str,
-        checkpoint: &Checkpoint,
-        worker: &str,
-    ) -> Result<(), CheckpointError> {
-        let files = self.files(key)?;
-        let json = checkpoint.to_json()?;
-        let holder = holder_after_put(checkpoint, worker).map(str::to_owned);
-        let (key, worker) = (key.to_owned(), worker.to_owned());
-        off_the_executor(&files.checkpoint.clone(), move || {
-            fence(&key, files.holder()?.as_deref(), &worker)?;
-            files.write(&files.checkpoint, json.as_bytes())?;
-            match holder {
-                Some(holder) => files.write(&files.holder, holder.as_bytes()),
-                None => remove_if_there(&files.holder),
+impl SlotStore for FileCheckpointer {
+    async fn transact<T, F>(&self, key: &str, operation: F) -> Result<T, CheckpointError>
+    where
+        T: Send + 'static,
+        F: FnOnce(Option<Slot>, SystemTime) -> Result<(Option<Slot>, T), CheckpointError>
+            + Send
+            + 'static,
+    {
+        let path = self.path(key)?;
+        let (dir, now) = (self.dir.clone(), self.clock.now());
+        off_the_executor(&path.clone(), move || {
+            let _lock = lock_dir(&dir)?;
+            let slot = read_slot(&path)?;
+            let (updated, done) = operation(slot.clone(), now)?;
+            if updated != slot {
+                match &updated {
+                    Some(slot) => write_atomically(&dir, &path, &to_json(slot)?)?,
+                    None => remove_if_there(&path)?,
+                }
             }
+            Ok(done)
         })
         .await
     }
 
-    async fn get(&self, key: &str) -> Result<Option<Checkpoint>, CheckpointError> {
+    async fn read(&self, key: &str) -> Result<(Option<Slot>, SystemTime), CheckpointError> {
         let path = self.path(key)?;
         let read = path.clone();
-        let json = off_the_executor(&path, move || read_if_there(&read)).await?;
-        json.map(|json| Checkpoint::from_json(&json)).transpose()
+        let slot = off_the_executor(&path, move || read_slot(&read)).await?;
+        Ok((slot, self.clock.now()))
     }
 
-    async fn list(&self) -> Result<Vec<Stored>, CheckpointError> {
+    async fn slots(&self) -> Result<(Vec<(String, Slot)>, SystemTime), CheckpointError> {
         let dir = self.dir.clone();
-        off_the_executor(&self.dir, move || {
+        let slots = off_the_executor(&self.dir, move || {
             let entries = match std::fs::read_dir(&dir) {
                 Ok(entries) => entries,
                 Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
@@ -132,7 +104,7 @@ impl Checkpointer for FileCheckpointer {
                 }
                 Err(error) => return Err(io(&dir)(error)),
             };
-            let mut stored = Vec::new();
+            let mut slots = Vec::new();
             for entry in entries {
                 let entry = entry.map_err(io(&dir))?;
                 let name = entry.file_name();
@@ -141,78 +113,66 @@ impl Checkpointer for FileCheckpointer {
                 };
                 // Temporary files start with a dot; keys never do once written.
                 let Some(key) = key_of(key) else { continue };
-                let holder = read_if_there(&dir.join(format!("{}.holder", file_name(&key))))?;
-                stored.push(Stored::new(key, holder));
-            }
-            stored.sort_by(|a, b| a.key.cmp(&b.key));
-            Ok(stored)
-        })
-        .await
-    }
-
-    // The claim creates the holder file exclusively: of several processes creating it at once
-    // exactly one succeeds.
-    async fn claim(&self, key: &str, worker: &str) -> Result<Option<Checkpoint>, CheckpointError> {
-        let files = self.files(key)?;
-        let worker = worker.to_owned();
-        let json = off_the_executor(&files.checkpoint.clone(), move || {
-            if !files.checkpoint.exists() {
-                return Ok(None);
-            }
-            let created = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&files.holder);
-            match created {
-                Ok(mut file) => {
-                    file.write_all(worker.as_bytes())
-                        .and_then(|()| file.sync_all())
-                        .map_err(io(&files.holder))?;
-                    sync_dir(&files.dir)?;
-                }
-                Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
-                    if files.holder()?.as_deref() != Some(worker.as_str()) {
-                        return Ok(None);
-                    }
-                }
-                Err(error) => return Err(io(&files.holder)(error)),
-            }
-            match read_if_there(&files.checkpoint) {
-                Ok(Some(json)) => Ok(Some(json)),
-                // Deleted between the check and the claim, or unreadable: nothing claimed.
-                other => {
-                    let _ = std::fs::remove_file(&files.holder);
-                    other
+                if let Some(slot) = read_slot(&entry.path())? {
+                    slots.push((key, slot));
                 }
             }
+            slots.sort_by(|a, b| a.0.cmp(&b.0));
+            Ok(slots)
         })
         .await?;
-        json.map(|json| Checkpoint::from_json(&json)).transpose()
+        Ok((slots, self.clock.now()))
     }
+}
 
-    async fn release(&self, key: &str, worker: &str) -> Result<bool, CheckpointError> {
-        let files = self.files(key)?;
-        let worker = worker.to_owned();
-        off_the_executor(&files.holder.clone(), move || {
-            if files.holder()?.as_deref() != Some(worker.as_str()) {
-                return Ok(false);
+/// Holds the directory's lock until dropped (the file lock goes with the file).
+fn lock_dir(dir: &Path) -> Result<File, CheckpointError> {
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let path = dir.join(".lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(io(&path))?;
+    file.lock().map_err(io(&path))?;
+    Ok(file)
+}
+
+/// The slot in the file at `path`, if there is one; a file of an older version (the
+/// checkpoint alone) is a free key holding it.
+fn read_slot(path: &Path) -> Result<Option<Slot>, CheckpointError> {
+    let Some(text) = read_if_there(path)? else {
+        return Ok(None);
+    };
+    match serde_json::from_str::<Slot>(&text) {
+        Ok(slot) => Ok(Some(slot)),
+        Err(error) => match serde_json::from_str::<serde_json::Value>(&text) {
+            Ok(value) if value.get("token").is_none() && value.get("format").is_some() => {
+                Ok(Some(Slot::new(Some(text), None, None, 0, 0)))
             }
-            remove_if_there(&files.holder)?;
-            Ok(true)
-        })
-        .await
+            _ => Err(CheckpointError::Decode(error)),
+        },
     }
+}
 
-    async fn delete(&self, key: &str, worker: &str) -> Result<(), CheckpointError> {
-        let files = self.files(key)?;
-        let (key, worker) = (key.to_owned(), worker.to_owned());
-        off_the_executor(&files.checkpoint.clone(), move || {
-            fence(&key, files.holder()?.as_deref(), &worker)?;
-            remove_if_there(&files.checkpoint)?;
-            remove_if_there(&files.holder)
-        })
-        .await
+fn to_json(slot: &Slot) -> Result<String, CheckpointError> {
+    serde_json::to_string(slot).map_err(CheckpointError::Encode)
+}
+
+/// Writes `bytes` to `target` in `dir` atomically: a temporary file of this write's own,
+/// synced, renamed over `target`, and the directory synced.
+fn write_atomically(dir: &Path, target: &Path, bytes: &str) -> Result<(), CheckpointError> {
+    let temporary = dir.join(format!(".{}.tmp", unique_suffix()));
+    let written = write_synced(&temporary, bytes.as_bytes())
+        .and_then(|()| std::fs::rename(&temporary, target).map_err(io(target)));
+    if let Err(error) = written {
+        // Nothing left behind: the temporary file is this write's alone.
+        let _ = std::fs::remove_file(&temporary);
+        return Err(error);
     }
+    // The rename is durable once the directory's entry is on disk.
+    sync_dir(dir)
 }
 
 /// `key` as written in file names: ASCII letters, digits, `-` and `_` as they are, every

@@ -94,9 +94,13 @@
 mod answer;
 mod checkpoint;
 mod checkpointer;
+mod dyn_checkpointer;
 mod file_checkpointer;
+mod lease;
 mod members;
+mod memory_checkpointer;
 mod resume;
+mod slot;
 mod wire;
 
 use std::fmt;
@@ -106,14 +110,16 @@ use serde::{Deserialize, Serialize};
 pub use crate::context::{Raiser, ToolAnswer};
 pub use answer::Answer;
 pub use checkpoint::{Checkpoint, CheckpointError, Position};
-pub use checkpointer::{
-    Checkpointer, InMemoryCheckpointer, MAX_KEY_LEN, Stored, fence, holder_after_put, valid_key,
-};
+pub use checkpointer::{Checkpointer, MAX_KEY_LEN, Stored, valid_key};
+pub use dyn_checkpointer::{BoxFuture, DynCheckpointer};
 pub use file_checkpointer::FileCheckpointer;
+pub use lease::{Claim, Clock, Lease, Record, Tombstone, from_millis, millis};
 pub(crate) use members::Matching;
 #[doc(hidden)]
 pub use members::Members;
+pub use memory_checkpointer::InMemoryCheckpointer;
 pub use resume::ResumeError;
+pub use slot::{Slot, SlotStore};
 pub(crate) use wire::named_spec;
 
 use crate::middleware::Hook;

@@ -1,6 +1,6 @@
 //! Why a checkpoint could not be resumed.
 
-use super::InterruptId;
+use super::{InterruptId, Tombstone};
 use crate::agent::ThreadId;
 use crate::error::BoxError;
 
@@ -89,6 +89,36 @@ pub enum ResumeError {
     Spent {
         /// The checkpoint's id.
         checkpoint: String,
+    },
+    /// The store holds another checkpoint under the key than the one given: the run went on
+    /// past it (it was resumed already, or a newer step was stored). Nothing ran; resume what
+    /// the store holds ([`ResumeFrom::stored`](crate::ResumeFrom::stored)) to go on.
+    #[error(
+        "checkpoint `{checkpoint}` is not the one stored under its key (`{stored}` is): the run          went on past it, and a checkpoint resumes once"
+    )]
+    Superseded {
+        /// The checkpoint given.
+        checkpoint: String,
+        /// The checkpoint the store holds.
+        stored: String,
+    },
+    /// The run ended: its key holds its tombstone. A replayed or duplicated resume is refused,
+    /// never run again.
+    #[error("the run ended: {tombstone}; a checkpoint resumes once")]
+    Ended {
+        /// The checkpoint given, if any.
+        checkpoint: Option<String>,
+        /// What is left of the run.
+        tombstone: Box<Tombstone>,
+    },
+    /// Nothing is stored under the key: never stored, or its run ended longer ago than the
+    /// tombstones' retention. A durable agent resumes only what its store holds.
+    #[error(
+        "nothing is stored under key `{key}` (never stored, or its run ended longer ago than the          tombstones are kept): a durable agent resumes only what its store holds"
+    )]
+    NotStored {
+        /// The key.
+        key: String,
     },
     /// The answer was refused by whoever raised the interrupt (nothing ran).
     #[error("the answer to interrupt `{id}` is refused")]

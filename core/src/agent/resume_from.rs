@@ -1,0 +1,41 @@
+//! [`ResumeFrom`]: what a resume continues.
+
+use crate::interrupt::Checkpoint;
+
+/// What [`Agent::resume`](super::Agent::resume) continues: a checkpoint in the caller's hands,
+/// or whatever a key of the agent's checkpointer holds.
+///
+/// With a [`checkpointer`](super::AgentBuilder::checkpointer), both claim the run's key and
+/// resume exactly the checkpoint the store holds there: a checkpoint given resumes only if it
+/// is that one (else [`ResumeError::Superseded`](crate::interrupt::ResumeError::Superseded),
+/// [`Ended`](crate::interrupt::ResumeError::Ended) or
+/// [`NotStored`](crate::interrupt::ResumeError::NotStored), and nothing runs). Without one,
+/// only a checkpoint can be given, and it is trusted as it is.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ResumeFrom {
+    /// This checkpoint (a request to resume this very version).
+    Checkpoint(Box<Checkpoint>),
+    /// Whatever the agent's checkpointer holds under this key (a thread's id, or a run's): a
+    /// pause, with its answers, or a run in progress whose worker died, with none.
+    Stored(String),
+}
+
+impl ResumeFrom {
+    /// What the agent's checkpointer holds under `key`.
+    pub fn stored(key: impl Into<String>) -> Self {
+        ResumeFrom::Stored(key.into())
+    }
+}
+
+impl From<Checkpoint> for ResumeFrom {
+    fn from(checkpoint: Checkpoint) -> Self {
+        ResumeFrom::Checkpoint(Box::new(checkpoint))
+    }
+}
+
+impl From<Box<Checkpoint>> for ResumeFrom {
+    fn from(checkpoint: Box<Checkpoint>) -> Self {
+        ResumeFrom::Checkpoint(checkpoint)
+    }
+}
