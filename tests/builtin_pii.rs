@@ -369,3 +369,15 @@ async fn a_blocked_type_in_a_stream_ends_it_with_an_error_before_the_data_is_sho
         .collect();
     assert!(!shown.contains("ann@"), "shown: {shown:?}");
 }
+
+#[test]
+fn an_ipv6_address_with_an_ipv4_tail_is_masked_down_to_its_last_octet() {
+    let pii = pii(PiiType::Ipv6, PiiStrategy::Mask).build().unwrap();
+    let masked = pii
+        .redact(
+            "from ::ffff:192.168.1.23 and 64:ff9b::10.0.0.7",
+            PiiPlace::Input,
+        )
+        .unwrap();
+    assert_eq!(masked, "from *:*:*:*:*:*:*.*.*.23 and *:*:*:*:*:*:*.*.*.7");
+}
