@@ -10,8 +10,10 @@ use tokio::time::Instant;
 /// Keeps cached tool results by key, each for a time. Implement it for a shared store (Redis,
 /// a database); [`InMemoryCache`] is the default.
 ///
-/// A key is the tool's name, a NUL, then the arguments as canonical JSON (object keys sorted):
-/// stable across processes, so a shared store can serve several agents.
+/// A key is the call's scope (see [`CacheScope`](super::CacheScope)), a NUL, the tool's name,
+/// a NUL, then the arguments as canonical JSON (object keys sorted): stable across processes,
+/// so a shared store can serve several agents. The scope is written `thread:<len>:<id>`,
+/// `run:<len>:<id>`, `key:<len>:<key>` (the length of what follows, in bytes) or `shared`.
 pub trait CacheStore: Send + Sync {
     /// The result stored under `key`, unless none is or it has expired.
     fn get(&self, key: &str) -> impl Future<Output = Option<String>> + Send;
