@@ -380,3 +380,50 @@ async fn a_scope_key_from_the_run_context_shares_results_within_a_tenant_only() 
     agent.run("balance?").await.unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 2);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_shared_scope_serves_every_run_and_an_arc_store_is_shared() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let store = Arc::new(InMemoryCache::with_capacity(10));
+    let cache = || {
+        ToolResultCache::builder()
+            .tool("search", TTL)
+            .scope(CacheScope::Shared)
+            .store(Arc::clone(&store))
+            .build()
+            .unwrap()
+    };
+    let q = json!({ "q": "rust" });
+    let first = Agent::builder(model(vec![search("a", q.clone())]))
+        .tool(numbered_search(&runs))
+        .chain(cache())
+        .build();
+    let second = Agent::builder(model(vec![search("b", q)]))
+        .tool(numbered_search(&runs))
+        .chain(cache())
+        .build();
+    assert_eq!(results(&first.run("go").await.unwrap()), ["result 1"]);
+    assert_eq!(results(&second.run("go").await.unwrap()), ["result 1"]);
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(store.len(), 1);
+    assert_eq!(
+        store
+            .get("shared\0search\0{\"q\":\"rust\"}")
+            .await
+            .as_deref(),
+        Some("result 1")
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_in_memory_store_is_bounded_and_evicts_the_least_recently_used() {
+    assert_eq!(InMemoryCache::new().capacity(), 1024);
+    let store = InMemoryCache::with_capacity(2);
+    store.put("a".into(), "1".into(), TTL).await;
+    store.put("b".into(), "2".into(), TTL).await;
+    assert_eq!(store.get("a").await.as_deref(), Some("1"));
+    store.put("c".into(), "3".into(), TTL).await;
+    assert_eq!(store.len(), 2);
+    assert_eq!(store.get("b").await, None, "the least recently used went");
+    assert_eq!(store.get("a").await.as_deref(), Some("1"));
+}

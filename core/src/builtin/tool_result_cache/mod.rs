@@ -56,7 +56,8 @@
 //! - Error results (a failed tool, a refused call) and a call that paused the run are never
 //!   cached.
 //! - A result is kept for its tool's TTL, timed by tokio's clock (this built-in needs the
-//!   `tokio` feature); where, is the [`CacheStore`]'s business: [`InMemoryCache`] by default.
+//!   `tokio` feature); where, is the [`CacheStore`]'s business: [`InMemoryCache`] by default,
+//!   which holds at most 1,024 results (the least recently used go first).
 //! - Where it sits matters: listed before (outside) a retry, it caches the retried outcome;
 //!   after (inside) a wrap that edits results, it caches the unedited result.
 
