@@ -196,3 +196,16 @@ async fn the_calls_waiting_behind_a_dropped_one_keep_their_turn() {
     next.unwrap();
     assert_eq!(agent.model().offsets(start), [secs(0), secs(20), secs(30)]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_interval_too_long_for_the_clock_does_not_panic() {
+    use futures::FutureExt;
+
+    let agent = Agent::builder(Clocked::default())
+        .chain(chain![limit(1, Duration::MAX)])
+        .build();
+    agent.run("first").await.unwrap();
+    // The next slot is out of reach: the call waits, it does not panic.
+    assert!(Box::pin(agent.run("second")).now_or_never().is_none());
+    assert_eq!(agent.model().offsets(Instant::now()).len(), 1);
+}

@@ -72,7 +72,7 @@ impl RateLimit {
         // A start `interval` old or older is in no window of a call starting from now on.
         while starts
             .front()
-            .is_some_and(|&oldest| oldest + self.interval <= now)
+            .is_some_and(|&oldest| self.left_window(oldest) <= now)
         {
             starts.pop_front();
         }
@@ -84,10 +84,20 @@ impl RateLimit {
             .checked_sub(self.requests)
             .and_then(|at| starts.get(at))
         {
-            start = start.max(bound + self.interval);
+            start = start.max(self.left_window(bound));
         }
         starts.push_back(start);
         start
+    }
+
+    /// When a call started at `start` has left the window: `interval` later (an interval too
+    /// long for the clock: in about a century).
+    fn left_window(&self, start: Instant) -> Instant {
+        const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+        start
+            .checked_add(self.interval)
+            .or_else(|| start.checked_add(CENTURY))
+            .unwrap_or(start)
     }
 
     /// Gives back the slot taken for `start`, by a call that will not start.
