@@ -164,14 +164,51 @@ async fn retry_after_is_honoured() {
     agent.run("hi").await.unwrap();
     assert_eq!(agent.model().waits(), [secs(1), secs(2)]);
 
-    // Longer than max_delay: still honoured.
-    let long = || ModelError::rate_limited("slow down").with_retry_after(secs(90));
+    // Longer than max_delay (within max_retry_after): still honoured.
+    let long = || ModelError::rate_limited("slow down").with_retry_after(secs(50));
     let retry = exact().max_delay(secs(5)).build().unwrap();
     let agent = Agent::builder(Timed::failing(1, long))
         .chain(chain![retry])
         .build();
     agent.run("hi").await.unwrap();
+    assert_eq!(agent.model().waits(), [secs(50)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_after_past_the_maximum_gives_up_with_the_original_error() {
+    let year = secs(365 * 24 * 3600);
+    let far = move || ModelError::rate_limited("come back next year").with_retry_after(year);
+    let agent = Agent::builder(Timed::failing(1, far))
+        .chain(chain![ModelRetry::new()])
+        .build();
+    let started = Instant::now();
+    let error = agent.run("hi").await.unwrap_err();
+    // One call, no wait: the year is not slept through.
+    assert_eq!(agent.model().calls(), 1);
+    assert_eq!(started.elapsed(), Duration::ZERO);
+    match error {
+        Error::Model(error) => {
+            assert_eq!(error.kind(), ModelErrorKind::RateLimited);
+            assert_eq!(error.retry_after(), Some(year));
+        }
+        other => panic!("expected the model error, got {other:?}"),
+    }
+
+    // The maximum is a setting: 90 s is waited for under a maximum of 2 minutes, not 3.
+    let ninety = || ModelError::rate_limited("slow down").with_retry_after(secs(90));
+    let retry = exact().max_retry_after(secs(120)).build().unwrap();
+    let agent = Agent::builder(Timed::failing(1, ninety))
+        .chain(chain![retry])
+        .build();
+    agent.run("hi").await.unwrap();
     assert_eq!(agent.model().waits(), [secs(90)]);
+    let three = || ModelError::rate_limited("slow down").with_retry_after(secs(180));
+    let retry = exact().max_retry_after(secs(120)).build().unwrap();
+    let agent = Agent::builder(Timed::failing(1, three))
+        .chain(chain![retry])
+        .build();
+    assert!(agent.run("hi").await.is_err());
+    assert_eq!(agent.model().calls(), 1);
 }
 
 #[tokio::test(start_paused = true)]

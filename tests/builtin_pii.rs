@@ -369,3 +369,35 @@ async fn a_blocked_type_in_a_stream_ends_it_with_an_error_before_the_data_is_sho
         .collect();
     assert!(!shown.contains("ann@"), "shown: {shown:?}");
 }
+
+#[test]
+fn an_ipv6_address_with_an_ipv4_tail_is_masked_down_to_its_last_octet() {
+    let pii = pii(PiiType::Ipv6, PiiStrategy::Mask).build().unwrap();
+    let masked = pii
+        .redact(
+            "from ::ffff:192.168.1.23 and 64:ff9b::10.0.0.7",
+            PiiPlace::Input,
+        )
+        .unwrap();
+    assert_eq!(masked, "from *:*:*:*:*:*:*.*.*.23 and *:*:*:*:*:*:*.*.*.7");
+}
+
+#[test]
+fn a_card_number_after_another_group_of_digits_is_found() {
+    let pii = pii(PiiType::CreditCard, PiiStrategy::Redact)
+        .build()
+        .unwrap();
+    let redacted = |text: &str| pii.redact(text, PiiPlace::Input).unwrap().into_owned();
+    assert_eq!(
+        redacted("order 123456 4111 1111 1111 1111"),
+        "order 123456 [REDACTED_CREDIT_CARD]"
+    );
+    assert_eq!(
+        redacted("ref 2024-0043-4111-1111-1111-1111, thanks"),
+        "ref 2024-0043-[REDACTED_CREDIT_CARD], thanks"
+    );
+    assert_eq!(
+        redacted("ids 98765 5500005555555559"),
+        "ids 98765 [REDACTED_CREDIT_CARD]"
+    );
+}

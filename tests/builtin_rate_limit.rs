@@ -154,3 +154,58 @@ fn bad_settings_are_errors_naming_the_field() {
         "requests"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_waiter_dropped_gives_its_slot_back() {
+    use futures::FutureExt;
+
+    let agent = Agent::builder(Clocked::default())
+        .chain(chain![limit(1, secs(60))])
+        .build();
+    let start = Instant::now();
+    agent.run("first").await.unwrap();
+    // 20 calls take the next 20 slots (a minute apart), then are dropped while they wait.
+    let mut waiters: Vec<_> = (0..20).map(|_| Box::pin(agent.run("dropped"))).collect();
+    for waiter in &mut waiters {
+        assert!(waiter.now_or_never().is_none(), "a waiter did not wait");
+    }
+    drop(waiters);
+    // The next call waits for the first call's minute only, not for the dropped ones'.
+    agent.run("next").await.unwrap();
+    assert_eq!(agent.model().offsets(start), [secs(0), secs(60)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_calls_waiting_behind_a_dropped_one_keep_their_turn() {
+    use futures::FutureExt;
+
+    let agent = Agent::builder(Clocked::default())
+        .chain(chain![limit(1, secs(10))])
+        .build();
+    let start = Instant::now();
+    agent.run("first").await.unwrap();
+    let mut dropped = Box::pin(agent.run("dropped"));
+    assert!((&mut dropped).now_or_never().is_none());
+    let mut kept = Box::pin(agent.run("kept"));
+    assert!((&mut kept).now_or_never().is_none());
+    drop(dropped);
+    // `kept` keeps its slot at 20 s (never earlier); the one at 10 s went back, yet the next
+    // call comes a window after `kept`, not in the same one.
+    let (kept, next) = tokio::join!(kept, agent.run("next"));
+    kept.unwrap();
+    next.unwrap();
+    assert_eq!(agent.model().offsets(start), [secs(0), secs(20), secs(30)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_interval_too_long_for_the_clock_does_not_panic() {
+    use futures::FutureExt;
+
+    let agent = Agent::builder(Clocked::default())
+        .chain(chain![limit(1, Duration::MAX)])
+        .build();
+    agent.run("first").await.unwrap();
+    // The next slot is out of reach: the call waits, it does not panic.
+    assert!(Box::pin(agent.run("second")).now_or_never().is_none());
+    assert_eq!(agent.model().offsets(Instant::now()).len(), 1);
+}

@@ -9,10 +9,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hookchain::builtin::ToolResultCache;
-use hookchain::builtin::tool_result_cache::{CacheStore, InMemoryCache};
+use hookchain::builtin::tool_result_cache::{CacheScope, CacheStore, InMemoryCache};
 use hookchain::message::validate_history;
 use hookchain::prelude::*;
-use hookchain::{EndReason, FnTool, Role, RunOutput, Tool, ToolError, chain, hook};
+use hookchain::{
+    EndReason, FnTool, Role, RunContext, RunOutput, Thread, Tool, ToolError, ToolSpec, chain, hook,
+};
 use serde_json::{Value, json};
 use support::counting_tool;
 
@@ -225,10 +227,13 @@ async fn a_paused_call_is_never_cached_and_a_custom_store_keeps_the_rest() {
     let checkpoint = paused.checkpoint.unwrap();
     let output = agent.resume(checkpoint, [(id, json!(true))]).await.unwrap();
     validate_history(&output.messages).unwrap();
-    assert_eq!(
-        *store.puts.lock().unwrap(),
-        [("search\0{\"q\":\"rust\"}".to_owned(), "result 1".to_owned())]
-    );
+    // One run, paused and resumed: one scope, `run:<len>:<run id>`.
+    let puts = store.puts.lock().unwrap().clone();
+    assert_eq!(puts.len(), 1);
+    let (key, content) = &puts[0];
+    assert_eq!(content, "result 1");
+    assert!(key.starts_with("run:32:"), "{key:?}");
+    assert!(key.ends_with("\0search\0{\"q\":\"rust\"}"), "{key:?}");
 }
 
 #[test]
@@ -247,4 +252,178 @@ fn settings_that_cannot_work_are_errors_naming_the_field() {
         .build()
         .unwrap_err();
     assert_eq!(zero.field(), "ttl");
+}
+
+/// Who a run is for, given in its run context.
+struct Tenant(&'static str);
+
+/// An `account` tool that answers with the balance of the run's tenant: the same arguments
+/// mean another result for another tenant.
+struct Account {
+    runs: Arc<AtomicUsize>,
+}
+
+impl Tool for Account {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            "account",
+            "The balance of the caller's account.",
+            json!({ "type": "object" }),
+        )
+    }
+
+    async fn call(&self, cx: ToolContext<'_>, _arguments: Value) -> Result<String, ToolError> {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        let tenant = cx.get::<Tenant>().map_or("nobody", |tenant| tenant.0);
+        Ok(format!("balance of {tenant}"))
+    }
+}
+
+fn account_call(id: &str) -> ToolCall {
+    ToolCall::new(id, "account", json!({}))
+}
+
+/// Runs `agent` once for `tenant`, in `thread` if given; the results its calls got.
+async fn balance<C: Middleware>(
+    agent: &Agent<ScriptedModel, C>,
+    tenant: &'static str,
+    thread: Option<&mut Thread<C::ThreadState>>,
+) -> Vec<String> {
+    let with = agent.with_context(RunContext::new().with(Tenant(tenant)));
+    let output = match thread {
+        Some(thread) => with.run_in(thread, "balance?").await,
+        None => with.run("balance?").await,
+    };
+    results(&output.unwrap())
+}
+
+/// A model whose every run calls `account` twice.
+fn account_model(runs: usize) -> ScriptedModel {
+    ScriptedModel::new((0..runs).flat_map(|n| {
+        [
+            ModelResponse::tool_calls([account_call(&format!("a{n}"))]),
+            ModelResponse::tool_calls([account_call(&format!("b{n}"))]),
+            ModelResponse::text("done"),
+        ]
+    }))
+}
+
+fn account_cache() -> hookchain::builtin::tool_result_cache::ToolResultCacheBuilder {
+    ToolResultCache::builder().tool("account", TTL)
+}
+
+#[tokio::test(start_paused = true)]
+async fn by_default_a_result_is_served_again_only_in_its_thread() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let agent = Agent::builder(account_model(5))
+        .tool(Account { runs: runs.clone() })
+        .chain(account_cache().build().unwrap())
+        .build();
+    // Two runs outside a thread, for two tenants: each its own scope.
+    let acme = balance(&agent, "acme", None).await;
+    let globex = balance(&agent, "globex", None).await;
+    assert_eq!(acme, ["balance of acme", "balance of acme"]);
+    assert_eq!(globex, ["balance of globex", "balance of globex"]);
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        2,
+        "one run of the tool per run"
+    );
+
+    // The runs of a thread share results; another thread does not see them.
+    let mut thread = agent.thread();
+    let mut other = agent.thread();
+    balance(&agent, "acme", Some(&mut thread)).await;
+    assert_eq!(
+        balance(&agent, "globex", Some(&mut other)).await,
+        ["balance of globex", "balance of globex"]
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 4);
+    balance(&agent, "acme", Some(&mut thread)).await;
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        4,
+        "the thread's next run is served"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_scope_key_from_the_run_context_shares_results_within_a_tenant_only() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let by_tenant = CacheScope::by(|cx| cx.get::<Tenant>().map(|tenant| tenant.0.to_owned()));
+    let agent = Agent::builder(account_model(3))
+        .tool(Account { runs: runs.clone() })
+        .chain(account_cache().scope(by_tenant).build().unwrap())
+        .build();
+    assert_eq!(
+        balance(&agent, "acme", None).await,
+        ["balance of acme", "balance of acme"]
+    );
+    assert_eq!(
+        balance(&agent, "acme", None).await,
+        ["balance of acme", "balance of acme"]
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "acme's runs share results");
+    assert_eq!(
+        balance(&agent, "globex", None).await,
+        ["balance of globex", "balance of globex"]
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+
+    // A run without the key caches nothing.
+    let runs = Arc::new(AtomicUsize::new(0));
+    let by_tenant = CacheScope::by(|cx| cx.get::<Tenant>().map(|tenant| tenant.0.to_owned()));
+    let agent = Agent::builder(model(vec![account_call("a"), account_call("b")]))
+        .tool(Account { runs: runs.clone() })
+        .chain(account_cache().scope(by_tenant).build().unwrap())
+        .build();
+    agent.run("balance?").await.unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shared_scope_serves_every_run_and_an_arc_store_is_shared() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let store = Arc::new(InMemoryCache::with_capacity(10));
+    let cache = || {
+        ToolResultCache::builder()
+            .tool("search", TTL)
+            .scope(CacheScope::Shared)
+            .store(Arc::clone(&store))
+            .build()
+            .unwrap()
+    };
+    let q = json!({ "q": "rust" });
+    let first = Agent::builder(model(vec![search("a", q.clone())]))
+        .tool(numbered_search(&runs))
+        .chain(cache())
+        .build();
+    let second = Agent::builder(model(vec![search("b", q)]))
+        .tool(numbered_search(&runs))
+        .chain(cache())
+        .build();
+    assert_eq!(results(&first.run("go").await.unwrap()), ["result 1"]);
+    assert_eq!(results(&second.run("go").await.unwrap()), ["result 1"]);
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    assert_eq!(store.len(), 1);
+    assert_eq!(
+        store
+            .get("shared\0search\0{\"q\":\"rust\"}")
+            .await
+            .as_deref(),
+        Some("result 1")
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_in_memory_store_is_bounded_and_evicts_the_least_recently_used() {
+    assert_eq!(InMemoryCache::new().capacity(), 1024);
+    let store = InMemoryCache::with_capacity(2);
+    store.put("a".into(), "1".into(), TTL).await;
+    store.put("b".into(), "2".into(), TTL).await;
+    assert_eq!(store.get("a").await.as_deref(), Some("1"));
+    store.put("c".into(), "3".into(), TTL).await;
+    assert_eq!(store.len(), 2);
+    assert_eq!(store.get("b").await, None, "the least recently used went");
+    assert_eq!(store.get("a").await.as_deref(), Some("1"));
 }

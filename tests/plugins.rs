@@ -11,9 +11,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures::StreamExt;
+use hookchain::error::Report;
 use hookchain::middleware::{Contributions, Emit};
 use hookchain::model::{ModelEvent, StreamStep};
-use hookchain::plugin::{PluginError, PluginRegistry, Plugins, boxed};
+use hookchain::plugin::{FactoryError, PluginError, PluginRegistry, Plugins, boxed};
 use hookchain::prelude::*;
 use hookchain::{
     AgentEvent, Checkpoint, EndReason, ModelError, RunOutput, StopReason, Thread, chain, hook,
@@ -763,6 +764,78 @@ fn the_registry_skips_factories_that_opt_out_fail_or_panic() {
         plugins.names().collect::<Vec<_>>(),
         ["stop", "shout", "Clock"]
     );
+}
+
+/// "A required plugin that fails is an error, not a warning": `try_build` returns the failure
+/// (an error, a panic, a plugin the member cannot run), naming the factory; `build` logs it at
+/// ERROR and its member fails every run before the model is called. A required factory that
+/// opts out (`Ok(None)`) is no failure.
+#[tokio::test]
+async fn a_required_plugin_that_fails_is_an_error_not_a_warning() {
+    struct Licence(Option<&'static str>);
+    let mut registry = PluginRegistry::<Licence>::new();
+    registry
+        .register("clock", |_| Some(Clock))
+        .register_required("redact", |licence: &Licence| match licence.0 {
+            Some("off") => Ok(None),
+            Some(_) => Ok(Some(stop)),
+            None => Err("no licence"),
+        });
+
+    let plugins = registry.try_build(&Licence(Some("key"))).unwrap();
+    assert_eq!(plugins.names().collect::<Vec<_>>(), ["Clock", "stop"]);
+    let plugins = registry.try_build(&Licence(Some("off"))).unwrap();
+    assert_eq!(plugins.names().collect::<Vec<_>>(), ["Clock"]);
+
+    let error = registry.try_build(&Licence(None)).unwrap_err();
+    assert!(matches!(error, FactoryError::Failed { .. }), "{error:?}");
+    assert_eq!(error.factory(), "redact");
+    assert_eq!(
+        Report(&error).to_string(),
+        "the plugin factory `redact` failed: no licence"
+    );
+
+    // `build` fails closed: an ERROR, and a member that refuses every run.
+    let (plugins, captured) = capture::traced(|| registry.build(&Licence(None)));
+    assert!(plugins.is_refusing());
+    let errors: Vec<_> = captured
+        .events
+        .iter()
+        .filter(|event| event.level == tracing::Level::ERROR)
+        .collect();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].fields["factory"], "redact");
+    let log = new_log();
+    let agent = Agent::builder(logged_model(&log, [ModelResponse::text("hello")]))
+        .chain(chain![plugins])
+        .build();
+    let error = middleware_error(agent.run("hi").await);
+    assert_eq!(error.middleware(), Some("plugins"));
+    match error.inner().downcast_ref::<PluginError>() {
+        Some(PluginError::Required { factory, source }) => {
+            assert_eq!(factory, "redact");
+            assert!(matches!(**source, FactoryError::Failed { .. }));
+        }
+        other => panic!("expected Required, got {other:?}"),
+    }
+    assert!(
+        events(&log).is_empty(),
+        "the model was called: {:?}",
+        events(&log)
+    );
+
+    // A panic, and a plugin the member cannot run, are failures too.
+    let mut registry = PluginRegistry::<()>::new();
+    registry.register_required("panics", |_| -> Result<Option<Clock>, Error> {
+        panic!("factory bug")
+    });
+    let error = registry.try_build(&()).unwrap_err();
+    assert!(matches!(error, FactoryError::Panicked { .. }), "{error:?}");
+    let mut registry = PluginRegistry::<()>::new();
+    registry.register_required("shout", |_| Ok::<_, Error>(Some(shout)));
+    let error = registry.try_build_without_events(&()).unwrap_err();
+    assert!(matches!(error, FactoryError::PerEvent { .. }), "{error:?}");
+    assert!(registry.build_without_events(&()).is_refusing());
 }
 
 /// A member takes [`Plugins::CAPACITY`] positions: `Plugins::new` refuses more plugins with a

@@ -500,3 +500,62 @@ async fn a_resume_is_an_invoke_agent_span_of_the_same_run() {
     assert_eq!(paused.hooks(), [hook("stamp"), hook("ask")]);
     assert_eq!(resumed.hooks(), [hook("ask")]);
 }
+
+/// What a payment tool takes; a field it does not know is refused.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Payment {
+    amount: u32,
+    card: u64,
+}
+
+/// The `WARN` of a failed tool call names the tool, the kind of failure and the fields, never a
+/// value of its arguments (serde's own message quotes the value it refused).
+#[tokio::test]
+async fn a_failed_tool_calls_warning_never_quotes_its_arguments() {
+    const CARD: &str = "4111 1111 1111 1111";
+    let pay = FnTool::new("pay", "Pays.", |payment: Payment| async move {
+        Ok::<_, Infallible>(payment.amount)
+    });
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([
+            ToolCall::new("c1", "pay", json!({ "amount": 5, "card": CARD })),
+            ToolCall::new("c2", "pay", json!({ "card": 4_111_111_111_111_111_u64 })),
+            ToolCall::new("c3", "pay", json!({ "amount": 5, "card": 1, CARD: 1 })),
+            ToolCall::new("c4", "pay", json!({ "amount": 5, "card": 1, "note": CARD })),
+        ]),
+        ModelResponse::text("done"),
+    ]);
+    let agent = Agent::builder(model).tool(pay).build();
+    let (output, seen) = traced(agent.run("pay")).await;
+    output.unwrap();
+    let mut warnings: Vec<_> = seen
+        .events
+        .iter()
+        .filter(|event| event.level <= Level::WARN)
+        .collect();
+    for warning in &warnings {
+        let text = format!("{} {:?}", warning.message, warning.fields);
+        assert!(
+            !text.contains("4111"),
+            "an argument's value in a log: {text}"
+        );
+        assert_eq!(warning.message, "tool call failed");
+        assert_eq!(warning.fields["kind"], "InvalidArguments");
+    }
+    warnings.sort_by_key(|warning| warning.fields["call_id"].clone());
+    let errors: Vec<_> = warnings
+        .iter()
+        .map(|w| w.fields["error"].as_str())
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "invalid arguments for tool `pay`: invalid type: string, expected u64",
+            "invalid arguments for tool `pay`: missing field `amount`",
+            "invalid arguments for tool `pay`: unknown field",
+            "invalid arguments for tool `pay`: unknown field `note`",
+        ]
+    );
+}

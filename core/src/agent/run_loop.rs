@@ -14,7 +14,6 @@ use crate::__private::Internal;
 use crate::chain::ChainChecks;
 use crate::context::{CallFrame, Context, Counters, ToolAnswer, ToolContext};
 use crate::error::Error;
-use crate::error::Report;
 use crate::interrupt::{
     Checkpoint, CheckpointError, Interrupt, InterruptId, Interruption, Members, Position,
     named_spec,
@@ -624,7 +623,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 tool = %failure.tool(),
                 call_id = %result.call_id,
                 kind = ?failure.kind(),
-                error = %Report(failure.error()),
+                error = %failure.for_log(),
                 "tool call failed"
             );
             if let Some(policy) = &self.tool_error_message {

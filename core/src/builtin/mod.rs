@@ -24,7 +24,7 @@
 //! | [`ToolCallLimit`] | at most so many tool calls (of every tool, or of one) per run and per thread |
 //! | [`ToolCallRepair`] | parses arguments sent as a string or in a code fence, answers calls without a name, makes ids unique |
 //! | [`ToolEmulator`] | a model plays the tools (all, or the listed ones): tests without side effects |
-//! | [`ToolResultCache`] | keeps chosen tools' results for a time and serves them again (feature `tokio`) |
+//! | [`ToolResultCache`] | keeps chosen tools' results for a time and serves them again, within a thread by default (feature `tokio`) |
 //! | [`ToolRetry`] | runs a failed tool call again after a growing, jittered wait (feature `tokio`) |
 //!
 //! Token counting for them is in [`tokens`]: a [`TokenCounter`](tokens::TokenCounter) trait, an

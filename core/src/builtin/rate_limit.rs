@@ -10,10 +10,13 @@
 //!   model's time.
 //! - **Scope: the middleware value.** The starts are kept in the middleware behind a mutex
 //!   (held only to take a slot, never across a wait), shared by every run and thread of an
-//!   agent built with it: a provider's rate limit is per key, not per conversation. A call
-//!   dropped while it waits keeps its slot (the limit errs on the safe side).
-//! - The starts are kept in a buffer of `requests` entries made when the limit is built: taking
-//!   a slot allocates nothing. A wait is a `tracing` debug event.
+//!   agent built with it: a provider's rate limit is per key, not per conversation.
+//! - **A call dropped while it waits gives its slot back** (a timeout around it, a cancelled
+//!   run): the calls that ask after it do not wait for it. The calls already waiting behind it
+//!   keep the turn they were given (never earlier: the limit still holds).
+//! - The starts still in the window and those to come are kept in a buffer of `requests`
+//!   entries made when the limit is built: taking a slot allocates nothing unless more calls
+//!   are waiting than `requests`. A wait is a `tracing` debug event.
 //!
 //! ```
 //! use std::time::Duration;
@@ -46,8 +49,9 @@ use crate::model::{ModelRequest, ModelResponse};
 pub struct RateLimit {
     requests: usize,
     interval: Duration,
-    /// The starts of the last `requests` calls (some perhaps still to come), oldest first;
-    /// never longer than `requests`, and non-decreasing.
+    /// The starts of the calls that started less than `interval` ago, and of those waiting
+    /// to start, oldest first (non-decreasing). Older ones may linger until the next slot
+    /// is taken.
     starts: Mutex<VecDeque<Instant>>,
 }
 
@@ -65,16 +69,66 @@ impl RateLimit {
     fn take_slot(&self) -> Instant {
         let mut starts = lock(&self.starts);
         let now = Instant::now();
-        // Not before the last start (slots are taken in order), nor before the oldest of a
-        // full window has left it.
-        let mut start = starts.back().map_or(now, |&last| last.max(now));
-        if starts.len() == self.requests
-            && let Some(oldest) = starts.pop_front()
+        // A start `interval` old or older is in no window of a call starting from now on.
+        while starts
+            .front()
+            .is_some_and(|&oldest| self.left_window(oldest) <= now)
         {
-            start = start.max(oldest + self.interval);
+            starts.pop_front();
+        }
+        // Not before the last start (slots are taken in order), nor before the `requests`-th
+        // latest start has left the window.
+        let mut start = starts.back().map_or(now, |&last| last.max(now));
+        if let Some(&bound) = starts
+            .len()
+            .checked_sub(self.requests)
+            .and_then(|at| starts.get(at))
+        {
+            start = start.max(self.left_window(bound));
         }
         starts.push_back(start);
         start
+    }
+
+    /// When a call started at `start` has left the window: `interval` later (an interval too
+    /// long for the clock: in about a century).
+    fn left_window(&self, start: Instant) -> Instant {
+        const CENTURY: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+        start
+            .checked_add(self.interval)
+            .or_else(|| start.checked_add(CENTURY))
+            .unwrap_or(start)
+    }
+
+    /// Gives back the slot taken for `start`, by a call that will not start.
+    fn give_back(&self, start: Instant) {
+        let mut starts = lock(&self.starts);
+        // Equal starts are interchangeable: any one of them goes.
+        let at = starts.partition_point(|&taken| taken <= start);
+        if at > 0 && starts[at - 1] == start {
+            starts.remove(at - 1);
+        }
+    }
+}
+
+/// A slot taken and not used yet: dropped before [`used`](Slot::used), it goes back.
+struct Slot<'a> {
+    limit: &'a RateLimit,
+    start: Instant,
+    used: bool,
+}
+
+impl Slot<'_> {
+    fn used(mut self) {
+        self.used = true;
+    }
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        if !self.used {
+            self.limit.give_back(self.start);
+        }
     }
 }
 
@@ -96,7 +150,14 @@ impl RateLimit {
                 interval = ?self.interval,
                 "RateLimit: waiting for a slot"
             );
+            // Dropped during the wait (this future cancelled), the slot goes back.
+            let slot = Slot {
+                limit: self,
+                start,
+                used: false,
+            };
             tokio::time::sleep_until(start).await;
+            slot.used();
         }
         next.call(cx, request).await
     }

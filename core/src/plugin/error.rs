@@ -1,13 +1,15 @@
 //! What can go wrong with plugins.
 
+use std::sync::Arc;
+
 use crate::error::BoxError;
 
 /// An error of the [`Plugins`](super::Plugins) member or of one of its plugins' states; a run
 /// fails with it as the cause of an [`Error::Middleware`](crate::Error::Middleware).
 ///
-/// A factory's failure is not among them: it is logged and the plugin left out (see
+/// An optional factory's failure is not among them: it is logged and the plugin left out (see
 /// [`PluginRegistry::build`](super::PluginRegistry::build)); [`FactoryError`] is what the log
-/// says.
+/// says. A required one's is: [`Required`](Self::Required).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PluginError {
@@ -39,10 +41,26 @@ pub enum PluginError {
         /// The plugin.
         plugin: &'static str,
     },
+    /// A [required](super::PluginRegistry::register_required) plugin could not be made when
+    /// the member was [built](super::PluginRegistry::build): the member refuses to run
+    /// without it.
+    #[error(
+        "the required plugin of the factory `{factory}` could not be made: the plugins do not \
+         run without it"
+    )]
+    Required {
+        /// The factory's name, as registered.
+        factory: String,
+        /// Why it could not be made.
+        #[source]
+        source: Arc<FactoryError>,
+    },
 }
 
-/// Why a factory made no plugin, as [`PluginRegistry::build`](super::PluginRegistry::build)
-/// logs it (at `WARN`) before going on without it.
+/// Why a factory made no plugin: as [`PluginRegistry::build`](super::PluginRegistry::build)
+/// logs it (at `WARN`) before going on without an optional plugin, and as
+/// [`try_build`](super::PluginRegistry::try_build) returns it for a
+/// [required](super::PluginRegistry::register_required) one.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum FactoryError {
@@ -93,4 +111,17 @@ pub enum FactoryError {
         /// All positions of the member.
         capacity: usize,
     },
+}
+
+impl FactoryError {
+    /// The name of the factory that failed, as registered.
+    #[must_use]
+    pub fn factory(&self) -> &str {
+        match self {
+            FactoryError::Failed { factory, .. }
+            | FactoryError::Panicked { factory, .. }
+            | FactoryError::PerEvent { factory, .. }
+            | FactoryError::Full { factory, .. } => factory,
+        }
+    }
 }

@@ -2,10 +2,12 @@
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 
 use futures::FutureExt;
 
 use super::adapter::{DynMiddleware, has};
+use super::error::{FactoryError, PluginError};
 use super::onion::{ModelOnion, ToolOnion, relay};
 use super::state::{PluginStates, Scope};
 use crate::__private::Internal;
@@ -40,6 +42,8 @@ pub struct PluginMember<const EVENTS: bool> {
     starts: Vec<usize>,
     /// The hooks at least one plugin has: the member's others pass through at once.
     hooks: HookSet,
+    /// A required plugin that could not be made: every hook fails with it.
+    refused: Option<Arc<FactoryError>>,
 }
 
 /// The member running plugins that may have any hook, per-event hooks included (see
@@ -56,7 +60,10 @@ pub const CAPACITY: usize = 32;
 
 impl<const EVENTS: bool> std::fmt::Debug for PluginMember<EVENTS> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.names()).finish()
+        match &self.refused {
+            Some(failure) => write!(f, "PluginMember(refusing: {failure})"),
+            None => f.debug_list().entries(self.names()).finish(),
+        }
     }
 }
 
@@ -67,6 +74,7 @@ impl<const EVENTS: bool> Default for PluginMember<EVENTS> {
             plugins: Vec::new(),
             starts: Vec::new(),
             hooks: HookSet::NONE,
+            refused: None,
         }
     }
 }
@@ -125,6 +133,37 @@ impl<const EVENTS: bool> PluginMember<EVENTS> {
             }
         }
         Ok(member)
+    }
+
+    /// A member without plugins that fails every run at its first hook with `failure`, the
+    /// failure of a required plugin.
+    pub(crate) fn refusing(failure: Arc<FactoryError>) -> Self {
+        PluginMember {
+            refused: Some(failure),
+            ..Self::default()
+        }
+    }
+
+    /// Whether it refuses every run: a [required](super::PluginRegistry::register_required)
+    /// plugin could not be made when it was built.
+    #[must_use]
+    pub fn is_refusing(&self) -> bool {
+        self.refused.is_some()
+    }
+
+    /// Fails `hook` if a required plugin is missing.
+    fn check_required(&self, hook: Hook) -> Result<(), Error> {
+        match &self.refused {
+            None => Ok(()),
+            Some(failure) => Err(Error::middleware(
+                Self::NAME,
+                hook,
+                PluginError::Required {
+                    factory: failure.factory().to_owned(),
+                    source: Arc::clone(failure),
+                },
+            )),
+        }
     }
 
     /// Adds `plugin` last, if the member can run it; nothing added if not.
@@ -259,6 +298,7 @@ impl<const EVENTS: bool> Middleware for PluginMember<EVENTS> {
         thread: &mut PluginStates,
     ) -> Result<Flow, Error> {
         let hook = Hook::BeforeAgent;
+        self.check_required(hook)?;
         if !self.hooks.contains(hook) {
             return Ok(Flow::Continue);
         }
@@ -291,6 +331,7 @@ impl<const EVENTS: bool> Middleware for PluginMember<EVENTS> {
         request: &mut ModelRequest,
     ) -> Result<Flow, Error> {
         let hook = Hook::BeforeModel;
+        self.check_required(hook)?;
         if !self.hooks.contains(hook) {
             return Ok(Flow::Continue);
         }
@@ -325,6 +366,7 @@ impl<const EVENTS: bool> Middleware for PluginMember<EVENTS> {
         mut next: N,
     ) -> Result<ModelResponse, Error> {
         let hook = Hook::WrapModelCall;
+        self.check_required(hook)?;
         if !self.hooks.contains(hook) {
             return next.call(cx, request).await;
         }
@@ -345,6 +387,7 @@ impl<const EVENTS: bool> Middleware for PluginMember<EVENTS> {
         event: ModelEvent,
         out: &mut E,
     ) -> Result<(), Error> {
+        self.check_required(Hook::OnModelEvent)?;
         if !self.hooks.contains(Hook::OnModelEvent) {
             return out.emit(event);
         }
@@ -366,6 +409,7 @@ impl<const EVENTS: bool> Middleware for PluginMember<EVENTS> {
         response: &mut ModelResponse,
     ) -> Result<Flow, Error> {
         let hook = Hook::AfterModel;
+        self.check_required(hook)?;
         if !self.hooks.contains(hook) {
             return Ok(Flow::Continue);
         }
@@ -402,6 +446,7 @@ impl<const EVENTS: bool> Middleware for PluginMember<EVENTS> {
         call: ToolCall,
         mut next: N,
     ) -> Result<ToolResult, Error> {
+        self.check_required(Hook::WrapToolCall)?;
         if !self.hooks.contains(Hook::WrapToolCall) {
             return Ok(next.call(cx, call).await);
         }

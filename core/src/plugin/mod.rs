@@ -98,6 +98,12 @@
 //!   other plugins fails at the member's first hook with [`PluginError::Changed`], before any
 //!   plugin runs. (The checkpoint's chain fingerprint lists the member, not its plugins: they
 //!   are not known when the agent is compiled.)
+//! - **Required plugins fail closed**: a factory registered with
+//!   [`register_required`](PluginRegistry::register_required) that fails is an error of
+//!   [`try_build`](PluginRegistry::try_build); a member [`build`](PluginRegistry::build) made
+//!   without it fails every run at its first hook ([`PluginError::Required`]), so a redaction
+//!   or an approval plugin is never silently off. An optional factory's failure leaves its
+//!   plugin out, with a `WARN`.
 //! - **Describe**: `describe()` lists each plugin by its name at the member's position.
 //! - **Contributions**: the tools and prompt pieces the plugins
 //!   [`contribute`](crate::Middleware::contribute) are the agent's, as a static member's.

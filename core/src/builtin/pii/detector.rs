@@ -70,7 +70,7 @@ impl PiiType {
     fn find(self, text: &str) -> Vec<Range<usize>> {
         let ranges = REGEXES[self as usize].find_iter(text).map(|m| m.range());
         match self {
-            PiiType::CreditCard => ranges.filter_map(|r| card_in(text, r)).collect(),
+            PiiType::CreditCard => ranges.flat_map(|r| cards_in(text, r)).collect(),
             PiiType::Url => ranges
                 .map(|r| r.start..r.start + trim_url_end(&text[r]).len())
                 .collect(),
@@ -90,7 +90,8 @@ impl fmt::Display for PiiType {
 static REGEXES: LazyLock<[Regex; 6]> = LazyLock::new(|| {
     [
         r"(?i)\b[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b",
-        r"\b(?:[0-9][ -]?){12,18}[0-9]\b",
+        // Runs of digit groups, one space or dash between two: `cards_in` finds the cards.
+        r"[0-9]+(?:[ -][0-9]+)*",
         r"\b(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\b",
         // Candidates only: `ipv6_ranges` keeps those `Ipv6Addr` parses.
         r"[0-9A-Fa-f:.]{2,45}",
@@ -120,33 +121,48 @@ pub(super) fn luhn(candidate: &str) -> bool {
     sum.is_multiple_of(10)
 }
 
-/// The card number inside the candidate `range` of `text`: the longest run of its digit
-/// groups, from the leftmost start, that passes [`luhn`] (a candidate may run on into the
-/// digits around the number: `4111 1111 1111 1111 192`).
-fn card_in(text: &str, range: Range<usize>) -> Option<Range<usize>> {
-    let candidate = &text[range.clone()];
-    // Where each group of digits starts and ends.
-    let mut starts = Vec::new();
-    let mut ends = Vec::new();
-    let mut previous_digit = false;
-    for (at, c) in candidate.char_indices() {
-        let digit = c.is_ascii_digit();
-        if digit && !previous_digit {
-            starts.push(at);
+/// The card numbers inside `run`, a run of digit groups of `text` (one space or dash between
+/// two): from the leftmost group that starts a word, the longest span of whole groups that
+/// ends a word and passes [`luhn`], then on after it. A card is found wherever it stands in
+/// the run: after an order number (`order 123456 4111 1111 1111 1111`), or with digits after
+/// it (`4111 1111 1111 1111 192`).
+fn cards_in(text: &str, run: Range<usize>) -> Vec<Range<usize>> {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let groups: Vec<Range<usize>> = text[run.clone()]
+        .split([' ', '-'])
+        .scan(run.start, |at, group| {
+            let range = *at..*at + group.len();
+            *at = range.end + 1;
+            Some(range)
+        })
+        .collect();
+    // Glued to a word before or after it, the run's first or last group is no card's edge.
+    let first = usize::from(text[..run.start].chars().next_back().is_some_and(word));
+    let ends_word = !text[run.end..].chars().next().is_some_and(word);
+    let mut cards = Vec::new();
+    let mut i = first;
+    while i < groups.len() {
+        let mut digits = 0;
+        let mut longest = None;
+        for (j, group) in groups.iter().enumerate().skip(i) {
+            digits += group.len();
+            if digits > 19 {
+                break;
+            }
+            let edge = j + 1 < groups.len() || ends_word;
+            if digits >= 13 && edge && luhn(&text[groups[i].start..group.end]) {
+                longest = Some(j);
+            }
         }
-        if !digit && previous_digit {
-            ends.push(at);
+        match longest {
+            Some(j) => {
+                cards.push(groups[i].start..groups[j].end);
+                i = j + 1;
+            }
+            None => i += 1,
         }
-        previous_digit = digit;
     }
-    ends.push(candidate.len());
-    starts.iter().find_map(|&start| {
-        ends.iter()
-            .rev()
-            .filter(|&&end| end > start)
-            .find(|&&end| luhn(&candidate[start..end]))
-            .map(|&end| range.start + start..range.start + end)
-    })
+    cards
 }
 
 /// A URL without the punctuation that ends the sentence around it.
@@ -266,6 +282,20 @@ mod tests {
         assert_eq!(
             found(PiiType::CreditCard, "no 12 4111 1111 1111 1111 192"),
             ["4111 1111 1111 1111"]
+        );
+        assert_eq!(
+            found(
+                PiiType::CreditCard,
+                "x4111 1111 1111 1111 and 4111111111111111y"
+            ),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            found(
+                PiiType::CreditCard,
+                "4111 1111 1111 1111-5500 0055 5555 5559"
+            ),
+            ["4111 1111 1111 1111", "5500 0055 5555 5559"]
         );
     }
 

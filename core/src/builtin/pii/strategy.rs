@@ -18,9 +18,10 @@ pub enum PiiStrategy {
     Redact,
     /// Partly hidden with `*`: a card keeps its last 4 digits (`**** **** **** 1111`), an
     /// e-mail address its domain (`****@example.com`), an IPv4 address its last octet
-    /// (`*.*.*.23`), an IPv6 address its last group (`*:*:*:*:*:*:*:7334`), a MAC address its
-    /// last octet (`**:**:**:**:**:5e`), a URL its scheme and host (`https://example.com/***`),
-    /// your own detectors' findings their last 4 characters.
+    /// (`*.*.*.23`), an IPv6 address its last group (`*:*:*:*:*:*:*:7334`; with an IPv4
+    /// tail, its last octet: `*:*:*:*:*:*:*.*.*.23`), a MAC address its last octet
+    /// (`**:**:**:**:**:5e`), a URL its scheme and host (`https://example.com/***`), your own
+    /// detectors' findings their last 4 characters.
     Mask,
     /// Replaced by a stable hash, so that the same value reads the same everywhere without
     /// being readable: `[HASHED_EMAIL:<16 hex digits>]`, the first 8 bytes of the SHA-256 of
@@ -65,6 +66,11 @@ fn mask(kind: Option<PiiType>, value: &str) -> String {
             None => stars(value),
         },
         Some(PiiType::Ipv6) => match value.rsplit_once(':') {
+            // An IPv4 tail (`::ffff:192.168.1.23`) keeps its last octet, as an IPv4 address.
+            Some((_, tail)) if tail.contains('.') => match tail.rsplit_once('.') {
+                Some((_, last)) => format!("*:*:*:*:*:*:*.*.*.{last}"),
+                None => stars(value),
+            },
             Some((_, last)) => format!("*:*:*:*:*:*:*:{last}"),
             None => stars(value),
         },

@@ -8,7 +8,9 @@
 //!   500 ms and 2), capped at `max_delay` (default 30 s), then jittered by ±25 % (see
 //!   [`Jitter`]; never below zero). A model error with a
 //!   [`retry_after`](crate::ModelError::retry_after) (the provider's `Retry-After`) waits at
-//!   least that long, even beyond `max_delay`. The waits run on tokio's timer.
+//!   least that long, even beyond `max_delay`, up to `max_retry_after` (default 60 s): a
+//!   `Retry-After` longer than that is not waited for, the retry gives up at once (see
+//!   [`ModelRetryBuilder::max_retry_after`]). The waits run on tokio's timer.
 //! - **What is retried.** A predicate over the classified error, `retry_on`: by default the
 //!   [retryable kinds](crate::ModelErrorKind::is_retryable) of model errors (rate limited,
 //!   overloaded, timed out, connection), and the [`ToolFailureKind`]s `Failed` and `TimedOut`
@@ -152,7 +154,8 @@ macro_rules! retry_setters {
         }
 
         /// The longest wait before jitter (default 30 s; at least `initial_delay`). A
-        /// provider's `Retry-After` may ask for longer and is honoured.
+        /// provider's `Retry-After` may ask for longer, and a model retry honours it up to its
+        /// `max_retry_after`.
         #[must_use]
         pub fn max_delay(mut self, delay: ::std::time::Duration) -> Self {
             self.settings.max_delay = delay;

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use hookchain_macros::middleware;
 
@@ -40,13 +41,18 @@ type RetryOn = Arc<dyn Fn(&ModelError) -> bool + Send + Sync>;
 pub struct ModelRetry {
     max_retries: u32,
     backoff: Backoff,
+    max_retry_after: Duration,
     retry_on: Option<RetryOn>,
     on_failure: OnFailure<ModelError>,
 }
 
 impl ModelRetry {
+    /// The longest `Retry-After` honoured by default: 60 s.
+    pub const DEFAULT_MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
     /// The defaults: 2 retries of the retryable kinds, waits of 500 ms × 2^n up to 30 s with
-    /// random jitter, the error passed on when it gives up.
+    /// random jitter, a `Retry-After` honoured up to 60 s, the error passed on when it gives
+    /// up.
     #[must_use]
     pub fn new() -> Self {
         // The default settings are valid.
@@ -58,6 +64,7 @@ impl ModelRetry {
     pub fn builder() -> ModelRetryBuilder {
         ModelRetryBuilder {
             settings: RetrySettings::default(),
+            max_retry_after: Self::DEFAULT_MAX_RETRY_AFTER,
             retry_on: None,
             on_failure: OnFailure::Error,
         }
@@ -130,6 +137,19 @@ impl ModelRetry {
             if last || !self.retries(&error) {
                 return self.give_up(error, retry + 1);
             }
+            if let Some(asked) = error.retry_after()
+                && asked > self.max_retry_after
+            {
+                tracing::warn!(
+                    retry_after_ms = u64::try_from(asked.as_millis()).unwrap_or(u64::MAX),
+                    max_retry_after_ms =
+                        u64::try_from(self.max_retry_after.as_millis()).unwrap_or(u64::MAX),
+                    kind = ?error.kind(),
+                    "ModelRetry: the provider asks for a longer wait than max_retry_after; \
+                     giving up"
+                );
+                return self.give_up(error, retry + 1);
+            }
             let delay = self.backoff.delay(retry, error.retry_after());
             tracing::warn!(
                 attempt = retry + 1,
@@ -150,6 +170,7 @@ impl fmt::Debug for ModelRetry {
         f.debug_struct("ModelRetry")
             .field("max_retries", &self.max_retries)
             .field("backoff", &self.backoff)
+            .field("max_retry_after", &self.max_retry_after)
             .field("retry_on", &self.retry_on.as_ref().map(|_| ".."))
             .field("on_failure", &self.on_failure)
             .finish()
@@ -159,6 +180,7 @@ impl fmt::Debug for ModelRetry {
 /// Builds a [`ModelRetry`]; [`build`](Self::build) checks the settings.
 pub struct ModelRetryBuilder {
     settings: RetrySettings,
+    max_retry_after: Duration,
     retry_on: Option<RetryOn>,
     on_failure: OnFailure<ModelError>,
 }
@@ -177,6 +199,30 @@ impl ModelRetryBuilder {
         self
     }
 
+    /// The longest wait a provider's `Retry-After` may ask for (default 60 s,
+    /// [`ModelRetry::DEFAULT_MAX_RETRY_AFTER`]). A failure that asks for longer is not
+    /// retried: the retry gives up at once, as when its retries are used up ([`OnFailure`]
+    /// decides; by default the caller gets the original error, whose
+    /// [`retry_after`](ModelError::retry_after) says when to try again). A shorter one is
+    /// honoured, even past `max_delay`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use hookchain::builtin::ModelRetry;
+    ///
+    /// // Waits up to 5 minutes when the provider asks; past that, fails at once.
+    /// let retry = ModelRetry::builder()
+    ///     .max_retry_after(Duration::from_secs(300))
+    ///     .build()?;
+    /// # let _ = hookchain::chain![retry];
+    /// # Ok::<(), hookchain::builtin::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn max_retry_after(mut self, max: Duration) -> Self {
+        self.max_retry_after = max;
+        self
+    }
+
     /// What to do when giving up (default [`OnFailure::Error`]).
     #[must_use]
     pub fn on_failure(mut self, on_failure: OnFailure<ModelError>) -> Self {
@@ -190,6 +236,7 @@ impl ModelRetryBuilder {
         Ok(ModelRetry {
             max_retries: self.settings.max_retries,
             backoff: self.settings.backoff()?,
+            max_retry_after: self.max_retry_after,
             retry_on: self.retry_on,
             on_failure: self.on_failure,
         })
@@ -200,6 +247,7 @@ impl fmt::Debug for ModelRetryBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ModelRetryBuilder")
             .field("settings", &self.settings)
+            .field("max_retry_after", &self.max_retry_after)
             .field("on_failure", &self.on_failure)
             .finish_non_exhaustive()
     }

@@ -9,7 +9,6 @@ use super::backoff::Backoff;
 use super::{OnFailure, RetrySettings, retry_setters, retryable_tool_failure};
 use crate::builtin::ConfigError;
 use crate::context::ToolContext;
-use crate::error::Report;
 use crate::message::{ToolCall, ToolResult};
 use crate::middleware::ToolNext;
 use crate::tool::ToolFailure;
@@ -88,7 +87,7 @@ impl ToolRetry {
                 tool = failure.tool(),
                 attempts,
                 kind = ?failure.kind(),
-                error = %Report(failure.error()),
+                error = %failure.for_log(),
                 "ToolRetry: giving up on the tool call"
             );
         } else {
@@ -156,7 +155,7 @@ impl ToolRetry {
                 retries_left = self.max_retries - retry,
                 delay_ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
                 kind = ?failure.kind(),
-                error = %Report(failure.error()),
+                error = %failure.for_log(),
                 "ToolRetry: the tool call failed; retrying"
             );
             tokio::time::sleep(delay).await;

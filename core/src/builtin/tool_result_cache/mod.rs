@@ -7,6 +7,7 @@
 //! use hookchain::builtin::ToolResultCache;
 //!
 //! # use hookchain::builtin::ConfigError;
+//! // Results served again within the thread that made them.
 //! let cache = ToolResultCache::builder()
 //!     .tool("search", Duration::from_secs(300))
 //!     .tool("weather", Duration::from_secs(60))
@@ -15,21 +16,52 @@
 //! # Ok::<(), ConfigError>(())
 //! ```
 //!
+//! Shared by the threads of a tenant, never across tenants (a run without a tenant caches
+//! nothing):
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! use hookchain::builtin::ToolResultCache;
+//! use hookchain::builtin::tool_result_cache::CacheScope;
+//!
+//! /// Who a run is for, given in its run context.
+//! struct Tenant(String);
+//!
+//! # use hookchain::builtin::ConfigError;
+//! let cache = ToolResultCache::builder()
+//!     .tool("crm_lookup", Duration::from_secs(300))
+//!     .scope(CacheScope::by(|cx| cx.get::<Tenant>().map(|tenant| tenant.0.clone())))
+//!     .build()?;
+//! # let _ = hookchain::chain![cache];
+//! # Ok::<(), ConfigError>(())
+//! ```
+//!
 //! # Rules
 //!
 //! - Per-tool opt-in: only the tools given to [`tool`](ToolResultCacheBuilder::tool) are
 //!   cached, each for its own time to live (TTL).
-//! - The key is the tool's name and its arguments as canonical JSON (object keys sorted): two
-//!   calls with the same arguments in a different order share their result.
+//! - **Scoped per thread by default.** A tool may read who it runs for from its context (a
+//!   tenant, a user, a database handle): the same call can mean another result in another
+//!   run. So a result is served again only within its [`CacheScope`]: by default the thread
+//!   it was made in (for a run outside a thread, that run, resumes included). Sharing results
+//!   further is an explicit choice: [`CacheScope::Shared`] (every run, thread and tenant: for
+//!   tools whose result depends on their arguments only) or [`CacheScope::by`], a key read
+//!   from the run's context (a tenant id: the tenant's threads share results, tenants never
+//!   do).
+//! - Within its scope, the key is the tool's name and its arguments as canonical JSON (object
+//!   keys sorted): two calls with the same arguments in a different order share their result.
 //! - A hit does not run the tool (nor the wraps inside this one): the call gets the cached
 //!   content as its result.
 //! - Error results (a failed tool, a refused call) and a call that paused the run are never
 //!   cached.
 //! - A result is kept for its tool's TTL, timed by tokio's clock (this built-in needs the
-//!   `tokio` feature); where, is the [`CacheStore`]'s business: [`InMemoryCache`] by default.
+//!   `tokio` feature); where, is the [`CacheStore`]'s business: [`InMemoryCache`] by default,
+//!   which holds at most 1,024 results (the least recently used go first).
 //! - Where it sits matters: listed before (outside) a retry, it caches the retried outcome;
 //!   after (inside) a wrap that edits results, it caches the unedited result.
 
+mod scope;
 mod store;
 
 use std::collections::BTreeMap;
@@ -37,6 +69,7 @@ use std::time::Duration;
 
 use hookchain_macros::middleware;
 
+pub use scope::{CacheScope, ScopeFn};
 pub use store::{CacheStore, InMemoryCache};
 
 use super::ConfigError;
@@ -51,6 +84,7 @@ use crate::middleware::ToolNext;
 pub struct ToolResultCache<S = InMemoryCache> {
     /// The cached tools and their TTLs.
     ttls: BTreeMap<String, Duration>,
+    scope: CacheScope,
     store: S,
 }
 
@@ -59,6 +93,7 @@ pub struct ToolResultCache<S = InMemoryCache> {
 #[must_use]
 pub struct ToolResultCacheBuilder<S = InMemoryCache> {
     ttls: BTreeMap<String, Duration>,
+    scope: CacheScope,
     store: S,
 }
 
@@ -67,6 +102,7 @@ impl ToolResultCache {
     pub fn builder() -> ToolResultCacheBuilder {
         ToolResultCacheBuilder {
             ttls: BTreeMap::new(),
+            scope: CacheScope::Thread,
             store: InMemoryCache::new(),
         }
     }
@@ -78,6 +114,12 @@ impl<S> ToolResultCache<S> {
     pub fn store(&self) -> &S {
         &self.store
     }
+
+    /// Which calls share results.
+    #[must_use]
+    pub fn scope(&self) -> &CacheScope {
+        &self.scope
+    }
 }
 
 impl<S> ToolResultCacheBuilder<S> {
@@ -87,10 +129,17 @@ impl<S> ToolResultCacheBuilder<S> {
         self
     }
 
+    /// Which calls share results (default [`CacheScope::Thread`]: the calls of one thread).
+    pub fn scope(mut self, scope: CacheScope) -> Self {
+        self.scope = scope;
+        self
+    }
+
     /// Keeps the results in `store` instead of an [`InMemoryCache`].
     pub fn store<T: CacheStore>(self, store: T) -> ToolResultCacheBuilder<T> {
         ToolResultCacheBuilder {
             ttls: self.ttls,
+            scope: self.scope,
             store,
         }
     }
@@ -117,6 +166,7 @@ impl<S> ToolResultCacheBuilder<S> {
         }
         Ok(ToolResultCache {
             ttls: self.ttls,
+            scope: self.scope,
             store: self.store,
         })
     }
@@ -135,7 +185,12 @@ impl<S: CacheStore + 'static> ToolResultCache<S> {
         let Some(&ttl) = self.ttls.get(&call.name) else {
             return Ok(next.call(cx, call).await);
         };
-        let key = call_key(&call.name, &call.arguments);
+        let Some(mut key) = self.scope.key(cx.run()) else {
+            tracing::debug!(tool = %call.name, call_id = %call.id, "no cache scope for this run: not cached");
+            return Ok(next.call(cx, call).await);
+        };
+        key.push('\0');
+        key.push_str(&call_key(&call.name, &call.arguments));
         if let Some(content) = self.store.get(&key).await {
             tracing::debug!(tool = %call.name, call_id = %call.id, "tool result served from the cache");
             return Ok(ToolResult::ok(call.id, content));

@@ -1,17 +1,22 @@
 //! Where [`ToolResultCache`](super::ToolResultCache) keeps results.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::lock::lock;
+
 /// Keeps cached tool results by key, each for a time. Implement it for a shared store (Redis,
-/// a database); [`InMemoryCache`] is the default.
+/// a database); [`InMemoryCache`] is the default. An `Arc` of a store is a store too, so one
+/// store can serve several caches (or agents) and still be read by the application.
 ///
-/// A key is the tool's name, a NUL, then the arguments as canonical JSON (object keys sorted):
-/// stable across processes, so a shared store can serve several agents.
+/// A key is the call's scope (see [`CacheScope`](super::CacheScope)), a NUL, the tool's name,
+/// a NUL, then the arguments as canonical JSON (object keys sorted): stable across processes,
+/// so a shared store can serve several agents. The scope is written `thread:<len>:<id>`,
+/// `run:<len>:<id>`, `key:<len>:<key>` (the length of what follows, in bytes) or `shared`.
 pub trait CacheStore: Send + Sync {
     /// The result stored under `key`, unless none is or it has expired.
     fn get(&self, key: &str) -> impl Future<Output = Option<String>> + Send;
@@ -20,32 +25,113 @@ pub trait CacheStore: Send + Sync {
     fn put(&self, key: String, content: String, ttl: Duration) -> impl Future<Output = ()> + Send;
 }
 
+impl<T: CacheStore> CacheStore for Arc<T> {
+    fn get(&self, key: &str) -> impl Future<Output = Option<String>> + Send {
+        (**self).get(key)
+    }
+
+    fn put(&self, key: String, content: String, ttl: Duration) -> impl Future<Output = ()> + Send {
+        (**self).put(key, content, ttl)
+    }
+}
+
 /// A [`CacheStore`] in this process's memory, timed by tokio's clock (so a test on a paused
-/// clock controls expiry). Expired entries are dropped when they are read, and when a write
-/// finds the map has doubled since the last sweep.
-#[derive(Debug, Default)]
+/// clock controls expiry), holding at most [`capacity`](Self::capacity) entries (1,024 by
+/// default): a write to a full cache evicts the least recently used entry (read or written).
+/// An expired entry is dropped when it is read, or evicted in its turn.
+///
+/// The bound is in entries, not bytes: a cache of tools with large results wants a smaller
+/// one ([`with_capacity`](Self::with_capacity)).
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// use hookchain::builtin::ToolResultCache;
+/// use hookchain::builtin::tool_result_cache::InMemoryCache;
+///
+/// # use hookchain::builtin::ConfigError;
+/// // At most 100 results, shared with the application (which can read how many there are).
+/// let store = Arc::new(InMemoryCache::with_capacity(100));
+/// let cache = ToolResultCache::builder()
+///     .tool("search", Duration::from_secs(300))
+///     .store(Arc::clone(&store))
+///     .build()?;
+/// assert_eq!(store.len(), 0);
+/// # let _ = hookchain::chain![cache];
+/// # Ok::<(), ConfigError>(())
+/// ```
+#[derive(Debug)]
 pub struct InMemoryCache {
+    capacity: usize,
     inner: Mutex<Entries>,
 }
 
 #[derive(Debug, Default)]
 struct Entries {
-    by_key: HashMap<String, (String, Instant)>,
-    /// The size after the last sweep of expired entries.
-    swept_at: usize,
+    by_key: HashMap<Arc<str>, Entry>,
+    /// The keys by their last use, least recent first.
+    by_use: BTreeMap<u64, Arc<str>>,
+    /// The last use given out.
+    tick: u64,
+}
+
+#[derive(Debug)]
+struct Entry {
+    content: String,
+    expires: Instant,
+    used: u64,
+}
+
+impl Entries {
+    /// The next use, later than every use given out before.
+    fn next_use(&mut self) -> u64 {
+        self.tick += 1;
+        self.tick
+    }
+
+    fn remove(&mut self, key: &str) {
+        if let Some(entry) = self.by_key.remove(key) {
+            self.by_use.remove(&entry.used);
+        }
+    }
+}
+
+impl Default for InMemoryCache {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl InMemoryCache {
-    /// An empty cache.
+    /// The capacity of [`new`](Self::new): 1,024 entries.
+    pub const DEFAULT_CAPACITY: usize = 1024;
+
+    /// An empty cache of [`DEFAULT_CAPACITY`](Self::DEFAULT_CAPACITY) entries.
     #[must_use]
     pub fn new() -> Self {
-        Self::default()
+        Self::with_capacity(Self::DEFAULT_CAPACITY)
+    }
+
+    /// An empty cache of at most `capacity` entries (0 keeps nothing).
+    #[must_use]
+    pub fn with_capacity(capacity: usize) -> Self {
+        InMemoryCache {
+            capacity,
+            inner: Mutex::default(),
+        }
+    }
+
+    /// The most entries it holds.
+    #[must_use]
+    pub fn capacity(&self) -> usize {
+        self.capacity
     }
 
     /// Entries held, expired ones not yet dropped included.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.entries().by_key.len()
+        lock(&self.inner).by_key.len()
     }
 
     /// Whether it holds no entry.
@@ -53,38 +139,101 @@ impl InMemoryCache {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-
-    fn entries(&self) -> std::sync::MutexGuard<'_, Entries> {
-        // A panic while the lock was held cannot leave the map half-written (each operation is
-        // one map call): the data is still good.
-        self.inner
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
 }
 
+// A panic while the lock was held cannot leave the maps out of step (no user code runs under
+// it): `lock` recovers a poisoned mutex.
 impl CacheStore for InMemoryCache {
     async fn get(&self, key: &str) -> Option<String> {
-        let mut entries = self.entries();
-        let (content, expires) = entries.by_key.get(key)?;
-        if Instant::now() < *expires {
-            return Some(content.clone());
+        let mut entries = lock(&self.inner);
+        let entry = entries.by_key.get(key)?;
+        let (expired, last_used) = (Instant::now() >= entry.expires, entry.used);
+        if expired {
+            entries.remove(key);
+            return None;
         }
-        entries.by_key.remove(key);
-        None
+        // Now the most recently used: its key moves to the end of the order.
+        let used = entries.next_use();
+        if let Some(shared_key) = entries.by_use.remove(&last_used) {
+            entries.by_use.insert(used, shared_key);
+        }
+        let entry = entries.by_key.get_mut(key)?;
+        entry.used = used;
+        Some(entry.content.clone())
     }
 
     async fn put(&self, key: String, content: String, ttl: Duration) {
-        let now = Instant::now();
-        let mut entries = self.entries();
-        if entries.by_key.len() >= 2 * entries.swept_at.max(32) {
-            entries.by_key.retain(|_, (_, expires)| now < *expires);
-            entries.swept_at = entries.by_key.len();
+        if self.capacity == 0 {
+            return;
         }
+        let now = Instant::now();
         // A TTL too long for the clock means "for good".
         let expires = now
             .checked_add(ttl)
             .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600));
-        entries.by_key.insert(key, (content, expires));
+        let mut entries = lock(&self.inner);
+        entries.remove(&key);
+        while entries.by_key.len() >= self.capacity {
+            let Some((_, oldest)) = entries.by_use.pop_first() else {
+                break;
+            };
+            entries.by_key.remove(&oldest);
+        }
+        let used = entries.next_use();
+        let key: Arc<str> = Arc::from(key);
+        entries.by_use.insert(used, Arc::clone(&key));
+        entries.by_key.insert(
+            key,
+            Entry {
+                content,
+                expires,
+                used,
+            },
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TTL: Duration = Duration::from_secs(60);
+
+    // No timer involved: the TTLs are far longer than the tests.
+    #[tokio::test]
+    async fn the_least_recently_used_entry_goes_first() {
+        let cache = InMemoryCache::with_capacity(2);
+        cache.put("a".into(), "1".into(), TTL).await;
+        cache.put("b".into(), "2".into(), TTL).await;
+        // Reading `a` makes `b` the least recently used.
+        assert_eq!(cache.get("a").await.as_deref(), Some("1"));
+        cache.put("c".into(), "3".into(), TTL).await;
+        assert_eq!(cache.len(), 2);
+        assert_eq!(cache.get("b").await, None);
+        assert_eq!(cache.get("a").await.as_deref(), Some("1"));
+        assert_eq!(cache.get("c").await.as_deref(), Some("3"));
+        // Writing a key again replaces it, and makes it the most recent.
+        cache.put("a".into(), "4".into(), TTL).await;
+        cache.put("d".into(), "5".into(), TTL).await;
+        assert_eq!(cache.get("c").await, None);
+        assert_eq!(cache.get("a").await.as_deref(), Some("4"));
+        let entries = lock(&cache.inner);
+        assert_eq!(entries.by_key.len(), entries.by_use.len());
+    }
+
+    #[tokio::test]
+    async fn the_default_holds_1024_and_zero_holds_nothing() {
+        let cache = InMemoryCache::new();
+        for n in 0..2000 {
+            cache.put(format!("k{n}"), "v".into(), TTL).await;
+        }
+        assert_eq!(cache.len(), InMemoryCache::DEFAULT_CAPACITY);
+        assert_eq!(cache.get("k0").await, None);
+        assert_eq!(cache.get("k1999").await.as_deref(), Some("v"));
+
+        let none = InMemoryCache::with_capacity(0);
+        none.put("k".into(), "v".into(), TTL).await;
+        assert!(none.is_empty());
+        assert_eq!(none.get("k").await, None);
     }
 }
