@@ -2,14 +2,13 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
-use eventsource_stream::Event;
 use hookchain_core::model::{ModelEvent, ResponseAssembler};
 use hookchain_core::{ModelError, ModelResponse};
 
 use super::convert::{PROVIDER, stop_reason, usage};
 use super::wire::{BlockDelta, ContentBlock, StreamEvent};
 use crate::ApiError;
-use crate::http::{Decoder, classify_api_error, malformed};
+use crate::http::{Decoder, Event, classify_api_error, malformed};
 
 /// Decodes the events of one streamed answer, assembling it as it goes. Anthropic's block
 /// indices are the events' indices.

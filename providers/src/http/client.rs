@@ -10,6 +10,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::error::{classify_status, classify_transport, malformed};
+use super::limits::{Limits, push_capped, size};
+use super::sse::seconds;
 use super::{Decoder, EventStream, SseStream};
 
 /// Why a provider client could not be built.
@@ -63,7 +65,13 @@ pub(crate) struct HttpConfig {
     pub(crate) timeout: Option<Duration>,
     pub(crate) connect_timeout: Option<Duration>,
     pub(crate) read_timeout: Option<Duration>,
+    pub(crate) limits: Limits,
 }
+
+/// How long an unstreamed call may take unless the application says otherwise, from sending
+/// the request to the answer's last byte: as long as the official SDKs allow (Anthropic refuses
+/// unstreamed calls expected to take longer), short enough that a broken server is given up.
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// How long connecting may take unless the application says otherwise.
 pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -81,9 +89,10 @@ impl HttpConfig {
             headers: Vec::new(),
             secret_headers: Vec::new(),
             secrets: Vec::new(),
-            timeout: None,
+            timeout: Some(DEFAULT_TIMEOUT),
             connect_timeout: Some(DEFAULT_CONNECT_TIMEOUT),
             read_timeout: Some(DEFAULT_READ_TIMEOUT),
+            limits: Limits::default(),
         }
     }
 }
@@ -107,6 +116,7 @@ impl fmt::Debug for HttpConfig {
             .field("timeout", &self.timeout)
             .field("connect_timeout", &self.connect_timeout)
             .field("read_timeout", &self.read_timeout)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -138,21 +148,19 @@ impl HttpConfig {
             value.set_sensitive(true);
             headers.insert(header_name(name)?, value);
         }
+        // The total and idle timeouts are ours (`HttpClient`), so that each says which it is.
         let mut builder = reqwest::Client::builder().default_headers(headers);
-        if let Some(timeout) = self.timeout {
-            builder = builder.timeout(timeout);
-        }
         if let Some(timeout) = self.connect_timeout {
             builder = builder.connect_timeout(timeout);
-        }
-        if let Some(timeout) = self.read_timeout {
-            builder = builder.read_timeout(timeout);
         }
         Ok(HttpClient {
             client: builder.build().map_err(BuildError::Client)?,
             endpoint,
             provider,
             secrets,
+            timeout: self.timeout,
+            read_timeout: self.read_timeout,
+            limits: self.limits,
         })
     }
 }
@@ -186,6 +194,11 @@ pub(crate) struct HttpClient {
     endpoint: reqwest::Url,
     provider: &'static str,
     secrets: Vec<String>,
+    /// The longest an unstreamed call may take.
+    timeout: Option<Duration>,
+    /// The longest the server may stay silent.
+    read_timeout: Option<Duration>,
+    limits: Limits,
 }
 
 impl fmt::Debug for HttpClient {
@@ -193,6 +206,9 @@ impl fmt::Debug for HttpClient {
         f.debug_struct("HttpClient")
             .field("endpoint", &self.endpoint.as_str())
             .field("provider", &self.provider)
+            .field("timeout", &self.timeout)
+            .field("read_timeout", &self.read_timeout)
+            .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
 }
@@ -210,16 +226,19 @@ impl HttpClient {
         })
     }
 
-    /// POSTs `json`; a non-success status is classified into a [`ModelError`].
+    /// POSTs `json`; a non-success status is classified into a [`ModelError`] (of its body,
+    /// the first `limits.error_body` bytes are read, the rest is not).
     pub(crate) async fn post(&self, json: Vec<u8>) -> Result<reqwest::Response, ModelError> {
         tracing::debug!(provider = self.provider, endpoint = %self.endpoint, "model request");
-        let response = self
+        let send = self
             .client
             .post(self.endpoint.clone())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(json)
-            .send()
-            .await
+            .send();
+        let mut response = self
+            .idle(send)
+            .await?
             .map_err(|error| classify_transport(self.provider, error))?;
         let status = response.status();
         if status.is_success() {
@@ -227,10 +246,41 @@ impl HttpClient {
         }
         let headers = response.headers().clone();
         // The body explains the failure; if it cannot be read, the status alone still does.
-        let body = response.text().await.unwrap_or_default();
+        let limit = self.limits.error_body;
+        let mut body = Vec::new();
+        while body.len() < limit {
+            let Ok(Some(piece)) = self.next_piece(&mut response).await else {
+                break;
+            };
+            let room = limit - body.len();
+            push_capped(&mut body, &piece[..piece.len().min(room)], limit);
+        }
+        // Dropped unread, the rest of the body closes the connection.
+        drop(response);
+        let body = String::from_utf8_lossy(&body);
         let error = classify_status(self.provider, status, &headers, &body, &self.secrets);
         tracing::debug!(provider = self.provider, %status, kind = ?error.kind(), "model request failed");
         Err(error)
+    }
+
+    /// Waits for `future` at most the idle timeout.
+    async fn idle<T>(&self, future: impl Future<Output = T>) -> Result<T, ModelError> {
+        match self.read_timeout {
+            Some(idle) => tokio::time::timeout(idle, future)
+                .await
+                .map_err(|_| silent(self.provider, idle)),
+            None => Ok(future.await),
+        }
+    }
+
+    /// The next piece of `response`'s body (`None` at its end), within the idle timeout.
+    pub(crate) async fn next_piece(
+        &self,
+        response: &mut reqwest::Response,
+    ) -> Result<Option<bytes::Bytes>, ModelError> {
+        self.idle(response.chunk())
+            .await?
+            .map_err(|error| classify_transport(self.provider, error))
     }
 
     /// Opens a streamed call: POSTs the encoded `body` and yields its server-sent events as
@@ -243,27 +293,77 @@ impl HttpClient {
         let http = self.clone();
         async move {
             let response = http.post(body).await?;
-            Ok(EventStream::new(
-                SseStream::new(response, http.provider),
-                decoder,
-            ))
+            Ok(EventStream::new(SseStream::new(response, http), decoder))
         }
     }
 
-    /// POSTs `body` and decodes the whole JSON answer as `T`.
+    /// POSTs `body` and decodes the whole JSON answer as `T`, within the total timeout and the
+    /// answer's size limit.
     pub(crate) async fn post_json<T: DeserializeOwned>(
         &self,
         body: &impl Serialize,
     ) -> Result<T, ModelError> {
-        let response = self.post(self.encode(body)?).await?;
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|error| classify_transport(self.provider, error))?;
+        let json = self.encode(body)?;
+        let call = async {
+            let response = self.post(json).await?;
+            self.read_answer(response).await
+        };
+        let bytes = match self.timeout {
+            Some(timeout) => tokio::time::timeout(timeout, call).await.map_err(|_| {
+                ModelError::timeout(format!(
+                    "{} request failed: timed out (no whole answer within {})",
+                    self.provider,
+                    seconds(timeout)
+                ))
+            })??,
+            None => call.await?,
+        };
         serde_json::from_slice(&bytes).map_err(|error| {
             malformed(self.provider, "the answer is not the expected JSON").with_source(error)
         })
     }
+
+    /// The whole body of an answer, unless it is larger than the limit: then the rest is not
+    /// read (nor is any of it, when the server says its length up front).
+    async fn read_answer(&self, mut response: reqwest::Response) -> Result<Vec<u8>, ModelError> {
+        let limit = self.limits.answer;
+        let too_large = || {
+            malformed(
+                self.provider,
+                &format!("the answer is larger than the limit of {}", size(limit)),
+            )
+        };
+        let announced = response.content_length().unwrap_or(0);
+        if announced > limit as u64 {
+            return Err(too_large());
+        }
+        // No overflow: `announced` is at most `limit`.
+        let mut body = Vec::with_capacity(announced as usize);
+        while let Some(piece) = self.next_piece(&mut response).await? {
+            if !push_capped(&mut body, &piece, limit) {
+                return Err(too_large());
+            }
+        }
+        Ok(body)
+    }
+
+    /// The provider's name in errors.
+    pub(crate) fn provider(&self) -> &'static str {
+        self.provider
+    }
+
+    /// The bounds on what this client reads.
+    pub(crate) fn limits(&self) -> &Limits {
+        &self.limits
+    }
+}
+
+/// The error for a server silent longer than the idle timeout.
+fn silent(provider: &str, idle: Duration) -> ModelError {
+    ModelError::timeout(format!(
+        "{provider} request failed: timed out (the server was silent for {})",
+        seconds(idle)
+    ))
 }
 
 #[cfg(test)]

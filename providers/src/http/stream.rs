@@ -3,12 +3,11 @@
 use std::collections::VecDeque;
 use std::future::Future;
 
-use eventsource_stream::Event;
 use futures::Stream;
 use hookchain_core::model::ModelEvent;
 use hookchain_core::{ModelError, ModelResponse};
 
-use super::SseStream;
+use super::{Event, SseStream};
 
 /// What a provider knows about its stream format.
 pub(crate) trait Decoder: Send + 'static {
@@ -82,7 +81,8 @@ impl<D: Decoder> EventStream<D> {
 
 enum Phase<F, D> {
     Connecting(F),
-    Streaming(EventStream<D>),
+    // Boxed once per stream: the response it reads is large to move at every event.
+    Streaming(Box<EventStream<D>>),
     Over,
 }
 
@@ -95,7 +95,7 @@ where
     futures::stream::unfold(Phase::Connecting(connect), |phase| async move {
         let mut stream = match phase {
             Phase::Connecting(connect) => match connect.await {
-                Ok(stream) => stream,
+                Ok(stream) => Box::new(stream),
                 Err(error) => return Some((Err(error), Phase::Over)),
             },
             Phase::Streaming(stream) => stream,

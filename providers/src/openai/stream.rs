@@ -2,14 +2,13 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use eventsource_stream::Event;
 use hookchain_core::model::{ModelEvent, ResponseAssembler};
 use hookchain_core::{ModelError, ModelResponse};
 
 use super::convert::{PROVIDER, stop_reason, usage};
 use super::wire::{ChatChunk, ToolCallDelta};
 use crate::ApiError;
-use crate::http::{Decoder, classify_api_error, malformed};
+use crate::http::{Decoder, Event, classify_api_error, malformed};
 
 /// Block indices of the answer: reasoning, then text, then the tool calls in the server's order.
 const REASONING: usize = 0;
