@@ -345,3 +345,49 @@ async fn the_agent_loop_runs_on_a_streaming_model() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_refusal_is_the_same_answer_streamed_or_not() {
+    guard(async {
+        let server = Server::start([
+            Reply::json(200, transcript("anthropic/refusal.json")),
+            Reply::sse(transcript("anthropic/refusal.sse")),
+        ])
+        .await;
+        let plain = model(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(plain.stop_reason, StopReason::Refusal);
+        assert_eq!(plain.message.text(), "I can't help with");
+        let streamed = streaming(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(streamed, plain);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_tool_use_cut_by_max_tokens_is_dropped_streamed_or_not_and_never_run() {
+    guard(async {
+        let server = Server::start([
+            Reply::json(200, transcript("anthropic/tool_use_cut.json")),
+            Reply::sse(transcript("anthropic/tool_use_cut.sse")),
+        ])
+        .await;
+        let plain = model(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(plain.stop_reason, StopReason::MaxTokens);
+        assert!(plain.message.tool_calls.is_empty(), "{plain:?}");
+        assert_eq!(plain.message.text(), "Let me check the weather in Paris.");
+        let streamed = streaming(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(streamed.stop_reason, StopReason::MaxTokens);
+        assert!(streamed.message.tool_calls.is_empty(), "{streamed:?}");
+        let server = Server::start([
+            Reply::json(200, transcript("anthropic/tool_use_cut.json")),
+            Reply::sse(transcript("anthropic/tool_use_cut.sse")),
+        ])
+        .await;
+        for model in [model(&server), streaming(&server)] {
+            let agent = Agent::builder(model).tool(weather_tool()).build();
+            agent.run("What is the weather in Paris?").await.unwrap();
+        }
+        assert_eq!(server.received().len(), 2, "one request per run");
+    })
+    .await;
+}

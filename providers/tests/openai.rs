@@ -568,3 +568,65 @@ async fn agent_stream_yields_the_servers_deltas_as_they_come() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_refusal_is_the_same_answer_streamed_or_not() {
+    guard(async {
+        let server = Server::start([
+            Reply::json(200, transcript("openai/refusal.json")),
+            Reply::sse(transcript("openai/refusal.sse")),
+        ])
+        .await;
+        let plain = model(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(plain.stop_reason, StopReason::Refusal);
+        assert_eq!(plain.message.text(), "I'm sorry, I can't help with that.");
+        let streamed = streaming(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(streamed, plain);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_filtered_answer_is_the_same_answer_streamed_or_not() {
+    guard(async {
+        let server = Server::start([
+            Reply::json(200, transcript("openai/content_filter.json")),
+            Reply::sse(transcript("openai/content_filter.sse")),
+        ])
+        .await;
+        let plain = model(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(plain.stop_reason, StopReason::ContentFilter);
+        assert_eq!(plain.message.text(), "Here is how to");
+        let streamed = streaming(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(streamed, plain);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_tool_call_cut_by_max_tokens_is_dropped_streamed_or_not_and_never_run() {
+    guard(async {
+        let server = Server::start([
+            Reply::json(200, transcript("llamacpp/tool_call_cut.json")),
+            Reply::sse(transcript("llamacpp/tool_call_cut.sse")),
+        ])
+        .await;
+        let plain = model(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(plain.stop_reason, StopReason::MaxTokens);
+        assert!(plain.message.tool_calls.is_empty(), "{plain:?}");
+        let streamed = streaming(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(streamed, plain);
+        // In a run, the cut call is not run: the run ends with the model's answer.
+        let server = Server::start([
+            Reply::json(200, transcript("llamacpp/tool_call_cut.json")),
+            Reply::sse(transcript("llamacpp/tool_call_cut.sse")),
+        ])
+        .await;
+        for model in [model(&server), streaming(&server)] {
+            let agent = Agent::builder(model).tool(weather_tool()).build();
+            agent.run("What is the weather in Paris?").await.unwrap();
+        }
+        assert_eq!(server.received().len(), 2, "one request per run");
+    })
+    .await;
+}

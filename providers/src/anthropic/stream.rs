@@ -3,7 +3,7 @@
 use std::collections::{BTreeSet, VecDeque};
 
 use hookchain_core::model::{ModelEvent, ResponseAssembler};
-use hookchain_core::{ModelError, ModelResponse};
+use hookchain_core::{ModelError, ModelResponse, StopReason};
 
 use super::convert::{PROVIDER, stop_reason, usage};
 use super::wire::{BlockDelta, ContentBlock, StreamEvent};
@@ -17,6 +17,11 @@ pub(crate) struct EventDecoder {
     assembler: ResponseAssembler,
     /// The blocks that are tool calls: their stop ends the call.
     tool_blocks: BTreeSet<usize>,
+    /// The tool calls started and not stopped yet.
+    open: BTreeSet<usize>,
+    /// Why a stopped call's arguments do not parse: it was cut off if the message stops for
+    /// `max_tokens` (then it is dropped); otherwise the answer is malformed.
+    cut: Option<ModelError>,
 }
 
 impl EventDecoder {
@@ -63,6 +68,7 @@ impl EventDecoder {
                 }
                 ContentBlock::ToolUse { id, name, input } => {
                     self.tool_blocks.insert(index);
+                    self.open.insert(index);
                     events.push(ModelEvent::ToolCallStart { index, id, name });
                     // Streams start calls with `{}` and send the input as deltas; a server that
                     // sends the input whole here is taken at its word.
@@ -99,13 +105,28 @@ impl EventDecoder {
             StreamEvent::ContentBlockStop { index } => {
                 if self.tool_blocks.contains(&index) {
                     // Recorded by the assembler already: only forwarded.
-                    out.push_back(self.assembler.end_tool_call(index)?);
+                    match self.assembler.end_tool_call(index) {
+                        Ok(end) => out.push_back(end),
+                        // Arguments that do not parse: the message's stop reason, still to
+                        // come, says whether the token limit cut them.
+                        Err(error) if self.open.contains(&index) && self.cut.is_none() => {
+                            self.cut = Some(error);
+                        }
+                        Err(error) => return Err(error),
+                    }
+                    self.open.remove(&index);
                 }
             }
             StreamEvent::MessageDelta { delta, usage: wire } => {
                 events.push(ModelEvent::Usage(usage(wire)));
                 let stop_reason =
                     stop_reason(delta.stop_reason.as_deref(), !self.tool_blocks.is_empty());
+                // A call cut off by the token limit is left open: the assembler drops it.
+                if let Some(error) = self.cut.take()
+                    && stop_reason != StopReason::MaxTokens
+                {
+                    return Err(error);
+                }
                 events.push(ModelEvent::Finish { stop_reason });
             }
             StreamEvent::MessageStop => {
