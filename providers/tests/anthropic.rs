@@ -391,3 +391,32 @@ async fn a_tool_use_cut_by_max_tokens_is_dropped_streamed_or_not_and_never_run()
     })
     .await;
 }
+
+#[tokio::test]
+async fn the_request_id_is_in_every_error_after_the_server_answered() {
+    guard(async {
+        let overloaded =
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        let id = "req_011CRxA9bW5Zq4Yf3tPkV7Nd";
+        let server = Server::start([
+            Reply::json(529, overloaded).header("request-id", id),
+            Reply::sse(transcript("anthropic/overloaded.sse")).header("request-id", id),
+            Reply::json(200, "{}").header("request-id", id),
+        ])
+        .await;
+        let model = model(&server);
+        let status = fails(&model).await;
+        let items: Vec<_> = model.stream(weather_request()).collect().await;
+        let event = items.last().unwrap().as_ref().unwrap_err();
+        let malformed = fails(&model).await;
+        assert_eq!(malformed.kind(), ModelErrorKind::MalformedResponse);
+        for error in [&status, event, &malformed] {
+            assert_eq!(error.request_id(), Some(id), "{error}");
+            assert!(
+                error.to_string().ends_with(&format!("(request id {id})")),
+                "{error}"
+            );
+        }
+    })
+    .await;
+}

@@ -630,3 +630,41 @@ async fn a_tool_call_cut_by_max_tokens_is_dropped_streamed_or_not_and_never_run(
     })
     .await;
 }
+
+#[tokio::test]
+async fn the_request_id_is_in_every_error_after_the_server_answered() {
+    guard(async {
+        let bad = r#"{"error":{"message":"Unknown parameter: 'foo'.","type":"invalid_request_error","code":"unknown_parameter"}}"#;
+        let text = transcript("openai/final.sse");
+        let cut = text.find("sunny").unwrap();
+        let id = "req_7f3c9a1b2d4e";
+        let server = Server::start([
+            Reply::json(400, bad).header("x-request-id", id),
+            Reply::sse(text)
+                .cut_after(cut, End::Complete)
+                .header("x-request-id", id),
+            Reply::json(200, r#"{"choices":[]}"#).header("x-request-id", id),
+            Reply::json(400, bad),
+        ])
+        .await;
+        let status = fails(&model(&server)).await;
+        let truncated = streaming(&server)
+            .invoke(weather_request())
+            .await
+            .unwrap_err();
+        let malformed = fails(&model(&server)).await;
+        for error in [&status, &truncated, &malformed] {
+            assert_eq!(error.request_id(), Some(id), "{error}");
+            assert!(error.to_string().contains(&format!("(request id {id})")), "{error}");
+        }
+        assert_eq!(
+            status.to_string(),
+            format!("openai request failed: invalid request (HTTP 400 Bad Request) (request id {id})")
+        );
+        // No id sent, none shown.
+        let error = fails(&model(&server)).await;
+        assert_eq!(error.request_id(), None);
+        assert!(!error.to_string().contains("request id"), "{error}");
+    })
+    .await;
+}

@@ -258,8 +258,15 @@ impl HttpClient {
         // Dropped unread, the rest of the body closes the connection.
         drop(response);
         let body = String::from_utf8_lossy(&body);
-        let error = classify_status(self.provider, status, &headers, &body, &self.secrets);
-        tracing::debug!(provider = self.provider, %status, kind = ?error.kind(), "model request failed");
+        let mut error = classify_status(self.provider, status, &headers, &body, &self.secrets);
+        let id = request_id(&headers);
+        tracing::debug!(
+            provider = self.provider, %status, kind = ?error.kind(), request_id = id.as_deref(),
+            "model request failed"
+        );
+        if let Some(id) = id {
+            error = error.with_request_id(id);
+        }
         Err(error)
     }
 
@@ -297,30 +304,37 @@ impl HttpClient {
         }
     }
 
-    /// POSTs `body` and decodes the whole JSON answer as `T`, within the total timeout and the
-    /// answer's size limit.
-    pub(crate) async fn post_json<T: DeserializeOwned>(
+    /// POSTs `body`, decodes the whole JSON answer as `T` and converts it, within the total
+    /// timeout and the answer's size limit. A failure after the answer started carries the
+    /// request's id.
+    pub(crate) async fn post_json<T: DeserializeOwned, R>(
         &self,
         body: &impl Serialize,
-    ) -> Result<T, ModelError> {
+        convert: impl FnOnce(T) -> Result<R, ModelError>,
+    ) -> Result<R, ModelError> {
         let json = self.encode(body)?;
         let call = async {
             let response = self.post(json).await?;
-            self.read_answer(response).await
+            let id = request_id(response.headers());
+            let answer = self.read_answer(response).await.and_then(|bytes| {
+                let wire = serde_json::from_slice(&bytes).map_err(|error| {
+                    malformed(self.provider, "the answer is not the expected JSON")
+                        .with_source(error)
+                })?;
+                convert(wire)
+            });
+            answer.map_err(|error| with_request_id(error, id))
         };
-        let bytes = match self.timeout {
+        match self.timeout {
             Some(timeout) => tokio::time::timeout(timeout, call).await.map_err(|_| {
                 ModelError::timeout(format!(
                     "{} request failed: timed out (no whole answer within {})",
                     self.provider,
                     seconds(timeout)
                 ))
-            })??,
-            None => call.await?,
-        };
-        serde_json::from_slice(&bytes).map_err(|error| {
-            malformed(self.provider, "the answer is not the expected JSON").with_source(error)
-        })
+            })?,
+            None => call.await,
+        }
     }
 
     /// The whole body of an answer, unless it is larger than the limit: then the rest is not
@@ -355,6 +369,23 @@ impl HttpClient {
     /// The bounds on what this client reads.
     pub(crate) fn limits(&self) -> &Limits {
         &self.limits
+    }
+}
+
+/// The id the provider gave the request: `request-id` (Anthropic) or `x-request-id` (OpenAI
+/// and most servers before it); an odd value (not text, or longer than any id) is left out.
+pub(crate) fn request_id(headers: &HeaderMap) -> Option<String> {
+    ["request-id", "x-request-id"].iter().find_map(|name| {
+        let id = headers.get(*name)?.to_str().ok()?.trim();
+        (!id.is_empty() && id.len() <= 200).then(|| id.to_owned())
+    })
+}
+
+/// `error`, with the request's id if there is one.
+pub(crate) fn with_request_id(error: ModelError, id: Option<String>) -> ModelError {
+    match id {
+        Some(id) => error.with_request_id(id),
+        None => error,
     }
 }
 

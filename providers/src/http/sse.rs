@@ -8,6 +8,7 @@ use std::time::Duration;
 use hookchain_core::ModelError;
 
 use super::HttpClient;
+use super::client::{request_id, with_request_id};
 use super::error::malformed;
 use super::limits::{Limits, push_capped, push_str_capped, size};
 
@@ -190,6 +191,8 @@ pub(crate) struct SseStream {
     events: VecDeque<Event>,
     /// The body ended, or failed.
     ended: bool,
+    /// The id the provider gave the request.
+    request_id: Option<String>,
 }
 
 impl fmt::Debug for SseStream {
@@ -205,12 +208,18 @@ impl SseStream {
     /// Decodes the body of `response`, which `http` opened, as server-sent events.
     pub(crate) fn new(response: reqwest::Response, http: HttpClient) -> Self {
         Self {
+            request_id: request_id(response.headers()),
             response,
             parser: SseParser::new(http.limits()),
             http,
             events: VecDeque::new(),
             ended: false,
         }
+    }
+
+    /// `error`, a failure of this stream, with the request's id.
+    pub(crate) fn identify(&self, error: ModelError) -> ModelError {
+        with_request_id(error, self.request_id.clone())
     }
 
     /// The next event; `None` at the end of the body (whether or not the answer was complete:

@@ -65,7 +65,7 @@ impl<D: Decoder> EventStream<D> {
             if let Err(error) = step {
                 self.done = true;
                 self.pending.clear();
-                return Some(Err(error));
+                return Some(Err(self.sse.identify(error)));
             }
         }
     }
@@ -75,7 +75,8 @@ impl<D: Decoder> EventStream<D> {
         while let Some(event) = self.next().await {
             event?;
         }
-        self.decoder.finish()
+        let sse = self.sse;
+        self.decoder.finish().map_err(|error| sse.identify(error))
     }
 }
 
