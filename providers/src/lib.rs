@@ -28,7 +28,16 @@
 //!   retryable: the same answer would come again), past a timeout with `Timeout` (retryable).
 //! - **Wire types are lenient**: missing optional fields take defaults and unknown fields are
 //!   ignored, so that the many servers speaking "the same" API all parse.
-//! - **The API key never appears in an error message** or a `Debug` output.
+//! - **The API key never appears in an error message** or a `Debug` output, nor in a trace;
+//!   neither do the query and credentials of the base URL (a gateway's `?key=…`), which are
+//!   shown as `[redacted]`. A base URL's query is sent after the path:
+//!   `https://gw.example/v1?key=…` calls `https://gw.example/v1/chat/completions?key=…`.
+//! - **Errors carry the provider's request id** (`request-id`, `x-request-id`), if it sent one:
+//!   [`ModelError::request_id`](hookchain_core::ModelError::request_id), and the end of the
+//!   error's message.
+//! - **A refusal is an answer**, streamed or not: its text is the message's, and the stop
+//!   reason is `Refusal`. A tool call cut off by the token limit (its arguments do not parse)
+//!   is dropped, never run: the answer stops for `MaxTokens`.
 //! - Streaming and unstreamed calls return the same [`ModelResponse`](hookchain_core::ModelResponse):
 //!   a streamed answer is assembled by [`ResponseAssembler`](hookchain_core::model::ResponseAssembler).
 

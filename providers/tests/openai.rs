@@ -668,3 +668,65 @@ async fn the_request_id_is_in_every_error_after_the_server_answered() {
     })
     .await;
 }
+
+/// An error and its causes, as a report prints them.
+fn report(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut next = error.source();
+    while let Some(cause) = next {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        next = cause.source();
+    }
+    text
+}
+
+#[tokio::test]
+async fn a_query_in_the_base_url_is_kept_after_the_path_and_never_shown() {
+    guard(async {
+        const GATEWAY_KEY: &str = "gw-4f9a8b7c6d5e4f3a2b1c";
+        let query = format!("api-version=2024-10-21&key={GATEWAY_KEY}");
+        let echo = format!(r#"{{"error":"invalid key {GATEWAY_KEY}"}}"#);
+        let server = Server::start([
+            Reply::json(200, transcript("openai/final.json")),
+            Reply::json(401, echo),
+        ])
+        .await;
+        let (traces, _recording) = support::Traces::record();
+        let model = OpenAiModel::builder("m")
+            .base_url(server.url(&format!("/v1/?{query}#part")))
+            .api_key(KEY)
+            .build()
+            .unwrap();
+        model.invoke(weather_request()).await.unwrap();
+        assert_eq!(
+            server.received()[0].path,
+            format!("/v1/chat/completions?{query}")
+        );
+        let echoed = fails(&model).await;
+        let refused = OpenAiModel::builder("m")
+            .base_url(format!("{}?{query}", refused_url().await))
+            .connect_timeout(Duration::from_secs(2))
+            .build()
+            .unwrap();
+        let unreachable = fails(&refused).await;
+        assert_eq!(unreachable.kind(), ModelErrorKind::Connection);
+        let invalid = OpenAiModel::builder("m")
+            .base_url(format!("http://user:{GATEWAY_KEY}@exa mple.com/v1?{query}"))
+            .build()
+            .unwrap_err();
+        let traced = traces.text();
+        assert!(traced.contains("?[redacted]"), "{traced}");
+        for shown in [
+            report(&echoed),
+            report(&unreachable),
+            report(&invalid),
+            format!("{echoed:?} {unreachable:?} {invalid:?} {model:?} {refused:?}"),
+            traced,
+        ] {
+            assert!(!shown.contains(GATEWAY_KEY), "{shown}");
+            assert!(!shown.contains(KEY), "{shown}");
+        }
+    })
+    .await;
+}

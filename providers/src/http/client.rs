@@ -21,7 +21,7 @@ pub enum BuildError {
     /// The base URL does not parse as an absolute URL.
     #[error("invalid base URL `{url}`")]
     BaseUrl {
-        /// The URL given.
+        /// The URL given, its query and credentials redacted (they may hold a key).
         url: String,
         /// Why it does not parse.
         #[source]
@@ -104,7 +104,7 @@ impl fmt::Debug for HttpConfig {
         // (Azure's `api-key`).
         let names = |headers: Vec<&str>| headers.join(", ");
         f.debug_struct("HttpConfig")
-            .field("base_url", &self.base_url)
+            .field("base_url", &redact_url(&self.base_url))
             .field(
                 "headers",
                 &names(self.headers.iter().map(|(n, _)| n.as_str()).collect()),
@@ -122,19 +122,28 @@ impl fmt::Debug for HttpConfig {
 }
 
 impl HttpConfig {
-    /// A client that POSTs to `base_url` + `/` + `path`; `provider` names it in errors.
+    /// A client that POSTs to `base_url` + `/` + `path` (a query of the base URL kept after
+    /// the path); `provider` names it in errors.
     pub(crate) fn build(
         &self,
         provider: &'static str,
         path: &str,
     ) -> Result<HttpClient, BuildError> {
-        let url = format!("{}/{path}", self.base_url.trim_end_matches('/'));
-        let endpoint = reqwest::Url::parse(&url).map_err(|source| BuildError::BaseUrl {
-            url: self.base_url.clone(),
-            source: Box::new(source),
-        })?;
+        let invalid = |source: Box<dyn std::error::Error + Send + Sync>| BuildError::BaseUrl {
+            url: redact_url(&self.base_url),
+            source,
+        };
+        let mut endpoint =
+            reqwest::Url::parse(self.base_url.trim()).map_err(|error| invalid(Box::new(error)))?;
+        if endpoint.cannot_be_a_base() {
+            return Err(invalid("a base URL needs a host and a path".into()));
+        }
+        let base_path = endpoint.path().trim_end_matches('/').to_owned();
+        endpoint.set_path(&format!("{base_path}/{path}"));
+        endpoint.set_fragment(None);
         let mut headers = HeaderMap::new();
         let mut secrets = self.secrets.clone();
+        secrets.extend(url_secrets(&endpoint));
         for (name, value) in &self.headers {
             let mut header = header_value(name, value)?;
             if looks_secret(name) {
@@ -155,6 +164,7 @@ impl HttpConfig {
         }
         Ok(HttpClient {
             client: builder.build().map_err(BuildError::Client)?,
+            shown: redact_url(endpoint.as_str()).into(),
             endpoint,
             provider,
             secrets,
@@ -163,6 +173,58 @@ impl HttpConfig {
             limits: self.limits,
         })
     }
+}
+
+/// `url` as it may be shown (in errors, `Debug`, traces): its query and credentials, which
+/// may hold a key (a gateway's `?key=…`, `user:password@`), replaced by `[redacted]`, its
+/// fragment left out. Written for any text, so that a URL that does not parse is shown so too.
+pub(crate) fn redact_url(url: &str) -> String {
+    let (before, after) = match url.find(['?', '#']) {
+        Some(at) => url.split_at(at),
+        None => (url, ""),
+    };
+    let mut shown = String::with_capacity(url.len());
+    match before.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            shown.push_str(scheme);
+            shown.push_str("://");
+            if let Some(at) = authority.rfind('@') {
+                shown.push_str("[redacted]@");
+                shown.push_str(&authority[at + 1..]);
+            } else {
+                shown.push_str(authority);
+            }
+            shown.push_str(path);
+        }
+        None => shown.push_str(before),
+    }
+    if after.starts_with('?') {
+        shown.push_str("?[redacted]");
+    }
+    shown
+}
+
+/// The secrets a URL carries, to redact from error bodies that may echo them: its password,
+/// and the values of its query that look like keys (a key-like name, or long).
+fn url_secrets(url: &reqwest::Url) -> Vec<String> {
+    let mut secrets: Vec<String> = url.password().map(str::to_owned).into_iter().collect();
+    for (name, value) in url.query_pairs() {
+        if looks_secret(&name) || value.len() >= 16 {
+            secrets.push(value.into_owned());
+        }
+    }
+    // As sent (percent-encoded), too.
+    for pair in url.query().unwrap_or("").split('&') {
+        if let Some((name, value)) = pair.split_once('=')
+            && (looks_secret(name) || value.len() >= 16)
+            && !secrets.iter().any(|secret| secret == value)
+        {
+            secrets.push(value.to_owned());
+        }
+    }
+    secrets.retain(|secret| !secret.is_empty());
+    secrets
 }
 
 /// Whether a header the application added probably carries a credential.
@@ -192,6 +254,8 @@ fn header_value(name: &str, value: &str) -> Result<HeaderValue, BuildError> {
 pub(crate) struct HttpClient {
     client: reqwest::Client,
     endpoint: reqwest::Url,
+    /// The endpoint as it may be shown (see [`redact_url`]).
+    shown: std::sync::Arc<str>,
     provider: &'static str,
     secrets: Vec<String>,
     /// The longest an unstreamed call may take.
@@ -204,7 +268,7 @@ pub(crate) struct HttpClient {
 impl fmt::Debug for HttpClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpClient")
-            .field("endpoint", &self.endpoint.as_str())
+            .field("endpoint", &self.shown)
             .field("provider", &self.provider)
             .field("timeout", &self.timeout)
             .field("read_timeout", &self.read_timeout)
@@ -229,7 +293,7 @@ impl HttpClient {
     /// POSTs `json`; a non-success status is classified into a [`ModelError`] (of its body,
     /// the first `limits.error_body` bytes are read, the rest is not).
     pub(crate) async fn post(&self, json: Vec<u8>) -> Result<reqwest::Response, ModelError> {
-        tracing::debug!(provider = self.provider, endpoint = %self.endpoint, "model request");
+        tracing::debug!(provider = self.provider, endpoint = %self.shown, "model request");
         let send = self
             .client
             .post(self.endpoint.clone())
@@ -425,6 +489,34 @@ mod tests {
             client.endpoint.as_str(),
             "http://localhost:1/v1/chat/completions"
         );
+    }
+
+    #[test]
+    fn a_base_url_keeps_its_query_after_the_path_and_shows_neither_query_nor_credentials() {
+        let mut config = HttpConfig::new("https://u:pw-secret@gw.example/v1//?key=k-1&v=2#frag");
+        let client = config.build("openai", "chat/completions").unwrap();
+        assert_eq!(
+            client.endpoint.as_str(),
+            "https://u:pw-secret@gw.example/v1/chat/completions?key=k-1&v=2"
+        );
+        assert_eq!(
+            &*client.shown,
+            "https://[redacted]@gw.example/v1/chat/completions?[redacted]"
+        );
+        assert_eq!(client.secrets, ["pw-secret", "k-1"]);
+        config.base_url = "http://gw.example".into();
+        let client = config.build("anthropic", "messages").unwrap();
+        assert_eq!(client.endpoint.as_str(), "http://gw.example/messages");
+        for (url, shown) in [
+            ("not a url?key=x", "not a url?[redacted]"),
+            ("http://a b/v1?key=x#y", "http://a b/v1?[redacted]"),
+            ("http://h/v1#y?key=x", "http://h/v1"),
+        ] {
+            assert_eq!(redact_url(url), shown);
+        }
+        config.base_url = "mailto:someone?key=x".into();
+        let error = config.build("openai", "x").unwrap_err();
+        assert!(!format!("{error} {error:?}").contains("key=x"), "{error:?}");
     }
 
     #[test]

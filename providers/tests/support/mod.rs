@@ -396,3 +396,56 @@ async fn write_piece(
     }
     true
 }
+
+/// Records the fields of every span and event traced on this thread while it is set (see
+/// [`Traces::record`]), as `name=value` text.
+#[derive(Debug, Clone, Default)]
+pub struct Traces(Arc<Mutex<String>>);
+
+impl Traces {
+    /// Starts recording on this thread, until the guard is dropped.
+    pub fn record() -> (Traces, tracing::subscriber::DefaultGuard) {
+        let traces = Traces::default();
+        let guard = tracing::subscriber::set_default(traces.clone());
+        (traces, guard)
+    }
+
+    /// What was recorded so far.
+    pub fn text(&self) -> String {
+        self.0.lock().expect("lock").clone()
+    }
+}
+
+struct Fields<'a>(&'a Mutex<String>);
+
+impl tracing::field::Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        let line = format!("{}={value:?}\n", field.name());
+        self.0.lock().expect("lock").push_str(&line);
+    }
+}
+
+impl tracing::Subscriber for Traces {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+
+    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        span.record(&mut Fields(&self.0));
+        tracing::span::Id::from_u64(1)
+    }
+
+    fn record(&self, _: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+        values.record(&mut Fields(&self.0));
+    }
+
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+
+    fn event(&self, event: &tracing::Event<'_>) {
+        event.record(&mut Fields(&self.0));
+    }
+
+    fn enter(&self, _: &tracing::span::Id) {}
+
+    fn exit(&self, _: &tracing::span::Id) {}
+}
