@@ -211,7 +211,8 @@ async fn authentication_context_length_and_invalid_requests() {
     .await;
 }
 
-#[tokio::test]
+// On the paused clock: the server's stall and the timeouts are virtual time.
+#[tokio::test(start_paused = true)]
 async fn truncated_reset_slow_and_malformed_answers() {
     guard(async {
         let body = transcript("anthropic/tool_use.sse");

@@ -307,7 +307,8 @@ async fn undecodable_or_empty_answers_are_malformed() {
     .await;
 }
 
-#[tokio::test]
+// On the paused clock: the server's stall and the timeouts are virtual time.
+#[tokio::test(start_paused = true)]
 async fn a_slow_server_is_a_timeout() {
     guard(async {
         let server = Server::start([
@@ -326,7 +327,8 @@ async fn a_slow_server_is_a_timeout() {
     .await;
 }
 
-#[tokio::test]
+// On the paused clock: the server's stall and the timeouts are virtual time.
+#[tokio::test(start_paused = true)]
 async fn a_server_gone_silent_is_a_timeout_never_a_hang() {
     guard(async {
         let text = transcript("openai/final.sse");
