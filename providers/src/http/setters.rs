@@ -13,9 +13,10 @@ macro_rules! http_setters {
         }
 
         /// The longest an unstreamed call may take, from sending the request to the answer's
-        /// last byte (default 600 s; `None`: no limit). Streamed calls, however long, are
-        /// bounded by [`read_timeout`](Self::read_timeout) instead. Past it, the call fails
-        /// with a `Timeout` error (retryable).
+        /// last byte (default 600 s; `None`: no limit). Streamed calls (`Model::stream`, and
+        /// `invoke` on a [`streaming`](Self::streaming) model), however long, are bounded by
+        /// [`read_timeout`](Self::read_timeout) instead. Past it, the call fails with a
+        /// `Timeout` error (retryable).
         pub fn timeout(mut self, timeout: impl Into<Option<std::time::Duration>>) -> Self {
             self.config.timeout = timeout.into();
             self
