@@ -222,6 +222,27 @@ async fn an_answer_that_trickles_forever_times_out_after_the_default_600_s() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn an_error_body_that_trickles_forever_is_read_for_one_idle_period() {
+    paused_guard(async {
+        let body = r#"{"error":{"type":"server_error","message":"overloaded "#;
+        let reply = Reply::json(503, body)
+            .filler(b'.', 1_000_000, "")
+            .trickle(Duration::from_secs(60));
+        let server = Server::start([reply]).await;
+        let start = Instant::now();
+        // A stream: no total timeout bounds it.
+        let items: Vec<_> = openai(&server).stream(request()).collect().await;
+        let [Err(error)] = &items[..] else {
+            panic!("{items:?}")
+        };
+        assert_eq!(error.kind(), ModelErrorKind::Overloaded, "{error}");
+        assert_eq!(error.status(), Some(503));
+        assert_eq!(start.elapsed().as_secs(), 300);
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_stalled_stream_times_out_after_the_default_300_s_of_silence() {
     paused_guard(async {
         let text = transcript("openai/final.sse");

@@ -309,16 +309,20 @@ impl HttpClient {
             return Ok(response);
         }
         let headers = response.headers().clone();
-        // The body explains the failure; if it cannot be read, the status alone still does.
+        // The body explains the failure; if it cannot be read, the status alone still does. It
+        // is read for one idle period at most: what came by then explains it as well.
         let limit = self.limits.error_body;
         let mut body = Vec::new();
-        while body.len() < limit {
-            let Ok(Some(piece)) = self.next_piece(&mut response).await else {
-                break;
-            };
-            let room = limit - body.len();
-            push_capped(&mut body, &piece[..piece.len().min(room)], limit);
-        }
+        let read = async {
+            while body.len() < limit {
+                let Ok(Some(piece)) = self.next_piece(&mut response).await else {
+                    break;
+                };
+                let room = limit - body.len();
+                push_capped(&mut body, &piece[..piece.len().min(room)], limit);
+            }
+        };
+        let _ = self.idle(read).await;
         // Dropped unread, the rest of the body closes the connection.
         drop(response);
         let body = String::from_utf8_lossy(&body);
