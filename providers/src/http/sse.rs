@@ -281,6 +281,9 @@ pub(crate) fn parse_transcript(text: &str) -> Vec<Event> {
 
 #[cfg(test)]
 mod tests {
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+
     use super::*;
 
     fn limits(line: usize, event: usize) -> Limits {
@@ -366,6 +369,63 @@ mod tests {
                 .len(),
             1
         );
+    }
+
+    /// One event as a server may write it: comments, an optional name, data lines (none of
+    /// them holds a line end), and the line end each line uses.
+    fn any_event() -> impl Strategy<Value = (Option<String>, Vec<String>, Vec<usize>, bool)> {
+        (
+            proptest::option::of("[a-z_]{1,12}"),
+            vec("[^\r\n]{0,40}", 1..4),
+            vec(0..3_usize, 8),
+            any::<bool>(),
+        )
+    }
+
+    proptest! {
+        #![proptest_config(crate::http::corrupt::config(256))]
+
+        /// "Each byte read once, however the body is cut": any events, written with any line
+        /// ends and comments, cut anywhere, parse to the events written.
+        #[test]
+        fn any_events_cut_anywhere_parse_to_the_events_written(
+            events in vec(any_event(), 0..6),
+            cuts in vec(any::<usize>(), 0..12),
+        ) {
+            const ENDS: [&str; 3] = ["\n", "\r\n", "\r"];
+            let mut body = String::new();
+            let mut expected = Vec::new();
+            for (name, lines, ends, comment) in &events {
+                let mut end = ends.iter().cycle().map(|at| ENDS[*at]);
+                if *comment {
+                    body.push_str(": keep-alive");
+                    body.push_str(end.next().unwrap());
+                }
+                if let Some(name) = name {
+                    body.push_str(&format!("event: {name}"));
+                    body.push_str(end.next().unwrap());
+                }
+                let mut last = "";
+                for line in lines {
+                    body.push_str(&format!("data: {line}"));
+                    last = end.next().unwrap();
+                    body.push_str(last);
+                }
+                // The blank line; after a `\r`, a lone `\n` would only complete its `\r\n`.
+                match end.next().unwrap() {
+                    "\n" if last == "\r" => body.push_str("\r\n"),
+                    blank => body.push_str(blank),
+                }
+                expected.push(event(
+                    name.as_deref().unwrap_or("message"),
+                    &lines.join("\n"),
+                ));
+            }
+            let body = body.as_bytes();
+            let mut cuts: Vec<usize> = cuts.iter().map(|cut| cut % (body.len() + 1)).collect();
+            cuts.sort_unstable();
+            prop_assert_eq!(parse(body, &cuts, &Limits::default()).unwrap(), expected);
+        }
     }
 
     #[test]
