@@ -361,6 +361,7 @@ pub struct ModelError {
     message: String,
     status: Option<u16>,
     retry_after: Option<Duration>,
+    request_id: Option<String>,
     source: Option<BoxError>,
 }
 
@@ -372,6 +373,7 @@ impl ModelError {
             message: message.into(),
             status: None,
             retry_after: None,
+            request_id: None,
             source: None,
         }
     }
@@ -445,6 +447,14 @@ impl ModelError {
         self
     }
 
+    /// Records the id the provider gave the request (Anthropic's `request-id`, OpenAI's
+    /// `x-request-id`), which its support asks for; `Display` shows it after the message.
+    #[must_use]
+    pub fn with_request_id(mut self, request_id: impl Into<String>) -> Self {
+        self.request_id = Some(request_id.into());
+        self
+    }
+
     /// Records the cause of the failure, reported by [`source`](std::error::Error::source).
     #[must_use]
     pub fn with_source(mut self, source: impl Into<BoxError>) -> Self {
@@ -477,6 +487,12 @@ impl ModelError {
         self.status
     }
 
+    /// The id the provider gave the request, if it sent one.
+    #[must_use]
+    pub fn request_id(&self) -> Option<&str> {
+        self.request_id.as_deref()
+    }
+
     /// What failed, without the cause.
     #[must_use]
     pub fn message(&self) -> &str {
@@ -487,9 +503,13 @@ impl ModelError {
 impl fmt::Display for ModelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.message.is_empty() {
-            f.write_str(self.kind.describe())
+            f.write_str(self.kind.describe())?;
         } else {
-            f.write_str(&self.message)
+            f.write_str(&self.message)?;
+        }
+        match &self.request_id {
+            Some(id) => write!(f, " (request id {id})"),
+            None => Ok(()),
         }
     }
 }
@@ -551,6 +571,19 @@ mod tests {
         let error = ModelError::timeout("no answer within 30s");
         assert!(error.source().is_none());
         assert_eq!(chain(&error), ["no answer within 30s"]);
+    }
+
+    #[test]
+    fn the_request_id_follows_the_message() {
+        let error = ModelError::overloaded("anthropic request failed")
+            .with_request_id("req_011CRxA")
+            .with_source(Body(Reset));
+        assert_eq!(error.request_id(), Some("req_011CRxA"));
+        assert_eq!(
+            chain(&error)[0],
+            "anthropic request failed (request id req_011CRxA)"
+        );
+        assert_eq!(ModelError::timeout("t").request_id(), None);
     }
 
     #[test]

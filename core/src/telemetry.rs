@@ -258,6 +258,8 @@ const fn finish_reason(reason: StopReason) -> &'static str {
         StopReason::ToolUse => "tool_calls",
         StopReason::MaxTokens => "length",
         StopReason::ContentFilter => "content_filter",
+        // No value of OpenAI's says it (its refusals end with `stop`): the reason as we name it.
+        StopReason::Refusal => "refusal",
     }
 }
 

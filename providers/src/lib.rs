@@ -19,9 +19,25 @@
 //! - **A malformed or truncated answer is an error** (`MalformedResponse`): undecodable JSON, no
 //!   choices, a stream that ends before its finish or inside a tool call. Never a panic, never
 //!   a silent empty answer.
+//! - **What is read is bounded, and how long it takes**: an unstreamed answer up to 32 MiB, the
+//!   first 64 KiB of an error body, stream lines and events up to 8 MiB each, read piece by
+//!   piece and never buffered past the limit (the builders' `max_*_size` setters change them).
+//!   An unstreamed call may take 600 s in all, and the server may stay silent 300 s (before
+//!   the answer, or between two pieces of a stream; `timeout` and `read_timeout`, `None` for
+//!   no limit). Past a size limit the call fails with `MalformedResponse` naming the limit (not
+//!   retryable: the same answer would come again), past a timeout with `Timeout` (retryable).
 //! - **Wire types are lenient**: missing optional fields take defaults and unknown fields are
 //!   ignored, so that the many servers speaking "the same" API all parse.
-//! - **The API key never appears in an error message** or a `Debug` output.
+//! - **The API key never appears in an error message** or a `Debug` output, nor in a trace;
+//!   neither do the query and credentials of the base URL (a gateway's `?key=…`), which are
+//!   shown as `[redacted]`. A base URL's query is sent after the path:
+//!   `https://gw.example/v1?key=…` calls `https://gw.example/v1/chat/completions?key=…`.
+//! - **Errors carry the provider's request id** (`request-id`, `x-request-id`), if it sent one:
+//!   [`ModelError::request_id`](hookchain_core::ModelError::request_id), and the end of the
+//!   error's message.
+//! - **A refusal is an answer**, streamed or not: its text is the message's, and the stop
+//!   reason is `Refusal`. A tool call cut off by the token limit (its arguments do not parse)
+//!   is dropped, never run: the answer stops for `MaxTokens`.
 //! - Streaming and unstreamed calls return the same [`ModelResponse`](hookchain_core::ModelResponse):
 //!   a streamed answer is assembled by [`ResponseAssembler`](hookchain_core::model::ResponseAssembler).
 

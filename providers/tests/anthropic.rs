@@ -211,7 +211,8 @@ async fn authentication_context_length_and_invalid_requests() {
     .await;
 }
 
-#[tokio::test]
+// On the paused clock: the server's stall and the timeouts are virtual time.
+#[tokio::test(start_paused = true)]
 async fn truncated_reset_slow_and_malformed_answers() {
     guard(async {
         let body = transcript("anthropic/tool_use.sse");
@@ -342,6 +343,81 @@ async fn the_agent_loop_runs_on_a_streaming_model() {
             Usage::new(1840 + 1236, 89 + 14).with_cache(1536, 256 + 1024)
         );
         assert_tool_round_trip(&server.received()[1].json, "toolu_01T1x1fJ34qAmk2tNTrN7Up6");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_refusal_is_the_same_answer_streamed_or_not() {
+    guard(async {
+        let server = Server::start([
+            Reply::json(200, transcript("anthropic/refusal.json")),
+            Reply::sse(transcript("anthropic/refusal.sse")),
+        ])
+        .await;
+        let plain = model(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(plain.stop_reason, StopReason::Refusal);
+        assert_eq!(plain.message.text(), "I can't help with");
+        let streamed = streaming(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(streamed, plain);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_tool_use_cut_by_max_tokens_is_dropped_streamed_or_not_and_never_run() {
+    guard(async {
+        let server = Server::start([
+            Reply::json(200, transcript("anthropic/tool_use_cut.json")),
+            Reply::sse(transcript("anthropic/tool_use_cut.sse")),
+        ])
+        .await;
+        let plain = model(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(plain.stop_reason, StopReason::MaxTokens);
+        assert!(plain.message.tool_calls.is_empty(), "{plain:?}");
+        assert_eq!(plain.message.text(), "Let me check the weather in Paris.");
+        let streamed = streaming(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(streamed.stop_reason, StopReason::MaxTokens);
+        assert!(streamed.message.tool_calls.is_empty(), "{streamed:?}");
+        let server = Server::start([
+            Reply::json(200, transcript("anthropic/tool_use_cut.json")),
+            Reply::sse(transcript("anthropic/tool_use_cut.sse")),
+        ])
+        .await;
+        for model in [model(&server), streaming(&server)] {
+            let agent = Agent::builder(model).tool(weather_tool()).build();
+            agent.run("What is the weather in Paris?").await.unwrap();
+        }
+        assert_eq!(server.received().len(), 2, "one request per run");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_request_id_is_in_every_error_after_the_server_answered() {
+    guard(async {
+        let overloaded =
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        let id = "req_011CRxA9bW5Zq4Yf3tPkV7Nd";
+        let server = Server::start([
+            Reply::json(529, overloaded).header("request-id", id),
+            Reply::sse(transcript("anthropic/overloaded.sse")).header("request-id", id),
+            Reply::json(200, "{}").header("request-id", id),
+        ])
+        .await;
+        let model = model(&server);
+        let status = fails(&model).await;
+        let items: Vec<_> = model.stream(weather_request()).collect().await;
+        let event = items.last().unwrap().as_ref().unwrap_err();
+        let malformed = fails(&model).await;
+        assert_eq!(malformed.kind(), ModelErrorKind::MalformedResponse);
+        for error in [&status, event, &malformed] {
+            assert_eq!(error.request_id(), Some(id), "{error}");
+            assert!(
+                error.to_string().ends_with(&format!("(request id {id})")),
+                "{error}"
+            );
+        }
     })
     .await;
 }

@@ -307,7 +307,8 @@ async fn undecodable_or_empty_answers_are_malformed() {
     .await;
 }
 
-#[tokio::test]
+// On the paused clock: the server's stall and the timeouts are virtual time.
+#[tokio::test(start_paused = true)]
 async fn a_slow_server_is_a_timeout() {
     guard(async {
         let server = Server::start([
@@ -326,7 +327,8 @@ async fn a_slow_server_is_a_timeout() {
     .await;
 }
 
-#[tokio::test]
+// On the paused clock: the server's stall and the timeouts are virtual time.
+#[tokio::test(start_paused = true)]
 async fn a_server_gone_silent_is_a_timeout_never_a_hang() {
     guard(async {
         let text = transcript("openai/final.sse");
@@ -564,6 +566,168 @@ async fn agent_stream_yields_the_servers_deltas_as_they_come() {
         // Both requests asked the server to stream.
         for request in server.received() {
             assert_eq!(request.json["stream"], json!(true));
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_refusal_is_the_same_answer_streamed_or_not() {
+    guard(async {
+        let server = Server::start([
+            Reply::json(200, transcript("openai/refusal.json")),
+            Reply::sse(transcript("openai/refusal.sse")),
+        ])
+        .await;
+        let plain = model(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(plain.stop_reason, StopReason::Refusal);
+        assert_eq!(plain.message.text(), "I'm sorry, I can't help with that.");
+        let streamed = streaming(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(streamed, plain);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_filtered_answer_is_the_same_answer_streamed_or_not() {
+    guard(async {
+        let server = Server::start([
+            Reply::json(200, transcript("openai/content_filter.json")),
+            Reply::sse(transcript("openai/content_filter.sse")),
+        ])
+        .await;
+        let plain = model(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(plain.stop_reason, StopReason::ContentFilter);
+        assert_eq!(plain.message.text(), "Here is how to");
+        let streamed = streaming(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(streamed, plain);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_tool_call_cut_by_max_tokens_is_dropped_streamed_or_not_and_never_run() {
+    guard(async {
+        let server = Server::start([
+            Reply::json(200, transcript("llamacpp/tool_call_cut.json")),
+            Reply::sse(transcript("llamacpp/tool_call_cut.sse")),
+        ])
+        .await;
+        let plain = model(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(plain.stop_reason, StopReason::MaxTokens);
+        assert!(plain.message.tool_calls.is_empty(), "{plain:?}");
+        let streamed = streaming(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(streamed, plain);
+        // In a run, the cut call is not run: the run ends with the model's answer.
+        let server = Server::start([
+            Reply::json(200, transcript("llamacpp/tool_call_cut.json")),
+            Reply::sse(transcript("llamacpp/tool_call_cut.sse")),
+        ])
+        .await;
+        for model in [model(&server), streaming(&server)] {
+            let agent = Agent::builder(model).tool(weather_tool()).build();
+            agent.run("What is the weather in Paris?").await.unwrap();
+        }
+        assert_eq!(server.received().len(), 2, "one request per run");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_request_id_is_in_every_error_after_the_server_answered() {
+    guard(async {
+        let bad = r#"{"error":{"message":"Unknown parameter: 'foo'.","type":"invalid_request_error","code":"unknown_parameter"}}"#;
+        let text = transcript("openai/final.sse");
+        let cut = text.find("sunny").unwrap();
+        let id = "req_7f3c9a1b2d4e";
+        let server = Server::start([
+            Reply::json(400, bad).header("x-request-id", id),
+            Reply::sse(text)
+                .cut_after(cut, End::Complete)
+                .header("x-request-id", id),
+            Reply::json(200, r#"{"choices":[]}"#).header("x-request-id", id),
+            Reply::json(400, bad),
+        ])
+        .await;
+        let status = fails(&model(&server)).await;
+        let truncated = streaming(&server)
+            .invoke(weather_request())
+            .await
+            .unwrap_err();
+        let malformed = fails(&model(&server)).await;
+        for error in [&status, &truncated, &malformed] {
+            assert_eq!(error.request_id(), Some(id), "{error}");
+            assert!(error.to_string().contains(&format!("(request id {id})")), "{error}");
+        }
+        assert_eq!(
+            status.to_string(),
+            format!("openai request failed: invalid request (HTTP 400 Bad Request) (request id {id})")
+        );
+        // No id sent, none shown.
+        let error = fails(&model(&server)).await;
+        assert_eq!(error.request_id(), None);
+        assert!(!error.to_string().contains("request id"), "{error}");
+    })
+    .await;
+}
+
+/// An error and its causes, as a report prints them.
+fn report(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut next = error.source();
+    while let Some(cause) = next {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        next = cause.source();
+    }
+    text
+}
+
+#[tokio::test]
+async fn a_query_in_the_base_url_is_kept_after_the_path_and_never_shown() {
+    guard(async {
+        const GATEWAY_KEY: &str = "gw-4f9a8b7c6d5e4f3a2b1c";
+        let query = format!("api-version=2024-10-21&key={GATEWAY_KEY}");
+        let echo = format!(r#"{{"error":"invalid key {GATEWAY_KEY}"}}"#);
+        let server = Server::start([
+            Reply::json(200, transcript("openai/final.json")),
+            Reply::json(401, echo),
+        ])
+        .await;
+        let (traces, _recording) = support::Traces::record();
+        let model = OpenAiModel::builder("m")
+            .base_url(server.url(&format!("/v1/?{query}#part")))
+            .api_key(KEY)
+            .build()
+            .unwrap();
+        model.invoke(weather_request()).await.unwrap();
+        assert_eq!(
+            server.received()[0].path,
+            format!("/v1/chat/completions?{query}")
+        );
+        let echoed = fails(&model).await;
+        let refused = OpenAiModel::builder("m")
+            .base_url(format!("{}?{query}", refused_url().await))
+            .connect_timeout(Duration::from_secs(2))
+            .build()
+            .unwrap();
+        let unreachable = fails(&refused).await;
+        assert_eq!(unreachable.kind(), ModelErrorKind::Connection);
+        let invalid = OpenAiModel::builder("m")
+            .base_url(format!("http://user:{GATEWAY_KEY}@exa mple.com/v1?{query}"))
+            .build()
+            .unwrap_err();
+        let traced = traces.text();
+        assert!(traced.contains("?[redacted]"), "{traced}");
+        for shown in [
+            report(&echoed),
+            report(&unreachable),
+            report(&invalid),
+            format!("{echoed:?} {unreachable:?} {invalid:?} {model:?} {refused:?}"),
+            traced,
+        ] {
+            assert!(!shown.contains(GATEWAY_KEY), "{shown}");
+            assert!(!shown.contains(KEY), "{shown}");
         }
     })
     .await;

@@ -17,7 +17,10 @@ use crate::message::{Content, ContentPart, Message, Reasoning, ToolCall};
 /// - usage events are running totals: each count keeps the largest value seen;
 /// - a stream that ends without [`Finish`](ModelEvent::Finish), or inside a tool call, was
 ///   truncated: [`finish`](Self::finish) fails with `MalformedResponse` instead of returning a
-///   partial answer.
+///   partial answer;
+/// - but a tool call still open when the answer finishes with
+///   [`StopReason::MaxTokens`] was cut off by the token limit: it is dropped (never run), and
+///   the answer is the rest, with that stop reason.
 ///
 /// Reasoning blocks become [`Reasoning`](crate::message::ContentPart::Reasoning) parts of the
 /// message's content (with their signature), in block order with the text.
@@ -236,10 +239,15 @@ impl ResponseAssembler {
     /// every tool call ended; otherwise the `MalformedResponse` error [`finish`](Self::finish)
     /// would return, for a stream that ends here.
     pub fn check_complete(&self) -> Result<(), ModelError> {
-        if self.stop_reason.is_none() {
-            return Err(malformed(
-                "the model's stream ended before the answer was finished (truncated)",
-            ));
+        match self.stop_reason {
+            None => {
+                return Err(malformed(
+                    "the model's stream ended before the answer was finished (truncated)",
+                ));
+            }
+            // The calls still open were cut by the token limit: `finish` drops them.
+            Some(StopReason::MaxTokens) => return Ok(()),
+            Some(_) => {}
         }
         for (index, block) in &self.blocks {
             if let Block::OpenCall { name, .. } = block {
@@ -271,7 +279,7 @@ impl ResponseAssembler {
                 }
                 Block::Redacted(data) => content.push(ContentPart::redacted_reasoning(data)),
                 Block::EndedCall(call) => calls.push(call),
-                // Ruled out by `check_complete` above.
+                // Cut off by the token limit (`check_complete` allows no other): dropped.
                 Block::OpenCall { .. } => {}
             }
         }
@@ -540,6 +548,35 @@ mod tests {
         assert!(assembler.is_finished());
         let response = assembler.finish().unwrap();
         assert_eq!(response.usage, Usage::new(25, 16).with_cache(100, 0));
+    }
+
+    #[test]
+    fn a_call_still_open_at_a_max_tokens_finish_is_dropped_and_the_rest_kept() {
+        let mut assembler = ResponseAssembler::new();
+        for event in [
+            text(0, "Writing both files."),
+            start(1, "c1", "write"),
+            delta(1, r#"{"path":"a"}"#),
+            start(2, "c2", "write"),
+            delta(2, r#"{"path":"b","text":"cut he"#),
+        ] {
+            assembler.push(&event).unwrap();
+        }
+        assembler.end_tool_call(1).unwrap();
+        assert!(assembler.end_tool_call(2).is_err());
+        let mut cut = ResponseAssembler::new();
+        cut.push(&start(2, "c2", "write")).unwrap();
+        // Any other finish leaves the call truncated.
+        cut.push(&finish(StopReason::EndTurn)).unwrap();
+        assert_malformed(cut.check_complete(), "truncated");
+        assembler.push(&finish(StopReason::MaxTokens)).unwrap();
+        let response = assembler.finish().unwrap();
+        assert_eq!(response.stop_reason, StopReason::MaxTokens);
+        assert_eq!(response.message.content, "Writing both files.");
+        assert_eq!(
+            response.message.tool_calls,
+            [ToolCall::new("c1", "write", json!({"path": "a"}))]
+        );
     }
 
     #[test]

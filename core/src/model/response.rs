@@ -141,4 +141,7 @@ pub enum StopReason {
     StopSequence,
     /// The provider filtered the content.
     ContentFilter,
+    /// The model declined to answer (OpenAI's `refusal`, Anthropic's `refusal` stop reason):
+    /// the message's text is the refusal, not an answer (nor the structured output asked for).
+    Refusal,
 }

@@ -140,6 +140,7 @@ impl Model for AnthropicModel {
 
 impl AnthropicBuilder {
     /// The API's base URL, up to and including `/v1` (for a proxy or a compatible gateway).
+    /// A query is kept after the path (a gateway's key), and never shown in errors or traces.
     pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
         self.config.base_url = base_url.into();
         self

@@ -182,7 +182,9 @@ pub(crate) fn answer(wire: MessagesResponse) -> Result<ModelResponse, ModelError
     };
     let mut content = Content::default();
     let mut calls = Vec::new();
+    let mut last_is_call = false;
     for block in blocks {
+        last_is_call = matches!(block, ContentBlock::ToolUse { .. });
         match block {
             ContentBlock::Text { text } => content.push_text(text),
             ContentBlock::Thinking {
@@ -203,6 +205,16 @@ pub(crate) fn answer(wire: MessagesResponse) -> Result<ModelResponse, ModelError
             ContentBlock::Other => {}
         }
     }
+    // Cut off by the token limit, the last block, if a call, has only the arguments generated
+    // before the cut (Anthropic sends them as a valid object): dropped, never run, as a
+    // stream's call whose arguments stop mid-JSON.
+    let cut_off = matches!(
+        wire.stop_reason.as_deref(),
+        Some("max_tokens" | "model_context_window_exceeded")
+    );
+    if cut_off && last_is_call {
+        calls.pop();
+    }
     let stop_reason = stop_reason(wire.stop_reason.as_deref(), !calls.is_empty());
     let message = Message::assistant_with_tool_calls(content, calls);
     Ok(ModelResponse::new(message, stop_reason).with_usage(usage(wire.usage)))
@@ -213,7 +225,7 @@ pub(crate) fn stop_reason(stop_reason: Option<&str>, has_tool_calls: bool) -> St
     match stop_reason {
         Some("max_tokens" | "model_context_window_exceeded") => StopReason::MaxTokens,
         Some("stop_sequence") => StopReason::StopSequence,
-        Some("refusal") => StopReason::ContentFilter,
+        Some("refusal") => StopReason::Refusal,
         Some("tool_use") => StopReason::ToolUse,
         _ if has_tool_calls => StopReason::ToolUse,
         _ => StopReason::EndTurn,

@@ -2,14 +2,13 @@
 
 use std::collections::{BTreeSet, VecDeque};
 
-use eventsource_stream::Event;
 use hookchain_core::model::{ModelEvent, ResponseAssembler};
-use hookchain_core::{ModelError, ModelResponse};
+use hookchain_core::{ModelError, ModelResponse, StopReason};
 
 use super::convert::{PROVIDER, stop_reason, usage};
 use super::wire::{BlockDelta, ContentBlock, StreamEvent};
 use crate::ApiError;
-use crate::http::{Decoder, classify_api_error, malformed};
+use crate::http::{Decoder, Event, classify_api_error, malformed};
 
 /// Decodes the events of one streamed answer, assembling it as it goes. Anthropic's block
 /// indices are the events' indices.
@@ -18,6 +17,11 @@ pub(crate) struct EventDecoder {
     assembler: ResponseAssembler,
     /// The blocks that are tool calls: their stop ends the call.
     tool_blocks: BTreeSet<usize>,
+    /// The tool calls started and not stopped yet.
+    open: BTreeSet<usize>,
+    /// Why a stopped call's arguments do not parse: it was cut off if the message stops for
+    /// `max_tokens` (then it is dropped); otherwise the answer is malformed.
+    cut: Option<ModelError>,
 }
 
 impl EventDecoder {
@@ -64,6 +68,7 @@ impl EventDecoder {
                 }
                 ContentBlock::ToolUse { id, name, input } => {
                     self.tool_blocks.insert(index);
+                    self.open.insert(index);
                     events.push(ModelEvent::ToolCallStart { index, id, name });
                     // Streams start calls with `{}` and send the input as deltas; a server that
                     // sends the input whole here is taken at its word.
@@ -100,13 +105,28 @@ impl EventDecoder {
             StreamEvent::ContentBlockStop { index } => {
                 if self.tool_blocks.contains(&index) {
                     // Recorded by the assembler already: only forwarded.
-                    out.push_back(self.assembler.end_tool_call(index)?);
+                    match self.assembler.end_tool_call(index) {
+                        Ok(end) => out.push_back(end),
+                        // Arguments that do not parse: the message's stop reason, still to
+                        // come, says whether the token limit cut them.
+                        Err(error) if self.open.contains(&index) && self.cut.is_none() => {
+                            self.cut = Some(error);
+                        }
+                        Err(error) => return Err(error),
+                    }
+                    self.open.remove(&index);
                 }
             }
             StreamEvent::MessageDelta { delta, usage: wire } => {
                 events.push(ModelEvent::Usage(usage(wire)));
                 let stop_reason =
                     stop_reason(delta.stop_reason.as_deref(), !self.tool_blocks.is_empty());
+                // A call cut off by the token limit is left open: the assembler drops it.
+                if let Some(error) = self.cut.take()
+                    && stop_reason != StopReason::MaxTokens
+                {
+                    return Err(error);
+                }
                 events.push(ModelEvent::Finish { stop_reason });
             }
             StreamEvent::MessageStop => {

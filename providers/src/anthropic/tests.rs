@@ -223,7 +223,7 @@ fn stop_reasons_and_unknown_blocks() {
         ("end_turn", StopReason::EndTurn),
         ("max_tokens", StopReason::MaxTokens),
         ("stop_sequence", StopReason::StopSequence),
-        ("refusal", StopReason::ContentFilter),
+        ("refusal", StopReason::Refusal),
         ("pause_turn", StopReason::EndTurn),
     ] {
         let wire = serde_json::from_value(redacted_answer(reason)).unwrap();

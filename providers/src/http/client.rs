@@ -10,6 +10,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::error::{classify_status, classify_transport, malformed};
+use super::limits::{Limits, push_capped, size};
+use super::sse::seconds;
 use super::{Decoder, EventStream, SseStream};
 
 /// Why a provider client could not be built.
@@ -19,7 +21,7 @@ pub enum BuildError {
     /// The base URL does not parse as an absolute URL.
     #[error("invalid base URL `{url}`")]
     BaseUrl {
-        /// The URL given.
+        /// The URL given, its query and credentials redacted (they may hold a key).
         url: String,
         /// Why it does not parse.
         #[source]
@@ -63,7 +65,13 @@ pub(crate) struct HttpConfig {
     pub(crate) timeout: Option<Duration>,
     pub(crate) connect_timeout: Option<Duration>,
     pub(crate) read_timeout: Option<Duration>,
+    pub(crate) limits: Limits,
 }
+
+/// How long an unstreamed call may take unless the application says otherwise, from sending
+/// the request to the answer's last byte: as long as the official SDKs allow (Anthropic refuses
+/// unstreamed calls expected to take longer), short enough that a broken server is given up.
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// How long connecting may take unless the application says otherwise.
 pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -81,9 +89,10 @@ impl HttpConfig {
             headers: Vec::new(),
             secret_headers: Vec::new(),
             secrets: Vec::new(),
-            timeout: None,
+            timeout: Some(DEFAULT_TIMEOUT),
             connect_timeout: Some(DEFAULT_CONNECT_TIMEOUT),
             read_timeout: Some(DEFAULT_READ_TIMEOUT),
+            limits: Limits::default(),
         }
     }
 }
@@ -95,7 +104,7 @@ impl fmt::Debug for HttpConfig {
         // (Azure's `api-key`).
         let names = |headers: Vec<&str>| headers.join(", ");
         f.debug_struct("HttpConfig")
-            .field("base_url", &self.base_url)
+            .field("base_url", &redact_url(&self.base_url))
             .field(
                 "headers",
                 &names(self.headers.iter().map(|(n, _)| n.as_str()).collect()),
@@ -107,24 +116,34 @@ impl fmt::Debug for HttpConfig {
             .field("timeout", &self.timeout)
             .field("connect_timeout", &self.connect_timeout)
             .field("read_timeout", &self.read_timeout)
+            .field("limits", &self.limits)
             .finish()
     }
 }
 
 impl HttpConfig {
-    /// A client that POSTs to `base_url` + `/` + `path`; `provider` names it in errors.
+    /// A client that POSTs to `base_url` + `/` + `path` (a query of the base URL kept after
+    /// the path); `provider` names it in errors.
     pub(crate) fn build(
         &self,
         provider: &'static str,
         path: &str,
     ) -> Result<HttpClient, BuildError> {
-        let url = format!("{}/{path}", self.base_url.trim_end_matches('/'));
-        let endpoint = reqwest::Url::parse(&url).map_err(|source| BuildError::BaseUrl {
-            url: self.base_url.clone(),
-            source: Box::new(source),
-        })?;
+        let invalid = |source: Box<dyn std::error::Error + Send + Sync>| BuildError::BaseUrl {
+            url: redact_url(&self.base_url),
+            source,
+        };
+        let mut endpoint =
+            reqwest::Url::parse(self.base_url.trim()).map_err(|error| invalid(Box::new(error)))?;
+        if endpoint.cannot_be_a_base() {
+            return Err(invalid("a base URL needs a host and a path".into()));
+        }
+        let base_path = endpoint.path().trim_end_matches('/').to_owned();
+        endpoint.set_path(&format!("{base_path}/{path}"));
+        endpoint.set_fragment(None);
         let mut headers = HeaderMap::new();
         let mut secrets = self.secrets.clone();
+        secrets.extend(url_secrets(&endpoint));
         for (name, value) in &self.headers {
             let mut header = header_value(name, value)?;
             if looks_secret(name) {
@@ -138,23 +157,74 @@ impl HttpConfig {
             value.set_sensitive(true);
             headers.insert(header_name(name)?, value);
         }
+        // The total and idle timeouts are ours (`HttpClient`), so that each says which it is.
         let mut builder = reqwest::Client::builder().default_headers(headers);
-        if let Some(timeout) = self.timeout {
-            builder = builder.timeout(timeout);
-        }
         if let Some(timeout) = self.connect_timeout {
             builder = builder.connect_timeout(timeout);
         }
-        if let Some(timeout) = self.read_timeout {
-            builder = builder.read_timeout(timeout);
-        }
         Ok(HttpClient {
             client: builder.build().map_err(BuildError::Client)?,
+            shown: redact_url(endpoint.as_str()).into(),
             endpoint,
             provider,
             secrets,
+            timeout: self.timeout,
+            read_timeout: self.read_timeout,
+            limits: self.limits,
         })
     }
+}
+
+/// `url` as it may be shown (in errors, `Debug`, traces): its query and credentials, which
+/// may hold a key (a gateway's `?key=…`, `user:password@`), replaced by `[redacted]`, its
+/// fragment left out. Written for any text, so that a URL that does not parse is shown so too.
+pub(crate) fn redact_url(url: &str) -> String {
+    let (before, after) = match url.find(['?', '#']) {
+        Some(at) => url.split_at(at),
+        None => (url, ""),
+    };
+    let mut shown = String::with_capacity(url.len());
+    match before.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+            shown.push_str(scheme);
+            shown.push_str("://");
+            if let Some(at) = authority.rfind('@') {
+                shown.push_str("[redacted]@");
+                shown.push_str(&authority[at + 1..]);
+            } else {
+                shown.push_str(authority);
+            }
+            shown.push_str(path);
+        }
+        None => shown.push_str(before),
+    }
+    if after.starts_with('?') {
+        shown.push_str("?[redacted]");
+    }
+    shown
+}
+
+/// The secrets a URL carries, to redact from error bodies that may echo them: its password,
+/// and the values of its query that look like keys (a key-like name, or long).
+fn url_secrets(url: &reqwest::Url) -> Vec<String> {
+    let mut secrets: Vec<String> = url.password().map(str::to_owned).into_iter().collect();
+    for (name, value) in url.query_pairs() {
+        if looks_secret(&name) || value.len() >= 16 {
+            secrets.push(value.into_owned());
+        }
+    }
+    // As sent (percent-encoded), too.
+    for pair in url.query().unwrap_or("").split('&') {
+        if let Some((name, value)) = pair.split_once('=')
+            && (looks_secret(name) || value.len() >= 16)
+            && !secrets.iter().any(|secret| secret == value)
+        {
+            secrets.push(value.to_owned());
+        }
+    }
+    secrets.retain(|secret| !secret.is_empty());
+    secrets
 }
 
 /// Whether a header the application added probably carries a credential.
@@ -184,15 +254,25 @@ fn header_value(name: &str, value: &str) -> Result<HeaderValue, BuildError> {
 pub(crate) struct HttpClient {
     client: reqwest::Client,
     endpoint: reqwest::Url,
+    /// The endpoint as it may be shown (see [`redact_url`]).
+    shown: std::sync::Arc<str>,
     provider: &'static str,
     secrets: Vec<String>,
+    /// The longest an unstreamed call may take.
+    timeout: Option<Duration>,
+    /// The longest the server may stay silent.
+    read_timeout: Option<Duration>,
+    limits: Limits,
 }
 
 impl fmt::Debug for HttpClient {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpClient")
-            .field("endpoint", &self.endpoint.as_str())
+            .field("endpoint", &self.shown)
             .field("provider", &self.provider)
+            .field("timeout", &self.timeout)
+            .field("read_timeout", &self.read_timeout)
+            .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
 }
@@ -210,27 +290,72 @@ impl HttpClient {
         })
     }
 
-    /// POSTs `json`; a non-success status is classified into a [`ModelError`].
+    /// POSTs `json`; a non-success status is classified into a [`ModelError`] (of its body,
+    /// the first `limits.error_body` bytes are read, the rest is not).
     pub(crate) async fn post(&self, json: Vec<u8>) -> Result<reqwest::Response, ModelError> {
-        tracing::debug!(provider = self.provider, endpoint = %self.endpoint, "model request");
-        let response = self
+        tracing::debug!(provider = self.provider, endpoint = %self.shown, "model request");
+        let send = self
             .client
             .post(self.endpoint.clone())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(json)
-            .send()
-            .await
+            .send();
+        let mut response = self
+            .idle(send)
+            .await?
             .map_err(|error| classify_transport(self.provider, error))?;
         let status = response.status();
         if status.is_success() {
             return Ok(response);
         }
         let headers = response.headers().clone();
-        // The body explains the failure; if it cannot be read, the status alone still does.
-        let body = response.text().await.unwrap_or_default();
-        let error = classify_status(self.provider, status, &headers, &body, &self.secrets);
-        tracing::debug!(provider = self.provider, %status, kind = ?error.kind(), "model request failed");
+        // The body explains the failure; if it cannot be read, the status alone still does. It
+        // is read for one idle period at most: what came by then explains it as well.
+        let limit = self.limits.error_body;
+        let mut body = Vec::new();
+        let read = async {
+            while body.len() < limit {
+                let Ok(Some(piece)) = self.next_piece(&mut response).await else {
+                    break;
+                };
+                let room = limit - body.len();
+                push_capped(&mut body, &piece[..piece.len().min(room)], limit);
+            }
+        };
+        let _ = self.idle(read).await;
+        // Dropped unread, the rest of the body closes the connection.
+        drop(response);
+        let body = String::from_utf8_lossy(&body);
+        let mut error = classify_status(self.provider, status, &headers, &body, &self.secrets);
+        let id = request_id(&headers);
+        tracing::debug!(
+            provider = self.provider, %status, kind = ?error.kind(), request_id = id.as_deref(),
+            "model request failed"
+        );
+        if let Some(id) = id {
+            error = error.with_request_id(id);
+        }
         Err(error)
+    }
+
+    /// Waits for `future` at most the idle timeout.
+    async fn idle<T>(&self, future: impl Future<Output = T>) -> Result<T, ModelError> {
+        match self.read_timeout {
+            Some(idle) => tokio::time::timeout(idle, future)
+                .await
+                .map_err(|_| silent(self.provider, idle)),
+            None => Ok(future.await),
+        }
+    }
+
+    /// The next piece of `response`'s body (`None` at its end), within the idle timeout.
+    pub(crate) async fn next_piece(
+        &self,
+        response: &mut reqwest::Response,
+    ) -> Result<Option<bytes::Bytes>, ModelError> {
+        self.idle(response.chunk())
+            .await?
+            .map_err(|error| classify_transport(self.provider, error))
     }
 
     /// Opens a streamed call: POSTs the encoded `body` and yields its server-sent events as
@@ -243,27 +368,101 @@ impl HttpClient {
         let http = self.clone();
         async move {
             let response = http.post(body).await?;
-            Ok(EventStream::new(
-                SseStream::new(response, http.provider),
-                decoder,
-            ))
+            Ok(EventStream::new(SseStream::new(response, http), decoder))
         }
     }
 
-    /// POSTs `body` and decodes the whole JSON answer as `T`.
-    pub(crate) async fn post_json<T: DeserializeOwned>(
+    /// POSTs `body`, decodes the whole JSON answer as `T` and converts it, within the total
+    /// timeout and the answer's size limit. A failure after the answer started carries the
+    /// request's id.
+    pub(crate) async fn post_json<T: DeserializeOwned, R>(
         &self,
         body: &impl Serialize,
-    ) -> Result<T, ModelError> {
-        let response = self.post(self.encode(body)?).await?;
-        let bytes = response
-            .bytes()
-            .await
-            .map_err(|error| classify_transport(self.provider, error))?;
-        serde_json::from_slice(&bytes).map_err(|error| {
-            malformed(self.provider, "the answer is not the expected JSON").with_source(error)
-        })
+        convert: impl FnOnce(T) -> Result<R, ModelError>,
+    ) -> Result<R, ModelError> {
+        let json = self.encode(body)?;
+        let call = async {
+            let response = self.post(json).await?;
+            let id = request_id(response.headers());
+            let answer = self.read_answer(response).await.and_then(|bytes| {
+                let wire = serde_json::from_slice(&bytes).map_err(|error| {
+                    malformed(self.provider, "the answer is not the expected JSON")
+                        .with_source(error)
+                })?;
+                convert(wire)
+            });
+            answer.map_err(|error| with_request_id(error, id))
+        };
+        match self.timeout {
+            Some(timeout) => tokio::time::timeout(timeout, call).await.map_err(|_| {
+                ModelError::timeout(format!(
+                    "{} request failed: timed out (no whole answer within {})",
+                    self.provider,
+                    seconds(timeout)
+                ))
+            })?,
+            None => call.await,
+        }
     }
+
+    /// The whole body of an answer, unless it is larger than the limit: then the rest is not
+    /// read (nor is any of it, when the server says its length up front).
+    async fn read_answer(&self, mut response: reqwest::Response) -> Result<Vec<u8>, ModelError> {
+        let limit = self.limits.answer;
+        let too_large = || {
+            malformed(
+                self.provider,
+                &format!("the answer is larger than the limit of {}", size(limit)),
+            )
+        };
+        let announced = response.content_length().unwrap_or(0);
+        if announced > limit as u64 {
+            return Err(too_large());
+        }
+        // No overflow: `announced` is at most `limit`.
+        let mut body = Vec::with_capacity(announced as usize);
+        while let Some(piece) = self.next_piece(&mut response).await? {
+            if !push_capped(&mut body, &piece, limit) {
+                return Err(too_large());
+            }
+        }
+        Ok(body)
+    }
+
+    /// The provider's name in errors.
+    pub(crate) fn provider(&self) -> &'static str {
+        self.provider
+    }
+
+    /// The bounds on what this client reads.
+    pub(crate) fn limits(&self) -> &Limits {
+        &self.limits
+    }
+}
+
+/// The id the provider gave the request: `request-id` (Anthropic) or `x-request-id` (OpenAI
+/// and most servers before it); an odd value (not text, or longer than any id) is left out.
+pub(crate) fn request_id(headers: &HeaderMap) -> Option<String> {
+    ["request-id", "x-request-id"].iter().find_map(|name| {
+        let id = headers.get(*name)?.to_str().ok()?.trim();
+        (!id.is_empty() && id.len() <= 200).then(|| id.to_owned())
+    })
+}
+
+/// `error`, with the request's id if there is one.
+pub(crate) fn with_request_id(error: ModelError, id: Option<String>) -> ModelError {
+    match id {
+        Some(id) => error.with_request_id(id),
+        None => error,
+    }
+}
+
+/// The error for a server silent longer than the idle timeout.
+fn silent(provider: &str, idle: Duration) -> ModelError {
+    ModelError::timeout(format!(
+        "{provider} request failed: timed out (the server was silent for {})",
+        seconds(idle)
+    ))
 }
 
 #[cfg(test)]
@@ -294,6 +493,34 @@ mod tests {
             client.endpoint.as_str(),
             "http://localhost:1/v1/chat/completions"
         );
+    }
+
+    #[test]
+    fn a_base_url_keeps_its_query_after_the_path_and_shows_neither_query_nor_credentials() {
+        let mut config = HttpConfig::new("https://u:pw-secret@gw.example/v1//?key=k-1&v=2#frag");
+        let client = config.build("openai", "chat/completions").unwrap();
+        assert_eq!(
+            client.endpoint.as_str(),
+            "https://u:pw-secret@gw.example/v1/chat/completions?key=k-1&v=2"
+        );
+        assert_eq!(
+            &*client.shown,
+            "https://[redacted]@gw.example/v1/chat/completions?[redacted]"
+        );
+        assert_eq!(client.secrets, ["pw-secret", "k-1"]);
+        config.base_url = "http://gw.example".into();
+        let client = config.build("anthropic", "messages").unwrap();
+        assert_eq!(client.endpoint.as_str(), "http://gw.example/messages");
+        for (url, shown) in [
+            ("not a url?key=x", "not a url?[redacted]"),
+            ("http://a b/v1?key=x#y", "http://a b/v1?[redacted]"),
+            ("http://h/v1#y?key=x", "http://h/v1"),
+        ] {
+            assert_eq!(redact_url(url), shown);
+        }
+        config.base_url = "mailto:someone?key=x".into();
+        let error = config.build("openai", "x").unwrap_err();
+        assert!(!format!("{error} {error:?}").contains("key=x"), "{error:?}");
     }
 
     #[test]

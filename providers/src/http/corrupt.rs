@@ -4,7 +4,6 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use eventsource_stream::Event;
 use hookchain_core::model::{ModelEvent, ResponseAssembler};
 use hookchain_core::{ModelErrorKind, ToolCall};
 use proptest::collection::vec;
@@ -12,7 +11,7 @@ use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{Value, json};
 
-use super::Decoder;
+use super::{Decoder, Event};
 
 /// `cases` cases, or as many as `PROPTEST_CASES` says (for a longer search than the default
 /// run can afford).

@@ -238,7 +238,8 @@ pub(crate) fn classify_transport(provider: &str, error: reqwest::Error) -> Model
     } else {
         ModelError::other(format!("{provider} request failed"))
     };
-    model_error.with_source(error)
+    // reqwest's message names the URL, whose query may hold a key.
+    model_error.with_source(error.without_url())
 }
 
 /// A `MalformedResponse` error: the answer arrived but cannot be understood.

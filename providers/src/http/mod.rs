@@ -4,6 +4,7 @@ mod client;
 #[cfg(test)]
 pub(crate) mod corrupt;
 mod error;
+mod limits;
 mod protocol;
 mod setters;
 mod sse;
@@ -16,7 +17,7 @@ pub(crate) use client::{HttpClient, HttpConfig};
 pub(crate) use error::{classify_api_error, malformed};
 pub(crate) use protocol::{Protocol, ProviderClient};
 pub(crate) use setters::http_setters;
-pub(crate) use sse::SseStream;
 #[cfg(test)]
 pub(crate) use sse::parse_transcript;
+pub(crate) use sse::{Event, SseStream};
 pub(crate) use stream::{Decoder, EventStream, events};

@@ -94,10 +94,8 @@ impl<P: Protocol> ProviderClient<P> {
         if self.streaming {
             return self.open(&request)?.await?.into_response().await;
         }
-        let wire: P::Answer = self
-            .http
-            .post_json(&P::body(&self.settings, &request, false))
-            .await?;
-        P::answer(wire)
+        self.http
+            .post_json(&P::body(&self.settings, &request, false), P::answer)
+            .await
     }
 }

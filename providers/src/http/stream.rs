@@ -3,12 +3,11 @@
 use std::collections::VecDeque;
 use std::future::Future;
 
-use eventsource_stream::Event;
 use futures::Stream;
 use hookchain_core::model::ModelEvent;
 use hookchain_core::{ModelError, ModelResponse};
 
-use super::SseStream;
+use super::{Event, SseStream};
 
 /// What a provider knows about its stream format.
 pub(crate) trait Decoder: Send + 'static {
@@ -66,7 +65,7 @@ impl<D: Decoder> EventStream<D> {
             if let Err(error) = step {
                 self.done = true;
                 self.pending.clear();
-                return Some(Err(error));
+                return Some(Err(self.sse.identify(error)));
             }
         }
     }
@@ -76,13 +75,15 @@ impl<D: Decoder> EventStream<D> {
         while let Some(event) = self.next().await {
             event?;
         }
-        self.decoder.finish()
+        let sse = self.sse;
+        self.decoder.finish().map_err(|error| sse.identify(error))
     }
 }
 
 enum Phase<F, D> {
     Connecting(F),
-    Streaming(EventStream<D>),
+    // Boxed once per stream: the response it reads is large to move at every event.
+    Streaming(Box<EventStream<D>>),
     Over,
 }
 
@@ -95,7 +96,7 @@ where
     futures::stream::unfold(Phase::Connecting(connect), |phase| async move {
         let mut stream = match phase {
             Phase::Connecting(connect) => match connect.await {
-                Ok(stream) => stream,
+                Ok(stream) => Box::new(stream),
                 Err(error) => return Some((Err(error), Phase::Over)),
             },
             Phase::Streaming(stream) => stream,

@@ -148,7 +148,8 @@ impl Model for OpenAiModel {
 impl OpenAiBuilder {
     /// The server's base URL, up to and including `/v1`: `http://localhost:11434/v1` for
     /// Ollama, `http://localhost:8000/v1` for vLLM, `http://localhost:8080/v1` for llama.cpp,
-    /// `https://api.groq.com/openai/v1` for Groq.
+    /// `https://api.groq.com/openai/v1` for Groq. A query is kept after the path (a
+    /// gateway's key, Azure's `?api-version=…`), and never shown in errors or traces.
     pub fn base_url(mut self, base_url: impl Into<String>) -> Self {
         self.config.base_url = base_url.into();
         self

@@ -153,27 +153,37 @@ pub(crate) fn answer(wire: ChatResponse) -> Result<ModelResponse, ModelError> {
         return Err(malformed(PROVIDER, "the answer has no choices"));
     };
     let message = choice.message;
-    let calls = message
-        .tool_calls
-        .into_iter()
-        .enumerate()
-        .map(|(index, call)| {
-            let arguments = arguments(&call.function.name, call.function.arguments)?;
-            // An empty id is no id (some local servers send one), as in a stream.
-            let id = (call.id)
-                .filter(|id| !id.is_empty())
-                .unwrap_or_else(|| format!("call_{index}"));
-            Ok(ToolCall::new(id, call.function.name, arguments))
-        })
-        .collect::<Result<Vec<_>, ModelError>>()?;
-    let stop_reason = stop_reason(choice.finish_reason.as_deref(), !calls.is_empty());
+    // A call the token limit cut off has arguments that do not parse: dropped, as in a stream.
+    let cut_off = choice.finish_reason.as_deref() == Some("length");
+    let mut calls = Vec::with_capacity(message.tool_calls.len());
+    for (index, call) in message.tool_calls.into_iter().enumerate() {
+        let arguments = match arguments(&call.function.name, call.function.arguments) {
+            Ok(arguments) => arguments,
+            Err(_) if cut_off => continue,
+            Err(error) => return Err(error),
+        };
+        // An empty id is no id (some local servers send one), as in a stream.
+        let id = (call.id)
+            .filter(|id| !id.is_empty())
+            .unwrap_or_else(|| format!("call_{index}"));
+        calls.push(ToolCall::new(id, call.function.name, arguments));
+    }
+    let refusal = message.refusal.filter(|text| !text.is_empty());
+    let stop_reason = stop_reason(
+        choice.finish_reason.as_deref(),
+        !calls.is_empty(),
+        refusal.is_some(),
+    );
     let mut content = Content::default();
     if let Some(reasoning) = message.reasoning_content.or(message.reasoning)
         && !reasoning.is_empty()
     {
         content.push(ContentPart::reasoning(reasoning));
     }
-    content.push_text(message.content.or(message.refusal).unwrap_or_default());
+    // A refusal is the answer's text (after any text, as a stream has it).
+    let mut text = message.content.unwrap_or_default();
+    text.extend(refusal);
+    content.push_text(text);
     let message = Message::assistant_with_tool_calls(content, calls);
     Ok(ModelResponse::new(message, stop_reason)
         .with_usage(wire.usage.map(usage).unwrap_or_default()))
@@ -199,11 +209,16 @@ fn arguments(
 }
 
 /// Why the model stopped; a server that says `stop` (or nothing) while calling tools means
-/// tool use.
-pub(crate) fn stop_reason(finish_reason: Option<&str>, has_tool_calls: bool) -> StopReason {
+/// tool use, and while refusing (the answer had a `refusal`), a refusal.
+pub(crate) fn stop_reason(
+    finish_reason: Option<&str>,
+    has_tool_calls: bool,
+    refused: bool,
+) -> StopReason {
     match finish_reason {
         Some("length") => StopReason::MaxTokens,
         Some("content_filter") => StopReason::ContentFilter,
+        _ if refused => StopReason::Refusal,
         Some("tool_calls" | "function_call") => StopReason::ToolUse,
         _ if has_tool_calls => StopReason::ToolUse,
         _ => StopReason::EndTurn,

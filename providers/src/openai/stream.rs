@@ -2,14 +2,13 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use eventsource_stream::Event;
 use hookchain_core::model::{ModelEvent, ResponseAssembler};
 use hookchain_core::{ModelError, ModelResponse};
 
 use super::convert::{PROVIDER, stop_reason, usage};
 use super::wire::{ChatChunk, ToolCallDelta};
 use crate::ApiError;
-use crate::http::{Decoder, classify_api_error, malformed};
+use crate::http::{Decoder, Event, classify_api_error, malformed};
 
 /// Block indices of the answer: reasoning, then text, then the tool calls in the server's order.
 const REASONING: usize = 0;
@@ -34,6 +33,10 @@ pub(crate) struct ChunkDecoder {
     /// How many tool calls the answer has so far.
     calls: usize,
     started: BTreeSet<usize>,
+    /// The block indices of the calls started and not ended, in order.
+    open: Vec<usize>,
+    /// The text is a refusal (sent as `refusal`, not `content`).
+    refused: bool,
 }
 
 impl ChunkDecoder {
@@ -64,6 +67,11 @@ impl ChunkDecoder {
                 });
             }
             if let Some(text) = delta.content.filter(|text| !text.is_empty()) {
+                events.push(ModelEvent::TextDelta { index: TEXT, text });
+            }
+            // A refusal is the answer's text, as an unstreamed answer has it.
+            if let Some(text) = delta.refusal.filter(|text| !text.is_empty()) {
+                self.refused = true;
                 events.push(ModelEvent::TextDelta { index: TEXT, text });
             }
             for call in delta.tool_calls {
@@ -137,10 +145,17 @@ impl ChunkDecoder {
             });
         }
         self.started.insert(position);
+        self.open.push(index);
     }
 
-    /// The finish reason ends every call (Chat Completions has no end event per call).
+    /// The finish reason ends every call (Chat Completions has no end event per call). At
+    /// `length`, a call the token limit cut off (no name yet, or arguments that do not parse)
+    /// is dropped: the assembler leaves it out of the answer, which stops for `MaxTokens`.
     fn finish(&mut self, reason: &str, out: &mut VecDeque<ModelEvent>) -> Result<(), ModelError> {
+        let cut_off = reason == "length";
+        if cut_off {
+            self.pending.retain(|_, call| call.name.is_some());
+        }
         if let Some((&position, _)) = self.pending.iter().find(|(_, call)| call.name.is_none()) {
             return Err(malformed(
                 PROVIDER,
@@ -153,9 +168,15 @@ impl ChunkDecoder {
             self.start(position, &mut starts);
         }
         self.record(&starts, out)?;
-        out.extend(self.assembler.end_open_tool_calls()?);
+        for index in std::mem::take(&mut self.open) {
+            match self.assembler.end_tool_call(index) {
+                Ok(end) => out.push_back(end),
+                Err(_) if cut_off => {}
+                Err(error) => return Err(error),
+            }
+        }
         let finish = ModelEvent::Finish {
-            stop_reason: stop_reason(Some(reason), self.calls > 0),
+            stop_reason: stop_reason(Some(reason), self.calls > 0, self.refused),
         };
         self.record(std::slice::from_ref(&finish), out)
     }

@@ -191,6 +191,8 @@ pub(crate) struct ChunkChoice {
 #[serde(default)]
 pub(crate) struct Delta {
     pub(crate) content: Option<String>,
+    /// The model declined: its refusal's text, in pieces as `content` would be.
+    pub(crate) refusal: Option<String>,
     pub(crate) reasoning_content: Option<String>,
     pub(crate) reasoning: Option<String>,
     pub(crate) tool_calls: Vec<ToolCallDelta>,

@@ -9,6 +9,7 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -27,6 +28,14 @@ pub async fn guard<T>(test: impl Future<Output = T>) -> T {
     tokio::time::timeout(Duration::from_secs(20), test)
         .await
         .expect("the test hung (no answer within 20s)")
+}
+
+/// Runs a test body on tokio's paused clock with a guard of a virtual day: a test that would
+/// wait forever fails instead.
+pub async fn paused_guard<T>(test: impl Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(24 * 3600), test)
+        .await
+        .expect("the test hung (no answer within a virtual day)")
 }
 
 /// How a reply's body ends.
@@ -52,6 +61,12 @@ pub struct Reply {
     cut_after: Option<usize>,
     /// Goes silent for a while after this many bytes of the body.
     pause: Option<(usize, Duration)>,
+    /// After the body, this byte repeated this many times, then `tail`: a body too large to
+    /// hold in a test.
+    filler: Option<(u8, usize)>,
+    tail: Vec<u8>,
+    /// Sends the filler one byte at a time, this long apart.
+    trickle: Option<Duration>,
     end: End,
 }
 
@@ -66,6 +81,9 @@ impl Reply {
             stall: Duration::ZERO,
             cut_after: None,
             pause: None,
+            filler: None,
+            tail: Vec::new(),
+            trickle: None,
             end: End::Complete,
         }
     }
@@ -77,6 +95,26 @@ impl Reply {
             piece: Some(7),
             ..Self::json(200, body)
         }
+    }
+
+    /// Sends `byte` `count` times after the body, then `tail` (never held in memory whole).
+    pub fn filler(mut self, byte: u8, count: usize, tail: &str) -> Self {
+        self.filler = Some((byte, count));
+        self.tail = tail.as_bytes().to_vec();
+        self
+    }
+
+    /// Sends the filler one byte at a time, `every` apart (in chunks).
+    pub fn trickle(mut self, every: Duration) -> Self {
+        self.trickle = Some(every);
+        self.piece.get_or_insert(7);
+        self
+    }
+
+    /// Sends the body in chunks of `bytes`.
+    pub fn pieces(mut self, bytes: usize) -> Self {
+        self.piece = Some(bytes);
+        self
     }
 
     /// Adds a response header.
@@ -135,6 +173,7 @@ impl Received {
 pub struct Server {
     addr: SocketAddr,
     received: Arc<Mutex<Vec<Received>>>,
+    sent: Arc<Mutex<Vec<Arc<AtomicUsize>>>>,
     task: JoinHandle<()>,
 }
 
@@ -154,15 +193,18 @@ impl Server {
         let addr = listener.local_addr().expect("local address");
         let replies = Arc::new(Mutex::new(replies.into_iter().collect::<VecDeque<_>>()));
         let received = Arc::new(Mutex::new(Vec::new()));
-        let recorded = received.clone();
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let (recorded, counted) = (received.clone(), sent.clone());
         let task = tokio::spawn(async move {
             while let Ok((socket, _)) = listener.accept().await {
-                tokio::spawn(serve(socket, replies.clone(), recorded.clone()));
+                let record = (recorded.clone(), counted.clone());
+                tokio::spawn(serve(socket, replies.clone(), record));
             }
         });
         Server {
             addr,
             received,
+            sent,
             task,
         }
     }
@@ -170,6 +212,15 @@ impl Server {
     /// `http://127.0.0.1:<port>` + `path`.
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
+    }
+
+    /// How many bytes of each reply's body the server wrote so far (the socket took them), in
+    /// the order of the replies.
+    pub fn sent(&self) -> Vec<usize> {
+        let sent = self.sent.lock().expect("lock");
+        sent.iter()
+            .map(|count| count.load(Ordering::SeqCst))
+            .collect()
     }
 
     /// Every request received so far.
@@ -188,17 +239,21 @@ pub async fn refused_url() -> String {
     format!("http://{addr}/v1")
 }
 
+type Record = (Arc<Mutex<Vec<Received>>>, Arc<Mutex<Vec<Arc<AtomicUsize>>>>);
+
 async fn serve(
     mut socket: TcpStream,
     replies: Arc<Mutex<VecDeque<Reply>>>,
-    received: Arc<Mutex<Vec<Received>>>,
+    (received, sent): Record,
 ) {
     // One connection may carry several requests (keep-alive).
     while let Some(request) = read_request(&mut socket).await {
         received.lock().expect("lock").push(request);
         let reply = replies.lock().expect("lock").pop_front();
         let reply = reply.unwrap_or_else(|| Reply::json(500, r#"{"error":"no reply left"}"#));
-        if !write_reply(&mut socket, reply).await {
+        let count = Arc::new(AtomicUsize::new(0));
+        sent.lock().expect("lock").push(count.clone());
+        if !write_reply(&mut socket, reply, &count).await {
             return;
         }
     }
@@ -248,8 +303,9 @@ async fn read_request(socket: &mut TcpStream) -> Option<Received> {
     })
 }
 
-/// Writes `reply`; `false` if the connection must close afterwards.
-async fn write_reply(socket: &mut TcpStream, reply: Reply) -> bool {
+/// Writes `reply`, counting its body's bytes in `sent`; `false` if the connection must close
+/// afterwards.
+async fn write_reply(socket: &mut TcpStream, reply: Reply, sent: &AtomicUsize) -> bool {
     tokio::time::sleep(reply.stall).await;
     let mut head = format!("HTTP/1.1 {} Status\r\n", reply.status);
     for (name, value) in &reply.headers {
@@ -259,32 +315,51 @@ async fn write_reply(socket: &mut TcpStream, reply: Reply) -> bool {
         Some(bytes) => &reply.body[..bytes.min(reply.body.len())],
         None => &reply.body[..],
     };
+    let (filler, count) = reply.filler.unwrap_or((0, 0));
     let chunked = reply.piece.is_some() || reply.cut_after.is_some();
     if chunked {
         head.push_str("transfer-encoding: chunked\r\n\r\n");
     } else {
-        head.push_str(&format!("content-length: {}\r\n\r\n", body.len()));
+        let length = body.len() + count + reply.tail.len();
+        head.push_str(&format!("content-length: {length}\r\n\r\n"));
     }
     if socket.write_all(head.as_bytes()).await.is_err() {
         return false;
     }
-    if !chunked {
-        return socket.write_all(body).await.is_ok();
-    }
-    let mut sent = 0;
     let mut pause = reply.pause;
-    for piece in body.chunks(reply.piece.unwrap_or(body.len().max(1))) {
-        if let Some((_, delay)) = pause.filter(|(after, _)| sent >= *after) {
+    let piece = reply.piece.unwrap_or(body.len().max(1));
+    for piece in body.chunks(piece) {
+        if let Some((_, delay)) = pause.filter(|(after, _)| sent.load(Ordering::SeqCst) >= *after) {
             tokio::time::sleep(delay).await;
             pause = None;
         }
-        sent += piece.len();
-        let frame = [format!("{:x}\r\n", piece.len()).as_bytes(), piece, b"\r\n"].concat();
-        if socket.write_all(&frame).await.is_err() || socket.flush().await.is_err() {
+        if !write_piece(socket, piece, chunked, sent).await {
             return false;
         }
-        // Lets the client see the pieces one at a time.
-        tokio::task::yield_now().await;
+    }
+    if reply.filler.is_some() {
+        let block = vec![filler; 64 * 1024];
+        let mut left = count;
+        while left > 0 {
+            let piece = if reply.trickle.is_some() {
+                1
+            } else {
+                left.min(block.len())
+            };
+            if let Some(every) = reply.trickle {
+                tokio::time::sleep(every).await;
+            }
+            if !write_piece(socket, &block[..piece], chunked, sent).await {
+                return false;
+            }
+            left -= piece;
+        }
+        if !write_piece(socket, &reply.tail, chunked, sent).await {
+            return false;
+        }
+    }
+    if !chunked {
+        return true;
     }
     match reply.end {
         End::Complete => socket.write_all(b"0\r\n\r\n").await.is_ok(),
@@ -293,4 +368,84 @@ async fn write_reply(socket: &mut TcpStream, reply: Reply) -> bool {
             false
         }
     }
+}
+
+/// Writes one piece of a body (a chunk, if `chunked`), counting it in `sent`.
+async fn write_piece(
+    socket: &mut TcpStream,
+    piece: &[u8],
+    chunked: bool,
+    sent: &AtomicUsize,
+) -> bool {
+    if piece.is_empty() {
+        return true;
+    }
+    let written = if chunked {
+        let frame = [format!("{:x}\r\n", piece.len()).as_bytes(), piece, b"\r\n"].concat();
+        socket.write_all(&frame).await.is_ok() && socket.flush().await.is_ok()
+    } else {
+        socket.write_all(piece).await.is_ok()
+    };
+    if !written {
+        return false;
+    }
+    sent.fetch_add(piece.len(), Ordering::SeqCst);
+    if chunked {
+        // Lets the client see the pieces one at a time.
+        tokio::task::yield_now().await;
+    }
+    true
+}
+
+/// Records the fields of every span and event traced on this thread while it is set (see
+/// [`Traces::record`]), as `name=value` text.
+#[derive(Debug, Clone, Default)]
+pub struct Traces(Arc<Mutex<String>>);
+
+impl Traces {
+    /// Starts recording on this thread, until the guard is dropped.
+    pub fn record() -> (Traces, tracing::subscriber::DefaultGuard) {
+        let traces = Traces::default();
+        let guard = tracing::subscriber::set_default(traces.clone());
+        (traces, guard)
+    }
+
+    /// What was recorded so far.
+    pub fn text(&self) -> String {
+        self.0.lock().expect("lock").clone()
+    }
+}
+
+struct Fields<'a>(&'a Mutex<String>);
+
+impl tracing::field::Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        let line = format!("{}={value:?}\n", field.name());
+        self.0.lock().expect("lock").push_str(&line);
+    }
+}
+
+impl tracing::Subscriber for Traces {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+
+    fn new_span(&self, span: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        span.record(&mut Fields(&self.0));
+        tracing::span::Id::from_u64(1)
+    }
+
+    fn record(&self, _: &tracing::span::Id, values: &tracing::span::Record<'_>) {
+        values.record(&mut Fields(&self.0));
+    }
+
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+
+    fn event(&self, event: &tracing::Event<'_>) {
+        event.record(&mut Fields(&self.0));
+    }
+
+    fn enter(&self, _: &tracing::span::Id) {}
+
+    fn exit(&self, _: &tracing::span::Id) {}
 }
