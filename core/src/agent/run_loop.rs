@@ -740,7 +740,7 @@ async fn settle(
             if let Err(error) = durable.ended(held, cx, how, stored).await {
                 tracing::warn!(
                     key = held.key,
-                    error = %Report(&error),
+                    error = %crate::error::Report(&error),
                     "the run ended, but its store could not be cleaned up"
                 );
                 cx.cleanup_error = Some(CleanupError(std::sync::Arc::new(error)));
