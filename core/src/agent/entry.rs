@@ -43,7 +43,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// a [`Checkpoint`] to [`resume`](Self::resume) from.
     ///
     /// A tool call of the input left without a result by a later message gets an error result
-    /// right after it (the history a provider accepts); calls of the input's last message run
+    /// right after it (the history a provider accepts); calls of the input's last message pass
+    /// every `after_model` hook as a model's answer would (approval, limits) and run
     /// before the first model call. An input that breaks the tool-call rule otherwise (a
     /// result that answers no call) is refused with [`Error::History`].
     ///

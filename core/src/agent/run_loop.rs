@@ -110,9 +110,15 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             let mut request = match attempt!(next) {
                 Next::End(ending) => break Ok(ending),
                 Next::PendingTools => {
-                    let calls = cx.pending_tool_calls();
-                    let results = vec![None; calls.len()];
-                    next = Ok(Next::Tools { calls, results });
+                    // Calls the model did not just make (the input's, a jump's) pass the same
+                    // gate as its answers: `after_model` (approval, limits), then the tools.
+                    next = Ok(match take_pending(cx) {
+                        Some(answer) => Next::Response(answer),
+                        None => Next::Tools {
+                            calls: Vec::new(),
+                            results: Vec::new(),
+                        },
+                    });
                     continue;
                 }
                 Next::Tools { calls, results } => {
@@ -292,6 +298,24 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         state: &mut States<C>,
         mut response: ModelResponse,
     ) -> Result<Next, Error> {
+        // Every call of a run has its own id, and so its own idempotency key.
+        let calls = &mut response.message.tool_calls;
+        if !calls.is_empty() {
+            for (old, new) in crate::message::rename_repeated_ids(&cx.messages, calls) {
+                tracing::debug!(
+                    old,
+                    new,
+                    "a tool call's id repeated an earlier one's: renamed"
+                );
+                for answer in cx
+                    .answered
+                    .iter_mut()
+                    .filter(|answer| answer.call_id == old)
+                {
+                    answer.call_id.clone_from(&new);
+                }
+            }
+        }
         let flow = self.after_model(cx, state, &mut response).await?;
         if let Flow::Interrupt(interruption) = flow {
             let member = interruption.member;
@@ -308,7 +332,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         if let Some(call) = crate::message::repeated_call_id(&response.message.tool_calls) {
             return Err(repeated_id(call));
         }
-        if let Some(events) = &mut cx.events {
+        let replayed = std::mem::take(&mut cx.replaying_pending);
+        if let Some(events) = cx.events.as_mut().filter(|_| !replayed) {
             events.answer_kept(&response);
         }
         cx.delivered().await;
@@ -867,6 +892,33 @@ fn take_answer(cx: &mut Context, call_id: &str) -> Option<ToolResult> {
         .iter()
         .position(|answer| answer.call_id == call_id)?;
     Some(cx.answered.swap_remove(at))
+}
+
+/// Takes the calls waiting in the history (the input's last answer, or the one a jump runs)
+/// out of it, as the answer `after_model` reads — its results already in the history become
+/// results supplied for their calls — so that they pass the gate a model's answer passes before
+/// they run. `None` when nothing waits.
+fn take_pending(cx: &mut Context) -> Option<ModelResponse> {
+    if !cx.has_pending_tool_calls() {
+        return None;
+    }
+    let at = cx.messages.iter().rposition(Message::has_tool_calls)?;
+    let mut taken = cx.messages.split_off(at).into_iter();
+    let message = taken.next()?;
+    for result in taken {
+        let call_id = result.tool_call_id.clone().unwrap_or_default();
+        let content = result.content.text().into_owned();
+        cx.answered.push(if result.is_error {
+            ToolResult::error(call_id, content)
+        } else {
+            ToolResult::ok(call_id, content)
+        });
+    }
+    cx.replaying_pending = true;
+    Some(ModelResponse::new(
+        message,
+        crate::model::StopReason::ToolUse,
+    ))
 }
 
 /// Gives each of `calls` its result: the one a hook supplied, or an error saying it was not

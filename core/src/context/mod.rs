@@ -56,6 +56,9 @@ pub struct Context {
     pub(crate) held: Option<Box<crate::agent::Held>>,
     /// The store's error after the run ended, for its output.
     pub(crate) cleanup_error: Option<crate::agent::CleanupError>,
+    /// The answer `after_model` reads is calls taken from the history (the input's, a jump's),
+    /// not the model's: a streamed run's consumer has it already.
+    pub(crate) replaying_pending: bool,
 }
 
 /// What a run has counted so far; a checkpoint saves them and a resume restores them.
@@ -317,6 +320,7 @@ impl Context {
             events: None,
             held: None,
             cleanup_error: None,
+            replaying_pending: false,
         }
     }
 

@@ -96,6 +96,41 @@ pub(crate) fn repeated_call_id(calls: &[ToolCall]) -> Option<&ToolCall> {
     first_repeated(calls)
 }
 
+/// Renames each of `calls` whose id a call of `history` has already (servers number ids per
+/// answer, and a client names missing ones `call_N`): `<id>_<n>` with the first `n` from 2 that
+/// no call has, so that every call of a history has its own id (what providers ask) and its own
+/// idempotency key. Returns the renamings, `(old, new)`; none (and no allocation) when no id
+/// repeats.
+pub(crate) fn rename_repeated_ids(
+    history: &[Message],
+    calls: &mut [ToolCall],
+) -> Vec<(String, String)> {
+    if calls.is_empty() {
+        return Vec::new();
+    }
+    let taken = |id: &str, calls: &[ToolCall]| {
+        calls.iter().any(|call| call.id == id)
+            || history
+                .iter()
+                .any(|message| message.tool_calls.iter().any(|call| call.id == id))
+    };
+    let mut renamed = Vec::new();
+    for i in 0..calls.len() {
+        if !history
+            .iter()
+            .any(|message| message.tool_calls.iter().any(|call| call.id == calls[i].id))
+        {
+            continue;
+        }
+        let fresh = (2_u64..)
+            .map(|n| format!("{}_{n}", calls[i].id))
+            .find(|id| !taken(id, calls))
+            .unwrap_or_default();
+        renamed.push((std::mem::replace(&mut calls[i].id, fresh.clone()), fresh));
+    }
+    renamed
+}
+
 fn first_repeated(calls: &[ToolCall]) -> Option<&ToolCall> {
     calls
         .iter()

@@ -12,7 +12,9 @@ use crate::tool::ToolFailure;
 
 pub use content::{Content, ContentPart, ImageSource, Reasoning};
 pub use history::{HistoryError, validate_history};
-pub(crate) use history::{check_editable, close_interior, close_pending, repeated_call_id};
+pub(crate) use history::{
+    check_editable, close_interior, close_pending, rename_repeated_ids, repeated_call_id,
+};
 
 /// Who wrote a [`Message`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
