@@ -17,14 +17,14 @@ use super::{
     Agent, EndReason, PauseMark, ResumeFrom, RunInput, RunOutput, Thread, ThreadError, ThreadId,
 };
 use crate::__private::Internal;
-use crate::context::{Context, Raiser, ResumePoint, RunContext};
+use crate::context::{Context, Ledger, Raiser, ResumePoint, RunContext};
 use crate::error::Error;
 use crate::interrupt::{
     Answer, Checkpoint, CheckpointError, InterruptId, Members, Position, ResumeError,
 };
 use crate::message::{Message, ToolResult, check_editable, close_interior};
 use crate::middleware::Middleware;
-use crate::model::Model;
+use crate::model::{Model, Usage};
 use crate::shared::Shared;
 use crate::telemetry;
 
@@ -100,6 +100,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             runs: stored.runs,
             paused: stored.paused,
             chain: Some(self.members.clone()),
+            spent: stored.spent,
         })
     }
 
@@ -107,7 +108,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// (the run-scoped state starts afresh), which the run updates when it ends or pauses.
     ///
     /// The thread changes only when the run ends or pauses: a run's future dropped before that
-    /// leaves the thread as it was. A thread whose run is paused is refused
+    /// leaves the thread as it was, but for what the run spent ([`Thread::spent`]). A thread whose run is paused is refused
     /// ([`ThreadError::Paused`]): resume it with [`resume_in`](Self::resume_in) or give it up
     /// with [`Thread::abandon_pause`] — a tool call that completed never runs again.
     pub async fn run_in(
@@ -151,7 +152,11 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         };
         let mut state = States::<C>::fresh(thread_state);
         let held = self.begin(&cx).await?;
-        let ending = self.go_held(&mut cx, &mut state, Entry::Start, held).await;
+        let mut charged = ChargeOnDrop::new(&mut thread.spent, cx);
+        let ending = self
+            .go_held(charged.cx(), &mut state, Entry::Start, held)
+            .await;
+        let cx = charged.finish();
         keep(&self.members, thread, cx, state, ending)
     }
 
@@ -262,7 +267,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         let (mut cx, mut state, position) = self.refused_lets_go(restored, held.as_ref()).await?;
         cx.events = events.map(RunEvents::boxed);
         let entry = Entry::Resume(Box::new(position));
-        let ending = self.go_held(&mut cx, &mut state, entry, held).await;
+        let mut charged = ChargeOnDrop::new(&mut thread.spent, cx);
+        let ending = self.go_held(charged.cx(), &mut state, entry, held).await;
+        let cx = charged.finish();
         keep(&self.members, thread, cx, state, ending)
     }
 
@@ -489,6 +496,48 @@ impl<C: Middleware> States<C> {
     }
 }
 
+/// A thread run's context, charging what the run spent to the thread's ledger if the run's
+/// future is dropped before it settles (cancelled, its client gone): the thread is otherwise
+/// left as it was, but spending is never hidden (DESIGN §13).
+struct ChargeOnDrop<'t> {
+    spent: &'t mut Usage,
+    cx: Context,
+    armed: bool,
+}
+
+impl<'t> ChargeOnDrop<'t> {
+    /// `cx` of a run of the thread whose ledger is `spent`.
+    fn new(spent: &'t mut Usage, mut cx: Context) -> Self {
+        cx.ledger = Some(Ledger {
+            thread_before: *spent,
+            run_before: cx.counters.usage,
+        });
+        ChargeOnDrop {
+            spent,
+            cx,
+            armed: true,
+        }
+    }
+
+    fn cx(&mut self) -> &mut Context {
+        &mut self.cx
+    }
+
+    /// The run settled: its context, for the thread (which `keep` charges).
+    fn finish(mut self) -> Context {
+        self.armed = false;
+        std::mem::take(&mut self.cx)
+    }
+}
+
+impl Drop for ChargeOnDrop<'_> {
+    fn drop(&mut self) {
+        if let Some(spent) = self.cx.thread_usage().filter(|_| self.armed) {
+            *self.spent = spent;
+        }
+    }
+}
+
 /// Whether `thread` waits on `checkpoint`: a pause while the thread waits on it; a step
 /// checkpoint (a run whose worker died) while the thread has not moved on since that run
 /// started.
@@ -585,6 +634,7 @@ fn keep<C: Middleware>(
         .counters
         .runs
         .saturating_add(usize::from(thread.paused.is_none()));
+    thread.spent = cx.thread_usage().unwrap_or(thread.spent);
     thread.messages = cx.messages;
     thread.state = state.thread;
     thread.chain = Some(members.clone());

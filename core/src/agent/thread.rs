@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::interrupt::Members;
 use crate::message::{Message, ToolResult};
+use crate::model::Usage;
 use crate::shared::Shared;
 
 /// Identifies a [`Thread`]; a checkpoint of a run in a thread resumes only on that thread.
@@ -75,6 +76,10 @@ pub struct Thread<S> {
     /// format 1 (then taken to be the running chain's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) chain: Option<Shared<Members>>,
+    /// The tokens every run of the thread spent, charged when each run pauses, ends, fails or
+    /// is dropped (a thread stored before the field existed reads as none spent).
+    #[serde(default)]
+    pub(crate) spent: Usage,
 }
 
 /// The pause a thread waits on: the checkpoint that resumes it (each resumes once), and the
@@ -111,6 +116,7 @@ impl<S: Default> Thread<S> {
             runs: 0,
             paused: None,
             chain: None,
+            spent: Usage::default(),
         }
     }
 }
@@ -134,6 +140,16 @@ impl<S> Thread<S> {
     /// The runs completed in this thread.
     pub fn runs(&self) -> usize {
         self.runs
+    }
+
+    /// The tokens every run of this thread spent: every model call that answered, charged as the
+    /// run pauses, ends or fails — and when its future is dropped (cancelled, its client gone),
+    /// which otherwise leaves the thread as it was — so a run given up paused or cancelled
+    /// still counts. Thread-scoped budgets ([`TokenBudget`](crate::builtin::TokenBudget)) read
+    /// it through [`Context::thread_usage`](crate::Context::thread_usage).
+    #[must_use]
+    pub fn spent(&self) -> Usage {
+        self.spent
     }
 
     /// Whether a run of this thread is paused, waiting for [`Agent::resume_in`](crate::Agent::resume_in).

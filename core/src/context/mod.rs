@@ -56,9 +56,43 @@ pub struct Context {
     pub(crate) held: Option<Box<crate::agent::Held>>,
     /// The store's error after the run ended, for its output.
     pub(crate) cleanup_error: Option<crate::agent::CleanupError>,
+    /// For a run in a thread: what the thread had spent when the run started, and the run's
+    /// own usage then (a resumed run's, charged at its pause already).
+    pub(crate) ledger: Option<Ledger>,
     /// The answer `after_model` reads is calls taken from the history (the input's, a jump's),
     /// not the model's: a streamed run's consumer has it already.
     pub(crate) replaying_pending: bool,
+}
+
+/// A thread's spending when a run of it started, and the run's usage then: the thread's now is
+/// the first plus what the run spent since.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Ledger {
+    pub(crate) thread_before: Usage,
+    pub(crate) run_before: Usage,
+}
+
+impl Ledger {
+    /// The thread's spending once the run's usage is `run`.
+    pub(crate) fn now(self, run: Usage) -> Usage {
+        let since = |now: u64, then: u64| now.saturating_sub(then);
+        let mut spent = self.thread_before;
+        spent.input_tokens = spent
+            .input_tokens
+            .saturating_add(since(run.input_tokens, self.run_before.input_tokens));
+        spent.output_tokens = spent
+            .output_tokens
+            .saturating_add(since(run.output_tokens, self.run_before.output_tokens));
+        spent.cache_read_tokens = spent.cache_read_tokens.saturating_add(since(
+            run.cache_read_tokens,
+            self.run_before.cache_read_tokens,
+        ));
+        spent.cache_write_tokens = spent.cache_write_tokens.saturating_add(since(
+            run.cache_write_tokens,
+            self.run_before.cache_write_tokens,
+        ));
+        spent
+    }
 }
 
 /// What a run has counted so far; a checkpoint saves them and a resume restores them.
@@ -277,6 +311,15 @@ impl Context {
         self.counters.usage
     }
 
+    /// The tokens the run's [`Thread`](crate::Thread) has spent so far, this run's included:
+    /// every run's model calls, charged as they answer, also of runs that were given up paused
+    /// or cancelled ([`Thread::spent`](crate::Thread::spent)). `None` for a run outside a
+    /// thread.
+    #[must_use]
+    pub fn thread_usage(&self) -> Option<Usage> {
+        self.ledger.map(|ledger| ledger.now(self.counters.usage))
+    }
+
     /// How many runs of the same [`Thread`](crate::Thread) came before this one (0 for a run
     /// outside a thread).
     #[must_use]
@@ -321,6 +364,7 @@ impl Context {
             held: None,
             cleanup_error: None,
             replaying_pending: false,
+            ledger: self.ledger,
         }
     }
 

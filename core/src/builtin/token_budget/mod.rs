@@ -32,8 +32,9 @@
 //!   total, or cost (tokens priced by [`Pricing`]). Run budgets are checked before thread
 //!   budgets, then in that order.
 //! - Run usage is [`Context::usage`]: every model call of the run (retries included). Thread
-//!   usage is the thread's earlier runs (thread-scoped state, [`ThreadUsage`], added to when a
-//!   run ends) plus this run's.
+//!   usage is [`Context::thread_usage`]: every model call of every run of the thread, charged
+//!   as it answers — a run given up while paused, or cancelled (its future dropped), still
+//!   counts.
 //! - The exits are [`ModelCallLimit`](super::ModelCallLimit)'s: [`LimitExit::End`] (the
 //!   default) ends the run with an assistant message naming the budget and the amount used,
 //!   [`LimitExit::Error`] fails it with [`TokenBudgetExceeded`].
@@ -56,6 +57,24 @@ use crate::context::Context;
 use crate::message::Message;
 use crate::middleware::Flow;
 use crate::model::Usage;
+
+/// The thread's spending a thread budget is checked against: its ledger
+/// ([`Context::thread_usage`]: every model call of every run, charged as it answered, runs
+/// given up paused or cancelled included), or, for a thread stored before the ledger existed,
+/// what this middleware tallied of its finished runs plus this run — whichever is more.
+fn thread_usage(cx: &Context, tallied: &ThreadUsage, run: Usage) -> Usage {
+    let tallied = Usage::new(
+        tallied.input_tokens.saturating_add(run.input_tokens),
+        tallied.output_tokens.saturating_add(run.output_tokens),
+    );
+    match cx.thread_usage() {
+        Some(ledger) => Usage::new(
+            ledger.input_tokens.max(tallied.input_tokens),
+            ledger.output_tokens.max(tallied.output_tokens),
+        ),
+        None => tallied,
+    }
+}
 
 /// The usage of a thread's finished runs (thread-scoped state of [`TokenBudget`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -183,10 +202,7 @@ impl TokenBudget {
             .reached(run, self.pricing)
             .map(|reached| (LimitScope::Run, reached))
             .or_else(|| {
-                let thread = Usage::new(
-                    thread.input_tokens.saturating_add(run.input_tokens),
-                    thread.output_tokens.saturating_add(run.output_tokens),
-                );
+                let thread = thread_usage(cx, thread, run);
                 let reached = self.thread.reached(thread, self.pricing)?;
                 Some((LimitScope::Thread, reached))
             });
@@ -219,7 +235,8 @@ impl TokenBudget {
         }
     }
 
-    /// Adds the run's usage to the thread's, once the run ends.
+    /// Adds the run's usage to the thread's, once the run ends (what threads stored before the
+    /// thread's own ledger, [`Thread::spent`](crate::Thread::spent), existed still count on).
     #[hook(after_agent)]
     fn tally(&self, cx: &mut Context, thread: &mut ThreadUsage) {
         let run = cx.usage();
