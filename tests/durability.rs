@@ -1055,3 +1055,100 @@ mod stopped_anywhere {
         }
     }
 }
+
+/// A store whose renewals find the lease taken (another worker claimed the key while this one
+/// was paused by its machine): everything else works.
+struct RenewLost(InMemoryCheckpointer);
+
+impl Checkpointer for RenewLost {
+    async fn claim(
+        &self,
+        key: &str,
+        worker: &str,
+        ttl: Duration,
+    ) -> Result<Claim, CheckpointError> {
+        self.0.claim(key, worker, ttl).await
+    }
+    async fn get(&self, key: &str) -> Result<Option<Record>, CheckpointError> {
+        self.0.get(key).await
+    }
+    async fn list(&self) -> Result<Vec<Stored>, CheckpointError> {
+        self.0.list().await
+    }
+    async fn put(
+        &self,
+        key: &str,
+        checkpoint: &Checkpoint,
+        lease: &Lease,
+    ) -> Result<(), CheckpointError> {
+        self.0.put(key, checkpoint, lease).await
+    }
+    async fn renew(&self, key: &str, _: &Lease) -> Result<std::time::SystemTime, CheckpointError> {
+        Err(CheckpointError::Claimed {
+            key: key.to_owned(),
+            by: "the other".to_owned(),
+        })
+    }
+    async fn release(&self, key: &str, lease: &Lease) -> Result<bool, CheckpointError> {
+        self.0.release(key, lease).await
+    }
+    async fn end(
+        &self,
+        key: &str,
+        lease: &Lease,
+        tombstone: Option<&Tombstone>,
+    ) -> Result<(), CheckpointError> {
+        self.0.end(key, lease, tombstone).await
+    }
+}
+
+/// A run whose lease is lost stops at once (with the store's error), rather than going on
+/// beside the worker that took the run over.
+#[tokio::test(start_paused = true)]
+async fn a_run_that_lost_its_lease_stops() {
+    let ran = Effects::memory();
+    let agent = Agent::builder(model())
+        .tool(EffectTool {
+            name: "fast",
+            effects: ran.clone(),
+            hang: false,
+        })
+        .tool(EffectTool {
+            name: "slow",
+            effects: ran.clone(),
+            hang: true,
+        })
+        .checkpointer(
+            RenewLost(InMemoryCheckpointer::new()),
+            Durability::EveryStep,
+        )
+        .lease(LEASE)
+        .build();
+    let error = agent.run("go").await.unwrap_err();
+    assert!(is_claimed(&error, "the other"), "{error:?}");
+}
+
+/// `Never` promises none of this: a resume interrupted and retried runs the call again (in a
+/// thread too: the thread is left as it was) — with the same idempotency key, so that a tool can
+/// tell.
+#[tokio::test(start_paused = true)]
+async fn never_leaves_a_retried_resume_to_the_idempotency_key() {
+    let store = store();
+    let ran = Effects::memory();
+    let agent = approving(&store, Durability::Never, "w", &ran, true);
+    let mut thread = agent.thread();
+    let paused = agent.run_in(&mut thread, "pay").await.unwrap();
+    let checkpoint = paused.checkpoint.unwrap();
+    for _ in 0..2 {
+        let resumed = agent.resume_in(&mut thread, checkpoint.clone(), approve(&checkpoint));
+        assert!(
+            tokio::time::timeout(Duration::from_secs(5), resumed)
+                .await
+                .is_err()
+        );
+    }
+    let paid = ran.of("pay");
+    assert_eq!(paid.len(), 2, "Never runs it again");
+    assert_eq!(paid[0], paid[1], "with the same key");
+    assert!(store.list().await.unwrap().is_empty());
+}

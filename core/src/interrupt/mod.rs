@@ -81,12 +81,33 @@
 //! # }).unwrap();
 //! ```
 //!
-//! [`Checkpointer`] stores checkpoints by key for the workers of a deployment, each key held by
-//! one worker at a time ([`InMemoryCheckpointer`], [`FileCheckpointer`], and SQLite and Postgres
-//! stores behind the features `sqlite` and `postgres`); an agent writes its runs there as its
-//! [`Durability`](crate::Durability) says, also after every step of a run in progress, so that
-//! a run whose process dies is resumed by another. [`HumanInTheLoop`] and [`AskUser`] are built
+//! [`Checkpointer`] stores checkpoints by key for the workers of a deployment, each key leased
+//! to one worker at a time ([`InMemoryCheckpointer`], [`FileCheckpointer`], and SQLite and
+//! Postgres stores behind the features `sqlite` and `postgres`); an agent writes its runs there
+//! as its [`Durability`](crate::Durability) says, so that a run whose process dies is taken
+//! over by another worker once its lease expired. [`HumanInTheLoop`] and [`AskUser`] are built
 //! on this mechanism.
+//!
+//! # Exactly once, at the seams
+//!
+//! An agent with a checkpointer resumes only what its store holds:
+//! [`Agent::resume`](crate::Agent::resume) claims the run's key and resumes the checkpoint
+//! stored there — the one given, if it is that one, or whatever is stored
+//! ([`ResumeFrom::stored`](crate::ResumeFrom::stored)). What can go wrong, and what happens:
+//!
+//! | what happened | what a resume gets |
+//! |---|---|
+//! | another worker runs it now (a duplicated approval) | [`CheckpointError::Claimed`], nothing runs |
+//! | the run went on past the given checkpoint (a retried or stale approval) | [`ResumeError::Superseded`]: resume what is stored |
+//! | the run ended (a replayed approval) | [`ResumeError::Ended`], naming its [`Tombstone`] |
+//! | it ended longer ago than the tombstones are kept, or was never stored | [`ResumeError::NotStored`] |
+//! | its worker died | the run, once the worker's [`Lease`] expired, from its last step |
+//! | its future was dropped (client gone, cancelled) | its key released at once; the run goes on from its last step |
+//! | the store failed after the run ended | the output, with [`RunOutput::cleanup_error`](crate::RunOutput::cleanup_error) |
+//!
+//! A completed tool call never runs again; one in flight when its worker died runs again with
+//! the same [`idempotency_key`](crate::ToolContext::idempotency_key). A checkpoint that passed
+//! through a client is trusted input (see [`Checkpoint`]).
 //!
 //! [`HumanInTheLoop`]: crate::builtin::human_in_the_loop::HumanInTheLoop
 //! [`AskUser`]: crate::tool::AskUser
