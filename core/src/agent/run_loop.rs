@@ -642,8 +642,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         };
         telemetry::record_tool_result(&span, &result);
         if let Some(failure) = result.failure() {
-            // The full error, every cause once, for the operator; the model reads the safe
-            // message (or what the agent's policy makes of the failure).
+            // The error, every cause once, for the operator — of bad arguments only their kind
+            // and field names, never the values (`ToolFailure::for_log`); the model reads the
+            // safe message (or what the agent's policy makes of the failure).
             tracing::warn!(
                 tool = %failure.tool(),
                 call_id = %result.call_id,
