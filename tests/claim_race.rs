@@ -23,9 +23,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::time::Duration;
 
-use hookchain::builtin::human_in_the_loop::{
-    ApprovalRequest, ApprovalResponse, HumanInTheLoop, ToolPolicy,
-};
+use hookchain::builtin::human_in_the_loop::{HumanInTheLoop, ToolPolicy};
 use hookchain::interrupt::{
     CheckpointError, Checkpointer, DynCheckpointer, PostgresCheckpointer, Record, ResumeError,
     SqliteCheckpointer, Stored,
@@ -35,7 +33,7 @@ use hookchain::{Durability, EndReason, FnTool, ResumeFrom, Role};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use support::Effects;
+use support::{Effects, approve_all};
 
 /// The child's worker name; unset in the parent.
 const WORKER: &str = "HOOKCHAIN_RACE_WORKER";
@@ -113,14 +111,7 @@ async fn child(worker: &str) {
     let Some(Record::Checkpoint(checkpoint)) = store.get(&key).await.unwrap() else {
         panic!("the parent stored the pause");
     };
-    let answers: Vec<_> = checkpoint
-        .interrupts()
-        .iter()
-        .map(|interrupt| {
-            let request = ApprovalRequest::from_interrupt(interrupt).expect("an approval");
-            ApprovalResponse::approve_all(&request).answer(interrupt)
-        })
-        .collect();
+    let answers = approve_all(&checkpoint);
     println!("{worker}: ready");
     wait_for("go");
 

@@ -11,9 +11,7 @@ mod support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hookchain::builtin::human_in_the_loop::{
-    ApprovalRequest, ApprovalResponse, HumanInTheLoop, ToolPolicy,
-};
+use hookchain::builtin::human_in_the_loop::{HumanInTheLoop, ToolPolicy};
 use hookchain::interrupt::{
     CheckpointError, Checkpointer, Claim, Clock, InMemoryCheckpointer, Lease, Position, Record,
     ResumeError, Stored, Tombstone,
@@ -22,7 +20,7 @@ use hookchain::prelude::*;
 use hookchain::tool::AskUser;
 use hookchain::{Checkpoint, Durability, EndReason, InterruptId, ResumeFrom, Role, RunOutput};
 use serde_json::json;
-use support::{EffectTool, Effects, assert_no_dangling};
+use support::{EffectTool, Effects, approve_all, assert_no_dangling};
 
 /// The agents' lease: the tests advance tokio's paused clock past it.
 const LEASE: Duration = Duration::from_secs(30);
@@ -548,18 +546,6 @@ fn approving(
         .build()
 }
 
-/// Approves every action of `checkpoint`.
-fn approve(checkpoint: &Checkpoint) -> Vec<(InterruptId, serde_json::Value)> {
-    checkpoint
-        .interrupts()
-        .iter()
-        .map(|interrupt| {
-            let request = ApprovalRequest::from_interrupt(interrupt).expect("an approval");
-            ApprovalResponse::approve_all(&request).answer(interrupt)
-        })
-        .collect()
-}
-
 /// Pauses a run of `approving` for its approval: the checkpoint, stored.
 async fn paused_for_approval(
     store: &Arc<InMemoryCheckpointer>,
@@ -581,7 +567,7 @@ async fn a_retried_approval_after_a_client_timeout_runs_nothing_twice() {
         let store = store();
         let ran = Effects::memory();
         let checkpoint = paused_for_approval(&store, durability).await;
-        let answers = approve(&checkpoint);
+        let answers = approve_all(&checkpoint);
         let first = approving(&store, durability, "web-1", &ran, true);
         let timed_out = tokio::time::timeout(
             Duration::from_secs(5),
@@ -634,7 +620,7 @@ async fn a_finished_runs_checkpoint_is_refused() {
     let checkpoint = paused_for_approval(&store, Durability::Pauses).await;
     let agent = approving(&store, Durability::Pauses, "web", &ran, false);
     let done = agent
-        .resume(checkpoint.clone(), approve(&checkpoint))
+        .resume(checkpoint.clone(), approve_all(&checkpoint))
         .await
         .unwrap();
     assert_eq!(done.end, EndReason::Finished);
@@ -642,7 +628,7 @@ async fn a_finished_runs_checkpoint_is_refused() {
 
     let refused = resume_error(
         agent
-            .resume(checkpoint.clone(), approve(&checkpoint))
+            .resume(checkpoint.clone(), approve_all(&checkpoint))
             .await
             .unwrap_err(),
     );
@@ -663,7 +649,7 @@ async fn a_finished_runs_checkpoint_is_refused() {
     tokio::time::advance(Duration::from_secs(24 * 60 * 60)).await;
     let refused = resume_error(
         agent
-            .resume(checkpoint.clone(), approve(&checkpoint))
+            .resume(checkpoint.clone(), approve_all(&checkpoint))
             .await
             .unwrap_err(),
     );
@@ -687,8 +673,8 @@ async fn two_workers_with_one_approval_run_it_once() {
         approving(&store, Durability::Pauses, "b", &ran, false),
     );
     let (first, second) = futures::join!(
-        a.resume(checkpoint.clone(), approve(&checkpoint)),
-        b.resume(checkpoint.clone(), approve(&checkpoint)),
+        a.resume(checkpoint.clone(), approve_all(&checkpoint)),
+        b.resume(checkpoint.clone(), approve_all(&checkpoint)),
     );
     let (done, refused) = match (first, second) {
         (Ok(done), Err(refused)) | (Err(refused), Ok(done)) => (done, refused),
@@ -710,7 +696,7 @@ async fn a_stale_pause_does_not_resume_over_a_newer_step() {
     let ran = Effects::memory();
     let checkpoint = paused_for_approval(&store, Durability::EveryStep).await;
     let worker = approving(&store, Durability::EveryStep, "w1", &ran, true);
-    dies_while_it_hangs(worker.resume(checkpoint.clone(), approve(&checkpoint))).await;
+    dies_while_it_hangs(worker.resume(checkpoint.clone(), approve_all(&checkpoint))).await;
     let key = checkpoint.run_id();
     let Some(Record::Checkpoint(newer)) = store.get(key).await.unwrap() else {
         panic!()
@@ -721,7 +707,7 @@ async fn a_stale_pause_does_not_resume_over_a_newer_step() {
     let other = approving(&store, Durability::EveryStep, "w2", &ran, false);
     let refused = resume_error(
         other
-            .resume(checkpoint.clone(), approve(&checkpoint))
+            .resume(checkpoint.clone(), approve_all(&checkpoint))
             .await
             .unwrap_err(),
     );
@@ -743,23 +729,36 @@ async fn a_stale_pause_does_not_resume_over_a_newer_step() {
     assert_eq!(ran.of("pay").len(), 1);
 }
 
-/// A store whose `end` fails (its other operations work): the cleanup after a run.
-struct EndFails(InMemoryCheckpointer);
+/// A store one of whose operations fails, the others working: `end` (the cleanup after a
+/// run), or `renew` (another worker claimed the key while this one was paused by its machine).
+struct Faulty {
+    inner: InMemoryCheckpointer,
+    fails: &'static str,
+}
 
-impl Checkpointer for EndFails {
+impl Faulty {
+    fn failing(fails: &'static str) -> Self {
+        Faulty {
+            inner: InMemoryCheckpointer::new(),
+            fails,
+        }
+    }
+}
+
+impl Checkpointer for Faulty {
     async fn claim(
         &self,
         key: &str,
         worker: &str,
         ttl: Duration,
     ) -> Result<Claim, CheckpointError> {
-        self.0.claim(key, worker, ttl).await
+        self.inner.claim(key, worker, ttl).await
     }
     async fn get(&self, key: &str) -> Result<Option<Record>, CheckpointError> {
-        self.0.get(key).await
+        self.inner.get(key).await
     }
     async fn list(&self) -> Result<Vec<Stored>, CheckpointError> {
-        self.0.list().await
+        self.inner.list().await
     }
     async fn put(
         &self,
@@ -767,23 +766,37 @@ impl Checkpointer for EndFails {
         checkpoint: &Checkpoint,
         lease: &Lease,
     ) -> Result<(), CheckpointError> {
-        self.0.put(key, checkpoint, lease).await
+        self.inner.put(key, checkpoint, lease).await
     }
     async fn renew(
         &self,
         key: &str,
         lease: &Lease,
     ) -> Result<std::time::SystemTime, CheckpointError> {
-        self.0.renew(key, lease).await
+        if self.fails == "renew" {
+            return Err(CheckpointError::Claimed {
+                key: key.to_owned(),
+                by: "the other".to_owned(),
+            });
+        }
+        self.inner.renew(key, lease).await
     }
     async fn release(&self, key: &str, lease: &Lease) -> Result<bool, CheckpointError> {
-        self.0.release(key, lease).await
+        self.inner.release(key, lease).await
     }
-    async fn end(&self, _: &str, _: &Lease, _: Option<&Tombstone>) -> Result<(), CheckpointError> {
-        Err(CheckpointError::Store {
-            what: "end",
-            source: "the database went away".into(),
-        })
+    async fn end(
+        &self,
+        key: &str,
+        lease: &Lease,
+        tombstone: Option<&Tombstone>,
+    ) -> Result<(), CheckpointError> {
+        if self.fails == "end" {
+            return Err(CheckpointError::Store {
+                what: "end",
+                source: "the database went away".into(),
+            });
+        }
+        self.inner.end(key, lease, tombstone).await
     }
 }
 
@@ -792,7 +805,7 @@ impl Checkpointer for EndFails {
 #[tokio::test]
 async fn a_finished_run_keeps_its_output_when_cleanup_fails() {
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("done")]))
-        .checkpointer(EndFails(InMemoryCheckpointer::new()), Durability::EveryStep)
+        .checkpointer(Faulty::failing("end"), Durability::EveryStep)
         .build();
     let output: RunOutput = agent.run("go").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("done"));
@@ -828,7 +841,7 @@ async fn nothing_stored_does_not_resume() {
     let checkpoint = keeps_nothing.run("pay").await.unwrap().checkpoint.unwrap();
     let refused = resume_error(
         agent
-            .resume(checkpoint.clone(), approve(&checkpoint))
+            .resume(checkpoint.clone(), approve_all(&checkpoint))
             .await
             .unwrap_err(),
     );
@@ -859,10 +872,7 @@ async fn nothing_stored_does_not_resume() {
 // ---------------------------------------------------------------------------------------------
 
 mod stopped_anywhere {
-    use std::future::Future;
-    use std::pin::Pin;
     use std::sync::Arc;
-    use std::task::{Context as TaskContext, Poll};
 
     use hookchain::interrupt::{Checkpointer, InMemoryCheckpointer};
     use hookchain::prelude::*;
@@ -870,7 +880,7 @@ mod stopped_anywhere {
     use proptest::prelude::*;
     use serde_json::json;
 
-    use crate::support::{Effects, ManualClock};
+    use crate::support::{Effects, ManualClock, YieldOnce, stopped_after};
 
     /// The agents' lease.
     const LEASE: std::time::Duration = std::time::Duration::from_secs(30);
@@ -899,42 +909,11 @@ mod stopped_anywhere {
                 _ => 3,
             };
             for _ in 0..yields {
-                YieldOnce(false).await;
+                YieldOnce::new().await;
             }
             self.0.record(format!("fx-done {key}"));
             Ok("fx done".to_owned())
         }
-    }
-
-    /// Pending once (waking itself), then ready.
-    struct YieldOnce(bool);
-
-    impl Future for YieldOnce {
-        type Output = ();
-
-        fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<()> {
-            if self.0 {
-                return Poll::Ready(());
-            }
-            self.0 = true;
-            cx.waker().wake_by_ref();
-            Poll::Pending
-        }
-    }
-
-    /// `future`, polled at most `polls` times: `None` if it was still running then (its
-    /// worker stopped there, and the future is dropped).
-    async fn stopped_after<F: Future>(polls: usize, future: F) -> Option<F::Output> {
-        let mut future = std::pin::pin!(future);
-        let mut left = polls;
-        std::future::poll_fn(move |cx| {
-            if left == 0 {
-                return Poll::Ready(None);
-            }
-            left -= 1;
-            future.as_mut().poll(cx).map(Some)
-        })
-        .await
     }
 
     /// The model: the answer of step `n` is `script[n]` (the number of its answers in the
@@ -1056,52 +1035,6 @@ mod stopped_anywhere {
     }
 }
 
-/// A store whose renewals find the lease taken (another worker claimed the key while this one
-/// was paused by its machine): everything else works.
-struct RenewLost(InMemoryCheckpointer);
-
-impl Checkpointer for RenewLost {
-    async fn claim(
-        &self,
-        key: &str,
-        worker: &str,
-        ttl: Duration,
-    ) -> Result<Claim, CheckpointError> {
-        self.0.claim(key, worker, ttl).await
-    }
-    async fn get(&self, key: &str) -> Result<Option<Record>, CheckpointError> {
-        self.0.get(key).await
-    }
-    async fn list(&self) -> Result<Vec<Stored>, CheckpointError> {
-        self.0.list().await
-    }
-    async fn put(
-        &self,
-        key: &str,
-        checkpoint: &Checkpoint,
-        lease: &Lease,
-    ) -> Result<(), CheckpointError> {
-        self.0.put(key, checkpoint, lease).await
-    }
-    async fn renew(&self, key: &str, _: &Lease) -> Result<std::time::SystemTime, CheckpointError> {
-        Err(CheckpointError::Claimed {
-            key: key.to_owned(),
-            by: "the other".to_owned(),
-        })
-    }
-    async fn release(&self, key: &str, lease: &Lease) -> Result<bool, CheckpointError> {
-        self.0.release(key, lease).await
-    }
-    async fn end(
-        &self,
-        key: &str,
-        lease: &Lease,
-        tombstone: Option<&Tombstone>,
-    ) -> Result<(), CheckpointError> {
-        self.0.end(key, lease, tombstone).await
-    }
-}
-
 /// A run whose lease is lost stops at once (with the store's error), rather than going on
 /// beside the worker that took the run over.
 #[tokio::test(start_paused = true)]
@@ -1118,10 +1051,7 @@ async fn a_run_that_lost_its_lease_stops() {
             effects: ran.clone(),
             hang: true,
         })
-        .checkpointer(
-            RenewLost(InMemoryCheckpointer::new()),
-            Durability::EveryStep,
-        )
+        .checkpointer(Faulty::failing("renew"), Durability::EveryStep)
         .lease(LEASE)
         .build();
     let error = agent.run("go").await.unwrap_err();
@@ -1140,7 +1070,7 @@ async fn never_leaves_a_retried_resume_to_the_idempotency_key() {
     let paused = agent.run_in(&mut thread, "pay").await.unwrap();
     let checkpoint = paused.checkpoint.unwrap();
     for _ in 0..2 {
-        let resumed = agent.resume_in(&mut thread, checkpoint.clone(), approve(&checkpoint));
+        let resumed = agent.resume_in(&mut thread, checkpoint.clone(), approve_all(&checkpoint));
         assert!(
             tokio::time::timeout(Duration::from_secs(5), resumed)
                 .await

@@ -7,25 +7,18 @@
 
 mod support;
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
-use hookchain::builtin::human_in_the_loop::{
-    ApprovalRequest, ApprovalResponse, HumanInTheLoop, ToolPolicy,
-};
+use hookchain::builtin::human_in_the_loop::{HumanInTheLoop, ToolPolicy};
 use hookchain::interrupt::{
     CheckpointError, Checkpointer, InMemoryCheckpointer, Record, ResumeError,
 };
 use hookchain::prelude::*;
-use hookchain::{
-    Checkpoint, Durability, EndReason, InterruptId, ResumeFrom, Role, Tool, ToolError, ToolSpec,
-};
+use hookchain::{Durability, EndReason, ResumeFrom, Role, Tool, ToolError, ToolSpec};
 use proptest::prelude::*;
 use serde_json::json;
-use support::{Effects, ManualClock};
+use support::{Effects, ManualClock, YieldOnce, approve_all, stopped_after};
 
 const LEASE: Duration = Duration::from_secs(30);
 
@@ -41,7 +34,7 @@ impl Tool for Pay {
     async fn call(&self, cx: ToolContext<'_>, _: serde_json::Value) -> Result<String, ToolError> {
         let key = cx.idempotency_key();
         self.0.record(format!("pay {key}"));
-        YieldOnce(false).await;
+        YieldOnce::new().await;
         self.0.record(format!("pay-done {key}"));
         Ok("paid".into())
     }
@@ -57,39 +50,9 @@ impl Tool for Log {
     }
 
     async fn call(&self, _: ToolContext<'_>, _: serde_json::Value) -> Result<String, ToolError> {
-        YieldOnce(false).await;
+        YieldOnce::new().await;
         Ok("logged".into())
     }
-}
-
-/// Pending once (waking itself), then ready.
-struct YieldOnce(bool);
-
-impl Future for YieldOnce {
-    type Output = ();
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<()> {
-        if self.0 {
-            return Poll::Ready(());
-        }
-        self.0 = true;
-        cx.waker().wake_by_ref();
-        Poll::Pending
-    }
-}
-
-/// `future`, polled at most `polls` times: `None` if its worker died before it ended.
-async fn stopped_after<F: Future>(polls: usize, future: F) -> Option<F::Output> {
-    let mut future = std::pin::pin!(future);
-    let mut left = polls;
-    std::future::poll_fn(move |cx| {
-        if left == 0 {
-            return Poll::Ready(None);
-        }
-        left -= 1;
-        future.as_mut().poll(cx).map(Some)
-    })
-    .await
 }
 
 fn agent(
@@ -118,17 +81,6 @@ fn agent(
         .worker(worker)
         .lease(LEASE)
         .build()
-}
-
-fn approve(checkpoint: &Checkpoint) -> Vec<(InterruptId, serde_json::Value)> {
-    checkpoint
-        .interrupts()
-        .iter()
-        .map(|interrupt| {
-            let request = ApprovalRequest::from_interrupt(interrupt).expect("an approval");
-            ApprovalResponse::approve_all(&request).answer(interrupt)
-        })
-        .collect()
 }
 
 #[derive(Debug, Clone)]
@@ -193,10 +145,10 @@ proptest! {
                 let (store, pause, key, agent) = (&store, &pause, &key, &workers[worker]);
                 async move {
                     if !stored {
-                        return agent.resume(pause.clone(), approve(pause)).await;
+                        return agent.resume(pause.clone(), approve_all(pause)).await;
                     }
                     let answers = match store.get(key).await.unwrap() {
-                        Some(Record::Checkpoint(held)) if held.is_pause() => approve(&held),
+                        Some(Record::Checkpoint(held)) if held.is_pause() => approve_all(&held),
                         _ => Vec::new(),
                     };
                     agent.resume(ResumeFrom::stored(key), answers).await

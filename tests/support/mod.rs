@@ -12,13 +12,19 @@
 // Each test binary that declares `mod support;` uses only part of it.
 #![allow(dead_code)]
 
+mod approvals;
 mod clock;
 mod effects;
+mod polls;
 
+#[allow(unused_imports)] // Each test binary uses part of them.
+pub(crate) use approvals::approve_all;
 #[allow(unused_imports)] // Each test binary uses part of them.
 pub(crate) use clock::ManualClock;
 #[allow(unused_imports)] // Each test binary uses part of them.
 pub(crate) use effects::{EffectTool, Effects, temp_dir};
+#[allow(unused_imports)] // Each test binary uses part of them.
+pub(crate) use polls::{YieldOnce, stopped_after};
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
