@@ -283,7 +283,22 @@ async fn tombstones(store: &impl Checkpointer) {
 /// Any non-empty key of at most 512 bytes, whatever its characters; others refused.
 async fn keys(store: &impl Checkpointer) {
     let paused = pause().await;
-    let odd = ["thread:42/a b", "../escape", "ünï", ".hidden", "%41", "A"];
+    // The longest keys, two of them alike but for their last character (a file store's names
+    // are cut: the keys must still be told apart).
+    let (longest_a, longest_b) = (
+        format!("{}a", "ü".repeat(255)),
+        format!("{}b", "ü".repeat(255)),
+    );
+    let odd = [
+        "thread:42/a b",
+        "../escape",
+        "ünï",
+        ".hidden",
+        "%41",
+        "A",
+        longest_a.as_str(),
+        longest_b.as_str(),
+    ];
     for key in odd {
         store_as(store, key, &paused, "w").await;
     }

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
+use serde::{Deserialize, Serialize};
+
 use super::checkpointer::valid_key;
 use super::{CheckpointError, Clock, Slot, SlotStore};
 
@@ -14,7 +16,9 @@ use super::{CheckpointError, Clock, Slot, SlotStore};
 /// lease. Files are written atomically (a temporary file, synced, renamed, and the directory
 /// synced), so a crash never leaves a half-written entry nor loses a renamed one; a write that
 /// fails removes its temporary file. Characters of a key other than ASCII letters, digits, `-`
-/// and `_` are written `%XX` in the file names.
+/// and `_` are written `%XX` in the file names; a name longer than 200 bytes is cut and
+/// completed with a hash of the key (every key of at most [`MAX_KEY_LEN`](super::MAX_KEY_LEN)
+/// bytes fits), the file holding the key itself.
 ///
 /// Every operation reads, decides and writes under an exclusive lock of `<dir>/.lock` (an
 /// operating-system file lock), so claims, fences and writes are atomic between the processes
@@ -72,13 +76,14 @@ impl SlotStore for FileCheckpointer {
     {
         let path = self.path(key)?;
         let (dir, now) = (self.dir.clone(), self.clock.now());
+        let key = key.to_owned();
         off_the_executor(&path.clone(), move || {
             let _lock = lock_dir(&dir)?;
-            let slot = read_slot(&path)?;
+            let slot = slot_of(&key, &path)?;
             let (updated, done) = operation(slot.clone(), now)?;
             if updated != slot {
                 match &updated {
-                    Some(slot) => write_atomically(&dir, &path, &to_json(slot)?)?,
+                    Some(slot) => write_atomically(&dir, &path, &to_json(&key, slot)?)?,
                     None => remove_if_there(&path)?,
                 }
             }
@@ -89,8 +94,8 @@ impl SlotStore for FileCheckpointer {
 
     async fn read(&self, key: &str) -> Result<(Option<Slot>, SystemTime), CheckpointError> {
         let path = self.path(key)?;
-        let read = path.clone();
-        let slot = off_the_executor(&path, move || read_slot(&read)).await?;
+        let (read, key) = (path.clone(), key.to_owned());
+        let slot = off_the_executor(&path, move || slot_of(&key, &read)).await?;
         Ok((slot, self.clock.now()))
     }
 
@@ -108,12 +113,18 @@ impl SlotStore for FileCheckpointer {
             for entry in entries {
                 let entry = entry.map_err(io(&dir))?;
                 let name = entry.file_name();
-                let Some(key) = name.to_str().and_then(|name| name.strip_suffix(".json")) else {
+                let Some(name) = name.to_str().and_then(|name| name.strip_suffix(".json")) else {
                     continue;
                 };
                 // Temporary files start with a dot; keys never do once written.
-                let Some(key) = key_of(key) else { continue };
-                if let Some(slot) = read_slot(&entry.path())? {
+                if name.starts_with('.') {
+                    continue;
+                }
+                let Some((written, slot)) = read_slot(&entry.path())? else {
+                    continue;
+                };
+                // The key the file says (a long key's name is cut), else the one its name says.
+                if let Some(key) = written.or_else(|| key_of(name)) {
                     slots.push((key, slot));
                 }
             }
@@ -139,25 +150,49 @@ fn lock_dir(dir: &Path) -> Result<File, CheckpointError> {
     Ok(file)
 }
 
-/// The slot in the file at `path`, if there is one; a file of an older version (the
+/// A key's file: its key (absent in a file of an older version), and its slot.
+#[derive(Serialize, Deserialize)]
+struct Written<S> {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    key: Option<String>,
+    #[serde(flatten)]
+    slot: S,
+}
+
+/// `key`'s slot, in the file at `path`: refused if the file is another key's (two long keys
+/// whose cut names and hashes met).
+fn slot_of(key: &str, path: &Path) -> Result<Option<Slot>, CheckpointError> {
+    match read_slot(path)? {
+        Some((Some(written), _)) if written != key => Err(io(path)(std::io::Error::other(
+            format!("the file holds the key {written:?}, not {key:?} (their file names met)"),
+        ))),
+        read => Ok(read.map(|(_, slot)| slot)),
+    }
+}
+
+/// The key and slot in the file at `path`, if there is one; a file of an older version (the
 /// checkpoint alone) is a free key holding it.
-fn read_slot(path: &Path) -> Result<Option<Slot>, CheckpointError> {
+fn read_slot(path: &Path) -> Result<Option<(Option<String>, Slot)>, CheckpointError> {
     let Some(text) = read_if_there(path)? else {
         return Ok(None);
     };
-    match serde_json::from_str::<Slot>(&text) {
-        Ok(slot) => Ok(Some(slot)),
+    match serde_json::from_str::<Written<Slot>>(&text) {
+        Ok(written) => Ok(Some((written.key, written.slot))),
         Err(error) => match serde_json::from_str::<serde_json::Value>(&text) {
             Ok(value) if value.get("token").is_none() && value.get("format").is_some() => {
-                Ok(Some(Slot::new(Some(text), None, None, 0, 0)))
+                Ok(Some((None, Slot::new(Some(text), None, None, 0, 0))))
             }
             _ => Err(CheckpointError::Decode(error)),
         },
     }
 }
 
-fn to_json(slot: &Slot) -> Result<String, CheckpointError> {
-    serde_json::to_string(slot).map_err(CheckpointError::Encode)
+fn to_json(key: &str, slot: &Slot) -> Result<String, CheckpointError> {
+    let written = Written {
+        key: Some(key.to_owned()),
+        slot,
+    };
+    serde_json::to_string(&written).map_err(CheckpointError::Encode)
 }
 
 /// Writes `bytes` to `target` in `dir` atomically: a temporary file of this write's own,
@@ -186,7 +221,25 @@ fn file_name(key: &str) -> String {
             name.push_str(&format!("%{byte:02X}"));
         }
     }
+    // File systems take names of at most 255 bytes: a longer one is cut and completed with a
+    // hash of the whole key (the file holds the key, so that a clash is told, never mixed up).
+    if name.len() > LONGEST_NAME {
+        name.truncate(CUT_NAME);
+        name.push_str(&format!("~{:016x}", fnv1a(key.as_bytes())));
+    }
     name
+}
+
+/// The longest file name written as the key is; a longer one is cut.
+const LONGEST_NAME: usize = 200;
+/// Where a name too long is cut, before `~` and its hash.
+const CUT_NAME: usize = 160;
+
+/// FNV-1a, 64 bits: a hash that stays the same across versions and platforms (file names must).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// The key a file name was written for, if it is one.
