@@ -1082,3 +1082,47 @@ async fn never_leaves_a_retried_resume_to_the_idempotency_key() {
     assert_eq!(paid[0], paid[1], "with the same key");
     assert!(store.list().await.unwrap().is_empty());
 }
+
+/// A thread whose resume's client went away after the approved call ran is kept by the
+/// application as it was (still at the pause); resumed from what the store holds, it goes on
+/// from there — the call does not run again — and the thread ends whole.
+#[tokio::test(start_paused = true)]
+async fn a_threads_retried_resume_goes_on_from_the_store() {
+    for durability in [Durability::Pauses, Durability::EveryStep] {
+        let store = store();
+        let ran = Effects::memory();
+        let first = approving(&store, durability, "web-1", &ran, true);
+        let mut thread = first.thread();
+        let paused = first.run_in(&mut thread, "pay").await.unwrap();
+        let checkpoint = paused.checkpoint.unwrap();
+        let kept = thread.clone();
+        let timed_out = tokio::time::timeout(
+            Duration::from_secs(5),
+            first.resume_in(&mut thread, checkpoint.clone(), approve_all(&checkpoint)),
+        )
+        .await;
+        assert!(timed_out.is_err());
+        settle().await;
+        assert_eq!(thread, kept, "{durability:?}: the thread is as it was");
+
+        let retry = approving(&store, durability, "web-2", &ran, false);
+        let refused = retry
+            .resume_in(&mut thread, checkpoint.clone(), approve_all(&checkpoint))
+            .await
+            .unwrap_err();
+        assert!(matches!(
+            resume_error(refused),
+            ResumeError::Superseded { .. }
+        ));
+        let key = thread.id().as_str().to_owned();
+        let done = retry
+            .resume_in(&mut thread, ResumeFrom::stored(&key), [])
+            .await
+            .unwrap();
+        assert_eq!(done.text().as_deref(), Some("paid"), "{durability:?}");
+        assert_eq!(ran.of("pay").len(), 1, "{durability:?}: pay ran twice");
+        assert!(!thread.is_paused());
+        assert_eq!(thread.runs(), 1);
+        assert_no_dangling(thread.messages());
+    }
+}

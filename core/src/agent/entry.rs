@@ -262,7 +262,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             .into());
         }
         let (checkpoint, held) = self.take(from).await?;
-        let restored = waits_on(thread, &checkpoint)
+        let restored = waits_on(thread, &checkpoint, held.is_some())
             .and_then(|()| self.restore(run_context, checkpoint, answers));
         let (mut cx, mut state, position) = self.refused_lets_go(restored, held.as_ref()).await?;
         cx.events = events.map(RunEvents::boxed);
@@ -540,8 +540,11 @@ impl Drop for ChargeOnDrop<'_> {
 
 /// Whether `thread` waits on `checkpoint`: a pause while the thread waits on it; a step
 /// checkpoint (a run whose worker died) while the thread has not moved on since that run
+/// started. A checkpoint its store holds (`stored`) is the run's latest, whatever the thread
+/// last heard of it — a resume whose client went away before the thread was kept left the
+/// thread at the older pause — so it resumes while the thread has not moved on since the run
 /// started.
-fn waits_on<S>(thread: &Thread<S>, checkpoint: &Checkpoint) -> Result<(), Error> {
+fn waits_on<S>(thread: &Thread<S>, checkpoint: &Checkpoint, stored: bool) -> Result<(), Error> {
     if checkpoint.thread.as_ref() != Some(&thread.id) {
         return Err(ResumeError::WrongThread {
             checkpoint: checkpoint.thread.clone(),
@@ -549,9 +552,11 @@ fn waits_on<S>(thread: &Thread<S>, checkpoint: &Checkpoint) -> Result<(), Error>
         }
         .into());
     }
+    let same_run = thread.runs == checkpoint.counters.runs;
     let waits = match &thread.paused {
+        _ if stored => same_run,
         Some(pause) => pause.checkpoint == checkpoint.id,
-        None => !checkpoint.is_pause() && thread.runs == checkpoint.counters.runs,
+        None => !checkpoint.is_pause() && same_run,
     };
     if waits {
         Ok(())
