@@ -196,3 +196,19 @@ fn the_builder_names_an_empty_setting() {
         .unwrap();
     assert_eq!(agent.system_prompt(), Some("Plan with write_todos."));
 }
+
+/// An agent `build` could not build takes no key in its store either: its runs and resumes fail
+/// at once, and nothing is left held.
+#[tokio::test]
+async fn an_agent_build_could_not_build_takes_no_key() {
+    use hookchain::interrupt::{Checkpointer, InMemoryCheckpointer};
+    let store = std::sync::Arc::new(InMemoryCheckpointer::new());
+    let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("never")]))
+        .chain((TodoList::new(), TodoList::new()))
+        .checkpointer(store.clone(), hookchain::Durability::EveryStep)
+        .build();
+    assert!(matches!(agent.run("Hi").await, Err(Error::Build(_))));
+    let resumed = agent.resume(hookchain::ResumeFrom::stored("k"), []).await;
+    assert!(matches!(resumed, Err(Error::Build(_))));
+    assert!(store.list().await.unwrap().is_empty());
+}

@@ -293,8 +293,12 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         .instrument(span)
     }
 
-    /// A new run in `cx` takes its key, if the agent keeps its runs.
+    /// A new run in `cx` takes its key, if the agent keeps its runs (an agent `build` could not
+    /// build takes none: its runs fail at once).
     async fn begin(&self, cx: &Context) -> Result<Option<Held>, Error> {
+        if self.build_error.is_some() {
+            return Ok(None);
+        }
         match &self.durable {
             Some(durable) => Box::pin(durable.begin(durable::key(cx), &self.worker))
                 .await
@@ -306,6 +310,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// The checkpoint a resume continues: with a store, the one it holds under the run's key
     /// (claimed, with the hold); without one, the checkpoint given.
     async fn take(&self, from: ResumeFrom) -> Result<(Checkpoint, Option<Held>), Error> {
+        if let Some(error) = &self.build_error {
+            return Err(Error::Build(Box::new(error.clone())));
+        }
         let Some(durable) = &self.durable else {
             return match from {
                 ResumeFrom::Checkpoint(checkpoint) => Ok((*checkpoint, None)),
