@@ -77,7 +77,7 @@ fn refusal(result: Result<hookchain::RunOutput, Error>) -> (ModelError, CircuitO
                 .and_then(|s| s.downcast_ref::<CircuitOpen>())
                 .expect("a CircuitOpen source")
                 .clone();
-            (error, open)
+            (*error, open)
         }
         other => panic!("expected a refused call, got {other:?}"),
     }

@@ -76,7 +76,7 @@ impl HandTurn {
             request.tools = self.tools.shared_specs();
             request.tool_choice = ToolChoice::Auto;
             request.settings = ModelSettings::new();
-            let response = self.model.invoke(request).await.map_err(Error::Model)?;
+            let response = self.model.invoke(request).await.map_err(Error::from)?;
             let calls = response.message.tool_calls.clone();
             messages.push(response.message);
             if calls.is_empty() {

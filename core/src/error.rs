@@ -18,9 +18,11 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The model call failed (after whatever retries the middleware made).
+    /// The model call failed (after whatever retries the middleware made). Boxed, as every
+    /// variant that holds more than a word or two: an `Error` stays small, and so does every
+    /// `Result` the loop passes on.
     #[error("the model call failed")]
-    Model(#[from] ModelError),
+    Model(#[source] Box<ModelError>),
     /// A middleware hook failed; the error names the middleware and the hook.
     #[error(transparent)]
     Middleware(Box<MiddlewareError>),
@@ -77,6 +79,12 @@ pub enum Error {
 
 // The rare, large errors are boxed so that `Result<Flow, Error>`, which every hook returns,
 // stays small to move.
+impl From<ModelError> for Error {
+    fn from(error: ModelError) -> Self {
+        Error::Model(Box::new(error))
+    }
+}
+
 impl From<MiddlewareError> for Error {
     fn from(error: MiddlewareError) -> Self {
         Error::Middleware(Box::new(error))

@@ -146,7 +146,7 @@ where
                 let polled = span
                     .in_scope(|| catch_unwind(AssertUnwindSafe(|| invoke.poll(task))))
                     .unwrap_or_else(|payload| Poll::Ready(Err(model_panicked(payload.as_ref()))));
-                let answer = std::task::ready!(polled).map_err(Error::Model);
+                let answer = std::task::ready!(polled).map_err(Error::from);
                 Poll::Ready(counted(answer, usage, span))
             }
             ModelCallProjection::Streaming { call } => call.as_mut().poll_events(task),
@@ -155,7 +155,7 @@ where
                     .take()
                     .unwrap_or_else(|| model_panicked(&"polled again"));
                 telemetry::record_model_error(span, error.kind());
-                Poll::Ready(Err(Error::Model(error)))
+                Poll::Ready(Err(Error::from(error)))
             }
         }
     }
@@ -189,10 +189,10 @@ where
                     Poll::Pending => return Poll::Pending,
                     Poll::Ready(Some(Ok(event))) => event,
                     Poll::Ready(Some(Err(error))) => {
-                        return Poll::Ready(Err(Error::Model(error)));
+                        return Poll::Ready(Err(Error::from(error)));
                     }
                     Poll::Ready(None) => {
-                        let answer = std::mem::take(assembler).finish().map_err(Error::Model);
+                        let answer = std::mem::take(assembler).finish().map_err(Error::from);
                         if let (Ok(response), Some(events)) = (&answer, events.as_deref_mut()) {
                             events.streamed = Some(response.message.clone());
                         }
@@ -265,7 +265,7 @@ struct Answer<'s> {
 
 impl Emit for Answer<'_> {
     fn emit(&mut self, event: ModelEvent) -> Result<(), Error> {
-        self.assembler.push(&event).map_err(Error::Model)?;
+        self.assembler.push(&event).map_err(Error::from)?;
         if let Some(events) = &mut self.events {
             events.queue.push(AgentEvent::Model(event));
             events.forwarded = true;

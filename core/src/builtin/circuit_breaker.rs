@@ -200,7 +200,7 @@ impl CircuitBreaker {
         let trial = match admission {
             Admission::Call => false,
             Admission::Trial => true,
-            Admission::Refuse(error) => return Err(Error::Model(error)),
+            Admission::Refuse(error) => return Err(error.into()),
         };
         let mut pending = PendingTrial {
             breaker: self,

@@ -96,7 +96,7 @@ impl ModelFallback {
                 request.clone()
             };
             let error = match next.call(cx, attempt).await {
-                Err(Error::Model(error)) => error,
+                Err(Error::Model(error)) => *error,
                 // An answer, an interrupt, a middleware's error: not a model's failure.
                 other => return other,
             };
@@ -106,7 +106,7 @@ impl ModelFallback {
                 _ => Some(self.models[index - 1].clone()),
             };
             if !self.falls_back_on(&error) {
-                return Err(Error::Model(error));
+                return Err(error.into());
             }
             if let Some(next_model) = self.models.get(index) {
                 tracing::warn!(
@@ -120,7 +120,7 @@ impl ModelFallback {
             }
             failed.push(FallbackAttempt { model, error });
         }
-        Err(Error::Model(FallbackError::into_model_error(failed)))
+        Err(FallbackError::into_model_error(failed).into())
     }
 }
 

@@ -89,7 +89,7 @@ impl Timeout {
             Ok(outcome) => outcome,
             Err(_elapsed) => {
                 tracing::warn!(limit = ?limit, "Timeout: the model call timed out");
-                Err(Error::Model(ModelError::timeout(format!(
+                Err(Error::from(ModelError::timeout(format!(
                     "the model call took longer than {limit:?}"
                 ))))
             }

@@ -98,7 +98,7 @@ impl ModelRetry {
         });
         match text {
             Some(text) => Ok(ModelResponse::text(text)),
-            None => Err(Error::Model(error)),
+            None => Err(error.into()),
         }
     }
 }
@@ -130,7 +130,7 @@ impl ModelRetry {
                 request.clone()
             };
             let error = match next.call(cx, attempt).await {
-                Err(Error::Model(error)) => error,
+                Err(Error::Model(error)) => *error,
                 // A success, or not a model error (a hook's error, an interrupt): not ours.
                 other => return other,
             };
