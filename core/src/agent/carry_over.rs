@@ -1,9 +1,11 @@
 //! A checkpoint's chain state carried over to this agent's chain, which may have changed since
 //! the checkpoint was made (chain evolution, Sagents' restorable interrupts).
 //!
-//! Members are matched by name (the k-th member of a name continues the k-th of that name): a
-//! matched member keeps its state, a new member starts from `Default`, a removed member's state
-//! is dropped with a warning. Positions recorded in the checkpoint (the interrupted hook's
+//! Members are matched per middleware, by instance name where they have one
+//! ([`Named`](crate::middleware::Named)), else in order (see [`Matching`]); a matching that
+//! would have to guess is refused ([`ResumeError::AmbiguousMember`]). A matched member keeps
+//! its state, a new member starts from `Default`, a removed member's state is dropped with a
+//! warning. Positions recorded in the checkpoint (the interrupted hook's
 //! member, the members that raised interrupts or got answers) move with their members; an
 //! interrupt whose member is gone no longer waits (see [`Carried::gone`]). Only a state that no
 //! longer deserializes is refused, naming its member.
@@ -40,14 +42,14 @@ pub(super) fn carry_over<C: Middleware>(
     };
     // Format 2 did not record how members nest: its state splits only on the same members.
     if checkpoint.flat_chain {
-        if checkpoint.chain.names() != members.names() {
+        if checkpoint.chain.type_names() != members.type_names() {
             return Err(mismatch(checkpoint));
         }
         checkpoint.chain = members.clone();
         checkpoint.flat_chain = false;
     }
     let old = checkpoint.chain.clone();
-    let matching = Matching::new(&old, members);
+    let matching = Matching::new(&old, members)?;
     let (Some(run), Some(thread)) = (
         carry_state(&matching, &old, members, &checkpoint.state)?,
         carry_state(&matching, &old, members, &checkpoint.thread_state)?,
@@ -119,7 +121,7 @@ pub(super) fn carry_thread_state<C: Middleware>(
     members: &Members,
 ) -> Result<C::ThreadState, ResumeError> {
     let old = old.unwrap_or(members);
-    let matching = Matching::new(old, members);
+    let matching = Matching::new(old, members)?;
     if old != members {
         warn_removed(&matching, "thread");
     }
@@ -133,9 +135,9 @@ pub(super) fn carry_thread_state<C: Middleware>(
 fn warn_removed(matching: &Matching<'_>, whose: &str) {
     for removed in matching.removed() {
         tracing::warn!(
-            member = removed.name,
+            member = removed.display(),
             "the {whose}'s member `{}` is not in this chain: its state is dropped",
-            removed.name
+            removed.display()
         );
     }
 }
@@ -182,7 +184,7 @@ fn carry_state<T: DeserializeOwned + Serialize + Default>(
                     let mut trial = defaults.clone();
                     *trial.get_mut(j)? = chosen[j].clone();
                     let tried = serde_json::from_value::<T>(new.assemble(&mut trial.into_iter()));
-                    tried.err().map(|error| (matching.new[j].name, error))
+                    tried.err().map(|error| (matching.new[j].display(), error))
                 });
             let (member, source) = culprit.unwrap_or(("the chain", error));
             Err(ResumeError::State {
