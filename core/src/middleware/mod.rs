@@ -475,6 +475,13 @@ pub trait Middleware: Send + Sync {
         Self::members(internal)
     }
 
+    /// The name this member is known by: its instance's name ([`Named`]), else
+    /// [`NAME`](Self::NAME).
+    #[doc(hidden)]
+    fn instance_name(&self, _: Internal) -> &'static str {
+        Self::NAME
+    }
+
     /// This middleware as the instance named `name` ([`Named`]): checkpoints, threads,
     /// interrupts and errors know it by its name, and a checkpoint or thread resumed on a chain
     /// that changed since gives it the state of the instance of its name.

@@ -63,9 +63,9 @@ use crate::model::{ModelEvent, ModelRequest, ModelResponse};
 ///
 /// # Performance
 ///
-/// `Named<M>` is `M` and a `&'static str`, and allocates nothing per call. Its hooks add a
-/// branch on their result; `wrap_model_call` is `M`'s own future, `wrap_tool_call` `M`'s in one
-/// of its own (to name an interrupt it raises).
+/// `Named<M>` is `M` and a `&'static str`, and allocates nothing per call. Its sequential hooks
+/// add a branch on their result; its wrap hooks are `M`'s own futures, so it adds nothing to
+/// the depth of the onions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Named<M> {
     name: &'static str,
@@ -144,6 +144,7 @@ impl<M: Middleware> Named<M> {
 }
 
 /// The named instance behaves as `M`; only its name differs.
+#[diagnostic::do_not_recommend]
 impl<M: Middleware> Middleware for Named<M> {
     type State = M::State;
     type ThreadState = M::ThreadState;
@@ -258,21 +259,21 @@ impl<M: Middleware> Middleware for Named<M> {
         self.own_flow(Hook::AfterModel, result)
     }
 
-    // What `next` gives back is a result, never an error: an error here is this member's own
-    // (an interrupt, or a failure that becomes the call's result).
-    async fn wrap_tool_call<N: ToolNext>(
+    // `M`'s own future: the onion's layer names its interrupt and errors after the instance
+    // ([`instance_name`](Middleware::instance_name)), with no future of this one's around it.
+    fn wrap_tool_call<N: ToolNext>(
         &self,
         cx: ToolContext<'_>,
         state: &Self::State,
         thread: &Self::ThreadState,
         call: ToolCall,
         next: N,
-    ) -> Result<ToolResult, Error> {
-        let result = self
-            .inner
-            .wrap_tool_call(cx, state, thread, call, next)
-            .await;
-        self.own(Hook::WrapToolCall, result)
+    ) -> impl Future<Output = Result<ToolResult, Error>> + Send {
+        self.inner.wrap_tool_call(cx, state, thread, call, next)
+    }
+
+    fn instance_name(&self, _: Internal) -> &'static str {
+        self.name
     }
 
     fn check_answer_at(

@@ -44,6 +44,13 @@ impl<M: Middleware> Middleware for Option<M> {
         M::members(internal)
     }
 
+    fn instance_name(&self, internal: Internal) -> &'static str {
+        match self {
+            Some(m) => m.instance_name(internal),
+            None => M::NAME,
+        }
+    }
+
     fn instance_members(&self, internal: Internal) -> crate::interrupt::Members {
         match self {
             Some(m) => m.instance_members(internal),
