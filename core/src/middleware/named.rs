@@ -15,9 +15,10 @@ use crate::model::{ModelEvent, ModelRequest, ModelResponse};
 /// its name where the chain records or reports its members. Built by
 /// [`Middleware::named`] (or [`Named::new`]).
 ///
-/// A chain may list a middleware more than once — two [`ToolCallLimit`]s, say, one for all
-/// tools and one for `search`. Their states are told apart by the position each takes, which is
-/// enough for a run; but a checkpoint or a thread stored by one chain may be resumed on a chain
+/// A chain may list a middleware more than once: two
+/// [`ToolCallLimit`](crate::builtin::ToolCallLimit)s, say, one for all tools and one for
+/// `search`. Their states are told apart by the position each takes, which is enough for a
+/// run; but a checkpoint or a thread stored by one chain may be resumed on a chain
 /// that changed since (see [`Agent::resume`](crate::Agent::resume)), and then members are
 /// matched by middleware, not by position. A name makes the match certain:
 ///
@@ -32,7 +33,8 @@ use crate::model::{ModelEvent, ModelRequest, ModelResponse};
 ///   [`Checkpoint::chain`](crate::interrupt::Checkpoint::chain), its entry in
 ///   [`describe`](Middleware::describe) and the errors of a resume use the name.
 ///
-/// Tracing spans and events keep the middleware's [`NAME`](Middleware::NAME).
+/// Tracing spans and events, and the error of a hook that panicked, keep the middleware's
+/// [`NAME`](Middleware::NAME).
 ///
 /// ```
 /// use hookchain::prelude::*;
@@ -53,8 +55,10 @@ use crate::model::{ModelEvent, ModelRequest, ModelResponse};
 ///
 /// The name is a `&'static str`, as a middleware's [`NAME`](Middleware::NAME) is: names are
 /// part of the chain's code, as the members are. It is stored, as a string, in every
-/// checkpoint and thread: renaming an instance makes it a new one (its stored state is
-/// dropped), unless it is the only member of its middleware on both sides.
+/// checkpoint and thread: renaming an instance makes it a new one (the state stored under the
+/// old name is dropped). Naming the members of a chain that had no names, or dropping a name,
+/// keeps their states where that is no guess (as many members of the middleware on both
+/// sides).
 ///
 /// To switch a named instance off at run time, name the [`Option`]
 /// (`Some(limit).named("daily")`, `None::<ToolCallLimit>.named("daily")`): it keeps its name
