@@ -502,6 +502,42 @@ async fn an_ambiguous_checkpoint_is_refused_naming_the_members() {
     assert!(agent.model().requests().is_empty());
 }
 
+/// Writes `stamp;` on the system prompt; keeps no state.
+#[hook(before_model)]
+fn stamp(request: &mut ModelRequest) {
+    let prompt = request.system_prompt.get_or_insert_with(String::new);
+    prompt.push_str("stamp;");
+}
+
+/// Two unnamed members of a middleware without state, one removed since: whichever goes on,
+/// it carries the same (nothing), so that is no guess, and the resume goes on.
+#[tokio::test]
+async fn stateless_members_of_one_middleware_resume_when_one_is_removed() {
+    let checkpoint = paused_with(chain![ask_second, stamp, stamp]).await;
+    let lookups = counter();
+    let agent = agent(&lookups, chain![ask_second, stamp]);
+    let answers = answer_all(&checkpoint, json!("go"));
+    let done = agent.resume(checkpoint, answers).await.unwrap();
+    assert_eq!(done.text().as_deref(), Some("done"));
+    assert_eq!(system_prompts(&agent), [Some("stamp;".to_owned())]);
+}
+
+/// Two unnamed `ask_second`s (no state), one removed since, the first of them paused: whether
+/// the one left is the one that asked would be a guess, so the resume is refused.
+#[tokio::test]
+async fn a_pause_in_a_member_paired_by_a_guess_is_refused() {
+    let checkpoint = paused_with(chain![ask_second, ask_second]).await;
+    let lookups = counter();
+    let agent = agent(&lookups, chain![ask_second]);
+    let answers = answer_all(&checkpoint, json!("go"));
+    let error = agent.resume(checkpoint, answers).await.unwrap_err();
+    assert!(
+        matches!(&error, hookchain::Error::Resume(error) if matches!(&**error, ResumeError::AmbiguousMember { name, .. } if name == "ask_second")),
+        "{error:?}"
+    );
+    assert!(agent.model().requests().is_empty());
+}
+
 /// Unnamed members of one middleware that are as many as before resume as they did (in
 /// order), and so do members given names since.
 #[tokio::test]
@@ -591,7 +627,7 @@ async fn a_thread_gives_each_named_limit_its_own_count() {
 }
 
 /// The same thread with unnamed limits: adopting it on the changed chain is refused naming the
-/// limits, and so is running it as it was read.
+/// limits, and so is running it read as it was stored.
 #[tokio::test]
 async fn an_ambiguous_thread_is_refused_naming_the_members() {
     let runs = counter();
@@ -618,12 +654,15 @@ async fn an_ambiguous_thread_is_refused_naming_the_members() {
     );
     assert!(error.to_string().contains("`ToolCallLimit`"), "{error}");
 
-    // Read as the new chain's state type (one limit's count, as the old chain's first member
-    // had): carried over when it runs, and refused there.
-    let mut stored: Value = serde_json::from_str(&stored).unwrap();
-    stored["state"] = json!([stored["state"][0]]);
-    let mut read: Thread<(ThreadToolCalls,)> = serde_json::from_value(stored).unwrap();
-    let error = new.run_in(&mut read, "again").await.unwrap_err();
+    // Read directly as the state of a chain whose state has the same shape (a limit and a
+    // counter of runs): carried over when it runs, and refused there.
+    let counted = limited(
+        "search",
+        &runs,
+        chain![one_per_thread("search"), count_runs],
+    );
+    let mut read: Thread<(ThreadToolCalls, u32)> = serde_json::from_str(&stored).unwrap();
+    let error = counted.run_in(&mut read, "again").await.unwrap_err();
     assert!(
         matches!(&error, hookchain::Error::Resume(error) if matches!(**error, ResumeError::AmbiguousMember { .. })),
         "{error:?}"

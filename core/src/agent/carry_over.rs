@@ -49,7 +49,7 @@ pub(super) fn carry_over<C: Middleware>(
         checkpoint.flat_chain = false;
     }
     let old = checkpoint.chain.clone();
-    let matching = Matching::new(&old, members)?;
+    let matching = Matching::new(&old, members);
     let (Some(run), Some(thread)) = (
         carry_state(&matching, &old, members, &checkpoint.state)?,
         carry_state(&matching, &old, members, &checkpoint.thread_state)?,
@@ -63,6 +63,27 @@ pub(super) fn carry_over<C: Middleware>(
             gone: Vec::new(),
             resume_instead: None,
         });
+    }
+    // Where the run stopped must not be in a member paired by a guess.
+    let recorded = checkpoint
+        .interrupts
+        .iter()
+        .filter_map(|interrupt| interrupt.member)
+        .chain(match &checkpoint.position {
+            Position::BeforeModel { member, .. } | Position::AfterModel { member, .. } => {
+                vec![*member]
+            }
+            Position::Tools { answers, .. } => answers
+                .iter()
+                .filter_map(|answer| match answer.raiser {
+                    Raiser::Member(at) => Some(at),
+                    Raiser::Tool => None,
+                })
+                .collect(),
+            Position::Step => Vec::new(),
+        });
+    for at in recorded {
+        matching.refuse_guess_at(at)?;
     }
     warn_removed(&matching, "checkpoint");
     let mut gone = Vec::new();
@@ -121,7 +142,7 @@ pub(super) fn carry_thread_state<C: Middleware>(
     members: &Members,
 ) -> Result<C::ThreadState, ResumeError> {
     let old = old.unwrap_or(members);
-    let matching = Matching::new(old, members)?;
+    let matching = Matching::new(old, members);
     if old != members {
         warn_removed(&matching, "thread");
     }
@@ -167,6 +188,7 @@ fn carry_state<T: DeserializeOwned + Serialize + Default>(
         .ok()
         .and_then(|defaults| new.split(defaults))
         .unwrap_or_default();
+    matching.refuse_guess(&old_states, &defaults)?;
     let chosen: Vec<Value> = (0..matching.new.len())
         .map(|j| match matching.continues[j] {
             Some(i) => old_states[i].clone(),

@@ -175,7 +175,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// the checkpoint's unnamed ones in order, when there are as many of them; when there are
     /// not (two unnamed `ToolCallLimit`s then, one now), which one continues would be a guess,
     /// and the resume is refused ([`ResumeError::AmbiguousMember`] names them) before anything
-    /// runs. The same holds for a stored thread ([`adopt_thread`](Self::adopt_thread),
+    /// runs — unless they carry nothing (each held its default state, and none of them paused
+    /// the run), when any match is the same. The same holds for a stored thread ([`adopt_thread`](Self::adopt_thread),
     /// [`run_in`](Self::run_in)).
     ///
     /// ```

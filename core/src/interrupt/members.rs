@@ -226,24 +226,44 @@ impl Members {
 ///
 /// A group whose old and new members are as many pairs up in order; a group with members on
 /// only one side has nothing to pair (new, or removed). Any other group would make the
-/// matching guess which member continues which: it is refused ([`ResumeError::AmbiguousMember`]),
-/// naming the members. Named instances with different names never continue each other.
+/// matching guess which member continues which: it is paired in order all the same, and
+/// recorded as ambiguous; a state carried over through it is refused
+/// ([`ResumeError::AmbiguousMember`], naming the members) unless every old member of the group
+/// holds its default state, when any pairing carries the same (two stateless hooks, one left),
+/// and no interrupt or paused hook was recorded in the group
+/// ([`refuse_guess_at`](Self::refuse_guess_at)).
+/// Named instances with different names never continue each other.
 #[derive(Debug)]
 pub(crate) struct Matching<'a> {
     pub(crate) old: Vec<Leaf<'a>>,
     pub(crate) new: Vec<Leaf<'a>>,
     /// For each new member, the old member it continues (by index in `old`), if any.
     pub(crate) continues: Vec<Option<usize>>,
+    /// The groups paired by a guess.
+    ambiguous: Vec<Ambiguous<'a>>,
+}
+
+/// A group of members of one middleware paired by a guess (not as many old as new).
+#[derive(Debug)]
+struct Ambiguous<'a> {
+    /// The middleware.
+    name: &'a str,
+    /// The group's old members (indices in `Matching::old`).
+    old: Vec<usize>,
+    /// The group's new members (indices in `Matching::new`).
+    new: Vec<usize>,
 }
 
 impl<'a> Matching<'a> {
-    /// Matches the members of `old` with those of `new`; an error if that would be a guess.
-    pub(crate) fn new(old: &'a Members, new: &'a Members) -> Result<Self, ResumeError> {
+    /// Matches the members of `old` with those of `new` (see [`refuse_guess`](Self::refuse_guess)
+    /// for the groups paired by a guess).
+    pub(crate) fn new(old: &'a Members, new: &'a Members) -> Self {
         let (old, new) = (old.leaves(), new.leaves());
         let mut matching = Matching {
             continues: vec![None; new.len()],
             old,
             new,
+            ambiguous: Vec::new(),
         };
         let mut taken = vec![false; matching.old.len()];
         let types: BTreeSet<&str> = matching.new.iter().map(|leaf| leaf.name).collect();
@@ -270,7 +290,7 @@ impl<'a> Matching<'a> {
                     .copied()
                     .filter(|&j| matching.new[j].instance == Some(instance))
                     .collect();
-                matching.pair(name, &old_group, &new_group, &mut taken)?;
+                matching.pair(name, &old_group, &new_group, &mut taken);
             }
             // 2. The unnamed members.
             let unnamed_old: Vec<usize> = old_of
@@ -283,7 +303,7 @@ impl<'a> Matching<'a> {
                 .copied()
                 .filter(|&j| matching.new[j].instance.is_none())
                 .collect();
-            matching.pair(name, &unnamed_old, &unnamed_new, &mut taken)?;
+            matching.pair(name, &unnamed_old, &unnamed_new, &mut taken);
             // 3. What is left, if one side's is unnamed.
             let left_old: Vec<usize> = old_of.iter().copied().filter(|&i| !taken[i]).collect();
             let left_new: Vec<usize> = new_of
@@ -295,42 +315,82 @@ impl<'a> Matching<'a> {
                 group.iter().all(|&i| leaves[i].instance.is_none())
             };
             if unnamed(&matching.old, &left_old) || unnamed(&matching.new, &left_new) {
-                matching.pair(name, &left_old, &left_new, &mut taken)?;
+                matching.pair(name, &left_old, &left_new, &mut taken);
             }
         }
-        Ok(matching)
+        matching
     }
 
     /// Pairs the old members `old` (indices in `self.old`) with the new members `new` of the
-    /// middleware `name`, in order, if they are as many; nothing if one side has none; an error
-    /// otherwise.
-    fn pair(
-        &mut self,
-        name: &str,
-        old: &[usize],
-        new: &[usize],
-        taken: &mut [bool],
-    ) -> Result<(), ResumeError> {
+    /// middleware `name`, in order; nothing if one side has none; recorded as a guess if they
+    /// are not as many.
+    fn pair(&mut self, name: &'a str, old: &[usize], new: &[usize], taken: &mut [bool]) {
         if old.is_empty() || new.is_empty() {
-            return Ok(());
+            return;
         }
         if old.len() != new.len() {
-            let labels = |leaves: &[Leaf<'_>]| {
-                leaves
-                    .iter()
-                    .filter(|leaf| leaf.name == name)
-                    .map(Leaf::label)
-                    .collect()
-            };
-            return Err(ResumeError::AmbiguousMember {
-                name: name.to_owned(),
-                checkpoint: labels(&self.old),
-                agent: labels(&self.new),
+            self.ambiguous.push(Ambiguous {
+                name,
+                old: old.to_vec(),
+                new: new.to_vec(),
             });
         }
         for (&i, &j) in old.iter().zip(new) {
             taken[i] = true;
             self.continues[j] = Some(i);
+        }
+    }
+
+    /// Refuses the matching if the old position `at` is in a member of a group paired by a
+    /// guess: where the interrupt or the paused hook recorded there goes on would be a guess.
+    pub(crate) fn refuse_guess_at(&self, at: usize) -> Result<(), ResumeError> {
+        let old = self
+            .old
+            .iter()
+            .position(|leaf| (leaf.start..leaf.start + leaf.positions).contains(&at));
+        match self
+            .ambiguous
+            .iter()
+            .find(|group| old.is_some_and(|old| group.old.contains(&old)))
+        {
+            Some(group) => Err(self.ambiguity(group.name)),
+            None => Ok(()),
+        }
+    }
+
+    /// The error of a guess among the members of the middleware `name`.
+    fn ambiguity(&self, name: &str) -> ResumeError {
+        let labels = |leaves: &[Leaf<'_>]| {
+            leaves
+                .iter()
+                .filter(|leaf| leaf.name == name)
+                .map(Leaf::label)
+                .collect()
+        };
+        ResumeError::AmbiguousMember {
+            name: name.to_owned(),
+            checkpoint: labels(&self.old),
+            agent: labels(&self.new),
+        }
+    }
+
+    /// Refuses the matching if a group paired by a guess has an old member whose state (in
+    /// `old_states`, one per old member) is not its default (in `defaults`, one per new
+    /// member): which state goes on, and in which member, would then be a guess.
+    pub(crate) fn refuse_guess(
+        &self,
+        old_states: &[Value],
+        defaults: &[Value],
+    ) -> Result<(), ResumeError> {
+        for group in &self.ambiguous {
+            let default = group.new.first().and_then(|&j| defaults.get(j));
+            if group
+                .old
+                .iter()
+                .any(|&i| default.is_none() || old_states.get(i) != default)
+            {
+                return Err(self.ambiguity(group.name));
+            }
         }
         Ok(())
     }
@@ -437,7 +497,7 @@ mod tests {
     fn matches_by_name_in_order() {
         let old = chain(&[m("a"), m("b"), m("a"), Members::member("p", 3), m("gone")]);
         let new = chain(&[m("new"), m("a"), Members::member("p", 3), m("a"), m("b")]);
-        let matching = Matching::new(&old, &new).unwrap();
+        let matching = Matching::new(&old, &new);
         assert_eq!(
             matching.continues,
             [None, Some(0), Some(3), Some(2), Some(1)]
@@ -465,10 +525,17 @@ mod tests {
         m(name).named(instance)
     }
 
-    /// The old member each new member continues, or the error.
+    /// The old member each new member continues, or the error when every old member holds a
+    /// state other than its default.
     fn continues(old: &[Members], new: &[Members]) -> Result<Vec<Option<usize>>, ResumeError> {
         let (old, new) = (chain(old), chain(new));
-        Matching::new(&old, &new).map(|matching| matching.continues)
+        let matching = Matching::new(&old, &new);
+        let (states, defaults) = (
+            vec![json!(1); old.leaves().len()],
+            vec![json!(0); new.leaves().len()],
+        );
+        matching.refuse_guess(&states, &defaults)?;
+        Ok(matching.continues)
     }
 
     #[test]
@@ -579,5 +646,25 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.contains("[L \"x\", L]"), "{error}");
+    }
+
+    #[test]
+    fn a_guess_that_carries_only_defaults_is_no_guess() {
+        let (old, new) = (chain(&[m("L"), m("a"), m("L")]), chain(&[m("L")]));
+        let matching = Matching::new(&old, &new);
+        // Both `L`s at their default (null: stateless): any pairing carries the same.
+        let defaults = [Value::Null];
+        matching
+            .refuse_guess(&[Value::Null, json!(5), Value::Null], &defaults)
+            .unwrap();
+        assert_eq!(matching.continues, [Some(0)]);
+        // One of them counted something: refused.
+        let error = matching
+            .refuse_guess(&[Value::Null, Value::Null, json!(1)], &defaults)
+            .unwrap_err();
+        assert!(
+            matches!(error, ResumeError::AmbiguousMember { .. }),
+            "{error:?}"
+        );
     }
 }

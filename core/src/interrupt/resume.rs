@@ -24,7 +24,8 @@ pub enum ResumeError {
     },
     /// The stored chain (a checkpoint's or a thread's) and this agent's chain differ in their
     /// members of one middleware so that which continues which, and keeps its state, would be
-    /// a guess: two `ToolCallLimit`s without names before, one after, say. Name the instances
+    /// a guess: two `ToolCallLimit`s without names before, one after, say, one of which had
+    /// counted something (or paused the run). Name the instances
     /// ([`Middleware::named`](crate::Middleware::named)): a named instance continues the one
     /// of its name.
     #[error(

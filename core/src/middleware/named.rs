@@ -26,7 +26,8 @@ use crate::model::{ModelEvent, ModelRequest, ModelResponse};
 ///   name, whatever moved around it. Unnamed members of a middleware continue the stored
 ///   unnamed ones in order when the chains have as many of them; when they do not (two
 ///   unnamed limits stored, one left), which one continues would be a guess, and the resume is
-///   refused with [`ResumeError::AmbiguousMember`](crate::interrupt::ResumeError::AmbiguousMember).
+///   refused with [`ResumeError::AmbiguousMember`](crate::interrupt::ResumeError::AmbiguousMember)
+///   (unless they carry nothing: each held its default state, none paused the run).
 /// - **Reports**: an interrupt the instance raises has the name as its
 ///   [`source`](crate::interrupt::Interrupt::source); an error of its hooks names the instance
 ///   (except `wrap_model_call`'s, which the middleware names itself); its members in
