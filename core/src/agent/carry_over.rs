@@ -2,13 +2,13 @@
 //! the checkpoint was made (chain evolution, Sagents' restorable interrupts).
 //!
 //! Members are matched per middleware, by instance name where they have one
-//! ([`Named`](crate::middleware::Named)), else in order (see [`Matching`]); a matching that
-//! would have to guess is refused ([`ResumeError::AmbiguousMember`]). A matched member keeps
-//! its state, a new member starts from `Default`, a removed member's state is dropped with a
-//! warning. Positions recorded in the checkpoint (the interrupted hook's
-//! member, the members that raised interrupts or got answers) move with their members; an
-//! interrupt whose member is gone no longer waits (see [`Carried::gone`]). Only a state that no
-//! longer deserializes is refused, naming its member.
+//! ([`Named`](crate::middleware::Named)), else in order (see [`Matching`]). A matched member
+//! keeps its state, a new member starts from `Default`, a removed member's state is dropped
+//! with a warning. Positions recorded in the checkpoint (the interrupted hook's member, the
+//! members that raised interrupts or got answers) move with their members; an interrupt whose
+//! member is gone no longer waits (see [`Carried::gone`]). Refused: a match that would be a
+//! guess where it matters ([`ResumeError::AmbiguousMember`]), and a state that no longer
+//! deserializes ([`ResumeError::State`], naming its member).
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
