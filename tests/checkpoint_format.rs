@@ -7,10 +7,12 @@ mod support;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use hookchain::builtin::ToolCallLimit;
+use hookchain::builtin::tool_call_limit::ThreadToolCalls;
 use hookchain::interrupt::{CheckpointError, Position, ResumeError};
 use hookchain::prelude::*;
 use hookchain::tool::AskUser;
-use hookchain::{Checkpoint, EndReason, Role, Thread, chain, hook};
+use hookchain::{Checkpoint, EndReason, Role, Thread, chain, hook, middleware};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use support::{counting_tool, system_prompts};
@@ -385,6 +387,287 @@ async fn a_state_that_no_longer_deserializes_is_refused_naming_its_member() {
     );
     assert!(error.to_string().contains("`count_calls`"), "{error}");
     assert!(agent.model().requests().is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Instance names: two members of one middleware
+// ---------------------------------------------------------------------------------------------
+
+/// Adds `step` to its run-scoped total before every model call, and writes `<label>=<total>`
+/// on the system prompt: two of them in one chain keep two totals.
+struct Add {
+    label: &'static str,
+    step: u32,
+}
+
+#[middleware(state = u32)]
+impl Add {
+    #[hook(before_model)]
+    fn add(&self, total: &mut u32, request: &mut ModelRequest) {
+        *total += self.step;
+        let prompt = request.system_prompt.get_or_insert_with(String::new);
+        prompt.push_str(&format!("{}={total};", self.label));
+    }
+}
+
+const ONES: Add = Add {
+    label: "ones",
+    step: 1,
+};
+const TENS: Add = Add {
+    label: "tens",
+    step: 10,
+};
+
+/// Pauses a run of `chain` (`ask_second` first) in `before_model` of its second step, before
+/// the members after `ask_second` ran in it.
+async fn paused_with(chain: impl Middleware) -> Checkpoint {
+    let lookups = counter();
+    let agent = agent(&lookups, chain);
+    let tools = agent.run("hi").await.unwrap().checkpoint.unwrap();
+    let answers = answer_all(&tools, json!("Ada"));
+    let paused = agent.resume(tools, answers).await.unwrap();
+    paused.checkpoint.unwrap()
+}
+
+/// Two named instances of one middleware, the first removed since the checkpoint: the other
+/// keeps its own state (before names, it took the first one's: the k-th of a name got the
+/// k-th's state), and the checkpoint lists the members by their names.
+#[tokio::test]
+async fn a_named_instance_keeps_its_own_state_when_another_of_its_middleware_is_removed() {
+    let checkpoint = paused_with(chain![ask_second, ONES.named("ones"), TENS.named("tens")]).await;
+    assert_eq!(checkpoint.chain(), ["ask_second", "ones", "tens"]);
+    let lookups = counter();
+    let agent = agent(&lookups, chain![ask_second, TENS.named("tens")]);
+    let answers = answer_all(&checkpoint, json!("go"));
+    let done = agent.resume(checkpoint, answers).await.unwrap();
+    assert_eq!(done.text().as_deref(), Some("done"));
+    assert_eq!(system_prompts(&agent), [Some("tens=20;".to_owned())]);
+}
+
+/// The same, through a checkpoint's JSON, with the survivor moved and a member added.
+#[tokio::test]
+async fn named_instances_are_matched_by_name_wherever_they_moved() {
+    let checkpoint = paused_with(chain![ask_second, ONES.named("ones"), TENS.named("tens")]).await;
+    let checkpoint = Checkpoint::from_json(&checkpoint.to_json().unwrap()).unwrap();
+    let lookups = counter();
+    let agent = agent(
+        &lookups,
+        chain![
+            ask_second,
+            TENS.named("tens"),
+            newcomer,
+            ONES.named("ones"),
+            Add {
+                label: "new",
+                step: 100
+            }
+            .named("hundreds"),
+        ],
+    );
+    let answers = answer_all(&checkpoint, json!("go"));
+    agent.resume(checkpoint, answers).await.unwrap();
+    assert_eq!(
+        system_prompts(&agent),
+        [Some("tens=20;ones=2;new=100;".to_owned())]
+    );
+}
+
+/// Two unnamed members of one middleware, one removed since: which one the survivor continues
+/// would be a guess, so the resume is refused naming them, and nothing runs.
+#[tokio::test]
+async fn an_ambiguous_checkpoint_is_refused_naming_the_members() {
+    let checkpoint = paused_with(chain![ask_second, ONES, TENS]).await;
+    let lookups = counter();
+    let agent = agent(&lookups, chain![ask_second, TENS]);
+    let answers = answer_all(&checkpoint, json!("go"));
+    let error = agent.resume(checkpoint, answers).await.unwrap_err();
+    let hookchain::Error::Resume(error) = error else {
+        panic!("{error:?}");
+    };
+    let ResumeError::AmbiguousMember {
+        name,
+        checkpoint,
+        agent: now,
+    } = &*error
+    else {
+        panic!("{error:?}");
+    };
+    assert_eq!(name, "Add");
+    assert_eq!(checkpoint, &["Add", "Add"]);
+    assert_eq!(now, &["Add"]);
+    let message = error.to_string();
+    assert!(message.contains("`Add`"), "{message}");
+    assert!(message.contains("name each instance"), "{message}");
+    assert!(agent.model().requests().is_empty());
+}
+
+/// Writes `stamp;` on the system prompt; keeps no state.
+#[hook(before_model)]
+fn stamp(request: &mut ModelRequest) {
+    let prompt = request.system_prompt.get_or_insert_with(String::new);
+    prompt.push_str("stamp;");
+}
+
+/// Two unnamed members of a middleware without state, one removed since: whichever goes on,
+/// it carries the same (nothing), so that is no guess, and the resume goes on.
+#[tokio::test]
+async fn stateless_members_of_one_middleware_resume_when_one_is_removed() {
+    let checkpoint = paused_with(chain![ask_second, stamp, stamp]).await;
+    let lookups = counter();
+    let agent = agent(&lookups, chain![ask_second, stamp]);
+    let answers = answer_all(&checkpoint, json!("go"));
+    let done = agent.resume(checkpoint, answers).await.unwrap();
+    assert_eq!(done.text().as_deref(), Some("done"));
+    assert_eq!(system_prompts(&agent), [Some("stamp;".to_owned())]);
+}
+
+/// Two unnamed `ask_second`s (no state), one removed since, the first of them paused: whether
+/// the one left is the one that asked would be a guess, so the resume is refused.
+#[tokio::test]
+async fn a_pause_in_a_member_paired_by_a_guess_is_refused() {
+    let checkpoint = paused_with(chain![ask_second, ask_second]).await;
+    let lookups = counter();
+    let agent = agent(&lookups, chain![ask_second]);
+    let answers = answer_all(&checkpoint, json!("go"));
+    let error = agent.resume(checkpoint, answers).await.unwrap_err();
+    assert!(
+        matches!(&error, hookchain::Error::Resume(error) if matches!(&**error, ResumeError::AmbiguousMember { name, .. } if name == "ask_second")),
+        "{error:?}"
+    );
+    assert!(agent.model().requests().is_empty());
+}
+
+/// Unnamed members of one middleware that are as many as before resume as they did (in
+/// order), and so do members given names since.
+#[tokio::test]
+async fn unnamed_members_as_many_as_before_resume_in_order() {
+    let checkpoint = paused_with(chain![ask_second, ONES, TENS]).await;
+    let lookups = counter();
+    let agent = agent(&lookups, chain![ask_second, ONES, newcomer, TENS]);
+    let answers = answer_all(&checkpoint, json!("go"));
+    agent.resume(checkpoint, answers).await.unwrap();
+    assert_eq!(system_prompts(&agent), [Some("ones=2;tens=20;".to_owned())]);
+
+    let checkpoint = paused_with(chain![ask_second, ONES, TENS]).await;
+    let named = agent_named(&lookups);
+    let answers = answer_all(&checkpoint, json!("go"));
+    named.resume(checkpoint, answers).await.unwrap();
+    assert_eq!(system_prompts(&named), [Some("ones=2;tens=20;".to_owned())]);
+}
+
+/// The agent of `chain![ask_second, ONES.named("ones"), TENS.named("tens")]`.
+fn agent_named(lookups: &Arc<AtomicUsize>) -> Agent<ScriptedModel, impl Middleware> {
+    agent(
+        lookups,
+        chain![ask_second, ONES.named("ones"), TENS.named("tens")],
+    )
+}
+
+/// A model that calls `tool` at the start of each run, then answers.
+fn calls_at_each_run(tool: &'static str) -> ScriptedModel {
+    ScriptedModel::from_rule(move |request| {
+        Ok(match request.messages.last() {
+            Some(last) if last.role == Role::User => {
+                ModelResponse::tool_calls([ToolCall::new("call", tool, json!({ "text": "x" }))])
+            }
+            _ => ModelResponse::text("done"),
+        })
+    })
+}
+
+/// A limit of one call of `tool` per thread.
+fn one_per_thread(tool: &str) -> ToolCallLimit {
+    ToolCallLimit::builder()
+        .tool(tool)
+        .thread_limit(1)
+        .build()
+        .unwrap()
+}
+
+/// An agent with the tools `lookup` and `search` (counted), whose model calls `tool` at the
+/// start of each run.
+fn limited<C: Middleware>(
+    tool: &'static str,
+    runs: &Arc<AtomicUsize>,
+    chain: C,
+) -> Agent<ScriptedModel, C> {
+    Agent::builder(calls_at_each_run(tool))
+        .tool(counting_tool("lookup", runs))
+        .tool(counting_tool("search", runs))
+        .chain(chain)
+        .build()
+}
+
+/// A thread of two named `ToolCallLimit`s, the first removed since: the other keeps its own
+/// count (none), so `search` runs (before names, it took the removed limit's count of
+/// `lookup`, and blocked `search`, which never ran).
+#[tokio::test]
+async fn a_thread_gives_each_named_limit_its_own_count() {
+    let runs = counter();
+    let old = limited(
+        "lookup",
+        &runs,
+        chain![
+            one_per_thread("lookup").named("lookup"),
+            one_per_thread("search").named("search"),
+        ],
+    );
+    let mut thread = old.thread();
+    old.run_in(&mut thread, "hi").await.unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    let stored: Thread<Value> =
+        serde_json::from_str(&serde_json::to_string(&thread).unwrap()).unwrap();
+
+    let new = limited("search", &runs, one_per_thread("search").named("search"));
+    let mut adopted = new.adopt_thread(stored).unwrap();
+    let output = new.run_in(&mut adopted, "again").await.unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 2, "search was blocked");
+    assert!(!output.messages.iter().any(|m| m.is_error));
+}
+
+/// The same thread with unnamed limits: adopting it on the changed chain is refused naming the
+/// limits, and so is running it read as it was stored.
+#[tokio::test]
+async fn an_ambiguous_thread_is_refused_naming_the_members() {
+    let runs = counter();
+    let old = limited(
+        "lookup",
+        &runs,
+        chain![one_per_thread("lookup"), one_per_thread("search")],
+    );
+    let mut thread = old.thread();
+    old.run_in(&mut thread, "hi").await.unwrap();
+    let stored = serde_json::to_string(&thread).unwrap();
+
+    let new = limited("search", &runs, chain![one_per_thread("search")]);
+    let error = new
+        .adopt_thread(serde_json::from_str(&stored).unwrap())
+        .unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            ResumeError::AmbiguousMember { name, checkpoint, agent }
+                if name == "ToolCallLimit" && checkpoint.len() == 2 && agent.len() == 1
+        ),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("`ToolCallLimit`"), "{error}");
+
+    // Read directly as the state of a chain whose state has the same shape (a limit and a
+    // counter of runs): carried over when it runs, and refused there.
+    let counted = limited(
+        "search",
+        &runs,
+        chain![one_per_thread("search"), count_runs],
+    );
+    let mut read: Thread<(ThreadToolCalls, u32)> = serde_json::from_str(&stored).unwrap();
+    let error = counted.run_in(&mut read, "again").await.unwrap_err();
+    assert!(
+        matches!(&error, hookchain::Error::Resume(error) if matches!(**error, ResumeError::AmbiguousMember { .. })),
+        "{error:?}"
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "a tool ran");
 }
 
 // ---------------------------------------------------------------------------------------------

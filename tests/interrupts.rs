@@ -1786,3 +1786,59 @@ async fn an_answer_is_spent_even_when_the_resumed_hook_fails() {
     assert_eq!(error.middleware(), Some("AskThenFail"));
     assert_eq!(*hook.saw_answer_at_the_end.lock().unwrap(), Some(false));
 }
+
+/// A named instance ([`Middleware::named`]) is its interrupts' source, and in their ids: from
+/// `before_model` (the first of two `ask_before`s here) and from `wrap_tool_call`; the run
+/// resumes by those ids. An error of its hook names the instance too.
+#[tokio::test]
+async fn a_named_instance_is_the_source_of_its_interrupts_and_errors() {
+    let log = new_log();
+    let model = logged_model(&log, [ModelResponse::text("hello")]);
+    let agent = Agent::builder(model)
+        .chain(chain![
+            Tally::new("a", &log),
+            ask_before.named("first"),
+            ask_before.named("second"),
+        ])
+        .build();
+    let output = agent.run("hi").await.unwrap();
+    let [interrupt] = output.interrupts() else {
+        panic!("{:?}", output.interrupts())
+    };
+    assert_eq!(interrupt.source, "first");
+    assert_eq!(interrupt.id, InterruptId::new("0/1:before_model:1:first"));
+    let output = agent
+        .resume(paused(&output), answer(&output, json!("yes")))
+        .await
+        .unwrap();
+    assert_eq!(ids(&output), ["1/1:before_model:2:second"]);
+    assert_eq!(paused(&output).chain(), ["Tally", "first", "second"]);
+
+    let runs = Arc::new(AtomicUsize::new(0));
+    let script = calls_then_text([vec![count_call("c1")]], "done");
+    let agent = Agent::builder(logged_model(&log, script))
+        .tool(counting_tool("count", &runs))
+        .chain(chain![gate.named("count-gate")])
+        .build();
+    let output = agent.run("hi").await.unwrap();
+    assert_eq!(output.interrupts()[0].source, "count-gate");
+    assert_eq!(ids(&output), ["0/1:wrap_tool_call:0:count-gate:c1"]);
+    let output = agent
+        .resume(paused(&output), answer(&output, json!("allow")))
+        .await
+        .unwrap();
+    assert_eq!(output.text().as_deref(), Some("done"));
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+
+    let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("unused")]))
+        .chain(chain![AskThenFail::default().named("asker")])
+        .build();
+    let output = agent.run("hi").await.unwrap();
+    assert_eq!(output.interrupts()[0].source, "asker");
+    let error = middleware_error(
+        agent
+            .resume(paused(&output), answer(&output, json!("yes")))
+            .await,
+    );
+    assert_eq!(error.middleware(), Some("asker"));
+}

@@ -376,6 +376,56 @@ fn ten_member_chain_tool_call_allocates_nothing() {
     );
 }
 
+/// Ten named instances ([`Middleware::named`]): no allocation per model call or tool call
+/// either, and a run allocates as the empty chain's.
+#[test]
+fn named_members_allocate_nothing_per_call() {
+    fn named() -> impl Middleware<State = (u64, u64, u64, u64, u64, u64, u64, u64, u64, u64)> {
+        (
+            Bump.named("b0"),
+            Bump.named("b1"),
+            Bump.named("b2"),
+            Bump.named("b3"),
+            Bump.named("b4"),
+            Bump.named("b5"),
+            Bump.named("b6"),
+            Bump.named("b7"),
+            Bump.named("b8"),
+            Bump.named("b9"),
+        )
+    }
+    let chain = named();
+    let (model, state) = measure_model_calls(&chain);
+    let n = WARM_UP + CALLS;
+    assert_eq!(state, (n, n, n, n, n, n, n, n, n, n));
+    assert_eq!(
+        model, 0,
+        "10 named members allocated {model} times in {CALLS} model calls"
+    );
+
+    let cx = Context::new(Vec::new());
+    let state = Default::default();
+    for _ in 0..WARM_UP {
+        black_box(run(tool_call(&chain, &cx, &state)));
+    }
+    let tools = allocations(|| {
+        for _ in 0..CALLS {
+            black_box(run(tool_call(&chain, &cx, &state)));
+        }
+    });
+    assert_eq!(
+        tools, 0,
+        "10 named members allocated {tools} times in {CALLS} tool calls"
+    );
+
+    let (runs, ..) = measure_runs(named(), true);
+    let (empty, ..) = measure_runs((), true);
+    assert_eq!(
+        runs, empty,
+        "10 named members: {runs} allocs in {CALLS} runs, empty chain: {empty}"
+    );
+}
+
 /// Arguments of the `ping` tool.
 #[derive(Debug, Deserialize, JsonSchema)]
 struct Ping {}

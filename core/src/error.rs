@@ -178,6 +178,22 @@ impl Error {
         }
     }
 
+    /// The error, named after the instance `to` where it is named after its middleware `from`
+    /// ([`Named`](crate::middleware::Named)).
+    pub(crate) fn renamed(self, from: &str, to: &'static str) -> Self {
+        match self {
+            Error::Middleware(mut error) if error.middleware == Some(from) => {
+                error.middleware = Some(to);
+                Error::Middleware(error)
+            }
+            Error::Interrupted(mut interruption) => {
+                interruption.renamed(from, to);
+                Error::Interrupted(interruption)
+            }
+            other => other,
+        }
+    }
+
     /// Names the middleware and hook of an error raised by a hook that did not name them yet.
     ///
     /// Errors that already carry a name (raised deeper in the chain) are returned unchanged, so an

@@ -101,6 +101,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
             members: _,
         } = self.agent;
         let leases = self.leases;
+        let members = Shared::new(chain.instance_members(Internal::new()));
         AgentBuilder {
             agent: Agent {
                 name,
@@ -117,7 +118,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
                 build_error,
                 durable,
                 worker,
-                members: Shared::new(C2::members(Internal::new())),
+                members,
             },
             leases,
         }

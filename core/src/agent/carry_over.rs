@@ -1,12 +1,14 @@
 //! A checkpoint's chain state carried over to this agent's chain, which may have changed since
 //! the checkpoint was made (chain evolution, Sagents' restorable interrupts).
 //!
-//! Members are matched by name (the k-th member of a name continues the k-th of that name): a
-//! matched member keeps its state, a new member starts from `Default`, a removed member's state
-//! is dropped with a warning. Positions recorded in the checkpoint (the interrupted hook's
-//! member, the members that raised interrupts or got answers) move with their members; an
-//! interrupt whose member is gone no longer waits (see [`Carried::gone`]). Only a state that no
-//! longer deserializes is refused, naming its member.
+//! Members are matched per middleware, by instance name where they have one
+//! ([`Named`](crate::middleware::Named)), else in order (see [`Matching`]). A matched member
+//! keeps its state, a new member starts from `Default`, a removed member's state is dropped
+//! with a warning. Positions recorded in the checkpoint (the interrupted hook's member, the
+//! members that raised interrupts or got answers) move with their members; an interrupt whose
+//! member is gone no longer waits (see [`Carried::gone`]). Refused: a match that would be a
+//! guess where it matters ([`ResumeError::AmbiguousMember`]), and a state that no longer
+//! deserializes ([`ResumeError::State`], naming its member).
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -40,7 +42,7 @@ pub(super) fn carry_over<C: Middleware>(
     };
     // Format 2 did not record how members nest: its state splits only on the same members.
     if checkpoint.flat_chain {
-        if checkpoint.chain.names() != members.names() {
+        if checkpoint.chain.type_names() != members.type_names() {
             return Err(mismatch(checkpoint));
         }
         checkpoint.chain = members.clone();
@@ -61,6 +63,27 @@ pub(super) fn carry_over<C: Middleware>(
             gone: Vec::new(),
             resume_instead: None,
         });
+    }
+    // Where the run stopped must not be in a member paired by a guess.
+    let recorded = checkpoint
+        .interrupts
+        .iter()
+        .filter_map(|interrupt| interrupt.member)
+        .chain(match &checkpoint.position {
+            Position::BeforeModel { member, .. } | Position::AfterModel { member, .. } => {
+                vec![*member]
+            }
+            Position::Tools { answers, .. } => answers
+                .iter()
+                .filter_map(|answer| match answer.raiser {
+                    Raiser::Member(at) => Some(at),
+                    Raiser::Tool => None,
+                })
+                .collect(),
+            Position::Step => Vec::new(),
+        });
+    for at in recorded {
+        matching.refuse_guess_at(at)?;
     }
     warn_removed(&matching, "checkpoint");
     let mut gone = Vec::new();
@@ -133,9 +156,9 @@ pub(super) fn carry_thread_state<C: Middleware>(
 fn warn_removed(matching: &Matching<'_>, whose: &str) {
     for removed in matching.removed() {
         tracing::warn!(
-            member = removed.name,
+            member = removed.display(),
             "the {whose}'s member `{}` is not in this chain: its state is dropped",
-            removed.name
+            removed.display()
         );
     }
 }
@@ -165,6 +188,7 @@ fn carry_state<T: DeserializeOwned + Serialize + Default>(
         .ok()
         .and_then(|defaults| new.split(defaults))
         .unwrap_or_default();
+    matching.refuse_guess(&old_states, &defaults)?;
     let chosen: Vec<Value> = (0..matching.new.len())
         .map(|j| match matching.continues[j] {
             Some(i) => old_states[i].clone(),
@@ -182,7 +206,7 @@ fn carry_state<T: DeserializeOwned + Serialize + Default>(
                     let mut trial = defaults.clone();
                     *trial.get_mut(j)? = chosen[j].clone();
                     let tried = serde_json::from_value::<T>(new.assemble(&mut trial.into_iter()));
-                    tried.err().map(|error| (matching.new[j].name, error))
+                    tried.err().map(|error| (matching.new[j].display(), error))
                 });
             let (member, source) = culprit.unwrap_or(("the chain", error));
             Err(ResumeError::State {

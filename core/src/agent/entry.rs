@@ -86,7 +86,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// runs.
     ///
     /// Refused only when a member's state no longer deserializes (named in
-    /// [`ResumeError::State`]).
+    /// [`ResumeError::State`]), or when which member continues which would be a guess
+    /// ([`ResumeError::AmbiguousMember`]; see [`resume`](Self::resume) on members of one
+    /// middleware).
     pub fn adopt_thread(
         &self,
         stored: Thread<serde_json::Value>,
@@ -168,7 +170,35 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// from `Default`, a removed member's state is dropped (with a warning), an interrupt whose
     /// member is gone no longer waits (a tool call it paused gets an error result the model
     /// reads; a paused step goes on with the next member). Only a member's state that no
-    /// longer deserializes is refused ([`ResumeError::State`] names the member).
+    /// longer deserializes is refused ([`ResumeError::State`] names the member), and a
+    /// matching that would be a guess.
+    ///
+    /// # Members of one middleware
+    ///
+    /// A chain that lists a middleware more than once should name each instance
+    /// ([`Middleware::named`]): a named instance takes the state of the checkpoint's instance
+    /// of its name, wherever either sits. Unnamed members of one middleware take the states of
+    /// the checkpoint's unnamed ones in order, when there are as many of them; when there are
+    /// not (two unnamed `ToolCallLimit`s then, one now), which one continues would be a guess,
+    /// and the resume is refused ([`ResumeError::AmbiguousMember`] names them) before anything
+    /// runs — unless they carry nothing (each held its default state, and none of them paused
+    /// the run), when any match is the same. The same holds for a stored thread ([`adopt_thread`](Self::adopt_thread),
+    /// [`run_in`](Self::run_in)).
+    ///
+    /// ```
+    /// use hookchain::builtin::ToolCallLimit;
+    /// use hookchain::prelude::*;
+    /// use hookchain::chain;
+    ///
+    /// # fn main() -> Result<(), hookchain::builtin::ConfigError> {
+    /// let limit = |tool: &str| ToolCallLimit::builder().tool(tool).thread_limit(5).build();
+    /// // Checkpoints of this chain resume on a chain that keeps either limit, by its name.
+    /// let chain = chain![limit("search")?.named("search"), limit("fetch")?.named("fetch")];
+    /// let agent = Agent::builder(ScriptedModel::new([])).chain(chain).build();
+    /// # let _ = agent;
+    /// # Ok(())
+    /// # }
+    /// ```
     ///
     /// Each answer is first checked by whoever raised its interrupt (a
     /// [`Middleware::check_answer`], a [`Tool::check_answer`](crate::Tool::check_answer)): an

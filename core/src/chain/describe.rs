@@ -8,7 +8,8 @@ use crate::middleware::{Contributions, Hook, HookSet, Phase};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Member {
-    /// [`Middleware::NAME`](crate::Middleware::NAME).
+    /// [`Middleware::NAME`](crate::Middleware::NAME), or the instance's name
+    /// ([`Named`](crate::middleware::Named)).
     pub name: &'static str,
     /// The member's phase.
     pub phase: Phase,
@@ -89,6 +90,16 @@ impl Description {
     /// Appends a member (chains call this for each of theirs).
     pub fn push(&mut self, member: Member) {
         self.members.push(member);
+    }
+
+    /// Names the members pushed since the first `from` that are named `middleware` (not an
+    /// instance's name already) after the instance `name` ([`Named`](crate::middleware::Named)).
+    pub(crate) fn rename_from(&mut self, from: usize, middleware: &str, name: &'static str) {
+        for member in self.members.iter_mut().skip(from) {
+            if member.name == middleware {
+                member.name = name;
+            }
+        }
     }
 
     /// Records what a member contributes (the default

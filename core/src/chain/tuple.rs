@@ -290,6 +290,10 @@ macro_rules! tuple_chain {
                 crate::interrupt::Members::Chain(vec![$($M::members(internal)),+])
             }
 
+            fn instance_members(&self, internal: Internal) -> crate::interrupt::Members {
+                crate::interrupt::Members::Chain(vec![$(self.$idx.instance_members(internal)),+])
+            }
+
             fn contribute(&self, to: &mut Contributions) {
                 $(to.collect(&self.$idx);)+
             }

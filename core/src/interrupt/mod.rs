@@ -202,7 +202,8 @@ impl From<&str> for InterruptId {
 pub struct Interrupt {
     /// Answer the interrupt by this id.
     pub id: InterruptId,
-    /// The middleware (or tool) that raised it.
+    /// The middleware (or tool) that raised it: its instance's name if it is a named instance
+    /// ([`Named`](crate::middleware::Named)), else its [`NAME`](crate::Middleware::NAME).
     pub source: String,
     /// The hook that raised it; `None` when a tool did.
     pub hook: Option<Hook>,
@@ -269,6 +270,14 @@ impl Interruption {
         self.member = at;
         self.source.get_or_insert_with(|| name.to_owned());
         self
+    }
+
+    /// Names the instance `to` as its source where its middleware `from` is
+    /// ([`Named`](crate::middleware::Named)).
+    pub(crate) fn renamed(&mut self, from: &str, to: &str) {
+        if self.source.as_deref() == Some(from) && !self.by_tool {
+            self.source = Some(to.to_owned());
+        }
     }
 
     /// Names the middleware that raised it, if not named yet.

@@ -22,6 +22,27 @@ pub enum ResumeError {
         /// The members of this agent's chain.
         agent: Vec<String>,
     },
+    /// The stored chain (a checkpoint's or a thread's) and this agent's chain differ in their
+    /// members of one middleware so that which continues which, and keeps its state, would be
+    /// a guess: two `ToolCallLimit`s without names before, one after, say, one of which had
+    /// counted something (or paused the run). Name the instances
+    /// ([`Middleware::named`](crate::Middleware::named)): a named instance continues the one
+    /// of its name.
+    #[error(
+        "which member `{name}` continues which cannot be told: the stored chain has [{}], this \
+         agent's chain has [{}]; name each instance (`.named(\"..\")`) so that its state follows \
+         its name (state stored without names resumes on a chain with as many of them)",
+        checkpoint.join(", "),
+        agent.join(", ")
+    )]
+    AmbiguousMember {
+        /// The middleware ([`Middleware::NAME`](crate::Middleware::NAME)).
+        name: String,
+        /// Its members in the stored chain, in order (with their instance names, if any).
+        checkpoint: Vec<String>,
+        /// Its members in this agent's chain, in order (with their instance names, if any).
+        agent: Vec<String>,
+    },
     /// An answer names no pending interrupt (a typo, or an answer to an older checkpoint).
     #[error(
         "no pending interrupt has the id `{id}` (an answer to an older checkpoint?); pending: [{}]",

@@ -154,6 +154,7 @@ mod emit;
 mod flow;
 mod hooks;
 mod marker;
+mod named;
 mod next;
 mod option;
 pub mod phase;
@@ -174,6 +175,7 @@ pub use hooks::{Hook, HookSet};
 #[doc(hidden)]
 pub use marker::{Bool, Marker, ModelWrap, Splice, ToolWrap};
 pub use marker::{False, True};
+pub use named::Named;
 #[doc(hidden)]
 pub use next::{ModelLayer, ToolLayer};
 pub use next::{ModelNext, ToolNext};
@@ -461,6 +463,51 @@ pub trait Middleware: Send + Sync {
         Self: Sized,
     {
         crate::interrupt::Members::member(Self::NAME, crate::chain::ChainChecks::<Self>::LEN)
+    }
+
+    /// The members of this value as a checkpoint records them: [`members`](Self::members),
+    /// with the names of [`Named`] instances (a chain lists its members').
+    #[doc(hidden)]
+    fn instance_members(&self, internal: Internal) -> crate::interrupt::Members
+    where
+        Self: Sized,
+    {
+        Self::members(internal)
+    }
+
+    /// The name this member is known by: its instance's name ([`Named`]), else
+    /// [`NAME`](Self::NAME).
+    #[doc(hidden)]
+    fn instance_name(&self, _: Internal) -> &'static str {
+        Self::NAME
+    }
+
+    /// This middleware as the instance named `name` ([`Named`]): checkpoints, threads,
+    /// interrupts and errors know it by its name, and a checkpoint or thread resumed on a chain
+    /// that changed since gives it the state of the instance of its name.
+    ///
+    /// Name the members of a chain that lists a middleware more than once, so that a change to
+    /// the chain never hands one's state to another.
+    ///
+    /// ```
+    /// use hookchain::prelude::*;
+    /// use hookchain::builtin::ModelCallLimit;
+    /// use hookchain::chain;
+    ///
+    /// # fn main() -> Result<(), hookchain::builtin::ConfigError> {
+    /// let chain = chain![
+    ///     ModelCallLimit::builder().run_limit(10).build()?.named("per-run"),
+    ///     ModelCallLimit::builder().thread_limit(200).build()?.named("per-thread"),
+    /// ];
+    /// assert_eq!(chain.describe().members()[1].name, "per-thread");
+    /// # Ok(())
+    /// # }
+    /// ```
+    fn named(self, name: &'static str) -> Named<Self>
+    where
+        Self: Sized,
+    {
+        Named::new(name, self)
     }
 
     /// Adds the tools and system-prompt pieces this middleware brings to the agent (Sagents'

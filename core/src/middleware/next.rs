@@ -5,6 +5,7 @@ use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
 use super::{Hook, Middleware};
+use crate::__private::Internal;
 use crate::context::{Context, Raiser, ToolContext};
 use crate::error::Error;
 use crate::message::{ToolCall, ToolResult};
@@ -143,6 +144,7 @@ impl<M: Middleware, N: ToolNext> ToolNext for ToolLayer<'_, M, N> {
                 .wrap_tool_call(cx, self.state, self.thread, call, &mut self.next),
             cx,
             at: self.at,
+            name: self.middleware.instance_name(Internal::new()),
             middleware: std::marker::PhantomData,
         }
     }
@@ -157,6 +159,8 @@ pin_project_lite::pin_project! {
         hook: F,
         cx: ToolContext<'c>,
         at: usize,
+        // The name the member is known by (its instance's, if it is named).
+        name: &'static str,
         middleware: std::marker::PhantomData<fn(&M)>,
     }
 }
@@ -173,12 +177,18 @@ where
         let outcome = std::task::ready!(this.hook.poll(task));
         Poll::Ready(match outcome {
             Ok(result) => result,
+            // Named after the instance where the hook named them after the middleware (the
+            // macros do), so that a named instance adds no future of its own to the onion.
             Err(Error::Interrupted(interruption)) => {
-                this.cx.pause((*interruption).raised_at(*this.at, M::NAME));
+                let mut interruption = *interruption;
+                interruption.renamed(M::NAME, this.name);
+                this.cx.pause(interruption.raised_at(*this.at, this.name));
                 ToolResult::paused(this.cx.call_id())
             }
             Err(error) => {
-                let error = error.attribute(M::NAME, Hook::WrapToolCall);
+                let error = error
+                    .renamed(M::NAME, this.name)
+                    .attribute(this.name, Hook::WrapToolCall);
                 let failure = ToolFailure::from_middleware(this.cx.tool(), error);
                 ToolResult::failed(this.cx.call_id(), failure)
             }

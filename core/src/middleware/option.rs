@@ -44,6 +44,20 @@ impl<M: Middleware> Middleware for Option<M> {
         M::members(internal)
     }
 
+    fn instance_name(&self, internal: Internal) -> &'static str {
+        match self {
+            Some(m) => m.instance_name(internal),
+            None => M::NAME,
+        }
+    }
+
+    fn instance_members(&self, internal: Internal) -> crate::interrupt::Members {
+        match self {
+            Some(m) => m.instance_members(internal),
+            None => M::members(internal),
+        }
+    }
+
     fn on_model_event<E: Emit>(
         &self,
         state: &mut Self::StreamState,
