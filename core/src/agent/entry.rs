@@ -11,6 +11,7 @@ use tracing::instrument::Instrumented;
 use super::carry_over::{Carried, carry_over, carry_thread_state};
 use super::durable::{self, Held};
 use super::events::{EventQueue, RunEvents};
+use super::leased::{Leased, Renewing};
 use super::run_loop::{Ending, Entry, States};
 use super::thread::THREAD_FORMAT;
 use super::{
@@ -377,26 +378,25 @@ impl<M: Model, C: Middleware> Agent<M, C> {
 
     /// The loop, holding `held` (the run's key, if the agent keeps its runs): renewed while the
     /// run goes on (the run stops if it is lost), released if the run's future is dropped.
-    async fn go_held(
-        &self,
-        cx: &mut Context,
-        state: &mut States<C>,
+    fn go_held<'s>(
+        &'s self,
+        cx: &'s mut Context,
+        state: &'s mut States<C>,
         entry: Entry,
         held: Option<Held>,
-    ) -> Result<Ending, Error> {
-        let (Some(durable), Some(held)) = (&self.durable, held) else {
-            return self.go(cx, state, entry).await;
+    ) -> Leased<'s, impl Future<Output = Result<Ending, Error>> + 's> {
+        let lease = match (&self.durable, held) {
+            (Some(durable), Some(held)) => {
+                let lease: (Renewing<'s>, _) = (
+                    Box::pin(durable.keep_renewed(held.clone())),
+                    durable.guard(&held),
+                );
+                cx.held = Some(Box::new(held));
+                Some(lease)
+            }
+            _ => None,
         };
-        let guard = durable.guard(&held);
-        let renewing = durable.keep_renewed(held.clone());
-        cx.held = Some(Box::new(held));
-        let run = std::pin::pin!(self.go(cx, state, entry));
-        let ending = match futures::future::select(run, std::pin::pin!(renewing)).await {
-            futures::future::Either::Left((ending, _)) => ending,
-            futures::future::Either::Right((lost, _)) => Err(lost),
-        };
-        guard.disarm();
-        ending
+        Leased::new(self.go(cx, state, entry), lease)
     }
 
     /// Checks `checkpoint` and `answers` against this agent, and rebuilds the paused run, with

@@ -43,6 +43,7 @@ mod entry;
 mod events;
 mod innermost;
 mod input;
+mod leased;
 mod output;
 mod resume_from;
 mod run_loop;
