@@ -320,13 +320,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             };
         };
         let (key, given) = match &from {
-            ResumeFrom::Checkpoint(checkpoint) => {
-                let key = match &checkpoint.thread {
-                    Some(thread) => thread.as_str(),
-                    None => checkpoint.run_id.as_str(),
-                };
-                (key, Some(checkpoint.id.as_str()))
-            }
+            ResumeFrom::Checkpoint(checkpoint) => (checkpoint.key(), Some(checkpoint.id.as_str())),
             ResumeFrom::Stored(key) => (key.as_str(), None),
         };
         let (held, checkpoint) = Box::pin(durable.claim(key, &self.worker, given)).await?;

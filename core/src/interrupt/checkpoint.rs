@@ -149,6 +149,45 @@ impl Checkpoint {
         &self.run_id
     }
 
+    /// The key the run is stored under in a [`checkpointer`](crate::AgentBuilder::checkpointer):
+    /// the thread's id for a run in a [`Thread`](crate::Thread), else the run's id
+    /// ([`run_id`](Self::run_id)). Every checkpoint of a run, its pauses and its steps, has
+    /// the run's key (each run of a thread, the thread's), which a resume claims, and which
+    /// [`ResumeFrom::stored`](crate::ResumeFrom::stored) takes.
+    ///
+    /// ```
+    /// use hookchain::prelude::*;
+    /// use hookchain::{EndReason, chain, hook};
+    ///
+    /// #[hook(before_model)]
+    /// fn ask(cx: &mut Context) -> Flow {
+    ///     match cx.resume_value() {
+    ///         Some(_) => Flow::Continue,
+    ///         None => Flow::interrupt(serde_json::json!("go on?")),
+    ///     }
+    /// }
+    ///
+    /// # futures::executor::block_on(async {
+    /// let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hi!")]))
+    ///     .chain(chain![ask])
+    ///     .build();
+    /// let alone = agent.run("Hello").await?.checkpoint.unwrap();
+    /// assert_eq!(alone.key(), alone.run_id());
+    ///
+    /// let mut thread = agent.thread();
+    /// let in_thread = agent.run_in(&mut thread, "Hello").await?.checkpoint.unwrap();
+    /// assert_eq!(in_thread.key(), thread.id().as_str());
+    /// # Ok::<(), hookchain::Error>(())
+    /// # }).unwrap();
+    /// ```
+    #[must_use]
+    pub fn key(&self) -> &str {
+        // The rule of `agent::durable::key`, which makes the key of a run from its context.
+        self.thread
+            .as_ref()
+            .map_or(&self.run_id, |thread| thread.as_str())
+    }
+
     /// The chain's run-scoped state at the pause, as JSON.
     #[must_use]
     pub fn state(&self) -> &serde_json::Value {
