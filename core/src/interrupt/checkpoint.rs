@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::wire::{self, FORMAT, OLDEST};
-use super::{Interrupt, InterruptId, Members};
+use super::{Interrupt, InterruptId, Members, SignatureError};
 use crate::agent::ThreadId;
 use crate::context::{Counters, ToolAnswer};
 use crate::message::{Message, ToolCall, ToolResult};
@@ -33,11 +33,22 @@ use crate::shared::Shared;
 /// the one its store holds under the run's key, claimed for one worker at a time, and refuses
 /// it once the run went on or ended (see [`Agent::resume`](crate::Agent::resume)).
 ///
-/// **A checkpoint is trusted input**: it carries the history and the chain's state, which a
-/// resume takes as they are. One that passes through a client (a browser, another service)
-/// could come back changed: keep checkpoints server-side and resume by key
-/// ([`ResumeFrom::stored`](crate::ResumeFrom::stored)), where the store's copy is the one
-/// resumed.
+/// **A checkpoint is trusted input**: it carries the history, the chain's state and the calls
+/// waiting for approval, which a resume takes as they are. [`from_json`](Self::from_json) and
+/// serde check its format and that its parts agree, not where it has been: one that passes
+/// through a client (a browser, another service) could come back changed — an approved call's
+/// arguments edited, a counter reset — and would resume so. Either keep checkpoints
+/// server-side and resume by key ([`ResumeFrom::stored`](crate::ResumeFrom::stored)), where the
+/// store's copy is the one resumed; or sign the ones you hand out
+/// ([`to_signed_json`](Self::to_signed_json) with a
+/// [`SigningKey`](crate::interrupt::SigningKey), feature `signing`, on by default) and read
+/// them back with [`from_signed_json`](Self::from_signed_json), which refuses one changed by
+/// a single byte, or signed with a key you did not give, before anything of it runs. A
+/// signature proves the checkpoint is one your servers made, not that it is the latest: a
+/// client can still send back an older signed checkpoint of the same run, or the same one
+/// twice, which only a store (see [`Agent::resume`](crate::Agent::resume)) or the run's
+/// thread refuses. A signed checkpoint is not
+/// encrypted: keep secrets out of the history and the state.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Checkpoint {
     /// Unique per pause or step: `<run id>:<pause number>` (`:s<step>` for a step).
@@ -262,6 +273,20 @@ pub enum CheckpointError {
         found: u32,
         /// The newest format this version reads (it migrates older ones).
         supported: u32,
+    },
+    /// A signed checkpoint that is refused, and so never resumed: changed since it was signed,
+    /// signed with a key not given, its signature truncated or removed, or never signed (see
+    /// [`Checkpoint::from_signed_json`], feature `signing`).
+    #[error("signed checkpoint refused: {0}")]
+    Signature(SignatureError),
+    /// A [`SigningKey`](super::SigningKey) that is refused: a secret shorter than 32 bytes, an
+    /// id empty or too long. Its secret is never in the error.
+    #[error("signing key `{id}` is refused: {reason}")]
+    SigningKey {
+        /// The key's id (its first 64 characters).
+        id: String,
+        /// Why.
+        reason: &'static str,
     },
     /// A file-backed checkpointer failed.
     #[error("checkpoint file {} could not be read or written", path.display())]
