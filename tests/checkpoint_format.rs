@@ -713,8 +713,8 @@ mod signed {
     use hookchain::builtin::human_in_the_loop::{
         ApprovalResponse, Decision, HumanInTheLoop, ToolPolicy,
     };
-    use hookchain::interrupt::{SignatureError, SigningKey};
-    use hookchain::{FnTool, RunOutput};
+    use hookchain::interrupt::{InMemoryCheckpointer, SignatureError, SigningKey};
+    use hookchain::{Durability, FnTool, ResumeFrom, RunOutput};
     use schemars::JsonSchema;
     use serde::Deserialize;
 
@@ -732,6 +732,13 @@ mod signed {
 
     /// An agent whose model deletes `a.txt`, each deletion approved first.
     fn deleter(deleted: &Deleted) -> Agent<ScriptedModel, (HumanInTheLoop,)> {
+        deleter_builder(deleted).build()
+    }
+
+    /// [`deleter`], not built yet.
+    fn deleter_builder(
+        deleted: &Deleted,
+    ) -> hookchain::AgentBuilder<ScriptedModel, (HumanInTheLoop,)> {
         let deleted = deleted.clone();
         let tool = FnTool::new("delete_file", "Deletes a file.", move |args: PathArgs| {
             deleted.lock().unwrap().push(args.path.clone());
@@ -753,7 +760,6 @@ mod signed {
         .chain(chain![
             HumanInTheLoop::new().interrupt_on("delete_file", ToolPolicy::always())
         ])
-        .build()
     }
 
     /// A key of 32 bytes of `byte`.
@@ -992,6 +998,116 @@ mod signed {
         let done = resume_signed(&agent, &by_old, &rotated).await.unwrap();
         assert_eq!(done.text().as_deref(), Some("done"));
         assert_eq!(*deleted.lock().unwrap(), ["a.txt"]);
+    }
+
+    /// An agent with `checkpoint_signing` hands out signed checkpoints and resumes only what
+    /// one of its keys signed: the checkpoint given as it is, a changed one, one of another
+    /// key are refused with the signature error, and nothing runs; its own, signed by the key
+    /// before the rotation, resumes.
+    #[tokio::test]
+    async fn an_agent_that_signs_resumes_only_checkpoints_its_keys_signed() {
+        let deleted = Deleted::default();
+        let (old, new) = (key("2026-10", 1), key("2026-11", 2));
+        let before = deleter_builder(&deleted)
+            .checkpoint_signing(std::slice::from_ref(&old))
+            .build();
+        let agent = deleter_builder(&deleted)
+            .checkpoint_signing([new.clone(), old.clone()])
+            .build();
+        let checkpoint = paused(&before).await;
+        let signed = before.sign_checkpoint(&checkpoint).unwrap();
+        assert_eq!(envelope(&signed)["key"], json!("2026-10"));
+        assert_eq!(
+            envelope(&agent.sign_checkpoint(&checkpoint).unwrap())["key"],
+            json!("2026-11"),
+            "the first key signs"
+        );
+        let answers = approve(&checkpoint);
+
+        let refused = [
+            (
+                ResumeFrom::from(checkpoint.clone()),
+                SignatureError::Unsigned,
+            ),
+            (
+                ResumeFrom::signed(checkpoint.to_json().unwrap()),
+                SignatureError::Unsigned,
+            ),
+            (
+                ResumeFrom::signed(signed.replace("a.txt", "b.txt")),
+                SignatureError::Mismatch {
+                    key: "2026-10".into(),
+                },
+            ),
+            (
+                ResumeFrom::signed(checkpoint.to_signed_json(&key("k3", 3)).unwrap()),
+                SignatureError::UnknownKey { key: "k3".into() },
+            ),
+        ];
+        for (from, expected) in refused {
+            let result = agent.resume(from, answers.clone()).await;
+            assert_eq!(signature_error(result), expected);
+            assert!(deleted.lock().unwrap().is_empty(), "nothing ran");
+        }
+
+        let done = agent
+            .resume(ResumeFrom::signed(signed), answers)
+            .await
+            .unwrap();
+        assert_eq!(done.text().as_deref(), Some("done"));
+        assert_eq!(*deleted.lock().unwrap(), ["a.txt"]);
+    }
+
+    /// With a store, a signed checkpoint resumes once: the same one sent again is refused by
+    /// the store (its run ended), not by its signature, which still verifies. A stored key
+    /// resumes with no signature: the store's copy is the agent's own.
+    #[tokio::test]
+    async fn a_signing_agent_with_a_store_resumes_a_signed_checkpoint_once() {
+        let deleted = Deleted::default();
+        let store = Arc::new(InMemoryCheckpointer::new());
+        let agent = deleter_builder(&deleted)
+            .checkpointer(store.clone(), Durability::Pauses)
+            .checkpoint_signing(key("k1", 1))
+            .build();
+        let checkpoint = paused(&agent).await;
+        let signed = agent.sign_checkpoint(&checkpoint).unwrap();
+        let answers = approve(&checkpoint);
+        agent
+            .resume(ResumeFrom::signed(signed.clone()), answers.clone())
+            .await
+            .unwrap();
+        let replayed = agent.resume(ResumeFrom::signed(signed), answers).await;
+        assert!(
+            matches!(replayed, Err(Error::Resume(ref error)) if matches!(**error, ResumeError::Ended { .. })),
+            "{replayed:?}"
+        );
+        assert_eq!(*deleted.lock().unwrap(), ["a.txt"]);
+
+        let checkpoint = paused(&agent).await;
+        let answers = approve(&checkpoint);
+        agent
+            .resume(ResumeFrom::stored(checkpoint.key()), answers)
+            .await
+            .unwrap();
+        assert_eq!(*deleted.lock().unwrap(), ["a.txt", "a.txt"]);
+    }
+
+    /// An agent without a key neither signs nor reads a signed checkpoint: it says so.
+    #[tokio::test]
+    async fn an_agent_without_a_key_says_so() {
+        let deleted = Deleted::default();
+        let agent = deleter(&deleted);
+        let checkpoint = paused(&agent).await;
+        assert!(matches!(
+            agent.sign_checkpoint(&checkpoint),
+            Err(CheckpointError::Signature(SignatureError::NoKey))
+        ));
+        let signed = checkpoint.to_signed_json(&key("k1", 1)).unwrap();
+        let result = agent
+            .resume(ResumeFrom::signed(signed), approve(&checkpoint))
+            .await;
+        assert_eq!(signature_error(result), SignatureError::NoKey);
+        assert!(deleted.lock().unwrap().is_empty());
     }
 
     /// "A short key is refused": a secret under 32 bytes is a configuration error that names

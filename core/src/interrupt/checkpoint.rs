@@ -43,7 +43,9 @@ use crate::shared::Shared;
 /// ([`to_signed_json`](Self::to_signed_json) with a
 /// [`SigningKey`](crate::interrupt::SigningKey), feature `signing`, on by default) and read
 /// them back with [`from_signed_json`](Self::from_signed_json), which refuses one changed by
-/// a single byte, or signed with a key you did not give, before anything of it runs. A
+/// a single byte, or signed with a key you did not give, before anything of it runs — or let
+/// the agent do both and refuse any other
+/// ([`AgentBuilder::checkpoint_signing`](crate::AgentBuilder::checkpoint_signing)). A
 /// signature proves the checkpoint is one your servers made, not that it is the latest: a
 /// client can still send back an older signed checkpoint of the same run, or the same one
 /// twice, which only a store (see [`Agent::resume`](crate::Agent::resume)) or the run's

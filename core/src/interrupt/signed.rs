@@ -56,6 +56,14 @@ pub enum SignatureError {
     /// another version, a field missing, or a signature that is not 64 hex digits (truncated).
     #[error("not a signed checkpoint: {0}")]
     Malformed(&'static str),
+    /// A signed checkpoint given to an agent without a signing key, or an agent without one
+    /// asked to sign (see
+    /// [`AgentBuilder::checkpoint_signing`](crate::AgentBuilder::checkpoint_signing)).
+    #[error(
+        "the agent has no signing key to verify or sign a checkpoint with \
+         (AgentBuilder::checkpoint_signing)"
+    )]
+    NoKey,
     /// The checkpoint was signed with a key none of the given keys has the id of: give the
     /// keys still valid, old ones included, while checkpoints they signed are in circulation.
     #[error("the checkpoint was signed with key `{key}`, which is not among the keys given")]
