@@ -830,6 +830,13 @@ mod signed {
 
         let read = Checkpoint::from_signed_json(&text, &key).unwrap();
         assert_eq!(read, checkpoint);
+        let unread = Checkpoint::from_json(&text).unwrap_err();
+        assert!(
+            hookchain::error::Report(&unread)
+                .to_string()
+                .contains("from_signed_json"),
+            "read as unsigned, a signed checkpoint says how to read it: {unread:?}"
+        );
         assert!(deleted.lock().unwrap().is_empty());
         let done = resume_signed(&agent, &text, std::slice::from_ref(&key))
             .await
@@ -1052,6 +1059,35 @@ mod signed {
 
         let done = agent
             .resume(ResumeFrom::signed(signed), answers)
+            .await
+            .unwrap();
+        assert_eq!(done.text().as_deref(), Some("done"));
+        assert_eq!(*deleted.lock().unwrap(), ["a.txt"]);
+    }
+
+    /// In a thread: the thread's pause resumes from its signed checkpoint, not from the
+    /// checkpoint given as it is.
+    #[tokio::test]
+    async fn a_signing_agent_resumes_a_threads_pause_from_its_signed_checkpoint() {
+        let deleted = Deleted::default();
+        let agent = deleter_builder(&deleted)
+            .checkpoint_signing(key("k1", 1))
+            .build();
+        let mut thread = agent.thread();
+        let checkpoint = agent
+            .run_in(&mut thread, "clean up")
+            .await
+            .unwrap()
+            .checkpoint
+            .unwrap();
+        let answers = approve(&checkpoint);
+        let refused = agent
+            .resume_in(&mut thread, checkpoint.clone(), answers.clone())
+            .await;
+        assert_eq!(signature_error(refused), SignatureError::Unsigned);
+        let signed = agent.sign_checkpoint(&checkpoint).unwrap();
+        let done = agent
+            .resume_in(&mut thread, ResumeFrom::signed(signed), answers)
             .await
             .unwrap();
         assert_eq!(done.text().as_deref(), Some("done"));

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use super::signed;
 use super::wire::{self, FORMAT, OLDEST};
 use super::{Interrupt, InterruptId, Members, SignatureError};
 use crate::agent::ThreadId;
@@ -239,6 +240,11 @@ impl Checkpoint {
                 found: u32::try_from(found).unwrap_or(u32::MAX),
                 supported: FORMAT,
             });
+        }
+        if wire::format_of(&value).is_none() && value.get(signed::MARKER).is_some() {
+            return Err(CheckpointError::Decode(serde::de::Error::custom(
+                "a signed checkpoint: read it with `Checkpoint::from_signed_json`",
+            )));
         }
         serde_json::from_value(value).map_err(CheckpointError::Decode)
     }

@@ -28,6 +28,9 @@ use super::{Checkpoint, CheckpointError};
 #[cfg(feature = "signing")]
 const LABEL: &[u8] = b"hookchain signed checkpoint 1\n";
 
+/// The field of a signed checkpoint that says it is one (and its version).
+pub(super) const MARKER: &str = "signed_checkpoint";
+
 /// The envelope's version.
 #[cfg(feature = "signing")]
 const VERSION: u64 = 1;
