@@ -53,6 +53,8 @@ pub const MAX_KEY_ID_LEN: usize = 64;
 pub enum SignatureError {
     /// The text carries no signature: a checkpoint written with
     /// [`to_json`](super::Checkpoint::to_json), or a signed one whose signature was removed.
+    /// Also a [`Checkpoint`](super::Checkpoint) given as it is to an agent that signs its
+    /// checkpoints ([`AgentBuilder::checkpoint_signing`](crate::AgentBuilder::checkpoint_signing)).
     #[error("the checkpoint is not signed")]
     Unsigned,
     /// The text is not a signed checkpoint as this version writes it: not JSON, an envelope of
