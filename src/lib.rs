@@ -112,6 +112,10 @@ pub mod interrupt {
     //! ```toml
     //! hookchain = { version = "0.1", features = ["sqlite"] }
     //! ```
+    //!
+    //! A checkpoint handed to a client is signed with a `SigningKey` (HMAC-SHA256, feature
+    //! `signing`, on by default) and read back only unchanged: see *A checkpoint is trusted
+    //! input* on [`Checkpoint`].
 
     pub use hookchain_core::interrupt::*;
     #[cfg(feature = "postgres")]

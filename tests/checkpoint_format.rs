@@ -1,6 +1,7 @@
 //! The checkpoint format: written compactly, read back exactly (in JSON and in CBOR), older
-//! formats migrated, newer ones refused, and checkpoints carried over to a chain that changed
-//! since (members matched by name).
+//! formats migrated, newer ones refused, checkpoints carried over to a chain that changed
+//! since (members matched by name), and signed checkpoints: read back only unchanged and with
+//! a key of their id, else refused before anything runs.
 
 mod support;
 
@@ -980,5 +981,468 @@ proptest! {
                 None => agent.run_in(&mut thread, "again").await,
             };
         });
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signed checkpoints
+// ---------------------------------------------------------------------------------------------
+
+#[cfg(feature = "signing")]
+mod signed {
+    use std::convert::Infallible;
+    use std::sync::Mutex;
+
+    use hookchain::builtin::human_in_the_loop::{
+        ApprovalResponse, Decision, HumanInTheLoop, ToolPolicy,
+    };
+    use hookchain::interrupt::{InMemoryCheckpointer, SignatureError, SigningKey};
+    use hookchain::{Durability, FnTool, ResumeFrom, RunOutput};
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+
+    use super::*;
+
+    /// What the `delete_file` tool deleted, one path per call.
+    type Deleted = Arc<Mutex<Vec<String>>>;
+
+    /// Arguments of `delete_file`.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    struct PathArgs {
+        /// The file.
+        path: String,
+    }
+
+    /// An agent whose model deletes `a.txt`, each deletion approved first.
+    fn deleter(deleted: &Deleted) -> Agent<ScriptedModel, (HumanInTheLoop,)> {
+        deleter_builder(deleted).build()
+    }
+
+    /// [`deleter`], not built yet.
+    fn deleter_builder(
+        deleted: &Deleted,
+    ) -> hookchain::AgentBuilder<ScriptedModel, (HumanInTheLoop,)> {
+        let deleted = deleted.clone();
+        let tool = FnTool::new("delete_file", "Deletes a file.", move |args: PathArgs| {
+            deleted.lock().unwrap().push(args.path.clone());
+            async move { Ok::<_, Infallible>(format!("deleted {}", args.path)) }
+        });
+        Agent::builder(ScriptedModel::from_rule(|request| {
+            let answered = request.messages.iter().any(|m| m.role == Role::Tool);
+            Ok(if answered {
+                ModelResponse::text("done")
+            } else {
+                ModelResponse::tool_calls([ToolCall::new(
+                    "c1",
+                    "delete_file",
+                    json!({ "path": "a.txt" }),
+                )])
+            })
+        }))
+        .tool(tool)
+        .chain(chain![
+            HumanInTheLoop::new().interrupt_on("delete_file", ToolPolicy::always())
+        ])
+    }
+
+    /// A key of 32 bytes of `byte`.
+    fn key(id: &str, byte: u8) -> SigningKey {
+        SigningKey::new(id, [byte; 32]).unwrap()
+    }
+
+    /// The run paused for the approval of `delete_file`.
+    async fn paused(agent: &Agent<ScriptedModel, (HumanInTheLoop,)>) -> Checkpoint {
+        let output = agent.run("clean up").await.unwrap();
+        assert_eq!(output.end, EndReason::Interrupted);
+        output.checkpoint.unwrap()
+    }
+
+    /// Approves every pending interrupt of `checkpoint`.
+    fn approve(checkpoint: &Checkpoint) -> Vec<(hookchain::InterruptId, Value)> {
+        let approved = serde_json::to_value(ApprovalResponse::new(vec![Decision::Approve]));
+        answer_all(checkpoint, approved.unwrap())
+    }
+
+    /// What a server does with a signed checkpoint a client sends back: reads it with `keys`,
+    /// then resumes it, approved.
+    async fn resume_signed(
+        agent: &Agent<ScriptedModel, (HumanInTheLoop,)>,
+        text: &str,
+        keys: &[SigningKey],
+    ) -> Result<RunOutput, Error> {
+        let checkpoint = Checkpoint::from_signed_json(text, keys)?;
+        let answers = approve(&checkpoint);
+        agent.resume(checkpoint, answers).await
+    }
+
+    /// The signature error of a refused signed checkpoint.
+    #[track_caller]
+    fn signature_error(result: Result<RunOutput, Error>) -> SignatureError {
+        match result {
+            Err(Error::Checkpoint(error)) => match *error {
+                CheckpointError::Signature(error) => error,
+                other => panic!("expected CheckpointError::Signature, got {other:?}"),
+            },
+            other => panic!("expected Error::Checkpoint, got {other:?}"),
+        }
+    }
+
+    /// The envelope of a signed checkpoint, as JSON.
+    fn envelope(text: &str) -> serde_json::Map<String, Value> {
+        serde_json::from_str(text).unwrap()
+    }
+
+    /// "A signed checkpoint round-trips and resumes": read back equal to what was signed, and
+    /// resumed, the approved call running once as the model made it. The envelope names its key
+    /// and holds the checkpoint's JSON as it is, and its MAC is 64 hex digits.
+    #[tokio::test]
+    async fn a_signed_checkpoint_round_trips_and_resumes() {
+        let deleted = Deleted::default();
+        let agent = deleter(&deleted);
+        let checkpoint = paused(&agent).await;
+        let key = key("k1", 1);
+        let text = checkpoint.to_signed_json(&key).unwrap();
+
+        let fields = envelope(&text);
+        assert_eq!(fields["signed_checkpoint"], json!(1));
+        assert_eq!(fields["key"], json!("k1"));
+        let mac = fields["hmac_sha256"].as_str().unwrap();
+        assert!(mac.len() == 64 && mac.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_eq!(fields["checkpoint"], json!(checkpoint.to_json().unwrap()));
+        assert_eq!(fields.len(), 4);
+
+        let read = Checkpoint::from_signed_json(&text, &key).unwrap();
+        assert_eq!(read, checkpoint);
+        let unread = Checkpoint::from_json(&text).unwrap_err();
+        assert!(
+            hookchain::error::Report(&unread)
+                .to_string()
+                .contains("from_signed_json"),
+            "read as unsigned, a signed checkpoint says how to read it: {unread:?}"
+        );
+        assert!(deleted.lock().unwrap().is_empty());
+        let done = resume_signed(&agent, &text, std::slice::from_ref(&key))
+            .await
+            .unwrap();
+        assert_eq!(done.text().as_deref(), Some("done"));
+        assert_eq!(*deleted.lock().unwrap(), ["a.txt"]);
+    }
+
+    /// Why signing: without a signature a checkpoint is trusted input, and one whose approval's
+    /// arguments a client edited resumes with the edited call. Signed, the same edit is refused
+    /// with the signature error, and nothing runs.
+    #[tokio::test]
+    async fn a_signed_checkpoint_whose_arguments_were_edited_is_refused_and_nothing_runs() {
+        let deleted = Deleted::default();
+        let agent = deleter(&deleted);
+        let checkpoint = paused(&agent).await;
+
+        let unsigned = checkpoint.to_json().unwrap().replace("a.txt", "b.txt");
+        let edited = Checkpoint::from_json(&unsigned).unwrap();
+        let answers = approve(&edited);
+        agent.resume(edited, answers).await.unwrap();
+        assert_eq!(*deleted.lock().unwrap(), ["b.txt"], "the edit ran unsigned");
+        deleted.lock().unwrap().clear();
+
+        let key = key("k1", 1);
+        let signed = checkpoint.to_signed_json(&key).unwrap();
+        // One byte: `a.txt` becomes `b.txt` wherever the call's arguments are.
+        let tampered = signed.replace("a.txt", "b.txt");
+        assert_ne!(tampered, signed);
+        let refused = resume_signed(&agent, &tampered, std::slice::from_ref(&key)).await;
+        assert_eq!(
+            signature_error(refused),
+            SignatureError::Mismatch { key: "k1".into() }
+        );
+        assert!(deleted.lock().unwrap().is_empty(), "nothing ran");
+    }
+
+    /// Another key, a truncated or removed signature, a plain checkpoint: each is refused with
+    /// the signature error (saying which), and nothing runs.
+    #[tokio::test]
+    async fn a_signature_of_another_key_truncated_or_removed_is_refused_and_nothing_runs() {
+        let deleted = Deleted::default();
+        let agent = deleter(&deleted);
+        let checkpoint = paused(&agent).await;
+        let key = key("k1", 1);
+        let signed = checkpoint.to_signed_json(&key).unwrap();
+        let with = |change: &dyn Fn(&mut serde_json::Map<String, Value>)| {
+            let mut fields = envelope(&signed);
+            change(&mut fields);
+            serde_json::to_string(&fields).unwrap()
+        };
+
+        let cases = [
+            (
+                "signed with another secret under the same id",
+                checkpoint.to_signed_json(&self::key("k1", 2)).unwrap(),
+                SignatureError::Mismatch { key: "k1".into() },
+            ),
+            (
+                "signed with a key of another id",
+                checkpoint.to_signed_json(&self::key("k2", 1)).unwrap(),
+                SignatureError::UnknownKey { key: "k2".into() },
+            ),
+            (
+                "its key id changed",
+                with(&|fields| {
+                    fields.insert("key".into(), json!("k2"));
+                }),
+                SignatureError::UnknownKey { key: "k2".into() },
+            ),
+            (
+                "its signature truncated",
+                with(&|fields| {
+                    let mac = fields["hmac_sha256"].as_str().unwrap()[..63].to_owned();
+                    fields.insert("hmac_sha256".into(), json!(mac));
+                }),
+                SignatureError::Malformed("its signature is not 64 hex digits"),
+            ),
+            (
+                "its signature removed",
+                with(&|fields| {
+                    fields.remove("hmac_sha256");
+                }),
+                SignatureError::Unsigned,
+            ),
+            (
+                "the signature of another checkpoint",
+                with(&|fields| {
+                    let json = checkpoint.to_json().unwrap().replace("clean up", "tidy up");
+                    let other = Checkpoint::from_json(&json).unwrap();
+                    let theirs = envelope(&other.to_signed_json(&self::key("k1", 1)).unwrap());
+                    fields.insert("hmac_sha256".into(), theirs["hmac_sha256"].clone());
+                }),
+                SignatureError::Mismatch { key: "k1".into() },
+            ),
+            (
+                "never signed",
+                checkpoint.to_json().unwrap(),
+                SignatureError::Unsigned,
+            ),
+            (
+                "not JSON",
+                signed[..signed.len() - 1].to_owned(),
+                SignatureError::Malformed("not the JSON of a signed checkpoint"),
+            ),
+        ];
+        for (case, text, expected) in cases {
+            let refused = resume_signed(&agent, &text, std::slice::from_ref(&key)).await;
+            assert_eq!(signature_error(refused), expected, "{case}");
+            assert!(deleted.lock().unwrap().is_empty(), "{case}: nothing ran");
+        }
+        // The original still resumes.
+        resume_signed(&agent, &signed, std::slice::from_ref(&key))
+            .await
+            .unwrap();
+        assert_eq!(*deleted.lock().unwrap(), ["a.txt"]);
+    }
+
+    /// Any one byte of a signed checkpoint changed (payload, signature, key id or envelope):
+    /// refused with the signature error, never read.
+    #[tokio::test]
+    async fn any_byte_changed_is_refused() {
+        let checkpoint = paused(&deleter(&Deleted::default())).await;
+        let key = key("k1", 1);
+        let signed = checkpoint.to_signed_json(&key).unwrap().into_bytes();
+        for at in 0..signed.len() {
+            let mut changed = signed.clone();
+            changed[at] ^= 1;
+            let text = String::from_utf8(changed).expect("ASCII stays ASCII");
+            match Checkpoint::from_signed_json(&text, &key) {
+                Err(CheckpointError::Signature(_)) => {}
+                other => panic!("byte {at} changed: expected a signature error, got {other:?}"),
+            }
+        }
+    }
+
+    /// "Key rotation": signed with the old key, read with the new and the old ones; without
+    /// the old one, refused. Signed with the new key, read with the new one alone.
+    #[tokio::test]
+    async fn after_a_rotation_the_old_keys_checkpoints_are_read_with_the_old_key_among_the_keys() {
+        let deleted = Deleted::default();
+        let agent = deleter(&deleted);
+        let checkpoint = paused(&agent).await;
+        let (old, new) = (key("2026-10", 1), key("2026-11", 2));
+        let by_old = checkpoint.to_signed_json(&old).unwrap();
+        let by_new = checkpoint.to_signed_json(&new).unwrap();
+
+        assert_eq!(
+            Checkpoint::from_signed_json(&by_new, &new).unwrap(),
+            checkpoint
+        );
+        let refused = resume_signed(&agent, &by_old, std::slice::from_ref(&new)).await;
+        assert_eq!(
+            signature_error(refused),
+            SignatureError::UnknownKey {
+                key: "2026-10".into()
+            }
+        );
+        assert!(deleted.lock().unwrap().is_empty());
+
+        let rotated = [new, old];
+        assert_eq!(
+            Checkpoint::from_signed_json(&by_new, &rotated).unwrap(),
+            checkpoint
+        );
+        let done = resume_signed(&agent, &by_old, &rotated).await.unwrap();
+        assert_eq!(done.text().as_deref(), Some("done"));
+        assert_eq!(*deleted.lock().unwrap(), ["a.txt"]);
+    }
+
+    /// An agent with `checkpoint_signing` hands out signed checkpoints and resumes only what
+    /// one of its keys signed: the checkpoint given as it is, a changed one, one of another
+    /// key are refused with the signature error, and nothing runs; its own, signed by the key
+    /// before the rotation, resumes.
+    #[tokio::test]
+    async fn an_agent_that_signs_resumes_only_checkpoints_its_keys_signed() {
+        let deleted = Deleted::default();
+        let (old, new) = (key("2026-10", 1), key("2026-11", 2));
+        let before = deleter_builder(&deleted)
+            .checkpoint_signing(std::slice::from_ref(&old))
+            .build();
+        let agent = deleter_builder(&deleted)
+            .checkpoint_signing([new.clone(), old.clone()])
+            .build();
+        let checkpoint = paused(&before).await;
+        let signed = before.sign_checkpoint(&checkpoint).unwrap();
+        assert_eq!(envelope(&signed)["key"], json!("2026-10"));
+        assert_eq!(
+            envelope(&agent.sign_checkpoint(&checkpoint).unwrap())["key"],
+            json!("2026-11"),
+            "the first key signs"
+        );
+        let answers = approve(&checkpoint);
+
+        let refused = [
+            (
+                ResumeFrom::from(checkpoint.clone()),
+                SignatureError::Unsigned,
+            ),
+            (
+                ResumeFrom::signed(checkpoint.to_json().unwrap()),
+                SignatureError::Unsigned,
+            ),
+            (
+                ResumeFrom::signed(signed.replace("a.txt", "b.txt")),
+                SignatureError::Mismatch {
+                    key: "2026-10".into(),
+                },
+            ),
+            (
+                ResumeFrom::signed(checkpoint.to_signed_json(&key("k3", 3)).unwrap()),
+                SignatureError::UnknownKey { key: "k3".into() },
+            ),
+        ];
+        for (from, expected) in refused {
+            let result = agent.resume(from, answers.clone()).await;
+            assert_eq!(signature_error(result), expected);
+            assert!(deleted.lock().unwrap().is_empty(), "nothing ran");
+        }
+
+        let done = agent
+            .resume(ResumeFrom::signed(signed), answers)
+            .await
+            .unwrap();
+        assert_eq!(done.text().as_deref(), Some("done"));
+        assert_eq!(*deleted.lock().unwrap(), ["a.txt"]);
+    }
+
+    /// In a thread: the thread's pause resumes from its signed checkpoint, not from the
+    /// checkpoint given as it is.
+    #[tokio::test]
+    async fn a_signing_agent_resumes_a_threads_pause_from_its_signed_checkpoint() {
+        let deleted = Deleted::default();
+        let agent = deleter_builder(&deleted)
+            .checkpoint_signing(key("k1", 1))
+            .build();
+        let mut thread = agent.thread();
+        let checkpoint = agent
+            .run_in(&mut thread, "clean up")
+            .await
+            .unwrap()
+            .checkpoint
+            .unwrap();
+        let answers = approve(&checkpoint);
+        let refused = agent
+            .resume_in(&mut thread, checkpoint.clone(), answers.clone())
+            .await;
+        assert_eq!(signature_error(refused), SignatureError::Unsigned);
+        let signed = agent.sign_checkpoint(&checkpoint).unwrap();
+        let done = agent
+            .resume_in(&mut thread, ResumeFrom::signed(signed), answers)
+            .await
+            .unwrap();
+        assert_eq!(done.text().as_deref(), Some("done"));
+        assert_eq!(*deleted.lock().unwrap(), ["a.txt"]);
+    }
+
+    /// With a store, a signed checkpoint resumes once: the same one sent again is refused by
+    /// the store (its run ended), not by its signature, which still verifies. A stored key
+    /// resumes with no signature: the store's copy is the agent's own.
+    #[tokio::test]
+    async fn a_signing_agent_with_a_store_resumes_a_signed_checkpoint_once() {
+        let deleted = Deleted::default();
+        let store = Arc::new(InMemoryCheckpointer::new());
+        let agent = deleter_builder(&deleted)
+            .checkpointer(store.clone(), Durability::Pauses)
+            .checkpoint_signing(key("k1", 1))
+            .build();
+        let checkpoint = paused(&agent).await;
+        let signed = agent.sign_checkpoint(&checkpoint).unwrap();
+        let answers = approve(&checkpoint);
+        agent
+            .resume(ResumeFrom::signed(signed.clone()), answers.clone())
+            .await
+            .unwrap();
+        let replayed = agent.resume(ResumeFrom::signed(signed), answers).await;
+        assert!(
+            matches!(replayed, Err(Error::Resume(ref error)) if matches!(**error, ResumeError::Ended { .. })),
+            "{replayed:?}"
+        );
+        assert_eq!(*deleted.lock().unwrap(), ["a.txt"]);
+
+        let checkpoint = paused(&agent).await;
+        let answers = approve(&checkpoint);
+        agent
+            .resume(ResumeFrom::stored(checkpoint.key()), answers)
+            .await
+            .unwrap();
+        assert_eq!(*deleted.lock().unwrap(), ["a.txt", "a.txt"]);
+    }
+
+    /// An agent without a key neither signs nor reads a signed checkpoint: it says so.
+    #[tokio::test]
+    async fn an_agent_without_a_key_says_so() {
+        let deleted = Deleted::default();
+        let agent = deleter(&deleted);
+        let checkpoint = paused(&agent).await;
+        assert!(matches!(
+            agent.sign_checkpoint(&checkpoint),
+            Err(CheckpointError::Signature(SignatureError::NoKey))
+        ));
+        let signed = checkpoint.to_signed_json(&key("k1", 1)).unwrap();
+        let result = agent
+            .resume(ResumeFrom::signed(signed), approve(&checkpoint))
+            .await;
+        assert_eq!(signature_error(result), SignatureError::NoKey);
+        assert!(deleted.lock().unwrap().is_empty());
+    }
+
+    /// "A short key is refused": a secret under 32 bytes is a configuration error that names
+    /// the key, never its secret.
+    #[test]
+    fn a_short_key_is_refused() {
+        let secret = "correct horse battery staple";
+        assert!(secret.len() < 32);
+        let error = SigningKey::new("k1", secret).unwrap_err();
+        assert!(
+            matches!(&error, CheckpointError::SigningKey { id, .. } if id == "k1"),
+            "{error:?}"
+        );
+        let shown = format!("{error} {error:?}");
+        assert!(shown.contains("32 bytes"), "{shown}");
+        assert!(!shown.contains("horse"), "{shown}");
+        assert!(SigningKey::new("k1", [0u8; 32]).is_ok());
     }
 }

@@ -232,6 +232,51 @@ async fn a_run_outside_a_thread_is_kept_under_its_run_id() {
     assert_eq!(ran.of("fast").len(), 1);
 }
 
+/// A checkpoint's `key()` is the key its store holds it under: the thread's id for a run in a
+/// thread, else the run's id — for a pause and for a step alike.
+#[tokio::test(start_paused = true)]
+async fn a_checkpoint_names_the_key_it_is_stored_under() {
+    let store = store();
+    let ran = Effects::memory();
+    let asking = Agent::builder(ScriptedModel::from_rule(|_| {
+        Ok(ModelResponse::tool_calls([ToolCall::new(
+            "q",
+            "ask_user",
+            json!({ "question": "?" }),
+        )]))
+    }))
+    .tool(AskUser)
+    .checkpointer(store.clone(), Durability::Pauses)
+    .build();
+    let alone = asking.run("hi").await.unwrap().checkpoint.unwrap();
+    let mut thread = asking.thread();
+    let in_thread = asking
+        .run_in(&mut thread, "hi")
+        .await
+        .unwrap()
+        .checkpoint
+        .unwrap();
+    assert_eq!(alone.key(), alone.run_id());
+    assert_eq!(in_thread.key(), thread.id().as_str());
+    assert_ne!(in_thread.key(), in_thread.run_id());
+    for checkpoint in [&alone, &in_thread] {
+        assert_eq!(
+            store.get(checkpoint.key()).await.unwrap(),
+            Some(Record::Checkpoint(Box::new(checkpoint.clone())))
+        );
+    }
+
+    // A step checkpoint of a run whose worker died: the same rule.
+    let first = agent(&store, Durability::EveryStep, "worker-1", &ran, true);
+    let mut thread = first.thread();
+    dies_while_it_hangs(first.run_in(&mut thread, "go")).await;
+    let Some(Record::Checkpoint(step)) = store.get(thread.id().as_str()).await.unwrap() else {
+        panic!("the step is stored under the thread's id");
+    };
+    assert!(!step.is_pause());
+    assert_eq!(step.key(), thread.id().as_str());
+}
+
 /// `Pauses` writes a paused run's checkpoint, its key free for whoever has the answers;
 /// nothing between steps; the run resumed by another worker ends, and leaves its tombstone.
 /// A run that never paused leaves nothing.

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 use std::time::Duration;
 
 use super::durable::{DEFAULT_LEASE, DEFAULT_RETENTION, Durable};
+use super::signing::Signing;
 use super::{Agent, DEFAULT_AGENT_NAME, DEFAULT_MAX_STEPS, DEFAULT_TOOL_CONCURRENCY};
 use super::{AgentBuildError, Durability};
 use crate::__private::Internal;
@@ -45,6 +46,7 @@ impl<M: Model> AgentBuilder<M> {
                 tool_error_message: None,
                 response_format: None,
                 build_error: None,
+                signing: Signing::default(),
                 durable: None,
                 worker: format!("worker-{}", crate::ids::fresh()).into(),
                 members: Shared::new(<() as Middleware>::members(Internal::new())),
@@ -96,6 +98,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
             tool_error_message,
             response_format,
             build_error,
+            signing,
             durable,
             worker,
             members: _,
@@ -116,6 +119,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
                 tool_error_message,
                 response_format,
                 build_error,
+                signing,
                 durable,
                 worker,
                 members,
@@ -259,6 +263,60 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
         durability: Durability,
     ) -> Self {
         self.agent.durable = Durable::new(store, durability);
+        self
+    }
+
+    /// Signs the checkpoints the agent hands out with the first of `keys`, and resumes only
+    /// checkpoints one of `keys` signed: for checkpoints that pass through clients (see *A
+    /// checkpoint is trusted input* on [`Checkpoint`](crate::Checkpoint)).
+    ///
+    /// Hand out [`Agent::sign_checkpoint`](super::Agent::sign_checkpoint)'s text and resume what
+    /// comes back with [`ResumeFrom::signed`](super::ResumeFrom::signed): a checkpoint changed
+    /// by one byte, signed with another key, or with its signature truncated or removed is
+    /// refused with [`CheckpointError::Signature`](crate::interrupt::CheckpointError::Signature)
+    /// before anything runs. So is a [`Checkpoint`](crate::Checkpoint) given as it is (this
+    /// agent cannot tell where it has been); a key of the agent's checkpointer
+    /// ([`ResumeFrom::stored`](super::ResumeFrom::stored)) resumes as always, the store's copy
+    /// being the agent's own. To rotate keys, put the new one first and keep the old ones after
+    /// it while checkpoints they signed may come back.
+    ///
+    /// ```
+    /// use hookchain::interrupt::SigningKey;
+    /// use hookchain::prelude::*;
+    /// use hookchain::{ResumeFrom, chain, hook};
+    ///
+    /// #[hook(before_model)]
+    /// fn ask(cx: &mut Context) -> Flow {
+    ///     match cx.resume_value() {
+    ///         Some(_) => Flow::Continue,
+    ///         None => Flow::interrupt(serde_json::json!("go on?")),
+    ///     }
+    /// }
+    ///
+    /// # futures::executor::block_on(async {
+    /// // 32 random bytes or more, from your secrets manager.
+    /// let key = SigningKey::new("2026-11", [7u8; 32])?;
+    /// let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hi!")]))
+    ///     .chain(chain![ask])
+    ///     .checkpoint_signing(&key)
+    ///     .build();
+    /// let paused = agent.run("Hello").await?;
+    /// let checkpoint = paused.checkpoint.as_ref().unwrap();
+    /// let sent = agent.sign_checkpoint(checkpoint)?;
+    /// let answers = [(paused.interrupts()[0].id.clone(), serde_json::json!("yes"))];
+    ///
+    /// // The checkpoint as it is, unsigned: refused.
+    /// assert!(agent.resume(checkpoint.clone(), answers.clone()).await.is_err());
+    /// // Signed, as the client sent it back: resumed.
+    /// let done = agent.resume(ResumeFrom::signed(sent), answers).await?;
+    /// assert_eq!(done.text().as_deref(), Some("Hi!"));
+    /// # Ok::<(), hookchain::Error>(())
+    /// # }).unwrap();
+    /// ```
+    #[cfg(feature = "signing")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "signing")))]
+    pub fn checkpoint_signing(mut self, keys: impl AsRef<[crate::interrupt::SigningKey]>) -> Self {
+        self.agent.signing.keys = Some(keys.as_ref().into());
         self
     }
 

@@ -13,6 +13,7 @@ use super::durable::{self, Held};
 use super::events::{EventQueue, RunEvents};
 use super::leased::{Leased, Renewing};
 use super::run_loop::{Ending, Entry, States};
+use super::signing::Admitted;
 use super::thread::THREAD_FORMAT;
 use super::{
     Agent, EndReason, PauseMark, ResumeFrom, RunInput, RunOutput, Thread, ThreadError, ThreadId,
@@ -338,27 +339,23 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         }
     }
 
-    /// The checkpoint a resume continues: with a store, the one it holds under the run's key
-    /// (claimed, with the hold); without one, the checkpoint given.
+    /// The checkpoint a resume continues, once admitted (signed, if the agent signs its
+    /// checkpoints): with a store, the one it holds under the run's key (claimed, with the
+    /// hold); without one, the checkpoint given.
     async fn take(&self, from: ResumeFrom) -> Result<(Checkpoint, Option<Held>), Error> {
         if let Some(error) = &self.build_error {
             return Err(Error::Build(Box::new(error.clone())));
         }
+        let from = self.admit(from)?;
         let Some(durable) = &self.durable else {
             return match from {
-                ResumeFrom::Checkpoint(checkpoint) => Ok((*checkpoint, None)),
-                ResumeFrom::Stored(key) => Err(ResumeError::NotStored { key }.into()),
+                Admitted::Checkpoint(checkpoint) => Ok((*checkpoint, None)),
+                Admitted::Stored(key) => Err(ResumeError::NotStored { key }.into()),
             };
         };
         let (key, given) = match &from {
-            ResumeFrom::Checkpoint(checkpoint) => {
-                let key = match &checkpoint.thread {
-                    Some(thread) => thread.as_str(),
-                    None => checkpoint.run_id.as_str(),
-                };
-                (key, Some(checkpoint.id.as_str()))
-            }
-            ResumeFrom::Stored(key) => (key.as_str(), None),
+            Admitted::Checkpoint(checkpoint) => (checkpoint.key(), Some(checkpoint.id.as_str())),
+            Admitted::Stored(key) => (key.as_str(), None),
         };
         let (held, checkpoint) = Box::pin(durable.claim(key, &self.worker, given)).await?;
         Ok((checkpoint, Some(held)))

@@ -47,6 +47,7 @@ mod leased;
 mod output;
 mod resume_from;
 mod run_loop;
+mod signing;
 mod stream;
 mod thread;
 mod with_context;
@@ -117,6 +118,8 @@ pub struct Agent<M, C = ()> {
     /// Why [`AgentBuilder::build`] could not build this agent as configured: every run fails
     /// with it (see [`AgentBuilder::try_build`] to get it at build).
     build_error: Option<AgentBuildError>,
+    /// The keys it signs its checkpoints with, and resumes only checkpoints they signed.
+    signing: signing::Signing,
     /// Where its runs are kept, and how much of them.
     durable: Option<Durable>,
     /// Its name as a worker of its checkpointer.

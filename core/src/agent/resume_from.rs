@@ -10,7 +10,9 @@ use crate::interrupt::Checkpoint;
 /// is that one (else [`ResumeError::Superseded`](crate::interrupt::ResumeError::Superseded),
 /// [`Ended`](crate::interrupt::ResumeError::Ended) or
 /// [`NotStored`](crate::interrupt::ResumeError::NotStored), and nothing runs). Without one,
-/// only a checkpoint can be given, and it is trusted as it is.
+/// only a checkpoint can be given, and it is trusted as it is — unless the agent signs its
+/// checkpoints ([`AgentBuilder::checkpoint_signing`](super::AgentBuilder::checkpoint_signing)):
+/// then only a [`Signed`](Self::Signed) one that verifies, or a stored key, is resumed.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum ResumeFrom {
@@ -19,12 +21,28 @@ pub enum ResumeFrom {
     /// Whatever the agent's checkpointer holds under this key (a thread's id, or a run's): a
     /// pause, with its answers, or a run in progress whose worker died, with none.
     Stored(String),
+    /// A checkpoint signed by [`Agent::sign_checkpoint`](super::Agent::sign_checkpoint) (or
+    /// [`Checkpoint::to_signed_json`]), as a client sent it back: read only if its signature
+    /// verifies with one of the agent's keys
+    /// ([`AgentBuilder::checkpoint_signing`](super::AgentBuilder::checkpoint_signing)), else
+    /// refused with [`CheckpointError::Signature`](crate::interrupt::CheckpointError::Signature)
+    /// before anything runs; then resumed as a checkpoint given.
+    #[cfg(feature = "signing")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "signing")))]
+    Signed(String),
 }
 
 impl ResumeFrom {
     /// What the agent's checkpointer holds under `key`.
     pub fn stored(key: impl Into<String>) -> Self {
         ResumeFrom::Stored(key.into())
+    }
+
+    /// The signed checkpoint `text` (see [`ResumeFrom::Signed`]).
+    #[cfg(feature = "signing")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "signing")))]
+    pub fn signed(text: impl Into<String>) -> Self {
+        ResumeFrom::Signed(text.into())
     }
 }
 

@@ -3,8 +3,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use super::signed;
 use super::wire::{self, FORMAT, OLDEST};
-use super::{Interrupt, InterruptId, Members};
+use super::{Interrupt, InterruptId, Members, SignatureError};
 use crate::agent::ThreadId;
 use crate::context::{Counters, ToolAnswer};
 use crate::message::{Message, ToolCall, ToolResult};
@@ -33,11 +34,24 @@ use crate::shared::Shared;
 /// the one its store holds under the run's key, claimed for one worker at a time, and refuses
 /// it once the run went on or ended (see [`Agent::resume`](crate::Agent::resume)).
 ///
-/// **A checkpoint is trusted input**: it carries the history and the chain's state, which a
-/// resume takes as they are. One that passes through a client (a browser, another service)
-/// could come back changed: keep checkpoints server-side and resume by key
-/// ([`ResumeFrom::stored`](crate::ResumeFrom::stored)), where the store's copy is the one
-/// resumed.
+/// **A checkpoint is trusted input**: it carries the history, the chain's state and the calls
+/// waiting for approval, which a resume takes as they are. [`from_json`](Self::from_json) and
+/// serde check its format and that its parts agree, not where it has been: one that passes
+/// through a client (a browser, another service) could come back changed — an approved call's
+/// arguments edited, a counter reset — and would resume so. Either keep checkpoints
+/// server-side and resume by key ([`ResumeFrom::stored`](crate::ResumeFrom::stored)), where the
+/// store's copy is the one resumed; or sign the ones you hand out
+/// ([`to_signed_json`](Self::to_signed_json) with a
+/// [`SigningKey`](crate::interrupt::SigningKey), feature `signing`, on by default) and read
+/// them back with [`from_signed_json`](Self::from_signed_json), which refuses one changed by
+/// a single byte, or signed with a key you did not give, before anything of it runs — or let
+/// the agent do both and refuse any other
+/// ([`AgentBuilder::checkpoint_signing`](crate::AgentBuilder::checkpoint_signing)). A
+/// signature proves the checkpoint is one your servers made, not that it is the latest: a
+/// client can still send back an older signed checkpoint of the same run, or the same one
+/// twice, which only a store (see [`Agent::resume`](crate::Agent::resume)) or the run's
+/// thread refuses. A signed checkpoint is not
+/// encrypted: keep secrets out of the history and the state.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Checkpoint {
     /// Unique per pause or step: `<run id>:<pause number>` (`:s<step>` for a step).
@@ -149,6 +163,45 @@ impl Checkpoint {
         &self.run_id
     }
 
+    /// The key the run is stored under in a [`checkpointer`](crate::AgentBuilder::checkpointer):
+    /// the thread's id for a run in a [`Thread`](crate::Thread), else the run's id
+    /// ([`run_id`](Self::run_id)). Every checkpoint of a run, its pauses and its steps, has
+    /// the run's key (each run of a thread, the thread's), which a resume claims, and which
+    /// [`ResumeFrom::stored`](crate::ResumeFrom::stored) takes.
+    ///
+    /// ```
+    /// use hookchain::prelude::*;
+    /// use hookchain::{EndReason, chain, hook};
+    ///
+    /// #[hook(before_model)]
+    /// fn ask(cx: &mut Context) -> Flow {
+    ///     match cx.resume_value() {
+    ///         Some(_) => Flow::Continue,
+    ///         None => Flow::interrupt(serde_json::json!("go on?")),
+    ///     }
+    /// }
+    ///
+    /// # futures::executor::block_on(async {
+    /// let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hi!")]))
+    ///     .chain(chain![ask])
+    ///     .build();
+    /// let alone = agent.run("Hello").await?.checkpoint.unwrap();
+    /// assert_eq!(alone.key(), alone.run_id());
+    ///
+    /// let mut thread = agent.thread();
+    /// let in_thread = agent.run_in(&mut thread, "Hello").await?.checkpoint.unwrap();
+    /// assert_eq!(in_thread.key(), thread.id().as_str());
+    /// # Ok::<(), hookchain::Error>(())
+    /// # }).unwrap();
+    /// ```
+    #[must_use]
+    pub fn key(&self) -> &str {
+        // The rule of `agent::durable::key`, which makes the key of a run from its context.
+        self.thread
+            .as_ref()
+            .map_or(&self.run_id, |thread| thread.as_str())
+    }
+
     /// The chain's run-scoped state at the pause, as JSON.
     #[must_use]
     pub fn state(&self) -> &serde_json::Value {
@@ -188,6 +241,11 @@ impl Checkpoint {
                 supported: FORMAT,
             });
         }
+        if wire::format_of(&value).is_none() && value.get(signed::MARKER).is_some() {
+            return Err(CheckpointError::Decode(serde::de::Error::custom(
+                "a signed checkpoint: read it with `Checkpoint::from_signed_json`",
+            )));
+        }
         serde_json::from_value(value).map_err(CheckpointError::Decode)
     }
 
@@ -223,6 +281,20 @@ pub enum CheckpointError {
         found: u32,
         /// The newest format this version reads (it migrates older ones).
         supported: u32,
+    },
+    /// A signed checkpoint that is refused, and so never resumed: changed since it was signed,
+    /// signed with a key not given, its signature truncated or removed, or never signed (see
+    /// [`Checkpoint::from_signed_json`], feature `signing`).
+    #[error("signed checkpoint refused: {0}")]
+    Signature(SignatureError),
+    /// A [`SigningKey`](super::SigningKey) that is refused: a secret shorter than 32 bytes, an
+    /// id empty or too long. Its secret is never in the error.
+    #[error("signing key `{id}` is refused: {reason}")]
+    SigningKey {
+        /// The key's id (its first 64 characters).
+        id: String,
+        /// Why.
+        reason: &'static str,
     },
     /// A file-backed checkpointer failed.
     #[error("checkpoint file {} could not be read or written", path.display())]

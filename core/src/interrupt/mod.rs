@@ -31,6 +31,9 @@
 //!   do ([`Middleware::check_answer`](crate::Middleware::check_answer),
 //!   [`Tool::check_answer`](crate::Tool::check_answer)), and refuses the resume if not.
 //! - **A checkpoint is single-use**: see [`Checkpoint`].
+//! - **A checkpoint is trusted input**: one that passes through a client is signed
+//!   (`Checkpoint::to_signed_json`, feature `signing`) and read back only unchanged; see
+//!   [`Checkpoint`].
 //!
 //! Interrupt ids are deterministic: the number of the run's earlier pauses, the step, the hook
 //! (or `tool`), the middleware's position in the chain and name, and the tool call's id — so the
@@ -121,6 +124,7 @@ mod lease;
 mod members;
 mod memory_checkpointer;
 mod resume;
+mod signed;
 mod slot;
 mod wire;
 
@@ -140,6 +144,10 @@ pub(crate) use members::Matching;
 pub use members::Members;
 pub use memory_checkpointer::InMemoryCheckpointer;
 pub use resume::ResumeError;
+pub use signed::SignatureError;
+#[cfg(feature = "signing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "signing")))]
+pub use signed::{MAX_KEY_ID_LEN, MIN_SECRET_LEN, SigningKey};
 pub use slot::{Slot, SlotStore};
 pub(crate) use wire::named_spec;
 
