@@ -49,12 +49,16 @@ impl<F: Future<Output = Result<Ending, Error>>> Future for Leased<'_, F> {
         {
             // The run stops here: another worker has its key. Nothing of ours to release.
             *this.renewing = None;
-            this.release.take().map(ReleaseOnDrop::disarm);
+            if let Some(release) = this.release.take() {
+                release.disarm();
+            }
             return Poll::Ready(Err(lost));
         }
         let ending = std::task::ready!(this.run.poll(cx));
         // The run settled: the loop released or ended its key itself.
-        this.release.take().map(ReleaseOnDrop::disarm);
+        if let Some(release) = this.release.take() {
+            release.disarm();
+        }
         Poll::Ready(ending)
     }
 }
