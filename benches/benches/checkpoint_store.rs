@@ -19,7 +19,10 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use hookchain::interrupt::{Checkpointer, Claim, FileCheckpointer, InMemoryCheckpointer, PostgresCheckpointer, SqliteCheckpointer};
+use hookchain::interrupt::{
+    Checkpointer, Claim, FileCheckpointer, InMemoryCheckpointer, PostgresCheckpointer,
+    SqliteCheckpointer,
+};
 use hookchain::prelude::*;
 use hookchain::{Checkpoint, EndReason, chain, hook};
 use serde_json::json;
