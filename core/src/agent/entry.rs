@@ -9,7 +9,7 @@ use tracing::Instrument;
 use tracing::instrument::Instrumented;
 
 use super::carry_over::{Carried, carry_over, carry_thread_state};
-use super::durable::{self, Held};
+use super::durable::{self, Held, ReleaseOnDrop};
 use super::events::{EventQueue, RunEvents};
 use super::leased::{Leased, Renewing};
 use super::run_loop::{Ending, Entry, States};
@@ -305,24 +305,26 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         keep(&self.members, thread, cx, state, ending)
     }
 
-    /// The loop, in the run's `invoke_agent` span (`drive` records how it ended there). A plain
-    /// `fn`, not an `async fn`: every state machine between the run and the deepest wrap hook
-    /// counts against the compiler's query-depth limit (see `drive`), and this one would cost a
-    /// wrapping member.
+    /// The loop, in the run's `invoke_agent` span (`drive` records how it ended there), holding
+    /// `lease` (see [`Leased`]). A plain `fn`, not an `async fn`: every state machine between
+    /// the run and the deepest wrap hook counts against the compiler's query-depth limit (see
+    /// `drive`), and this one would cost a wrapping member. The loop's future is built in
+    /// place, in one expression: moved once more, it is copied whole, every run.
     fn go<'s>(
         &'s self,
         cx: &'s mut Context,
         state: &'s mut States<C>,
         entry: Entry,
-    ) -> Instrumented<impl Future<Output = Result<Ending, Error>> + 's> {
+        lease: Option<(Renewing<'s>, ReleaseOnDrop)>,
+    ) -> Instrumented<Leased<'s, impl Future<Output = Result<Ending, Error>> + 's>> {
         let thread = cx.thread_id.as_ref().map(|id| id as &dyn std::fmt::Display);
         let span = telemetry::invoke_agent_span(&self.name, &cx.run_id, thread, self.max_steps);
         // An agent `build` could not build runs nothing (no extra future around the loop).
-        match &self.build_error {
+        let run = match &self.build_error {
             Some(error) => Either::Left(ready(Err(Error::Build(Box::new(error.clone()))))),
             None => Either::Right(self.drive(cx, state, entry)),
-        }
-        .instrument(span)
+        };
+        Leased::new(run, lease).instrument(span)
     }
 
     /// A new run in `cx` takes its key, if the agent keeps its runs (an agent `build` could not
@@ -381,19 +383,17 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         state: &'s mut States<C>,
         entry: Entry,
         held: Option<Held>,
-    ) -> Leased<'s, impl Future<Output = Result<Ending, Error>> + 's> {
+    ) -> Instrumented<Leased<'s, impl Future<Output = Result<Ending, Error>> + 's>> {
         let lease = match (&self.durable, held) {
             (Some(durable), Some(held)) => {
-                let lease: (Renewing<'s>, _) = (
-                    Box::pin(durable.keep_renewed(held.clone())),
-                    durable.guard(&held),
-                );
+                let renewing: Renewing<'s> = Box::pin(durable.keep_renewed(held.clone()));
+                let release = durable.guard(&held);
                 cx.held = Some(Box::new(held));
-                Some(lease)
+                Some((renewing, release))
             }
             _ => None,
         };
-        Leased::new(self.go(cx, state, entry), lease)
+        self.go(cx, state, entry, lease)
     }
 
     /// Checks `checkpoint` and `answers` against this agent, and rebuilds the paused run, with
@@ -542,10 +542,10 @@ struct ChargeOnDrop<'t> {
 impl<'t> ChargeOnDrop<'t> {
     /// `cx` of a run of the thread whose ledger is `spent`.
     fn new(spent: &'t mut Usage, mut cx: Context) -> Self {
-        cx.ledger = Some(Ledger {
+        cx.ledger = Some(Box::new(Ledger {
             thread_before: *spent,
             run_before: cx.counters.usage,
-        });
+        }));
         ChargeOnDrop {
             spent,
             cx,

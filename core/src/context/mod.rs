@@ -57,8 +57,9 @@ pub struct Context {
     /// The store's error after the run ended, for its output.
     pub(crate) cleanup_error: Option<crate::agent::CleanupError>,
     /// For a run in a thread: what the thread had spent when the run started, and the run's
-    /// own usage then (a resumed run's, charged at its pause already).
-    pub(crate) ledger: Option<Ledger>,
+    /// own usage then (a resumed run's, charged at its pause already). Boxed: a context is
+    /// moved about, and most runs have none.
+    pub(crate) ledger: Option<Box<Ledger>>,
     /// The answer `after_model` reads is calls taken from the history (the input's, a jump's),
     /// not the model's: a streamed run's consumer has it already.
     pub(crate) replaying_pending: bool,
@@ -74,7 +75,7 @@ pub(crate) struct Ledger {
 
 impl Ledger {
     /// The thread's spending once the run's usage is `run`.
-    pub(crate) fn now(self, run: Usage) -> Usage {
+    pub(crate) fn now(&self, run: Usage) -> Usage {
         let since = |now: u64, then: u64| now.saturating_sub(then);
         let mut spent = self.thread_before;
         spent.input_tokens = spent
@@ -317,7 +318,9 @@ impl Context {
     /// thread.
     #[must_use]
     pub fn thread_usage(&self) -> Option<Usage> {
-        self.ledger.map(|ledger| ledger.now(self.counters.usage))
+        self.ledger
+            .as_ref()
+            .map(|ledger| ledger.now(self.counters.usage))
     }
 
     /// How many runs of the same [`Thread`](crate::Thread) came before this one (0 for a run
@@ -364,7 +367,7 @@ impl Context {
             held: None,
             cleanup_error: None,
             replaying_pending: false,
-            ledger: self.ledger,
+            ledger: self.ledger.clone(),
         }
     }
 
