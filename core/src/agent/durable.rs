@@ -307,7 +307,5 @@ fn busy(key: &str, holder: String) -> Error {
 
 /// The key a run is kept under: its thread's id, or its own.
 pub(super) fn key(cx: &Context) -> &str {
-    cx.thread_id
-        .as_ref()
-        .map_or(&cx.run_id, |thread| thread.as_str())
+    crate::interrupt::run_key(cx.thread_id.as_ref(), &cx.run_id)
 }

@@ -196,10 +196,7 @@ impl Checkpoint {
     /// ```
     #[must_use]
     pub fn key(&self) -> &str {
-        // The rule of `agent::durable::key`, which makes the key of a run from its context.
-        self.thread
-            .as_ref()
-            .map_or(&self.run_id, |thread| thread.as_str())
+        run_key(self.thread.as_ref(), &self.run_id)
     }
 
     /// The chain's run-scoped state at the pause, as JSON.
@@ -256,6 +253,12 @@ impl Checkpoint {
             _ => Vec::new(),
         }
     }
+}
+
+/// The key a run is kept under: its thread's id, or its own id — for a checkpoint
+/// ([`Checkpoint::key`]) and for a run in progress (the agent's own writes) alike.
+pub(crate) fn run_key<'a>(thread: Option<&'a ThreadId>, run_id: &'a str) -> &'a str {
+    thread.map_or(run_id, ThreadId::as_str)
 }
 
 /// Why a checkpoint could not be made, read or written.

@@ -107,6 +107,7 @@
 //! | its worker died | the run, once the worker's [`Lease`] expired, from its last step |
 //! | its future was dropped (client gone, cancelled) | its key released at once; the run goes on from its last step |
 //! | the store failed after the run ended | the output, with [`RunOutput::cleanup_error`](crate::RunOutput::cleanup_error) |
+//! | a checkpoint that passed through a client was changed (with signing) | [`CheckpointError::Signature`], nothing runs |
 //!
 //! A completed tool call never runs again; one in flight when its worker died runs again with
 //! the same [`idempotency_key`](crate::ToolContext::idempotency_key). A checkpoint that passed
@@ -134,6 +135,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::context::{Raiser, ToolAnswer};
 pub use answer::Answer;
+pub(crate) use checkpoint::run_key;
 pub use checkpoint::{Checkpoint, CheckpointError, Position};
 pub use checkpointer::{Checkpointer, MAX_KEY_LEN, Stored, valid_key};
 pub use dyn_checkpointer::{BoxFuture, DynCheckpointer};
