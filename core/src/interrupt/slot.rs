@@ -179,7 +179,12 @@ impl Slot {
         now: SystemTime,
     ) -> Result<(Slot, SystemTime), CheckpointError> {
         Slot::fence(slot.as_ref(), key, lease, now)?;
-        let mut slot = slot.unwrap_or_else(|| unreachable_slot(lease));
+        // The fence refuses a key that holds nothing: a slot is there.
+        let Some(mut slot) = slot else {
+            return Err(CheckpointError::LeaseLost {
+                key: key.to_owned(),
+            });
+        };
         let expires_at = now + lease.ttl();
         slot.expires_at = millis(expires_at);
         Ok((slot, expires_at))
@@ -218,17 +223,6 @@ impl Slot {
             Slot::new(None, Some(ended), None, lease.token(), 0)
         }))
     }
-}
-
-/// The slot a fenced lease stands for (a fence passed on `None` cannot happen: it refuses).
-fn unreachable_slot(lease: &Lease) -> Slot {
-    Slot::new(
-        None,
-        None,
-        Some(lease.worker().to_owned()),
-        lease.token(),
-        0,
-    )
 }
 
 /// Microseconds since the Unix epoch: where a key's tokens start.
