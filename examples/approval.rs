@@ -23,6 +23,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use hookchain::agent::AgentBuildError;
 use hookchain::builtin::human_in_the_loop::{
     ActionRequest, ApprovalRequest, ApprovalResponse, Decision, HumanInTheLoop, ToolPolicy,
 };
@@ -150,7 +151,9 @@ fn model() -> ScriptedModel {
 }
 
 /// The agent: the model, a harmless and a dangerous tool, and the approval gate.
-fn agent(store: Option<Arc<FileCheckpointer>>) -> Agent<ScriptedModel, (HumanInTheLoop,)> {
+fn agent(
+    store: Option<Arc<FileCheckpointer>>,
+) -> Result<Agent<ScriptedModel, (HumanInTheLoop,)>, AgentBuildError> {
     let list_files = FnTool::new(
         "list_files",
         "Lists the files of a folder.",
@@ -322,7 +325,7 @@ async fn run(args: Args) -> Result<(), BoxError> {
         .checkpoint_dir
         .as_ref()
         .map(|dir| Arc::new(FileCheckpointer::new(dir)));
-    let agent = agent(store.clone());
+    let agent = agent(store.clone())?;
 
     let mut output = match &store {
         Some(store) if args.resume => {

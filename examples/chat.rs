@@ -87,7 +87,7 @@ async fn main() -> ExitCode {
         .system_prompt("You are a helpful assistant. Use the tools you are given.")
         .tool(multiply)
         .max_steps(6)
-        .build();
+        .build()?;
 
     let question = std::env::args().skip(1).collect::<Vec<_>>().join(" ");
     let question = if question.is_empty() {

@@ -20,6 +20,7 @@ use std::process::{Command, ExitCode, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use hookchain::agent::AgentBuildError;
 use hookchain::interrupt::{CheckpointError, Checkpointer, Position, Record};
 use hookchain::prelude::*;
 use hookchain::{
@@ -83,7 +84,7 @@ fn agent(
     dir: &Path,
     worker: &str,
     hang: bool,
-) -> Agent<ScriptedModel> {
+) -> Result<Agent<ScriptedModel>, AgentBuildError> {
     let model = ScriptedModel::from_rule(|request| {
         let answered = request.messages.iter().any(|m| m.role == Role::Tool);
         Ok(if answered {
@@ -134,7 +135,7 @@ async fn worker(dir: &Path) -> Result<(), BoxError> {
     let mut thread: Thread<()> = Thread::with_id(ThreadId::new(THREAD));
     // The application keeps its threads; this one as it was before the run.
     std::fs::write(dir.join("thread.json"), serde_json::to_string(&thread)?)?;
-    let agent = agent(store, dir, "worker-1", true);
+    let agent = agent(store, dir, "worker-1", true)?;
     agent.run_in(&mut thread, "Book my trip to Lisbon.").await?;
     Err("the run ended, but the hotel booking was to hang".into())
 }
@@ -177,7 +178,7 @@ async fn main_process(dir: &Path) -> Result<(), BoxError> {
     }
     let mut thread: Thread<()> =
         serde_json::from_str(&std::fs::read_to_string(dir.join("thread.json"))?)?;
-    let agent = agent(store.clone(), dir, "worker-2", false);
+    let agent = agent(store.clone(), dir, "worker-2", false)?;
     // Refused while the dead worker's lease runs; resumed once it expired.
     let waited = Instant::now();
     let output = loop {

@@ -148,7 +148,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let agent = Agent::builder(assistant(reads.clone()))
         .tool(lookup())
         .chain(chain)
-        .build();
+        .build()?;
 
     let counter = ApproximateCounter::new();
     let mut thread = agent.thread();

@@ -105,7 +105,7 @@ async fn main() -> Result<(), Error> {
         .system_prompt("You are a helpful weather assistant.")
         .tool(weather)
         .chain(chain![log_request, ToolCallCounter])
-        .build();
+        .build()?;
 
     println!("The chain, per hook:\n{}", agent.chain().describe());
     // One conversation, two runs: the thread keeps the history and the thread-scoped state.

@@ -134,7 +134,10 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
             .on_failure(OnFailure::Continue)
             .build()?,
     ];
-    let agent = Agent::builder(router).tool(weather()).chain(chain).build();
+    let agent = Agent::builder(router)
+        .tool(weather())
+        .chain(chain)
+        .build()?;
 
     let mut thread = agent.thread();
     let start = Instant::now();

@@ -87,7 +87,7 @@ async fn main() -> Result<(), Error> {
                 .expect("a valid retry"),
             hide_digits
         ])
-        .build();
+        .build()?;
 
     println!("> What is in my savings account?");
     let mut stream = agent.stream("What is in my savings account?");

@@ -85,7 +85,7 @@ async fn main() -> Result<(), Error> {
         .name("weather")
         .tool(weather)
         .chain(chain![log_request, RetryOnce])
-        .build();
+        .build()?;
     let mut thread = agent.thread();
     let output = agent
         .run_in(&mut thread, "What's the weather in Lisbon?")

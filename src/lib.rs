@@ -43,7 +43,7 @@
 //! let model = ScriptedModel::new([ModelResponse::text("Hello!")]);
 //! let agent = Agent::builder(model)
 //!     .chain(chain![stamp, Budget { max_calls: 5 }])
-//!     .build();
+//!     .build()?;
 //! let output = agent.run("Hi").await?;
 //! assert_eq!(output.text().as_deref(), Some("Hello!"));
 //! # Ok::<(), hookchain::Error>(())

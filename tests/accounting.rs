@@ -37,7 +37,8 @@ fn model(tool: &str) -> ScriptedModel {
 async fn next_run_is_refused(thread: &mut Thread<<(TokenBudget,) as Middleware>::ThreadState>) {
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("more")]))
         .chain(chain![budget()])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run_in(thread, "again").await.unwrap();
     assert_eq!(output.end, EndReason::Jumped);
     assert!(
@@ -61,7 +62,8 @@ async fn an_abandoned_pause_still_counts() {
             budget(),
             HumanInTheLoop::new().interrupt_on("pay", ToolPolicy::always())
         ])
-        .build();
+        .build()
+        .unwrap();
     let mut thread = agent.thread();
     let paused = agent.run_in(&mut thread, "pay").await.unwrap();
     assert_eq!(paused.end, EndReason::Interrupted);
@@ -73,7 +75,8 @@ async fn an_abandoned_pause_still_counts() {
     let stored = serde_json::to_value(&thread).unwrap();
     let next = Agent::builder(ScriptedModel::new([ModelResponse::text("more")]))
         .chain(chain![budget()])
-        .build();
+        .build()
+        .unwrap();
     let mut thread = next
         .adopt_thread(serde_json::from_value(stored).unwrap())
         .unwrap();
@@ -92,7 +95,8 @@ async fn a_cancelled_run_still_counts() {
             hang: true,
         })
         .chain(chain![budget()])
-        .build();
+        .build()
+        .unwrap();
     let mut thread = agent.thread();
     let cancelled =
         tokio::time::timeout(Duration::from_secs(5), agent.run_in(&mut thread, "go")).await;
@@ -114,7 +118,8 @@ async fn the_ledger_sums_the_threads_runs() {
         ModelResponse::text("two").with_usage(Usage::new(3, 4)),
         ModelResponse::text("three").with_usage(Usage::new(5, 6)),
     ]))
-    .build();
+    .build()
+    .unwrap();
     let mut thread = agent.thread();
     agent.run_in(&mut thread, "a").await.unwrap();
     agent.run_in(&mut thread, "b").await.unwrap();

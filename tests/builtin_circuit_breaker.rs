@@ -87,7 +87,8 @@ fn refusal(result: Result<hookchain::RunOutput, Error>) -> (ModelError, CircuitO
 async fn after_n_consecutive_failures_calls_fail_fast_for_the_cool_down() {
     let agent = Agent::builder(Script::new([down(), down(), down()]))
         .chain(chain![breaker(3, secs(30))])
-        .build();
+        .build()
+        .unwrap();
     for _ in 0..3 {
         let error = agent.run("hi").await.unwrap_err();
         assert!(matches!(error, Error::Model(e) if e.kind() == ModelErrorKind::Overloaded));
@@ -113,7 +114,8 @@ async fn after_n_consecutive_failures_calls_fail_fast_for_the_cool_down() {
 async fn a_success_resets_the_count() {
     let agent = Agent::builder(Script::new([down(), down(), ok(), down(), down(), ok()]))
         .chain(chain![breaker(3, secs(30))])
-        .build();
+        .build()
+        .unwrap();
     for _ in 0..6 {
         let _ = agent.run("hi").await;
     }
@@ -125,7 +127,8 @@ async fn errors_of_non_retryable_kinds_do_not_count() {
     let bad = || Err(ModelError::invalid_request("bad request"));
     let agent = Agent::builder(Script::new([bad(), bad(), bad(), bad()]))
         .chain(chain![breaker(2, secs(30))])
-        .build();
+        .build()
+        .unwrap();
     for _ in 0..4 {
         let error = agent.run("hi").await.unwrap_err();
         assert!(matches!(error, Error::Model(e) if e.kind() == ModelErrorKind::InvalidRequest));
@@ -137,7 +140,8 @@ async fn errors_of_non_retryable_kinds_do_not_count() {
 async fn after_the_cool_down_a_trial_call_that_succeeds_closes_the_circuit() {
     let agent = Agent::builder(Script::new([down(), down()]))
         .chain(chain![breaker(2, secs(30))])
-        .build();
+        .build()
+        .unwrap();
     agent.run("hi").await.unwrap_err();
     agent.run("hi").await.unwrap_err();
     refusal(agent.run("hi").await);
@@ -152,7 +156,8 @@ async fn after_the_cool_down_a_trial_call_that_succeeds_closes_the_circuit() {
 async fn a_trial_call_that_fails_opens_the_circuit_for_another_cool_down() {
     let agent = Agent::builder(Script::new([down(), down(), down()]))
         .chain(chain![breaker(2, secs(30))])
-        .build();
+        .build()
+        .unwrap();
     agent.run("hi").await.unwrap_err();
     agent.run("hi").await.unwrap_err();
     tokio::time::sleep(secs(30)).await;
@@ -171,7 +176,8 @@ async fn a_trial_call_that_fails_opens_the_circuit_for_another_cool_down() {
 async fn calls_during_the_trial_fail_fast() {
     let agent = Agent::builder(Script::timed([(Duration::ZERO, down()), (secs(5), ok())]))
         .chain(chain![breaker(1, secs(30))])
-        .build();
+        .build()
+        .unwrap();
     agent.run("hi").await.unwrap_err();
     tokio::time::sleep(secs(30)).await;
     // The trial takes 5 s; a call one second into it is refused without waiting.
@@ -192,7 +198,8 @@ async fn calls_during_the_trial_fail_fast() {
 async fn a_dropped_trial_lets_the_next_call_try() {
     let agent = Agent::builder(Script::timed([(Duration::ZERO, down()), (secs(100), ok())]))
         .chain(chain![breaker(1, secs(30))])
-        .build();
+        .build()
+        .unwrap();
     agent.run("hi").await.unwrap_err();
     tokio::time::sleep(secs(30)).await;
     // The trial's future is dropped after 1 s.
@@ -216,7 +223,8 @@ async fn each_model_has_its_own_circuit() {
             ModelFallback::builder().model("backup").build().unwrap(),
             breaker(2, secs(30)),
         ])
-        .build();
+        .build()
+        .unwrap();
     // Two runs: the main model fails, the backup answers.
     for _ in 0..2 {
         assert_eq!(agent.run("hi").await.unwrap().text().as_deref(), Some("ok"));

@@ -23,6 +23,7 @@ fn agent(editing: ContextEditing) -> Agent<ScriptedModel, ContextEditing> {
     .tool(echo_tool(&new_log()))
     .chain(editing)
     .build()
+    .unwrap()
 }
 
 /// A question, then one call of `tool` per entry (id `c<n>`), each answered with a result.

@@ -21,7 +21,8 @@ async fn the_prompt_is_computed_for_every_model_call() {
         .system_prompt("static")
         .tool(echo_tool(&new_log()))
         .chain(prompt)
-        .build();
+        .build()
+        .unwrap();
     agent.run("Hi").await.unwrap();
     assert_eq!(
         system_prompts(&agent),
@@ -44,7 +45,8 @@ async fn append_follows_the_current_prompt_and_sees_the_request() {
         .system_prompt("Be brief.")
         .tool(echo_tool(&new_log()))
         .chain(prompt)
-        .build();
+        .build()
+        .unwrap();
     agent.run("Hi").await.unwrap();
     assert_eq!(
         system_prompts(&agent),
@@ -68,14 +70,16 @@ async fn an_empty_text_replaces_with_no_prompt_and_appends_nothing() {
             empty(PromptMode::Append),
             empty(PromptMode::Replace)
         ])
-        .build();
+        .build()
+        .unwrap();
     agent.run("Hi").await.unwrap();
     assert_eq!(system_prompts(&agent), [None]);
     let model = ScriptedModel::new([ModelResponse::text("a")]);
     let agent = Agent::builder(model)
         .system_prompt("Be brief.")
         .chain(empty(PromptMode::Append))
-        .build();
+        .build()
+        .unwrap();
     agent.run("Hi").await.unwrap();
     assert_eq!(system_prompts(&agent), [Some("Be brief.".into())]);
 }
@@ -87,7 +91,7 @@ async fn the_history_is_not_changed() {
         .prompt(|_, _| "computed".into())
         .build()
         .unwrap();
-    let agent = Agent::builder(model).chain(prompt).build();
+    let agent = Agent::builder(model).chain(prompt).build().unwrap();
     let output = agent.run("Hi").await.unwrap();
     assert!(output.messages.iter().all(|m| m.role != Role::System));
     assert_eq!(output.messages.len(), 2);

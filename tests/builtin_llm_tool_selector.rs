@@ -28,6 +28,7 @@ fn agent<H: Model + 'static>(
         )
         .chain(selector)
         .build()
+        .unwrap()
 }
 
 fn offered(agent: &Agent<ScriptedModel, impl Middleware>) -> Vec<String> {

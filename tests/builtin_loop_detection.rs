@@ -36,7 +36,8 @@ async fn run(detection: LoopDetection, answers: Vec<Vec<ToolCall>>) -> (RunOutpu
     let agent = Agent::builder(ScriptedModel::new(responses))
         .tool(counting_tool("echo", &runs))
         .chain(detection)
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("go").await.unwrap();
     validate_history(&output.messages).unwrap();
     (output, runs.load(Ordering::SeqCst))
@@ -106,7 +107,8 @@ async fn other_arguments_or_another_tool_are_another_call() {
         .tool(counting_tool("echo", &runs))
         .tool(counting_tool("other", &runs))
         .chain(LoopDetection::default())
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("go").await.unwrap();
     validate_history(&output.messages).unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 3);
@@ -184,7 +186,8 @@ async fn a_new_run_starts_with_an_empty_window() {
     let agent = Agent::builder(model)
         .tool(counting_tool("echo", &runs))
         .chain(LoopDetection::default())
-        .build();
+        .build()
+        .unwrap();
     let mut thread = agent.thread();
     for input in ["one", "two", "three"] {
         let output = agent.run_in(&mut thread, input).await.unwrap();

@@ -33,7 +33,8 @@ async fn the_run_limit_is_checked_before_each_call_as_count_reaches_limit() {
     let agent = Agent::builder(looping_model())
         .tool(echo_tool(&new_log()))
         .chain(limit(Some(2), None, LimitExit::End))
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("go").await.unwrap();
     // Calls 0 and 1 pass (`0 >= 2`, `1 >= 2` are false); the third is refused (`2 >= 2`).
     assert_eq!(output.model_calls, 2);
@@ -47,7 +48,8 @@ async fn exit_end_adds_an_assistant_message_naming_the_limit_and_the_counts_then
     let agent = Agent::builder(looping_model())
         .tool(echo_tool(&new_log()))
         .chain(limit(Some(2), Some(10), LimitExit::End))
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("go").await.unwrap();
     let last = output.messages.last().unwrap();
     assert_eq!(last.role, Role::Assistant);
@@ -64,7 +66,8 @@ async fn exit_error_fails_the_run_naming_the_limit_and_the_counts() {
     let agent = Agent::builder(looping_model())
         .tool(echo_tool(&new_log()))
         .chain(limit(None, Some(1), LimitExit::Error))
-        .build();
+        .build()
+        .unwrap();
     let error = middleware_error(agent.run("go").await);
     assert_eq!(error.middleware(), Some("ModelCallLimit"));
     let exceeded = error
@@ -83,7 +86,8 @@ async fn the_run_count_resets_every_run_and_the_thread_count_lives_with_the_thre
     let agent = Agent::builder(looping_model())
         .tool(echo_tool(&new_log()))
         .chain(limit(Some(2), Some(5), LimitExit::End))
-        .build();
+        .build()
+        .unwrap();
     let mut thread = agent.thread();
     let mut calls = Vec::new();
     for input in ["one", "two", "three", "four"] {
@@ -111,7 +115,8 @@ async fn a_run_within_the_limits_is_untouched() {
     let agent = Agent::builder(model)
         .tool(echo_tool(&new_log()))
         .chain(limit(Some(2), Some(2), LimitExit::Error))
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("go").await.unwrap();
     assert_eq!(output.end, EndReason::Finished);
     assert_eq!(output.text().as_deref(), Some("done"));

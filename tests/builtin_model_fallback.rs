@@ -38,7 +38,8 @@ async fn models_are_tried_in_order() {
         .route("fourth", answering("from the fourth"));
     let agent = Agent::builder(router)
         .chain(chain![fallback(&["second", "third", "fourth"])])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("from the third"));
     assert_eq!(output.model_calls, 3);
@@ -50,7 +51,8 @@ async fn the_first_model_answering_is_the_only_one_called() {
         .route("second", failing(ModelError::other("must not be called")));
     let agent = Agent::builder(router)
         .chain(chain![fallback(&["second"])])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("from the main model"));
     assert_eq!(output.model_calls, 1);
@@ -66,7 +68,8 @@ async fn each_attempt_passes_through_the_inner_middleware() {
             fallback(&["backup"]),
             Recorder::new("inner", &log).stamp_system("inner")
         ])
-        .build();
+        .build()
+        .unwrap();
     agent.run("hi").await.unwrap();
     let wraps: Vec<String> = take_events(&log)
         .into_iter()
@@ -99,7 +102,8 @@ async fn when_all_fail_the_error_carries_every_attempt_in_order() {
         );
     let agent = Agent::builder(router)
         .chain(chain![fallback(&["second", "third"])])
-        .build();
+        .build()
+        .unwrap();
     let error = agent.run("hi").await.unwrap_err();
     let fallback = FallbackError::find(&error).expect("a FallbackError in the chain");
     let attempts: Vec<_> = fallback
@@ -151,7 +155,8 @@ async fn an_interrupt_is_never_a_failure() {
     let router = ModelRouter::new(answering("main")).route("backup", answering("backup"));
     let agent = Agent::builder(router)
         .chain(chain![fallback(&["backup"]), interrupting])
-        .build();
+        .build()
+        .unwrap();
     let error = agent.run("hi").await.unwrap_err();
     assert!(matches!(error, Error::Interrupted(_)), "{error:?}");
     assert_eq!(INTERRUPTS.load(Ordering::SeqCst), 1, "no second attempt");
@@ -167,7 +172,10 @@ async fn fall_back_on_narrows_the_failures() {
         .fall_back_on(|e| e.kind() == ModelErrorKind::Overloaded)
         .build()
         .unwrap();
-    let agent = Agent::builder(router).chain(chain![only_overload]).build();
+    let agent = Agent::builder(router)
+        .chain(chain![only_overload])
+        .build()
+        .unwrap();
     let error = agent.run("hi").await.unwrap_err();
     assert!(matches!(&error, Error::Model(e) if e.kind() == ModelErrorKind::ContentFiltered));
     assert!(FallbackError::find(&error).is_none());

@@ -71,7 +71,8 @@ fn exact() -> hookchain::builtin::retry::ModelRetryBuilder {
 async fn max_retries_defaults_to_two_and_the_error_is_passed_on() {
     let agent = Agent::builder(Timed::failing(10, overloaded))
         .chain(chain![ModelRetry::new()])
-        .build();
+        .build()
+        .unwrap();
     let error = agent.run("hi").await.unwrap_err();
     assert_eq!(agent.model().calls(), 3);
     match error {
@@ -84,7 +85,8 @@ async fn max_retries_defaults_to_two_and_the_error_is_passed_on() {
 async fn a_success_after_failures_is_the_answer_and_every_call_counts() {
     let agent = Agent::builder(Timed::failing(2, overloaded))
         .chain(chain![ModelRetry::new()])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("done"));
     assert_eq!(agent.model().calls(), 3);
@@ -102,7 +104,8 @@ async fn backoff_is_initial_times_factor_to_the_n_capped_at_max_delay() {
         .unwrap();
     let agent = Agent::builder(Timed::failing(5, overloaded))
         .chain(chain![retry])
-        .build();
+        .build()
+        .unwrap();
     let start = Instant::now();
     agent.run("hi").await.unwrap();
     assert_eq!(
@@ -125,7 +128,8 @@ async fn jitter_is_within_a_quarter_never_negative_and_repeats_with_its_seed() {
             .unwrap();
         let agent = Agent::builder(Timed::failing(6, overloaded))
             .chain(chain![retry])
-            .build();
+            .build()
+            .unwrap();
         agent.run("hi").await.unwrap();
         agent.model().waits()
     }
@@ -149,7 +153,8 @@ async fn retry_after_is_honoured() {
     let retry = exact().initial_delay(secs(1)).build().unwrap();
     let agent = Agent::builder(Timed::failing(2, limited))
         .chain(chain![retry])
-        .build();
+        .build()
+        .unwrap();
     agent.run("hi").await.unwrap();
     // At least what the provider asked: 7 s, not the backoff's 1 s and 2 s.
     assert_eq!(agent.model().waits(), [secs(7), secs(7)]);
@@ -160,7 +165,8 @@ async fn retry_after_is_honoured() {
     let retry = exact().initial_delay(secs(1)).build().unwrap();
     let agent = Agent::builder(Timed::failing(2, short))
         .chain(chain![retry])
-        .build();
+        .build()
+        .unwrap();
     agent.run("hi").await.unwrap();
     assert_eq!(agent.model().waits(), [secs(1), secs(2)]);
 
@@ -169,7 +175,8 @@ async fn retry_after_is_honoured() {
     let retry = exact().max_delay(secs(5)).build().unwrap();
     let agent = Agent::builder(Timed::failing(1, long))
         .chain(chain![retry])
-        .build();
+        .build()
+        .unwrap();
     agent.run("hi").await.unwrap();
     assert_eq!(agent.model().waits(), [secs(50)]);
 }
@@ -180,7 +187,8 @@ async fn a_retry_after_past_the_maximum_gives_up_with_the_original_error() {
     let far = move || ModelError::rate_limited("come back next year").with_retry_after(year);
     let agent = Agent::builder(Timed::failing(1, far))
         .chain(chain![ModelRetry::new()])
-        .build();
+        .build()
+        .unwrap();
     let started = Instant::now();
     let error = agent.run("hi").await.unwrap_err();
     // One call, no wait: the year is not slept through.
@@ -199,14 +207,16 @@ async fn a_retry_after_past_the_maximum_gives_up_with_the_original_error() {
     let retry = exact().max_retry_after(secs(120)).build().unwrap();
     let agent = Agent::builder(Timed::failing(1, ninety))
         .chain(chain![retry])
-        .build();
+        .build()
+        .unwrap();
     agent.run("hi").await.unwrap();
     assert_eq!(agent.model().waits(), [secs(90)]);
     let three = || ModelError::rate_limited("slow down").with_retry_after(secs(180));
     let retry = exact().max_retry_after(secs(120)).build().unwrap();
     let agent = Agent::builder(Timed::failing(1, three))
         .chain(chain![retry])
-        .build();
+        .build()
+        .unwrap();
     assert!(agent.run("hi").await.is_err());
     assert_eq!(agent.model().calls(), 1);
 }
@@ -222,13 +232,15 @@ async fn retry_on_defaults_to_the_retryable_kinds() {
         let kind = error.kind();
         let agent = Agent::builder(Timed::new([Err(error)]))
             .chain(chain![ModelRetry::new()])
-            .build();
+            .build()
+            .unwrap();
         agent.run("hi").await.unwrap();
         assert_eq!(agent.model().calls(), 2, "{kind:?} is retried");
     }
     let agent = Agent::builder(Timed::new([Err(ModelError::invalid_request("bad"))]))
         .chain(chain![ModelRetry::new()])
-        .build();
+        .build()
+        .unwrap();
     let error = agent.run("hi").await.unwrap_err();
     assert!(matches!(error, Error::Model(e) if e.kind() == ModelErrorKind::InvalidRequest));
     assert_eq!(
@@ -247,14 +259,16 @@ async fn retry_on_is_a_predicate_over_the_classified_error() {
     let teapot = || ModelError::other("teapot").with_status(418);
     let agent = Agent::builder(Timed::failing(1, teapot))
         .chain(chain![retry])
-        .build();
+        .build()
+        .unwrap();
     agent.run("hi").await.unwrap();
     assert_eq!(agent.model().calls(), 2);
 
     let retry = exact().retry_on(|_| false).build().unwrap();
     let agent = Agent::builder(Timed::failing(1, overloaded))
         .chain(chain![retry])
-        .build();
+        .build()
+        .unwrap();
     agent.run("hi").await.unwrap_err();
     assert_eq!(agent.model().calls(), 1);
 }
@@ -264,7 +278,8 @@ async fn on_failure_continue_answers_with_what_failed() {
     let retry = exact().on_failure(OnFailure::Continue).build().unwrap();
     let agent = Agent::builder(Timed::failing(10, overloaded))
         .chain(chain![retry])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(
         output.text().as_deref(),
@@ -290,7 +305,8 @@ async fn on_failure_format_writes_the_message() {
         .unwrap();
     let agent = Agent::builder(Timed::failing(10, overloaded))
         .chain(chain![retry])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(
         output.text().as_deref(),
@@ -313,7 +329,8 @@ async fn failing_hook(_request: ModelRequest) -> Result<ModelResponse, Error> {
 async fn an_interrupt_is_never_retried() {
     let agent = Agent::builder(Timed::failing(0, overloaded))
         .chain(chain![ModelRetry::new(), interrupting])
-        .build();
+        .build()
+        .unwrap();
     let start = Instant::now();
     let error = agent.run("hi").await.unwrap_err();
     assert!(matches!(error, Error::Interrupted(_)), "{error:?}");
@@ -324,7 +341,8 @@ async fn an_interrupt_is_never_retried() {
 async fn a_middleware_error_is_not_retried() {
     let agent = Agent::builder(Timed::failing(0, overloaded))
         .chain(chain![ModelRetry::new(), failing_hook])
-        .build();
+        .build()
+        .unwrap();
     let start = Instant::now();
     let error = agent.run("hi").await.unwrap_err();
     assert!(matches!(error, Error::Middleware(_)), "{error:?}");

@@ -21,7 +21,7 @@ fn pii(kind: PiiType, strategy: PiiStrategy) -> hookchain::builtin::pii::PiiBuil
 async fn input_is_rewritten_in_the_history_and_in_what_the_model_reads() {
     let model = ScriptedModel::new([ModelResponse::text("ok")]);
     let pii = pii(PiiType::Email, PiiStrategy::Redact).build().unwrap();
-    let agent = Agent::builder(model).chain(pii).build();
+    let agent = Agent::builder(model).chain(pii).build().unwrap();
     let output = agent.run(format!("Mail me at {EMAIL}.")).await.unwrap();
     assert_eq!(output.messages[0].text(), "Mail me at [REDACTED_EMAIL].");
     let sent = &agent.model().requests()[0];
@@ -49,7 +49,8 @@ async fn a_checkpoint_taken_after_redaction_holds_no_pii() {
     let agent = Agent::builder(model)
         .tool(echo_tool(&log))
         .chain(chain)
-        .build();
+        .build()
+        .unwrap();
     let output = agent
         .run(format!("I am {EMAIL}, card {CARD}."))
         .await
@@ -73,7 +74,7 @@ async fn the_models_answer_is_masked_before_it_enters_the_history() {
         .output(true)
         .build()
         .unwrap();
-    let agent = Agent::builder(model).chain(pii).build();
+    let agent = Agent::builder(model).chain(pii).build().unwrap();
     let output = agent.run("What do you know?").await.unwrap();
     assert_eq!(
         output.text().as_deref(),
@@ -95,7 +96,8 @@ async fn tool_results_are_hashed_with_the_documented_stable_hash() {
     let agent = Agent::builder(model)
         .tool(echo_tool(&new_log()))
         .chain(pii)
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("Echo it").await.unwrap();
     // The first 8 bytes of SHA-256("ann@example.com"), in hex.
     assert_eq!(
@@ -108,7 +110,7 @@ async fn tool_results_are_hashed_with_the_documented_stable_hash() {
 async fn blocked_input_stops_the_run_with_an_error_naming_the_type_and_the_count() {
     let model = ScriptedModel::new([ModelResponse::text("never")]);
     let pii = pii(PiiType::Email, PiiStrategy::Block).build().unwrap();
-    let agent = Agent::builder(model).chain(pii).build();
+    let agent = Agent::builder(model).chain(pii).build().unwrap();
     let error = middleware_error(agent.run(format!("{EMAIL} and bob@example.org")).await);
     assert_eq!(error.middleware(), Some("Pii"));
     let blocked = std::error::Error::source(&error)
@@ -133,7 +135,8 @@ async fn a_blocked_tool_result_becomes_an_error_result_and_the_run_goes_on() {
     let agent = Agent::builder(model)
         .tool(echo_tool(&new_log()))
         .chain(pii)
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("Echo it").await.unwrap();
     let results = tool_results(&output.messages);
     assert!(results[0].2, "an error result");
@@ -154,7 +157,8 @@ async fn switched_off_places_are_left_as_they_are() {
     let agent = Agent::builder(model)
         .tool(echo_tool(&new_log()))
         .chain(pii)
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run(EMAIL).await.unwrap();
     assert_eq!(output.messages[0].text(), "[REDACTED_EMAIL]");
     assert_eq!(tool_results(&output.messages)[0].1, EMAIL);
@@ -167,7 +171,7 @@ async fn a_number_that_fails_the_luhn_check_is_no_card() {
     let pii = pii(PiiType::CreditCard, PiiStrategy::Redact)
         .build()
         .unwrap();
-    let agent = Agent::builder(model).chain(pii).build();
+    let agent = Agent::builder(model).chain(pii).build().unwrap();
     let output = agent
         .run("order 4111 1111 1111 1112, card 4111-1111-1111-1111")
         .await
@@ -260,7 +264,7 @@ fn the_builder_names_a_setting_that_cannot_work() {
 async fn user_messages_of_a_thread_stay_redacted_in_the_thread() {
     let model = ScriptedModel::new([ModelResponse::text("one"), ModelResponse::text("two")]);
     let pii = pii(PiiType::Email, PiiStrategy::Redact).build().unwrap();
-    let agent = Agent::builder(model).chain(pii).build();
+    let agent = Agent::builder(model).chain(pii).build().unwrap();
     let mut thread = agent.thread();
     agent.run_in(&mut thread, EMAIL).await.unwrap();
     agent.run_in(&mut thread, "again").await.unwrap();
@@ -310,7 +314,10 @@ async fn a_streamed_answer_shows_no_personal_data_at_any_event() {
         .output(true)
         .build()
         .unwrap();
-    let agent = Agent::builder(streaming(&answer)).chain(pii).build();
+    let agent = Agent::builder(streaming(&answer))
+        .chain(pii)
+        .build()
+        .unwrap();
     let items: Vec<_> = agent.stream("Where?").collect().await;
     let mut shown = String::new();
     let mut deltas = 0;
@@ -342,7 +349,10 @@ async fn the_same_answer_unstreamed_is_rewritten_alike() {
         .output(true)
         .build()
         .unwrap();
-    let agent = Agent::builder(streaming(&answer)).chain(pii).build();
+    let agent = Agent::builder(streaming(&answer))
+        .chain(pii)
+        .build()
+        .unwrap();
     let output = agent.run("Where?").await.unwrap();
     assert_eq!(
         output.text().as_deref(),
@@ -358,7 +368,10 @@ async fn a_blocked_type_in_a_stream_ends_it_with_an_error_before_the_data_is_sho
         .build()
         .unwrap();
     let answer = format!("Mail {EMAIL} now.");
-    let agent = Agent::builder(streaming(&answer)).chain(pii).build();
+    let agent = Agent::builder(streaming(&answer))
+        .chain(pii)
+        .build()
+        .unwrap();
     let items: Vec<_> = agent.stream("Where?").collect().await;
     let (last, events) = items.split_last().unwrap();
     let error = last.as_ref().unwrap_err();

@@ -61,7 +61,8 @@ fn limit(requests: usize, interval: Duration) -> RateLimit {
 async fn at_most_n_requests_start_per_interval_and_the_rest_wait() {
     let agent = Agent::builder(Clocked::default())
         .chain(chain![limit(2, secs(10))])
-        .build();
+        .build()
+        .unwrap();
     let start = Instant::now();
     for _ in 0..5 {
         agent.run("hi").await.unwrap();
@@ -76,7 +77,8 @@ async fn at_most_n_requests_start_per_interval_and_the_rest_wait() {
 async fn a_slot_frees_when_the_oldest_start_leaves_the_window() {
     let agent = Agent::builder(Clocked::default())
         .chain(chain![limit(2, secs(10))])
-        .build();
+        .build()
+        .unwrap();
     let start = Instant::now();
     agent.run("hi").await.unwrap();
     tokio::time::sleep(secs(4)).await;
@@ -97,7 +99,8 @@ async fn a_slot_frees_when_the_oldest_start_leaves_the_window() {
 async fn concurrent_runs_share_the_limit_and_take_slots_in_order() {
     let agent = Agent::builder(Clocked::default())
         .chain(chain![limit(1, secs(5))])
-        .build();
+        .build()
+        .unwrap();
     let start = Instant::now();
     let (a, b, c) = tokio::join!(agent.run("a"), agent.run("b"), agent.run("c"));
     for output in [a, b, c] {
@@ -119,7 +122,8 @@ async fn each_attempt_of_a_retry_outside_takes_a_slot() {
         .unwrap();
     let agent = Agent::builder(model)
         .chain(chain![retry, limit(1, secs(3))])
-        .build();
+        .build()
+        .unwrap();
     let start = Instant::now();
     agent.run("hi").await.unwrap();
     // Retries after 0.1 s and 0.2 s, but a slot only every 3 s.
@@ -161,7 +165,8 @@ async fn a_waiter_dropped_gives_its_slot_back() {
 
     let agent = Agent::builder(Clocked::default())
         .chain(chain![limit(1, secs(60))])
-        .build();
+        .build()
+        .unwrap();
     let start = Instant::now();
     agent.run("first").await.unwrap();
     // 20 calls take the next 20 slots (a minute apart), then are dropped while they wait.
@@ -181,7 +186,8 @@ async fn the_calls_waiting_behind_a_dropped_one_keep_their_turn() {
 
     let agent = Agent::builder(Clocked::default())
         .chain(chain![limit(1, secs(10))])
-        .build();
+        .build()
+        .unwrap();
     let start = Instant::now();
     agent.run("first").await.unwrap();
     let mut dropped = Box::pin(agent.run("dropped"));
@@ -203,7 +209,8 @@ async fn an_interval_too_long_for_the_clock_does_not_panic() {
 
     let agent = Agent::builder(Clocked::default())
         .chain(chain![limit(1, Duration::MAX)])
-        .build();
+        .build()
+        .unwrap();
     agent.run("first").await.unwrap();
     // The next slot is out of reach: the call waits, it does not panic.
     assert!(Box::pin(agent.run("second")).now_or_never().is_none());

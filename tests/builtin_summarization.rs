@@ -40,6 +40,7 @@ fn agent(summarization: Summarization<ScriptedModel>) -> Agent1 {
         .tool(echo_tool(&new_log()))
         .chain(summarization)
         .build()
+        .unwrap()
 }
 
 /// `n` messages alternating user / assistant, numbered, starting with a user message.
@@ -296,7 +297,8 @@ async fn an_earlier_hooks_request_edit_is_kept_when_the_request_is_summarized() 
         .unwrap();
     let agent = Agent::builder(main_model())
         .chain(hookchain::chain![editing, summarization])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run(history.clone()).await.unwrap();
     let sent = &agent.model().requests()[0].messages;
     assert!(is_summary(&sent[0]));
@@ -326,7 +328,8 @@ async fn a_request_an_earlier_hook_reshaped_is_sent_as_it_is_and_the_history_is_
         .unwrap();
     let agent = Agent::builder(main_model())
         .chain(hookchain::chain![add_note, summarization])
-        .build();
+        .build()
+        .unwrap();
     let history = chat(5);
     let output = agent.run(history.clone()).await.unwrap();
     let sent = &agent.model().requests()[0].messages;
@@ -547,7 +550,8 @@ async fn a_summary_in_the_middle_of_a_run_keeps_the_run_going_with_valid_histori
         .tool(echo_tool(&new_log()))
         .chain(summarization)
         .max_steps(20)
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("go").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("done"));
     assert!(

@@ -49,7 +49,8 @@ async fn a_model_call_over_its_time_fails_with_a_timeout_error() {
         .chain(chain![
             Timeout::builder().model_call(secs(10)).build().unwrap()
         ])
-        .build();
+        .build()
+        .unwrap();
     let start = Instant::now();
     let error = agent.run("hi").await.unwrap_err();
     assert_eq!(start.elapsed(), secs(10));
@@ -69,7 +70,8 @@ async fn a_model_call_within_its_time_is_untouched() {
         .chain(chain![
             Timeout::builder().model_call(secs(10)).build().unwrap()
         ])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("answer 0"));
 }
@@ -86,7 +88,8 @@ async fn a_retry_outside_the_timeout_retries_a_timed_out_call() {
             retry,
             Timeout::builder().model_call(secs(10)).build().unwrap()
         ])
-        .build();
+        .build()
+        .unwrap();
     let start = Instant::now();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("answer 2"));
@@ -129,7 +132,8 @@ async fn a_timed_out_tool_gets_an_error_result_and_the_run_goes_on() {
         .chain(chain![
             Timeout::builder().tool_call(secs(5)).build().unwrap()
         ])
-        .build();
+        .build()
+        .unwrap();
     let start = Instant::now();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(start.elapsed(), secs(5));
@@ -177,7 +181,8 @@ async fn a_timed_out_tool_call_is_a_classified_failure() {
             check,
             Timeout::builder().tool_call(secs(5)).build().unwrap()
         ])
-        .build();
+        .build()
+        .unwrap();
     agent.run("hi").await.unwrap();
 }
 
@@ -200,7 +205,8 @@ async fn a_tool_s_own_time_overrides_the_default() {
         .tool(sleeping("nap", secs(1)))
         .tool(sleeping("hibernate", secs(1000)))
         .chain(chain![timeout])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(
         results(&output.messages),

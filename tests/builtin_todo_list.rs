@@ -26,7 +26,7 @@ async fn the_tool_and_the_prompt_piece_are_contributed() {
     let agent = Agent::builder(ScriptedModel::new([]))
         .system_prompt("Be brief.")
         .chain(TodoList::new())
-        .try_build()
+        .build()
         .unwrap();
     let spec = agent
         .tools()
@@ -54,7 +54,10 @@ async fn the_tool_and_the_prompt_piece_are_contributed() {
 #[tokio::test]
 async fn the_model_reads_the_prompt_piece_and_the_tool() {
     let model = ScriptedModel::new([ModelResponse::text("ok")]);
-    let agent = Agent::builder(model).chain(TodoList::new()).build();
+    let agent = Agent::builder(model)
+        .chain(TodoList::new())
+        .build()
+        .unwrap();
     agent.run("Hi").await.unwrap();
     let request = &agent.model().requests()[0];
     assert!(
@@ -74,7 +77,10 @@ async fn the_list_is_kept_in_thread_state_across_runs() {
         ModelResponse::text("first"),
         ModelResponse::text("second"),
     ]);
-    let agent = Agent::builder(model).chain(TodoList::new()).build();
+    let agent = Agent::builder(model)
+        .chain(TodoList::new())
+        .build()
+        .unwrap();
     let mut thread = agent.thread();
     let output = agent.run_in(&mut thread, "Plan").await.unwrap();
     assert_eq!(
@@ -105,7 +111,8 @@ async fn parallel_write_todos_calls_get_error_results_and_the_list_stays() {
     let agent = Agent::builder(model)
         .tool(echo_tool(&new_log()))
         .chain(TodoList::new())
-        .build();
+        .build()
+        .unwrap();
     let mut thread = agent.thread();
     let output = agent.run_in(&mut thread, "Plan").await.unwrap();
     let results = tool_results(&output.messages);
@@ -124,7 +131,10 @@ async fn bad_arguments_get_the_tools_error_and_the_list_stays() {
         ModelResponse::tool_calls([write("t2", json!([{ "content": "X", "status": "maybe" }]))]),
         ModelResponse::text("done"),
     ]);
-    let agent = Agent::builder(model).chain(TodoList::new()).build();
+    let agent = Agent::builder(model)
+        .chain(TodoList::new())
+        .build()
+        .unwrap();
     let mut thread = agent.thread();
     let output = agent.run_in(&mut thread, "Plan").await.unwrap();
     assert!(tool_results(&output.messages)[1].2, "an error result");
@@ -140,7 +150,7 @@ fn a_tool_of_the_agent_named_write_todos_is_an_error_at_build() {
             |_: support::TextArgs| async { Ok::<_, std::convert::Infallible>("mine") },
         ))
         .chain(TodoList::new())
-        .try_build();
+        .build();
     assert_eq!(
         agent.unwrap_err(),
         AgentBuildError::ToolTaken {
@@ -150,28 +160,19 @@ fn a_tool_of_the_agent_named_write_todos_is_an_error_at_build() {
     );
 }
 
-#[tokio::test]
-async fn an_agent_build_could_not_build_runs_nothing() {
-    let model = ScriptedModel::new([ModelResponse::text("never")]);
-    let agent = Agent::builder(model)
+#[test]
+fn two_todo_lists_are_an_error_at_build() {
+    let error = Agent::builder(ScriptedModel::new([]))
         .chain((TodoList::new(), TodoList::new()))
-        .build();
-    let error = agent.run("Hi").await.unwrap_err();
-    let Error::Build(error) = error else {
-        panic!("expected Error::Build, got {error:?}")
-    };
+        .build()
+        .unwrap_err();
     assert_eq!(
-        *error,
+        error,
         AgentBuildError::ToolContributedTwice {
             tool: WRITE_TODOS.into(),
             first: "TodoList",
             second: "TodoList"
         }
-    );
-    assert_eq!(agent.model().calls(), 0);
-    assert!(
-        agent.tools().spec(WRITE_TODOS).is_none(),
-        "nothing was contributed"
     );
 }
 
@@ -192,23 +193,7 @@ fn the_builder_names_an_empty_setting() {
         .unwrap();
     let agent = Agent::builder(ScriptedModel::new([]))
         .chain(custom)
-        .try_build()
+        .build()
         .unwrap();
     assert_eq!(agent.system_prompt(), Some("Plan with write_todos."));
-}
-
-/// An agent `build` could not build takes no key in its store either: its runs and resumes fail
-/// at once, and nothing is left held.
-#[tokio::test]
-async fn an_agent_build_could_not_build_takes_no_key() {
-    use hookchain::interrupt::{Checkpointer, InMemoryCheckpointer};
-    let store = std::sync::Arc::new(InMemoryCheckpointer::new());
-    let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("never")]))
-        .chain((TodoList::new(), TodoList::new()))
-        .checkpointer(store.clone(), hookchain::Durability::EveryStep)
-        .build();
-    assert!(matches!(agent.run("Hi").await, Err(Error::Build(_))));
-    let resumed = agent.resume(hookchain::ResumeFrom::stored("k"), []).await;
-    assert!(matches!(resumed, Err(Error::Build(_))));
-    assert!(store.list().await.unwrap().is_empty());
 }

@@ -25,6 +25,7 @@ fn agent(model: ScriptedModel, budget: TokenBudget) -> Agent<ScriptedModel, Toke
         .tool(echo_tool(&new_log()))
         .chain(budget)
         .build()
+        .unwrap()
 }
 
 #[tokio::test]
@@ -124,7 +125,7 @@ async fn the_thread_budget_counts_every_run_of_the_thread() {
         .unwrap();
     let model =
         ScriptedModel::from_rule(|_| Ok(ModelResponse::text("ok").with_usage(Usage::new(10, 1))));
-    let agent = Agent::builder(model).chain(budget).build();
+    let agent = Agent::builder(model).chain(budget).build().unwrap();
     let mut thread = agent.thread();
     let mut calls = Vec::new();
     for input in ["one", "two", "three", "four"] {

@@ -51,7 +51,8 @@ async fn a_call_is_blocked_when_count_plus_one_exceeds_the_limit() {
     let agent = Agent::builder(model)
         .tool(counting_tool("echo", &runs))
         .chain(limit(Some(2), None, ToolLimitExit::Continue))
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("go").await.unwrap();
     validate_history(&output.messages).unwrap();
     // 0 + 1 > 2 and 1 + 1 > 2 are false: a and b run; 2 + 1 > 2: c is blocked.
@@ -84,7 +85,8 @@ async fn exit_continue_answers_blocked_calls_runs_the_others_and_goes_on() {
                 .build()
                 .unwrap(),
         )
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("go").await.unwrap();
     validate_history(&output.messages).unwrap();
     assert_eq!(searches.load(Ordering::SeqCst), 1);
@@ -109,7 +111,8 @@ async fn blocked_calls_count_toward_the_run_not_the_thread() {
     let agent = Agent::builder(model)
         .tool(counting_tool("echo", &runs))
         .chain(limit(Some(2), Some(1), ToolLimitExit::Continue))
-        .build();
+        .build()
+        .unwrap();
     let mut thread = agent.thread();
     let output = agent.run_in(&mut thread, "go").await.unwrap();
     validate_history(&output.messages).unwrap();
@@ -146,7 +149,8 @@ async fn the_thread_limit_counts_every_run_of_the_thread() {
     let agent = Agent::builder(model)
         .tool(counting_tool("echo", &runs))
         .chain(limit(Some(5), Some(2), ToolLimitExit::Continue))
-        .build();
+        .build()
+        .unwrap();
     let mut thread = agent.thread();
     for input in ["one", "two", "three"] {
         let output = agent.run_in(&mut thread, input).await.unwrap();
@@ -176,7 +180,8 @@ async fn exit_end_runs_no_tool_answers_every_call_and_ends_with_the_counts() {
                 .build()
                 .unwrap(),
         )
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("go").await.unwrap();
     validate_history(&output.messages).unwrap();
     // Only the first answer's call ran; of the second, none (not even `other`, or b which
@@ -214,7 +219,8 @@ async fn exit_error_fails_the_run_and_runs_nothing() {
     let agent = Agent::builder(model)
         .tool(counting_tool("echo", &runs))
         .chain(limit(None, Some(1), ToolLimitExit::Error))
-        .build();
+        .build()
+        .unwrap();
     let error = middleware_error(agent.run("go").await);
     assert_eq!(error.middleware(), Some("ToolCallLimit"));
     let exceeded = error
@@ -239,7 +245,8 @@ async fn exit_error_leaves_no_dangling_call_in_the_thread() {
     let agent = Agent::builder(model)
         .tool(counting_tool("echo", &runs))
         .chain(limit(Some(1), None, ToolLimitExit::Error))
-        .build();
+        .build()
+        .unwrap();
     let mut thread = agent.thread();
     middleware_error(agent.run_in(&mut thread, "go").await);
     // The answer whose calls tripped the limit never entered the history.
@@ -263,7 +270,8 @@ async fn calls_another_hook_answered_are_not_counted() {
             limit(Some(1), None, ToolLimitExit::Continue),
             ToolCallRepair::new()
         ])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("go").await.unwrap();
     validate_history(&output.messages).unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 1);

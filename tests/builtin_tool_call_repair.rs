@@ -22,7 +22,8 @@ async fn run(calls: Vec<ToolCall>) -> RunOutput {
     let agent = Agent::builder(model)
         .tool(echo_tool(&new_log()))
         .chain(ToolCallRepair::new())
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("go").await.unwrap();
     validate_history(&output.messages).unwrap();
     output
@@ -146,7 +147,8 @@ async fn other_after_model_hooks_see_the_repaired_calls() {
     let agent = Agent::builder(model)
         .tool(counting_tool("echo", &runs))
         .chain(chain![LoopDetection::default(), ToolCallRepair::new()])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("go").await.unwrap();
     validate_history(&output.messages).unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 2);

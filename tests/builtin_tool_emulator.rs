@@ -34,6 +34,7 @@ fn agent(
         .fold(Agent::builder(model), |builder, add| add(builder))
         .chain(emulation)
         .build()
+        .unwrap()
 }
 
 type AgentBuilderOf = hookchain::AgentBuilder<ScriptedModel>;

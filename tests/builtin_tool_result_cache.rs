@@ -68,7 +68,8 @@ async fn a_hit_does_not_run_the_tool() {
     let agent = Agent::builder(model(vec![search("a", q.clone()), search("b", q)]))
         .tool(numbered_search(&runs))
         .chain(cache())
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("go").await.unwrap();
     validate_history(&output.messages).unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 1);
@@ -87,7 +88,8 @@ async fn the_key_is_the_tool_and_its_canonical_arguments() {
     ]))
     .tool(numbered_search(&runs))
     .chain(cache())
-    .build();
+    .build()
+    .unwrap();
     let output = agent.run("go").await.unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 2);
     assert_eq!(results(&output), ["result 1", "result 1", "result 2"]);
@@ -125,7 +127,8 @@ async fn a_call_after_the_ttl_runs_the_tool_again() {
     ]))
     .tool(numbered_search(&runs))
     .chain(chain![a_minute_passes, cache])
-    .build();
+    .build()
+    .unwrap();
     let output = agent.run("go").await.unwrap();
     // a at t=1min (runs, kept until 2.5min), b at 2min (hit), c at 3min (expired: runs).
     assert_eq!(results(&output), ["result 1", "result 1", "result 2"]);
@@ -140,7 +143,8 @@ async fn only_the_tools_opted_in_are_cached() {
         .tool(numbered_search(&searches))
         .tool(counting_tool("echo", &echoes))
         .chain(cache())
-        .build();
+        .build()
+        .unwrap();
     agent.run("go").await.unwrap();
     assert_eq!(echoes.load(Ordering::SeqCst), 2);
 }
@@ -168,7 +172,8 @@ async fn error_results_are_never_cached() {
     ]))
     .tool(flaky)
     .chain(cache())
-    .build();
+    .build()
+    .unwrap();
     let output = agent.run("go").await.unwrap();
     assert_eq!(results(&output), ["try again", "result 2", "result 2"]);
     assert_eq!(runs.load(Ordering::SeqCst), 2);
@@ -215,7 +220,8 @@ async fn a_paused_call_is_never_cached_and_a_custom_store_keeps_the_rest() {
     let agent = Agent::builder(model(vec![search("a", json!({ "q": "rust" }))]))
         .tool(numbered_search(&runs))
         .chain(chain![cache, ask_first])
-        .build();
+        .build()
+        .unwrap();
     let paused = agent.run("go").await.unwrap();
     assert_eq!(paused.end, EndReason::Interrupted);
     assert!(
@@ -318,7 +324,8 @@ async fn by_default_a_result_is_served_again_only_in_its_thread() {
     let agent = Agent::builder(account_model(5))
         .tool(Account { runs: runs.clone() })
         .chain(account_cache().build().unwrap())
-        .build();
+        .build()
+        .unwrap();
     // Two runs outside a thread, for two tenants: each its own scope.
     let acme = balance(&agent, "acme", None).await;
     let globex = balance(&agent, "globex", None).await;
@@ -354,7 +361,8 @@ async fn a_scope_key_from_the_run_context_shares_results_within_a_tenant_only() 
     let agent = Agent::builder(account_model(3))
         .tool(Account { runs: runs.clone() })
         .chain(account_cache().scope(by_tenant).build().unwrap())
-        .build();
+        .build()
+        .unwrap();
     assert_eq!(
         balance(&agent, "acme", None).await,
         ["balance of acme", "balance of acme"]
@@ -376,7 +384,8 @@ async fn a_scope_key_from_the_run_context_shares_results_within_a_tenant_only() 
     let agent = Agent::builder(model(vec![account_call("a"), account_call("b")]))
         .tool(Account { runs: runs.clone() })
         .chain(account_cache().scope(by_tenant).build().unwrap())
-        .build();
+        .build()
+        .unwrap();
     agent.run("balance?").await.unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 2);
 }
@@ -397,11 +406,13 @@ async fn a_shared_scope_serves_every_run_and_an_arc_store_is_shared() {
     let first = Agent::builder(model(vec![search("a", q.clone())]))
         .tool(numbered_search(&runs))
         .chain(cache())
-        .build();
+        .build()
+        .unwrap();
     let second = Agent::builder(model(vec![search("b", q)]))
         .tool(numbered_search(&runs))
         .chain(cache())
-        .build();
+        .build()
+        .unwrap();
     assert_eq!(results(&first.run("go").await.unwrap()), ["result 1"]);
     assert_eq!(results(&second.run("go").await.unwrap()), ["result 1"]);
     assert_eq!(runs.load(Ordering::SeqCst), 1);

@@ -105,7 +105,8 @@ async fn a_failed_tool_call_is_retried_after_the_backoff() {
     let agent = Agent::builder(calling("flaky", json!({})))
         .tool(flaky("flaky", 2, &runs))
         .chain(chain![exact().build().unwrap()])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(waits(&runs), [secs(1), secs(2)]);
     let result = result(&output);
@@ -119,7 +120,8 @@ async fn max_retries_defaults_to_two_and_the_last_error_result_is_kept() {
     let agent = Agent::builder(calling("flaky", json!({})))
         .tool(flaky("flaky", 100, &runs))
         .chain(chain![exact().build().unwrap()])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(runs.lock().unwrap().len(), 3);
     let result = result(&output);
@@ -139,7 +141,8 @@ async fn backoff_is_capped_at_max_delay() {
     let agent = Agent::builder(calling("flaky", json!({})))
         .tool(flaky("flaky", 4, &runs))
         .chain(chain![retry])
-        .build();
+        .build()
+        .unwrap();
     agent.run("hi").await.unwrap();
     assert_eq!(waits(&runs), [secs(1), secs(10), secs(15), secs(15)]);
 }
@@ -175,7 +178,8 @@ async fn retry_on_defaults_to_failed_and_timed_out_calls() {
     let agent = Agent::builder(calling("flaky", json!("not an object")))
         .tool(flaky("flaky", 0, &runs))
         .chain(chain![exact().build().unwrap(), Attempts::default()])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     let attempts = &agent.chain().1;
     assert_eq!(attempts.count.load(Ordering::SeqCst), 1);
@@ -193,7 +197,8 @@ async fn retry_on_defaults_to_failed_and_timed_out_calls() {
             exact().max_retries(1).build().unwrap(),
             Timeout::builder().tool_call(secs(5)).build().unwrap(),
         ])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(waits(&runs), [secs(5) + secs(1)]);
     assert_eq!(result(&output).text(), "tool `slow` timed out after 5s");
@@ -211,7 +216,8 @@ async fn retry_on_is_a_predicate_over_the_classified_failure() {
     let agent = Agent::builder(calling("flaky", json!("not an object")))
         .tool(flaky("flaky", 0, &runs))
         .chain(chain![retry, Attempts::default()])
-        .build();
+        .build()
+        .unwrap();
     agent.run("hi").await.unwrap();
     assert_eq!(agent.chain().1.count.load(Ordering::SeqCst), 3);
 
@@ -220,7 +226,8 @@ async fn retry_on_is_a_predicate_over_the_classified_failure() {
     let agent = Agent::builder(calling("flaky", json!({})))
         .tool(flaky("flaky", 1, &runs))
         .chain(chain![retry])
-        .build();
+        .build()
+        .unwrap();
     agent.run("hi").await.unwrap();
     assert_eq!(runs.lock().unwrap().len(), 1);
 }
@@ -232,7 +239,8 @@ async fn tool_retry_filters_by_tool() {
     let agent = Agent::builder(calling("flaky", json!({})))
         .tool(flaky("flaky", 1, &runs))
         .chain(chain![retry])
-        .build();
+        .build()
+        .unwrap();
     agent.run("hi").await.unwrap();
     assert_eq!(runs.lock().unwrap().len(), 1, "not a listed tool");
 
@@ -241,7 +249,8 @@ async fn tool_retry_filters_by_tool() {
     let agent = Agent::builder(calling("flaky", json!({})))
         .tool(flaky("flaky", 1, &runs))
         .chain(chain![retry])
-        .build();
+        .build()
+        .unwrap();
     agent.run("hi").await.unwrap();
     assert_eq!(runs.lock().unwrap().len(), 2, "a listed tool");
 }
@@ -252,7 +261,8 @@ async fn a_paused_call_is_never_retried() {
     let agent = Agent::builder(calling("ask", json!({})))
         .tool(asking(&runs))
         .chain(chain![exact().build().unwrap()])
-        .build();
+        .build()
+        .unwrap();
     let start = Instant::now();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(output.interrupts().len(), 1, "the run paused");
@@ -267,7 +277,8 @@ async fn on_failure_continue_says_what_failed_and_nothing_internal() {
     let agent = Agent::builder(calling("flaky", json!({})))
         .tool(flaky("flaky", 100, &runs))
         .chain(chain![retry])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     let result = result(&output);
     assert_eq!(
@@ -293,7 +304,8 @@ async fn on_failure_format_writes_the_result() {
     let agent = Agent::builder(calling("flaky", json!({})))
         .tool(flaky("flaky", 100, &runs))
         .chain(chain![retry])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(
         result(&output).text(),

@@ -83,6 +83,7 @@ fn agent<C: Middleware>(lookups: &Arc<AtomicUsize>, chain: C) -> Agent<ScriptedM
         .tool(AskUser)
         .chain(chain)
         .build()
+        .unwrap()
 }
 
 fn counter() -> Arc<AtomicUsize> {
@@ -252,7 +253,8 @@ async fn a_checkpoint_holds_the_history_once_and_no_schema() {
         .tool(counting_tool("lookup", &lookups))
         .tool(AskUser)
         .chain(chain![count_calls, ask])
-        .build();
+        .build()
+        .unwrap();
     let checkpoint = agent.run(history).await.unwrap().checkpoint.unwrap();
     let json = checkpoint.to_json().unwrap();
     let ratio = json.len() as f64 / history_json.len() as f64;
@@ -598,6 +600,7 @@ fn limited<C: Middleware>(
         .tool(counting_tool("search", runs))
         .chain(chain)
         .build()
+        .unwrap()
 }
 
 /// A thread of two named `ToolCallLimit`s, the first removed since: the other keeps its own
@@ -686,6 +689,7 @@ fn talker<C: Middleware>(chain: C) -> Agent<ScriptedModel, C> {
     Agent::builder(ScriptedModel::from_rule(|_| Ok(ModelResponse::text("ok"))))
         .chain(chain)
         .build()
+        .unwrap()
 }
 
 /// A stored thread records its format and the members of its chain (nested as its state).
@@ -1015,7 +1019,7 @@ mod signed {
 
     /// An agent whose model deletes `a.txt`, each deletion approved first.
     fn deleter(deleted: &Deleted) -> Agent<ScriptedModel, (HumanInTheLoop,)> {
-        deleter_builder(deleted).build()
+        deleter_builder(deleted).build().unwrap()
     }
 
     /// [`deleter`], not built yet.
@@ -1300,10 +1304,12 @@ mod signed {
         let (old, new) = (key("2026-10", 1), key("2026-11", 2));
         let before = deleter_builder(&deleted)
             .checkpoint_signing(std::slice::from_ref(&old))
-            .build();
+            .build()
+            .unwrap();
         let agent = deleter_builder(&deleted)
             .checkpoint_signing([new.clone(), old.clone()])
-            .build();
+            .build()
+            .unwrap();
         let checkpoint = paused(&before).await;
         let signed = before.sign_checkpoint(&checkpoint).unwrap();
         assert_eq!(envelope(&signed)["key"], json!("2026-10"));
@@ -1355,7 +1361,8 @@ mod signed {
         let deleted = Deleted::default();
         let agent = deleter_builder(&deleted)
             .checkpoint_signing(key("k1", 1))
-            .build();
+            .build()
+            .unwrap();
         let mut thread = agent.thread();
         let checkpoint = agent
             .run_in(&mut thread, "clean up")
@@ -1387,7 +1394,8 @@ mod signed {
         let agent = deleter_builder(&deleted)
             .checkpointer(store.clone(), Durability::Pauses)
             .checkpoint_signing(key("k1", 1))
-            .build();
+            .build()
+            .unwrap();
         let checkpoint = paused(&agent).await;
         let signed = agent.sign_checkpoint(&checkpoint).unwrap();
         let answers = approve(&checkpoint);

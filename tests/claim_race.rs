@@ -87,6 +87,7 @@ fn agent(
         .checkpointer(store, Durability::Pauses)
         .worker(worker)
         .build()
+        .unwrap()
 }
 
 /// A store of either kind, named by `HOOKCHAIN_RACE_STORE`.

@@ -163,7 +163,7 @@ async fn sixty_four_members_sixteen_wrapping() {
         ),
     );
     let model = ScriptedModel::new([ModelResponse::text("done")]);
-    let agent = Agent::builder(model).chain(chain).build();
+    let agent = Agent::builder(model).chain(chain).build().unwrap();
     let output = tokio::spawn(async move { agent.run("hi").await })
         .await
         .unwrap()
@@ -280,7 +280,7 @@ async fn sixty_four_macro_members_sixteen_wrapping() {
     ];
     assert_eq!(chain.describe().members().len(), 64);
     let model = ScriptedModel::new([ModelResponse::text("done")]);
-    let agent = Agent::builder(model).chain(chain).build();
+    let agent = Agent::builder(model).chain(chain).build().unwrap();
     let output = tokio::spawn(async move { agent.run("hi").await })
         .await
         .unwrap()

@@ -45,7 +45,8 @@ async fn hooks_and_middleware_run_in_a_chain() {
     let model = ScriptedModel::new([ModelResponse::text("hello")]);
     let agent = Agent::builder(model)
         .chain(chain![stamp, Counter { label: "!" }])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("hello!"));
     let requests = agent.model().requests();

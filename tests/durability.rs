@@ -70,6 +70,7 @@ fn agent(
         .worker(worker)
         .lease(LEASE)
         .build()
+        .unwrap()
 }
 
 /// Polls `run` until every task is idle (its `slow` call hangs), then forgets it: its worker
@@ -247,7 +248,8 @@ async fn a_checkpoint_names_the_key_it_is_stored_under() {
     }))
     .tool(AskUser)
     .checkpointer(store.clone(), Durability::Pauses)
-    .build();
+    .build()
+    .unwrap();
     let alone = asking.run("hi").await.unwrap().checkpoint.unwrap();
     let mut thread = asking.thread();
     let in_thread = asking
@@ -292,6 +294,7 @@ async fn pauses_are_written_free_and_the_end_leaves_a_tombstone() {
         .checkpointer(store.clone(), Durability::Pauses)
         .worker(worker)
         .build()
+        .unwrap()
     };
     let asking = asking("worker");
     let paused = asking.run("hi").await.unwrap();
@@ -324,7 +327,8 @@ async fn pauses_are_written_free_and_the_end_leaves_a_tombstone() {
 
     let plain = Agent::builder(ScriptedModel::new([ModelResponse::text("hi")]))
         .checkpointer(store.clone(), Durability::Pauses)
-        .build();
+        .build()
+        .unwrap();
     plain.run("hi").await.unwrap();
     assert_eq!(
         store.list().await.unwrap().len(),
@@ -353,7 +357,8 @@ async fn never_writes_nothing() {
     ])]))
     .tool(AskUser)
     .checkpointer(store.clone(), Durability::Never)
-    .build();
+    .build()
+    .unwrap();
     let paused = asking.run("hi").await.unwrap();
     assert!(paused.checkpoint.is_some());
     assert_eq!(store.list().await.unwrap(), []);
@@ -400,7 +405,8 @@ async fn every_step_is_written_as_the_run_goes() {
         })
         .checkpointer(store.clone(), Durability::EveryStep)
         .worker("w")
-        .build();
+        .build()
+        .unwrap();
     let done = agent.run("go").await.unwrap();
     assert_eq!(done.text().as_deref(), Some("done"));
     // Before each model call: a step checkpoint of the step before (held by the worker).
@@ -450,7 +456,8 @@ async fn a_failed_run_leaves_its_last_step_for_another_worker() {
     })
     .checkpointer(store.clone(), Durability::EveryStep)
     .worker("w1")
-    .build();
+    .build()
+    .unwrap();
     // The script has no second answer: the second model call fails.
     let error = failing.run("go").await.unwrap_err();
     assert!(matches!(error, Error::Model(_)), "{error:?}");
@@ -526,7 +533,8 @@ async fn a_running_worker_renews_its_lease() {
     .checkpointer(store.clone(), Durability::EveryStep)
     .worker("w1")
     .lease(LEASE)
-    .build();
+    .build()
+    .unwrap();
     let other = agent(&store, Durability::EveryStep, "w2", &ran, false);
     let run = slow.run("go");
     let watch = async {
@@ -589,6 +597,7 @@ fn approving(
         .worker(worker)
         .lease(LEASE)
         .build()
+        .unwrap()
 }
 
 /// Pauses a run of `approving` for its approval: the checkpoint, stored.
@@ -851,7 +860,8 @@ impl Checkpointer for Faulty {
 async fn a_finished_run_keeps_its_output_when_cleanup_fails() {
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("done")]))
         .checkpointer(Faulty::failing("end"), Durability::EveryStep)
-        .build();
+        .build()
+        .unwrap();
     let output: RunOutput = agent.run("go").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("done"));
     let error = output
@@ -992,6 +1002,7 @@ mod stopped_anywhere {
             .worker(worker)
             .lease(LEASE)
             .build()
+            .unwrap()
     }
 
     /// Steps of one to three `fx` calls each (an empty step answers).
@@ -1098,7 +1109,8 @@ async fn a_run_that_lost_its_lease_stops() {
         })
         .checkpointer(Faulty::failing("renew"), Durability::EveryStep)
         .lease(LEASE)
-        .build();
+        .build()
+        .unwrap();
     let error = agent.run("go").await.unwrap_err();
     assert!(is_claimed(&error, "the other"), "{error:?}");
 }

@@ -77,6 +77,7 @@ fn agent(
         .worker(worker)
         .lease(LEASE)
         .build()
+        .unwrap()
 }
 
 /// The store `store` names (`file`, `sqlite`, or `postgres:<config>`).

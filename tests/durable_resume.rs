@@ -85,6 +85,7 @@ fn agent(dir: &Path) -> Agent<ScriptedModel, (count_model_calls,)> {
         .tool(AskUser)
         .chain(hookchain::chain![count_model_calls])
         .build()
+        .unwrap()
 }
 
 /// Phase 1: run until the interrupt and save the checkpoint.

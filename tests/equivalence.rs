@@ -91,7 +91,8 @@ async fn run<C: Middleware>(log: &Log, chain: C) -> (Vec<String>, Vec<Message>) 
     let agent = Agent::builder(logged_model(log, script))
         .tool(echo_tool(log))
         .chain(chain)
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_no_dangling(&output.messages);
     (events(log), output.messages.into_inner())
@@ -180,6 +181,7 @@ async fn errors_from_macro_hooks_name_the_middleware_and_the_hook() {
             Agent::builder(ScriptedModel::new([ModelResponse::text("x")]))
                 .chain(chain![refuse])
                 .build()
+                .unwrap()
                 .run("hi")
                 .await
                 .unwrap_err(),
@@ -190,6 +192,7 @@ async fn errors_from_macro_hooks_name_the_middleware_and_the_hook() {
             Agent::builder(ScriptedModel::new([ModelResponse::text("x")]))
                 .chain(chain![gate])
                 .build()
+                .unwrap()
                 .run("hi")
                 .await
                 .unwrap_err(),
@@ -226,13 +229,14 @@ fn stop_undeclared() -> Flow {
 #[tokio::test]
 async fn jumps_must_be_declared_on_the_hook() {
     let model = ScriptedModel::new([]);
-    let agent = Agent::builder(model).chain(chain![stop]).build();
+    let agent = Agent::builder(model).chain(chain![stop]).build().unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(output.end, hookchain::EndReason::Jumped);
 
     let agent = Agent::builder(ScriptedModel::new([]))
         .chain(chain![stop_undeclared])
-        .build();
+        .build()
+        .unwrap();
     let error = agent.run("hi").await.unwrap_err();
     assert!(
         matches!(
@@ -257,7 +261,7 @@ fn count(calls: &mut u32, request: &mut ModelRequest) {
 #[tokio::test]
 async fn hook_state_is_per_run() {
     let model = ScriptedModel::from_rule(|_| Ok(ModelResponse::text("ok")));
-    let agent = Agent::builder(model).chain(chain![count]).build();
+    let agent = Agent::builder(model).chain(chain![count]).build().unwrap();
     agent.run("one").await.unwrap();
     agent.run("two").await.unwrap();
     let prompts: Vec<Option<String>> = agent

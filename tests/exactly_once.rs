@@ -81,6 +81,7 @@ fn agent(
         .worker(worker)
         .lease(LEASE)
         .build()
+        .unwrap()
 }
 
 #[derive(Debug, Clone)]

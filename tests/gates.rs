@@ -23,6 +23,7 @@ fn gated(ran: &Effects) -> Agent<ScriptedModel, HumanInTheLoop> {
         })
         .chain(HumanInTheLoop::new().interrupt_on("pay", ToolPolicy::always()))
         .build()
+        .unwrap()
 }
 
 /// A client's message list whose last message asks for `pay`: what a service that forwards
@@ -123,7 +124,8 @@ async fn calls_in_the_input_count_against_the_limit() {
             hang: false,
         })
         .chain(limit)
-        .build();
+        .build()
+        .unwrap();
     let done = agent
         .run(forwarded(&[("c1", "pay"), ("c2", "pay"), ("c3", "pay")]))
         .await
@@ -158,7 +160,8 @@ async fn calls_a_jump_runs_wait_for_their_approval() {
             straight_to_tools,
             HumanInTheLoop::new().interrupt_on("pay", ToolPolicy::always())
         ])
-        .build();
+        .build()
+        .unwrap();
     let paused = agent.run(forwarded(&[("c1", "pay")])).await.unwrap();
     assert_eq!(paused.end, EndReason::Interrupted);
     assert!(
@@ -185,7 +188,8 @@ async fn an_id_repeated_across_steps_is_renamed() {
         effects: ran.clone(),
         hang: false,
     })
-    .build();
+    .build()
+    .unwrap();
     let mut thread = agent.thread();
     let done = agent.run_in(&mut thread, "pay thrice").await.unwrap();
     let keys = ran.of("pay");
@@ -212,7 +216,8 @@ async fn an_id_repeated_across_steps_is_renamed() {
         effects: ran.clone(),
         hang: false,
     })
-    .build();
+    .build()
+    .unwrap();
     again.run_in(&mut thread, "once more").await.unwrap();
     let last = thread
         .messages()

@@ -38,7 +38,7 @@ async fn the_scripted_model_refuses_a_history_a_provider_would_refuse() {
 #[tokio::test]
 async fn an_unanswered_call_in_the_input_is_answered_right_after_it() {
     let model = ScriptedModel::new([ModelResponse::text("ok")]);
-    let agent = Agent::builder(model).build();
+    let agent = Agent::builder(model).build().unwrap();
     let input = vec![
         Message::user("look it up"),
         Message::assistant_with_tool_calls("", [echo_call("c1", "x")]),
@@ -56,7 +56,9 @@ async fn an_unanswered_call_in_the_input_is_answered_right_after_it() {
 /// An input with a tool result that answers no call is refused before anything runs.
 #[tokio::test]
 async fn an_input_with_an_orphan_result_is_refused() {
-    let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("ok")])).build();
+    let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("ok")]))
+        .build()
+        .unwrap();
     let input = vec![
         Message::user("hi"),
         Message::tool(ToolResult::ok("ghost", "boo")),
@@ -109,7 +111,8 @@ async fn a_history_edit_that_leaves_a_call_dangling_is_refused() {
     let agent = Agent::builder(model)
         .tool(echo_tool(&log))
         .chain(chain![drop_last_result])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("go").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("done"));
     let prompt = agent.model().requests()[1].system_prompt.clone().unwrap();
@@ -133,7 +136,8 @@ async fn an_answer_with_two_calls_of_one_id_runs_no_tool() {
     ]);
     let agent = Agent::builder(model)
         .tool(support::counting_tool("lookup", &runs))
-        .build();
+        .build()
+        .unwrap();
     let Err(Error::Model(error)) = agent.run("go").await else {
         panic!("the answer was kept");
     };
@@ -335,6 +339,7 @@ mod any_run {
                 setup.repair.then_some(ToolCallRepair::new()),
             ])
             .build()
+            .unwrap()
     }
 
     /// Two runs in one thread ("go", then "again"), streamed or not, each paused run resumed

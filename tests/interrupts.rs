@@ -216,7 +216,8 @@ async fn before_model_interrupt_resumes_at_the_interrupting_hook() {
     let agent = Agent::builder(model)
         .system_prompt("base")
         .chain(chain)
-        .build();
+        .build()
+        .unwrap();
     let mut thread = Thread::new();
     let output = agent.run_in(&mut thread, "hi").await.unwrap();
 
@@ -301,7 +302,8 @@ async fn interrupt_ids_are_deterministic() {
     let log = new_log();
     let agent = Agent::builder(logged_model(&log, []))
         .chain(chain![Tally::new("a", &log), ask_before])
-        .build();
+        .build()
+        .unwrap();
     let first = agent.run("hi").await.unwrap();
     let second = agent.run("hi").await.unwrap();
     assert_eq!(ids(&first), ["0/1:before_model:1:ask_before"]);
@@ -320,7 +322,7 @@ async fn after_model_interrupt_keeps_the_response_and_does_not_call_the_model_ag
     let log = new_log();
     let chain = chain![Tally::new("a", &log), ask_after, Tally::new("c", &log)];
     let model = logged_model(&log, [ModelResponse::text("hello")]);
-    let agent = Agent::builder(model).chain(chain).build();
+    let agent = Agent::builder(model).chain(chain).build().unwrap();
     let mut thread = Thread::new();
     let output = agent.run_in(&mut thread, "hi").await.unwrap();
 
@@ -377,7 +379,7 @@ async fn interrupt_in_a_nested_chain_resumes_at_the_right_member() {
         Tally::new("c", &log)
     ];
     let model = logged_model(&log, [ModelResponse::text("hello")]);
-    let agent = Agent::builder(model).chain(chain).build();
+    let agent = Agent::builder(model).chain(chain).build().unwrap();
     let output = agent.run("hi").await.unwrap();
 
     let checkpoint = paused(&output);
@@ -411,7 +413,7 @@ async fn after_model_interrupt_in_a_nested_chain_resumes_at_the_right_member() {
         Tally::new("d", &log)
     ];
     let model = logged_model(&log, [ModelResponse::text("hello")]);
-    let agent = Agent::builder(model).chain(chain).build();
+    let agent = Agent::builder(model).chain(chain).build().unwrap();
     let output = agent.run("hi").await.unwrap();
 
     let checkpoint = paused(&output);
@@ -458,7 +460,8 @@ async fn results_supplied_before_an_after_model_pause_are_kept() {
         .tool(counting_tool("count", &runs))
         // `after_model` runs in reverse: `answer_counts` first, then `ask_after` pauses.
         .chain(chain![ask_after, answer_counts])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     let checkpoint = paused(&output);
     let answers = answer(&output, json!("ok"));
@@ -557,7 +560,8 @@ async fn tools_interrupt_together_and_completed_calls_never_run_again() {
     let agent = Agent::builder(logged_model(&log, script))
         .tool(counting_tool("count", &runs))
         .tool(confirm.clone())
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
 
     let checkpoint = paused(&output);
@@ -631,7 +635,8 @@ async fn wrap_tool_call_and_tool_interrupt_in_one_step() {
         .tool(echo_tool(&log))
         .tool(confirm.clone())
         .chain(chain![gate])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
 
     let checkpoint = paused(&output);
@@ -681,7 +686,8 @@ async fn wrap_tool_call_can_refuse_a_call_on_resume() {
     let agent = Agent::builder(ScriptedModel::new(script))
         .tool(counting_tool("count", &runs))
         .chain(chain![gate])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     let checkpoint = paused(&output);
     let answers = answer(&output, json!("deny"));
@@ -740,7 +746,8 @@ async fn through_hand_gate(named: bool) -> (hookchain::Interrupt, RunOutput, usi
     let agent = Agent::builder(ScriptedModel::new(script))
         .tool(counting_tool("count", &runs))
         .chain(HandGate { named })
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     let checkpoint = paused(&output);
     let interrupt = output.interrupts()[0].clone();
@@ -805,6 +812,7 @@ fn confirming_agent(runs: &Arc<AtomicUsize>) -> Agent<ScriptedModel, (Tally, (Ta
         .tool(Confirm::default())
         .chain((Tally::new("a", &log), (Tally::new("b", &log),)))
         .build()
+        .unwrap()
 }
 
 /// "Checkpoint (serde, JSON)": `to_json` then `from_json` gives the same checkpoint, and a run
@@ -860,14 +868,16 @@ async fn checkpoint_resumes_on_a_changed_chain() {
     let log = new_log();
     let agent = Agent::builder(logged_model(&log, []))
         .chain(chain![Tally::new("a", &log), ask_before])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     let checkpoint = paused(&output);
     assert_eq!(checkpoint.chain().len(), 2);
 
     let without = Agent::builder(logged_model(&log, [ModelResponse::text("done")]))
         .chain(chain![ask_before])
-        .build();
+        .build()
+        .unwrap();
     let done = without
         .resume(checkpoint.clone(), answer(&output, json!("yes")))
         .await
@@ -876,7 +886,8 @@ async fn checkpoint_resumes_on_a_changed_chain() {
 
     let reordered = Agent::builder(logged_model(&log, [ModelResponse::text("done")]))
         .chain(chain![ask_before, Tally::new("a", &log)])
-        .build();
+        .build()
+        .unwrap();
     let done = reordered
         .resume(checkpoint, answer(&output, json!("yes")))
         .await
@@ -890,7 +901,8 @@ async fn checkpoint_resumes_on_a_changed_chain() {
 async fn answer_to_an_unknown_interrupt_is_refused() {
     let agent = Agent::builder(ScriptedModel::new([]))
         .chain(chain![ask_before])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     let checkpoint = paused(&output);
     let mut answers = answer(&output, json!("yes"));
@@ -924,7 +936,8 @@ async fn answer_to_a_stale_interrupt_is_refused() {
     let agent = Agent::builder(ScriptedModel::new(script))
         .tool(echo_tool(&log))
         .chain(chain![ask_before])
-        .build();
+        .build()
+        .unwrap();
     let first = agent.run("hi").await.unwrap();
     let stale = answer(&first, json!("yes"));
     let second = agent.resume(paused(&first), stale.clone()).await.unwrap();
@@ -961,7 +974,8 @@ fn ask_until_yes(cx: &mut Context) -> Flow {
 async fn answer_to_a_stale_interrupt_of_the_same_step_is_refused() {
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("done")]))
         .chain(chain![ask_until_yes])
-        .build();
+        .build()
+        .unwrap();
     let first = agent.run("hi").await.unwrap();
     let stale = answer(&first, json!("maybe"));
     let second = agent.resume(paused(&first), stale.clone()).await.unwrap();
@@ -990,7 +1004,8 @@ fn ask_at_start() -> Flow {
 async fn interrupt_where_the_run_cannot_pause_is_an_error() {
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("done")]))
         .chain(chain![ask_at_start])
-        .build();
+        .build()
+        .unwrap();
     let error = agent.run("hi").await.unwrap_err();
     assert!(matches!(error, Error::Interrupted(_)), "{error:?}");
     let message = error.to_string();
@@ -1184,6 +1199,7 @@ fn hitl_agent(
         .tool(file_tool("read_file", ran))
         .chain(chain![hitl])
         .build()
+        .unwrap()
 }
 
 /// Resumes the one interrupt of `output` with `decisions`.
@@ -1516,7 +1532,8 @@ async fn ask(question: Value, answer_with: Value) -> Result<(String, bool), Resu
     );
     let agent = Agent::builder(ScriptedModel::new(script))
         .tool(AskUser)
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("help me").await.unwrap();
 
     paused(&output);
@@ -1610,7 +1627,8 @@ async fn thread_keeps_the_history_across_runs() {
         ModelResponse::text("one"),
         ModelResponse::text("two"),
     ]))
-    .build();
+    .build()
+    .unwrap();
     let mut thread = Thread::new();
     agent.run_in(&mut thread, "first").await.unwrap();
     let output = agent.run_in(&mut thread, "second").await.unwrap();
@@ -1671,7 +1689,8 @@ async fn run_state_resets_every_run_and_thread_state_lives_with_the_thread() {
             per_run: 2,
             per_thread: 3,
         })
-        .build();
+        .build()
+        .unwrap();
     let mut thread = agent.thread();
     let mut calls = Vec::new();
     for input in ["one", "two", "three"] {
@@ -1703,7 +1722,10 @@ fn note_run(cx: &mut Context, request: &mut ModelRequest) {
 #[tokio::test]
 async fn run_index_counts_the_runs_of_a_thread() {
     let model = ScriptedModel::from_rule(|_| Ok(ModelResponse::text("ok")));
-    let agent = Agent::builder(model).chain(chain![note_run]).build();
+    let agent = Agent::builder(model)
+        .chain(chain![note_run])
+        .build()
+        .unwrap();
     let mut thread = Thread::new();
     for input in ["a", "b", "c"] {
         agent.run_in(&mut thread, input).await.unwrap();
@@ -1720,7 +1742,8 @@ async fn a_paused_and_resumed_run_counts_once_in_its_thread() {
     let model = ScriptedModel::from_rule(|_| Ok(ModelResponse::text("ok")));
     let agent = Agent::builder(model)
         .chain(chain![note_run, ask_before])
-        .build();
+        .build()
+        .unwrap();
     let mut thread = Thread::new();
     for (earlier, input) in ["a", "b"].into_iter().enumerate() {
         let output = agent.run_in(&mut thread, input).await.unwrap();
@@ -1776,7 +1799,8 @@ async fn an_answer_is_spent_even_when_the_resumed_hook_fails() {
     let hook = AskThenFail::default();
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("unused")]))
         .chain(chain![hook.clone()])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     let error = middleware_error(
         agent
@@ -1800,7 +1824,8 @@ async fn a_named_instance_is_the_source_of_its_interrupts_and_errors() {
             ask_before.named("first"),
             ask_before.named("second"),
         ])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     let [interrupt] = output.interrupts() else {
         panic!("{:?}", output.interrupts())
@@ -1819,7 +1844,8 @@ async fn a_named_instance_is_the_source_of_its_interrupts_and_errors() {
     let agent = Agent::builder(logged_model(&log, script))
         .tool(counting_tool("count", &runs))
         .chain(chain![gate.named("count-gate")])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(output.interrupts()[0].source, "count-gate");
     assert_eq!(ids(&output), ["0/1:wrap_tool_call:0:count-gate:c1"]);
@@ -1832,7 +1858,8 @@ async fn a_named_instance_is_the_source_of_its_interrupts_and_errors() {
 
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("unused")]))
         .chain(chain![AskThenFail::default().named("asker")])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(output.interrupts()[0].source, "asker");
     let error = middleware_error(

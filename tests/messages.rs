@@ -30,7 +30,8 @@ async fn an_agent_asks_for_a_format_and_its_answer_parses() {
     let agent = Agent::builder(model)
         .response_format(ResponseFormat::of::<Weather>())
         .settings(ModelSettings::new().extra("seed", json!(7)))
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("Weather in Lisbon?").await.unwrap();
     let weather: Weather = output.parse().unwrap();
     assert_eq!(
@@ -48,6 +49,7 @@ async fn an_agent_asks_for_a_format_and_its_answer_parses() {
 
     let wrong = Agent::builder(ScriptedModel::new([ModelResponse::text(r#"{"city": 1}"#)]))
         .build()
+        .unwrap()
         .run("?")
         .await
         .unwrap();
@@ -64,7 +66,7 @@ async fn tool_messages_name_their_tool() {
         ModelResponse::tool_calls([echo_call("c1", "x")]),
         ModelResponse::text("ok"),
     ]);
-    let agent = Agent::builder(model).tool(echo_tool(&log)).build();
+    let agent = Agent::builder(model).tool(echo_tool(&log)).build().unwrap();
     let output = agent.run("go").await.unwrap();
     assert_eq!(output.messages[2].name.as_deref(), Some("echo"));
 }
@@ -99,7 +101,8 @@ async fn content_parts_round_trip_through_a_thread() {
         answer,
         StopReason::EndTurn,
     )]))
-    .build();
+    .build()
+    .unwrap();
     let mut thread: Thread<()> = agent.thread();
     let question = Message::user(vec![
         ContentPart::text("What is this?"),

@@ -285,6 +285,7 @@ async fn plugins_run_at_their_position_as_if_listed_there() {
                     Recorder::new("d", &log)
                 ])
                 .build()
+                .unwrap()
                 .run("hi")
                 .await
         } else {
@@ -296,6 +297,7 @@ async fn plugins_run_at_their_position_as_if_listed_there() {
                     Recorder::new("d", &log)
                 ])
                 .build()
+                .unwrap()
                 .run("hi")
                 .await
         };
@@ -340,7 +342,8 @@ async fn plugins_without_a_hook_are_skipped_and_an_empty_member_passes_through()
             boxed(shout),
             boxed(counter("n", &log))
         ])])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("OK [n 1/1]"));
     assert_eq!(
@@ -355,7 +358,8 @@ async fn plugins_without_a_hook_are_skipped_and_an_empty_member_passes_through()
 
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("ok")]))
         .chain(chain![Plugins::default()])
-        .build();
+        .build()
+        .unwrap();
     assert_eq!(agent.run("hi").await.unwrap().text().as_deref(), Some("ok"));
 }
 
@@ -370,7 +374,8 @@ async fn a_plugins_jump_is_taken_when_declared_and_refused_when_not() {
     let log = new_log();
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("never")]))
         .chain(chain![plugins(vec![boxed(stop)]), counter("after", &log)])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(output.end, EndReason::Jumped);
     assert_eq!(agent.model().calls(), 0);
@@ -378,7 +383,8 @@ async fn a_plugins_jump_is_taken_when_declared_and_refused_when_not() {
 
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("never")]))
         .chain(chain![plugins(vec![boxed(Rogue)])])
-        .build();
+        .build()
+        .unwrap();
     match agent.run("hi").await {
         Err(Error::UndeclaredJump {
             middleware, hook, ..
@@ -395,7 +401,8 @@ async fn a_plugins_jump_is_taken_when_declared_and_refused_when_not() {
 async fn a_plugins_error_and_panic_are_named_after_the_plugin() {
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("ok")]))
         .chain(chain![plugins(vec![boxed(shout), boxed(broken)])])
-        .build();
+        .build()
+        .unwrap();
     let error = middleware_error(agent.run("hi").await);
     assert_eq!(error.middleware(), Some("broken"));
     assert_eq!(error.hook(), Some(Hook::BeforeModel));
@@ -407,7 +414,8 @@ async fn a_plugins_error_and_panic_are_named_after_the_plugin() {
             boxed(counter("n", &log)),
             boxed(panicky)
         ])])
-        .build();
+        .build()
+        .unwrap();
     let error = middleware_error(agent.run("hi").await);
     assert_eq!(error.middleware(), Some("panicky"));
     assert_eq!(error.hook(), Some(Hook::AfterModel));
@@ -432,7 +440,8 @@ async fn a_retrying_plugin_wraps_the_members_listed_after_it() {
             plugins(vec![boxed(retry_once)]),
             Recorder::new("inner", &log)
         ])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("second try"));
     assert_eq!(agent.model().calls(), 2);
@@ -466,7 +475,8 @@ async fn per_event_plugins_act_on_a_streamed_run_in_reverse_order() {
     let model = ScriptedModel::new([]).then_stream([text("hi"), text(" there!"), finish()]);
     let agent = Agent::builder(model)
         .chain(chain![plugins(vec![boxed(question), boxed(shout)])])
-        .build();
+        .build()
+        .unwrap();
     let items: Vec<_> = agent.stream("hello").collect().await;
     let mut streamed = String::new();
     let mut finished_before_text = false;
@@ -495,7 +505,8 @@ async fn per_event_plugins_act_on_an_unstreamed_run() {
     let model = ScriptedModel::new([]).then_stream([text("hi!"), finish()]);
     let agent = Agent::builder(model)
         .chain(chain![plugins(vec![boxed(question), boxed(shout)])])
-        .build();
+        .build()
+        .unwrap();
     assert_eq!(
         agent.run("hello").await.unwrap().text().as_deref(),
         Some("HI?")
@@ -525,6 +536,7 @@ async fn a_plugins_interrupt_resumes_in_that_plugin_with_the_plugins_states() {
                 counter("c", &log)
             ])
             .build()
+            .unwrap()
     };
     let agent = build();
     let output = agent.run("hi").await.unwrap();
@@ -578,7 +590,8 @@ async fn a_plugins_check_answer_refuses_a_wrong_answer_before_the_run_resumes() 
             boxed(Reviewer),
             boxed(counter("p", &log))
         ])])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     let checkpoint = paused(&output);
     let id = output.interrupts()[0].id.clone();
@@ -608,14 +621,16 @@ async fn resuming_with_other_plugins_is_refused() {
     let log = new_log();
     let agent = Agent::builder(logged_model(&log, [ModelResponse::text("hello")]))
         .chain(chain![plugins(vec![boxed(ask)])])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     let checkpoint = paused(&output);
     let answers = vec![(output.interrupts()[0].id.clone(), json!("yes"))];
 
     let other = Agent::builder(logged_model(&log, [ModelResponse::text("hello")]))
         .chain(chain![plugins(vec![boxed(counter("x", &log)), boxed(ask)])])
-        .build();
+        .build()
+        .unwrap();
     take_events(&log);
     let error = middleware_error(other.resume(checkpoint, answers).await);
     assert_eq!(error.middleware(), Some("plugins"));
@@ -642,7 +657,8 @@ async fn a_plugins_thread_state_is_kept_across_a_threads_runs() {
         ModelResponse::text("two"),
     ]))
     .chain(chain![plugins(vec![boxed(counter("p", &log))])])
-    .build();
+    .build()
+    .unwrap();
     let mut thread = Thread::new();
     agent.run_in(&mut thread, "first").await.unwrap();
     let output = agent.run_in(&mut thread, "second").await.unwrap();
@@ -664,7 +680,8 @@ async fn gates_as_plugins_each_read_their_own_answer_on_the_tool_path() {
             boxed(Gate { label: "outer" }),
             boxed(Gate { label: "inner" })
         ])])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     let first = &output.interrupts()[0];
     assert_eq!(first.source, "Gate");
@@ -700,7 +717,7 @@ fn a_plugins_contributions_are_the_agents() {
     let agent = Agent::builder(ScriptedModel::new([]))
         .system_prompt("You help.")
         .chain(chain![plugins(vec![boxed(Clock)])])
-        .try_build()
+        .build()
         .unwrap();
     assert!(agent.tools().spec("clock").is_some());
     assert_eq!(
@@ -808,7 +825,8 @@ async fn a_required_plugin_that_fails_is_an_error_not_a_warning() {
     let log = new_log();
     let agent = Agent::builder(logged_model(&log, [ModelResponse::text("hello")]))
         .chain(chain![plugins])
-        .build();
+        .build()
+        .unwrap();
     let error = middleware_error(agent.run("hi").await);
     assert_eq!(error.middleware(), Some("plugins"));
     match error.inner().downcast_ref::<PluginError>() {
@@ -877,7 +895,8 @@ async fn a_registrys_plugins_run_between_the_static_members() {
             registry.build(&log),
             counter("c", &log)
         ])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("ok [c 1/1] [p 1/1] [a 1/1]"));
     assert_eq!(
@@ -922,7 +941,8 @@ async fn plugins_without_events_refuse_per_event_plugins() {
 
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("ok")]))
         .chain(chain![plugins])
-        .build();
+        .build()
+        .unwrap();
     assert_eq!(
         agent.run("hi").await.unwrap().text().as_deref(),
         Some("ok [p 1/1]")
@@ -946,6 +966,7 @@ async fn a_chain_as_one_plugin_resumes_at_its_interrupting_member() {
                 counter("c", &log)
             ])
             .build()
+            .unwrap()
     };
     let agent = build();
     let output = agent.run("hi").await.unwrap();
@@ -986,7 +1007,8 @@ async fn a_per_event_plugins_error_is_named_after_the_plugin() {
     let model = ScriptedModel::new([]).then_stream([text("hi"), finish()]);
     let agent = Agent::builder(model)
         .chain(chain![plugins(vec![boxed(shout), boxed(refuse_events)])])
-        .build();
+        .build()
+        .unwrap();
     let error = middleware_error(agent.run("hello").await);
     assert_eq!(error.middleware(), Some("refuse_events"));
     assert_eq!(error.hook(), Some(Hook::OnModelEvent));

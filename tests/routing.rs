@@ -36,7 +36,8 @@ async fn a_wrap_routes_a_retry_to_another_model_through_the_inner_middleware() {
     let router = ModelRouter::new(main).route("backup", backup);
     let agent = Agent::builder(router)
         .chain(chain![fall_back, Recorder::new("inner", &log)])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("from the backup"));
     assert_eq!(output.model_calls, 2);

@@ -154,6 +154,7 @@ fn agent(log: &Log, asks: bool) -> Agent<ScriptedModel, Witness> {
         })
         .chain(Witness { log: log.clone() })
         .build()
+        .unwrap()
 }
 
 /// The one interrupt of a paused run, answered with `value`.
@@ -373,6 +374,7 @@ fn application_agent() -> Agent<ScriptedModel, plugin::RequestTagging> {
     Agent::builder(ScriptedModel::new([ModelResponse::text("hello")]))
         .chain(plugin::RequestTagging)
         .build()
+        .unwrap()
 }
 
 #[tokio::test]

@@ -105,7 +105,7 @@ async fn an_agent_on_an_exhausted_script_fails_with_the_model_error() {
         "missing_tool",
         json!({}),
     )])]);
-    let agent = Agent::builder(model).build();
+    let agent = Agent::builder(model).build().unwrap();
     let error = agent.run("hi").await.unwrap_err();
     match &error {
         Error::Model(error) => assert_exhausted(error, 2),
@@ -266,7 +266,8 @@ async fn an_agent_runs_on_a_rule_model_that_answers_from_the_last_message() {
     let agent = Agent::builder(model)
         .system_prompt("You compute.")
         .tool(multiply)
-        .build();
+        .build()
+        .unwrap();
 
     let output = agent.run("What is 6 times 7?").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("The product is 42."));

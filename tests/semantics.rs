@@ -31,6 +31,7 @@ fn agent<C: Middleware>(model: ScriptedModel, log: &Log, chain: C) -> Agent<Scri
         .tool(echo_tool(log))
         .chain(chain)
         .build()
+        .unwrap()
 }
 
 /// The contents of the messages of `messages`, as `(role, content)`.
@@ -223,7 +224,8 @@ async fn tool_retry_reruns_inner_wraps_and_the_tool() {
     let agent = Agent::builder(model)
         .tool(counting_tool("count", &runs))
         .chain(chain)
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
 
     assert_eq!(runs.load(Ordering::SeqCst), 2);
@@ -357,7 +359,8 @@ async fn wrap_tool_call_can_short_circuit_the_tool() {
     let agent = Agent::builder(model)
         .tool(counting_tool("count", &runs))
         .chain(chain)
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
 
     assert_eq!(runs.load(Ordering::SeqCst), 0, "the tool must not run");
@@ -526,7 +529,8 @@ async fn single_call_result(call: ToolCall) -> (String, bool) {
         .tool(failing)
         .tool(panicking)
         .chain((Recorder::new("a", &log),))
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
 
     assert_eq!(
@@ -669,7 +673,8 @@ async fn tool_calls_of_one_step_run_concurrently_and_results_keep_call_order() {
         .tool(rendezvous_tool("left", &log, left_tx, right_rx))
         .tool(rendezvous_tool("right", &log, right_tx, left_rx))
         .chain((Recorder::new("a", &log),))
-        .build();
+        .build()
+        .unwrap();
     let output = tokio::time::timeout(Duration::from_secs(5), agent.run("hi"))
         .await
         .expect("the two tools wait for each other: they must run concurrently")
@@ -721,7 +726,8 @@ async fn yielding_step(concurrency: usize) -> Vec<String> {
         .tool(yielding_tool("first", &log))
         .tool(yielding_tool("second", &log))
         .tool_concurrency(concurrency)
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_no_dangling(&output.messages);
     let ids: Vec<_> = tool_results(&output.messages)
@@ -765,7 +771,8 @@ async fn max_steps_stops_a_model_that_always_calls_tools() {
         .tool(echo_tool(&log))
         .chain((Recorder::new("a", &log),))
         .max_steps(3)
-        .build();
+        .build()
+        .unwrap();
     let error = agent.run("hi").await.unwrap_err();
 
     assert!(
@@ -783,6 +790,70 @@ async fn max_steps_stops_a_model_that_always_calls_tools() {
         Some("a:after_agent"),
         "{log:?}"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// 9b. How the last answer ended
+// ---------------------------------------------------------------------------------------------
+
+/// A run whose answer was refused, filtered or cut off is no unremarkable success: its end
+/// says so, its stop reason is the provider's, and `parse` refuses it — streamed or not.
+#[tokio::test]
+async fn an_unfinished_answer_ends_the_run_as_what_it_is_streamed_or_not() {
+    use futures::TryStreamExt;
+    use hookchain::model::{OutputError, StopReason};
+    let cases = [
+        (StopReason::EndTurn, EndReason::Finished),
+        (StopReason::StopSequence, EndReason::Finished),
+        (StopReason::Refusal, EndReason::Refused),
+        (StopReason::ContentFilter, EndReason::Filtered),
+        (StopReason::MaxTokens, EndReason::Truncated),
+    ];
+    for (stop, end) in cases {
+        let answer = || ModelResponse::new(Message::assistant("{\"a\": 1}"), stop);
+        let agent = Agent::builder(ScriptedModel::new([answer(), answer()]))
+            .build()
+            .unwrap();
+        let ran = agent.run("hi").await.unwrap();
+        let mut events = agent.stream("hi");
+        let mut streamed = None;
+        while let Some(event) = events.try_next().await.unwrap() {
+            if let AgentEvent::Output(output) = event {
+                streamed = Some(output);
+            }
+        }
+        let streamed = streamed.expect("the stream ends with the output");
+        for output in [&ran, &*streamed] {
+            assert_eq!(output.end, end, "{stop:?}");
+            assert_eq!(output.stop_reason, Some(stop));
+            let parsed = output.parse::<serde_json::Value>();
+            if end == EndReason::Finished {
+                assert_eq!(parsed.unwrap(), json!({ "a": 1 }));
+            } else {
+                assert!(
+                    matches!(parsed, Err(OutputError::Unfinished(reason)) if reason == stop),
+                    "{stop:?}"
+                );
+            }
+        }
+    }
+}
+
+/// A run that kept no answer has no stop reason; one that kept several has its last one's.
+#[tokio::test]
+async fn the_stop_reason_is_the_last_kept_answers() {
+    use hookchain::model::StopReason;
+    let log = new_log();
+    let agent = Agent::builder(ScriptedModel::new([
+        ModelResponse::tool_calls([echo_call("c1", "x")]),
+        ModelResponse::text("done"),
+    ]))
+    .tool(echo_tool(&log))
+    .build()
+    .unwrap();
+    let output = agent.run("hi").await.unwrap();
+    assert_eq!(output.stop_reason, Some(StopReason::EndTurn));
+    assert_eq!(output.end, EndReason::Finished);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1072,7 +1143,8 @@ async fn wrap_tool_error_becomes_the_calls_error_result_and_the_run_goes_on() {
     let agent = Agent::builder(model)
         .tool(counting_tool("count", &runs))
         .chain(chain)
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
 
     assert_eq!(runs.load(Ordering::SeqCst), 0);
@@ -1176,7 +1248,10 @@ async fn undeclared_jump_is_an_error_naming_the_middleware() {
 
     // Also as the whole chain, not a member of a tuple.
     let model = logged_model(&log, [ModelResponse::text("done")]);
-    let alone = Agent::builder(model).chain(EndsFromTheWrongHook).build();
+    let alone = Agent::builder(model)
+        .chain(EndsFromTheWrongHook)
+        .build()
+        .unwrap();
     let error = alone.run("hi").await.unwrap_err();
     assert!(
         matches!(
@@ -1355,7 +1430,8 @@ async fn state_is_fresh_for_every_run() {
     let agent = Agent::builder(model)
         .tool(echo_tool(&log))
         .chain((Counter(log.clone()),))
-        .build();
+        .build()
+        .unwrap();
     agent.run("first run").await.unwrap();
     agent.run("second run").await.unwrap();
 

@@ -67,7 +67,8 @@ async fn a_tool_that_blocks_its_thread_does_not_stall_the_others() {
         .tool(spin_until(&flag, &saw_it))
         .tool(set(&flag))
         .tool_execution(ToolExecution::Spawned)
-        .build();
+        .build()
+        .unwrap();
 
     let output = tokio::time::timeout(Duration::from_secs(30), agent.run("go"))
         .await
@@ -127,7 +128,8 @@ async fn an_interrupt_raised_by_a_spawned_tool_pauses_the_run_and_resumes_it() {
     let agent = Agent::builder(model(&["ask"]))
         .tool(Ask { seen: seen.clone() })
         .tool_execution(ToolExecution::Spawned)
-        .build();
+        .build()
+        .unwrap();
     let context = RunContext::new().with(Tenant("acme"));
 
     let paused = agent.with_context(context.clone()).run("hi").await.unwrap();
@@ -179,7 +181,8 @@ async fn panic_failure(execution: ToolExecution) -> hookchain::tool::ToolFailure
     let agent = Agent::builder(model(&["boom"]))
         .tool(panicking())
         .tool_execution(execution)
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("go").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("done"));
     assert_eq!(output.tool_failures.len(), 1, "{output:#?}");
@@ -217,7 +220,8 @@ async fn dropping_the_run_aborts_its_spawned_tools() {
     let agent = Agent::builder(model(&["slow"]))
         .tool(slow)
         .tool_execution(ToolExecution::Spawned)
-        .build();
+        .build()
+        .unwrap();
 
     let run = tokio::time::timeout(Duration::from_secs(1), agent.run("go")).await;
     assert!(run.is_err(), "the run should still wait on its tool");
@@ -240,7 +244,8 @@ fn outside_a_tokio_runtime_spawned_tools_run_in_the_runs_task() {
     let agent = Agent::builder(model(&["ask"]))
         .tool(Ask { seen: seen.clone() })
         .tool_execution(ToolExecution::Spawned)
-        .build();
+        .build()
+        .unwrap();
 
     let paused = futures::executor::block_on(agent.run("hi")).unwrap();
     let answers = [(paused.interrupts()[0].id.clone(), json!("yes"))];

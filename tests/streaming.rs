@@ -82,7 +82,7 @@ fn shown(events: &[AgentEvent]) -> String {
 #[tokio::test]
 async fn text_arrives_live_then_the_message_then_the_output() {
     let model = ScriptedModel::new([]).then_stream([text(0, "Hel"), text(0, "lo"), finish()]);
-    let agent = Agent::builder(model).build();
+    let agent = Agent::builder(model).build().unwrap();
     let (events, output) = drain(agent.stream("Hi")).await;
     assert_eq!(
         kinds(&events),
@@ -105,7 +105,7 @@ async fn a_step_with_tools_streams_the_calls_their_results_and_the_next_answer()
         ModelResponse::tool_calls([ToolCall::new("c1", "greet", json!({"name": "Ada"}))]),
         ModelResponse::text("Done."),
     ]);
-    let agent = Agent::builder(model).tool(greet).build();
+    let agent = Agent::builder(model).tool(greet).build().unwrap();
     let (events, output) = drain(agent.stream("Greet Ada")).await;
     assert_eq!(
         kinds(&events),
@@ -148,11 +148,13 @@ async fn a_streamed_run_returns_what_the_same_run_unstreamed_returns() {
     };
     let streamed = Agent::builder(ScriptedModel::new(responses()))
         .tool(greet)
-        .build();
+        .build()
+        .unwrap();
     let (_, streamed) = drain(streamed.stream("Greet Ada")).await;
     let plain = Agent::builder(ScriptedModel::new(responses()))
         .tool(greet)
-        .build();
+        .build()
+        .unwrap();
     let plain = plain.run("Greet Ada").await.unwrap();
     let streamed = streamed.unwrap();
     assert_eq!(streamed.messages, plain.messages);
@@ -282,7 +284,8 @@ async fn per_event_hooks_written_with_the_dsl_act_in_reverse_chain_order() {
     };
     let agent = Agent::builder(model())
         .chain(hookchain::chain![Redact { word: SECRET }, no_reasoning])
-        .build();
+        .build()
+        .unwrap();
     let (events, output) = drain(agent.stream("Tell me")).await;
     // The reasoning is gone; the text is let through as the look-back allows.
     assert_eq!(
@@ -312,7 +315,10 @@ fn leaky_model() -> ScriptedModel {
 
 #[tokio::test]
 async fn a_redaction_on_the_events_lets_no_unredacted_text_reach_the_consumer() {
-    let agent = Agent::builder(leaky_model()).chain(RedactSecret).build();
+    let agent = Agent::builder(leaky_model())
+        .chain(RedactSecret)
+        .build()
+        .unwrap();
     let (events, output) = drain(agent.stream("Tell me")).await;
     // At no event: every prefix of what was shown is free of it.
     let mut seen = String::new();
@@ -331,7 +337,10 @@ async fn a_redaction_on_the_events_lets_no_unredacted_text_reach_the_consumer() 
 
 #[tokio::test]
 async fn the_same_redaction_acts_on_an_unstreamed_run() {
-    let agent = Agent::builder(leaky_model()).chain(RedactSecret).build();
+    let agent = Agent::builder(leaky_model())
+        .chain(RedactSecret)
+        .build()
+        .unwrap();
     let output = agent.run("Tell me").await.unwrap();
     assert_eq!(
         output.text().as_deref(),
@@ -349,7 +358,10 @@ fn redact_after(response: &mut ModelResponse) {
 
 #[tokio::test]
 async fn an_after_model_redaction_holds_the_answer_back_until_it_has_run() {
-    let agent = Agent::builder(leaky_model()).chain(redact_after).build();
+    let agent = Agent::builder(leaky_model())
+        .chain(redact_after)
+        .build()
+        .unwrap();
     let (events, output) = drain(agent.stream("Tell me")).await;
     assert_eq!(shown(&events), "my [REDACTED] is [REDACTED], no more");
     assert!(!events.iter().any(|event| {
@@ -374,7 +386,7 @@ fn shout(response: &mut ModelResponse) {
 #[tokio::test]
 async fn an_answer_changed_after_it_streamed_is_voided_and_sent_again() {
     let model = ScriptedModel::new([]).then_stream([text(0, "hi"), finish()]);
-    let agent = Agent::builder(model).chain(shout).build();
+    let agent = Agent::builder(model).chain(shout).build().unwrap();
     let (events, output) = drain(agent.stream("Hi")).await;
     assert_eq!(
         kinds(&events),
@@ -399,7 +411,10 @@ async fn a_retried_call_voids_what_its_first_attempt_streamed() {
             StreamStep::Fail(ModelError::overloaded("busy")),
         ])
         .then_stream([text(0, "Hello"), finish()]);
-    let agent = Agent::builder(model).chain(ModelRetry::new()).build();
+    let agent = Agent::builder(model)
+        .chain(ModelRetry::new())
+        .build()
+        .unwrap();
     let (events, output) = drain(agent.stream("Hi")).await;
     assert_eq!(
         kinds(&events),
@@ -424,7 +439,10 @@ fn cached() -> Flow {
 
 #[tokio::test]
 async fn a_short_circuited_answer_streams_too() {
-    let agent = Agent::builder(ScriptedModel::new([])).chain(cached).build();
+    let agent = Agent::builder(ScriptedModel::new([]))
+        .chain(cached)
+        .build()
+        .unwrap();
     let (events, output) = drain(agent.stream("Hi")).await;
     assert_eq!(
         kinds(&events),
@@ -444,7 +462,7 @@ async fn a_failure_mid_stream_is_an_error_then_the_end() {
         text(0, "Hel"),
         StreamStep::Fail(ModelError::connection("reset")),
     ]);
-    let agent = Agent::builder(model).build();
+    let agent = Agent::builder(model).build().unwrap();
     let mut stream = agent.stream("Hi");
     let first = stream.next().await.unwrap().unwrap();
     assert_eq!(first.text_delta(), Some("Hel"));
@@ -466,7 +484,7 @@ fn ask_first(cx: &mut Context) -> Flow {
 #[tokio::test]
 async fn an_interrupt_is_an_event_and_the_resumed_run_streams_on() {
     let model = ScriptedModel::new([ModelResponse::text("Going on.")]);
-    let agent = Agent::builder(model).chain(ask_first).build();
+    let agent = Agent::builder(model).chain(ask_first).build().unwrap();
     let (events, output) = drain(agent.stream("Hi")).await;
     assert_eq!(kinds(&events), ["interrupted"]);
     let AgentEvent::Interrupted(interrupt) = &events[0] else {
@@ -494,6 +512,7 @@ fn counting_agent(runs: &Arc<AtomicUsize>) -> Agent<ScriptedModel> {
     Agent::builder(model)
         .tool(support::counting_tool("count", runs))
         .build()
+        .unwrap()
 }
 
 /// A run in a thread whose consumer stops after `taken` items: the thread is as it was, no
@@ -522,7 +541,9 @@ async fn stop_after(taken: usize) -> Vec<String> {
     // The thread changes when the run ends: with its last item, the output.
     let ended = kinds.last().is_some_and(|kind| kind == "output");
     assert_eq!(thread.messages().is_empty(), !ended, "{kinds:?}");
-    let again = Agent::builder(ScriptedModel::new([ModelResponse::text("Again.")])).build();
+    let again = Agent::builder(ScriptedModel::new([ModelResponse::text("Again.")]))
+        .build()
+        .unwrap();
     let output = again.run_in(&mut thread, "Count").await.unwrap();
     validate_history(&output.messages).unwrap();
     support::assert_no_dangling(&output.messages);
@@ -553,7 +574,8 @@ fn explode(event: ModelEvent, out: &mut impl Emit) -> Result<(), Error> {
 async fn a_panicking_per_event_hook_fails_the_call_naming_itself() {
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hi")]))
         .chain(explode)
-        .build();
+        .build()
+        .unwrap();
     let (events, output) = drain(agent.stream("Hi")).await;
     assert!(events.is_empty(), "{events:?}");
     let error = output.unwrap_err();
@@ -565,7 +587,8 @@ async fn a_panicking_per_event_hook_fails_the_call_naming_itself() {
     // The same unstreamed.
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hi")]))
         .chain(explode)
-        .build();
+        .build()
+        .unwrap();
     let error = agent.run("Hi").await.unwrap_err();
     assert!(error.to_string().contains("on_model_event"), "{error}");
 }
@@ -581,7 +604,7 @@ async fn a_fallback_after_a_failure_mid_stream_voids_what_the_first_model_stream
     let backup = ScriptedModel::new([]).then_stream([text(0, "From the backup"), finish()]);
     let router = ModelRouter::new(main).route("backup", backup);
     let fallback = ModelFallback::builder().model("backup").build().unwrap();
-    let agent = Agent::builder(router).chain(fallback).build();
+    let agent = Agent::builder(router).chain(fallback).build().unwrap();
     let (events, output) = drain(agent.stream("Hi")).await;
     assert_eq!(
         kinds(&events),
@@ -604,7 +627,10 @@ async fn canned() -> Result<ModelResponse, Error> {
 
 #[tokio::test]
 async fn a_wrap_that_answers_itself_streams_its_answer() {
-    let agent = Agent::builder(ScriptedModel::new([])).chain(canned).build();
+    let agent = Agent::builder(ScriptedModel::new([]))
+        .chain(canned)
+        .build()
+        .unwrap();
     let (events, output) = drain(agent.stream("Hi")).await;
     assert_eq!(
         kinds(&events),
@@ -616,7 +642,9 @@ async fn a_wrap_that_answers_itself_streams_its_answer() {
 #[tokio::test]
 async fn an_agent_in_an_arc_streams_into_a_spawned_task() {
     let agent = std::sync::Arc::new(
-        Agent::builder(ScriptedModel::new([]).then_stream([text(0, "Hi"), finish()])).build(),
+        Agent::builder(ScriptedModel::new([]).then_stream([text(0, "Hi"), finish()]))
+            .build()
+            .unwrap(),
     );
     // `'static` and `Send`: the stream can go where a web framework takes a response body.
     let stream = std::sync::Arc::clone(&agent).stream_owned("Hello");

@@ -69,6 +69,7 @@ fn agent<C: Middleware>(chain: C) -> Agent<ScriptedModel, C> {
     Agent::builder(ScriptedModel::new([ModelResponse::text(">")]))
         .chain(chain)
         .build()
+        .unwrap()
 }
 
 #[test]

@@ -74,7 +74,9 @@ impl Model for AnswersOnce {
 /// thread's history was moved into the run and lost with the dropped future.
 #[tokio::test(start_paused = true)]
 async fn a_dropped_run_leaves_its_thread_as_it_was() {
-    let agent = Agent::builder(AnswersOnce(AtomicUsize::new(0))).build();
+    let agent = Agent::builder(AnswersOnce(AtomicUsize::new(0)))
+        .build()
+        .unwrap();
     let mut thread = agent.thread();
     agent.run_in(&mut thread, "one").await.unwrap();
     let before = thread.clone();
@@ -99,6 +101,7 @@ fn charging_agent(charges: &Arc<AtomicUsize>) -> Agent<ScriptedModel> {
         .tool(counting_tool("charge", charges))
         .tool(AskUser)
         .build()
+        .unwrap()
 }
 
 /// "`run_in` on a paused thread is refused; giving the pause up keeps the results of calls that
@@ -193,6 +196,7 @@ fn approved_charging_agent(charges: &Arc<AtomicUsize>) -> Agent<ScriptedModel, H
         .tool(counting_tool("charge", charges))
         .chain(HumanInTheLoop::new().interrupt_on("charge", ToolPolicy::always()))
         .build()
+        .unwrap()
 }
 
 /// "A checkpoint resumes at most once": resumed a second time on its thread, it is refused, the
@@ -291,7 +295,8 @@ async fn text_after_a_pause_is_none_even_in_a_thread_with_an_earlier_answer() {
     let agent = Agent::builder(model)
         .tool(AskUser)
         .tool(echo_tool(&log))
-        .build();
+        .build()
+        .unwrap();
     let mut thread = agent.thread();
     let first = agent.run_in(&mut thread, "hi").await.unwrap();
     assert_eq!(first.text().as_deref(), Some("hello"));
@@ -322,7 +327,10 @@ async fn text_is_the_answer_after_a_hook_trimmed_older_messages() {
         ModelResponse::text("two"),
         ModelResponse::text("three"),
     ]);
-    let agent = Agent::builder(model).chain(chain![keep_last_two]).build();
+    let agent = Agent::builder(model)
+        .chain(chain![keep_last_two])
+        .build()
+        .unwrap();
     let mut thread = agent.thread();
     for (input, answer) in [("a", "one"), ("b", "two"), ("c", "three")] {
         let output = agent.run_in(&mut thread, input).await.unwrap();

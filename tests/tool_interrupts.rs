@@ -77,7 +77,8 @@ async fn an_answer_reaches_only_the_gate_that_asked() {
     let agent = Agent::builder(model)
         .tool(echo_tool(&log))
         .chain(chain![gate("outer"), gate("inner")])
-        .build();
+        .build()
+        .unwrap();
 
     let first = agent.run("go").await.unwrap();
     let id = first.interrupts()[0].id.as_str().to_owned();
@@ -148,7 +149,8 @@ async fn a_wrap_that_rewrites_failures_does_not_swallow_an_ask_user_question() {
     let agent = Agent::builder(model)
         .tool(AskUser)
         .chain(chain![friendly_failures])
-        .build();
+        .build()
+        .unwrap();
     let paused = agent.run("help").await.unwrap();
     assert_eq!(paused.interrupts()[0].source, "ask_user");
 
@@ -186,7 +188,8 @@ async fn a_wrap_that_rewrites_failures_does_not_swallow_a_gate() {
                 seen: seen.clone()
             }
         ])
-        .build();
+        .build()
+        .unwrap();
     let paused = agent.run("go").await.unwrap();
     assert_eq!(paused.end, EndReason::Interrupted);
     assert_eq!(paused.interrupts()[0].member, Some(1));

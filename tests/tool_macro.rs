@@ -172,6 +172,48 @@ async fn results_become_text_strings_as_is_and_the_rest_as_json() {
     assert!(refused.content.contains("no: late"), "{}", refused.content);
 }
 
+/// Checks a stock level: a result the function builds, failed when the item is out.
+#[tool]
+fn stock(item: String) -> hookchain::ToolResult {
+    match item.as_str() {
+        "tea" => hookchain::ToolResult::ok("", "12 in stock"),
+        _ => hookchain::ToolResult::error("", format!("{item} is not sold here")),
+    }
+}
+
+/// The same, fallibly.
+#[tool]
+async fn stock_or_fail(item: String) -> Result<hookchain::ToolResult, ToolError> {
+    match item.as_str() {
+        "down" => Err(ToolError::for_model(
+            "stock_or_fail",
+            "the warehouse is down",
+        )),
+        _ => Ok(stock::call(item)),
+    }
+}
+
+#[tokio::test]
+async fn a_returned_tool_result_keeps_its_error_flag_and_its_text() {
+    let registry = ToolRegistry::new().with(stock).with(stock_or_fail);
+    for tool in ["stock", "stock_or_fail"] {
+        let sold = run(&registry, tool, json!({ "item": "tea" })).await;
+        assert!(!sold.is_error, "{tool}");
+        assert_eq!(sold.content, "12 in stock", "{tool}");
+        // Before, the result was serialized: the model read an error as a success, in JSON.
+        let unsold = run(&registry, tool, json!({ "item": "gin" })).await;
+        assert!(unsold.is_error, "{tool}");
+        assert_eq!(unsold.content, "gin is not sold here", "{tool}");
+        assert_eq!(
+            unsold.call_id, "c1",
+            "the result answers the call, whatever id it was built with"
+        );
+    }
+    let down = run(&registry, "stock_or_fail", json!({ "item": "down" })).await;
+    assert!(down.is_error);
+    assert_eq!(down.content, "the warehouse is down");
+}
+
 /// Runs the tool `name` outside an agent.
 async fn run(
     registry: &ToolRegistry,
@@ -210,7 +252,11 @@ async fn an_agent_runs_tool_macro_tools_and_the_model_reads_their_results() {
         ]),
         ModelResponse::text("done"),
     ]);
-    let agent = Agent::builder(&model).tool(add).tool(whoami).build();
+    let agent = Agent::builder(&model)
+        .tool(add)
+        .tool(whoami)
+        .build()
+        .unwrap();
     let output = agent.run("add 2 and 3").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("done"));
 
@@ -369,7 +415,8 @@ async fn a_resumed_tool_reads_the_answer_or_gets_it_as_its_result() {
             .tool(book)
             .tool(ask_number)
             .tool(ask_fn)
-            .build();
+            .build()
+            .unwrap();
         let output = agent.run("go").await.unwrap();
         let checkpoint = output.checkpoint.clone().expect("paused");
         let id = output.interrupts()[0].id.clone();

@@ -477,7 +477,7 @@ async fn an_agent_run_survives_a_panicking_tool() {
         )]),
         ModelResponse::text("recovered"),
     ]);
-    let agent = Agent::builder(model).tool(fragile).build();
+    let agent = Agent::builder(model).tool(fragile).build().unwrap();
     let output = agent.run("go").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("recovered"));
 

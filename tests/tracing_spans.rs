@@ -193,7 +193,8 @@ async fn a_run_is_an_invoke_agent_span_around_chat_and_execute_tool_spans() {
         .tool(ping())
         .tool(fail())
         .chain(chain![Watch, stamp])
-        .build();
+        .build()
+        .unwrap();
     let mut thread = agent.thread();
     let (output, seen) = traced(agent.run_in(&mut thread, "hi")).await;
     let output = output.unwrap();
@@ -279,7 +280,8 @@ async fn hook_events_name_the_middleware_and_the_hook() {
         .tool(ping())
         .tool(fail())
         .chain(chain![Watch, stamp, note])
-        .build();
+        .build()
+        .unwrap();
     let (output, seen) = traced(agent.run("hi")).await;
     output.unwrap();
     let hook = |span: &'static str, member: &str, hook: &str| {
@@ -309,7 +311,8 @@ async fn hook_events_name_the_middleware_and_the_hook() {
 async fn a_chain_of_one_middleware_names_it() {
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("hi")]))
         .chain(stamp)
-        .build();
+        .build()
+        .unwrap();
     let (output, seen) = traced(agent.run("hi")).await;
     output.unwrap();
     assert_eq!(
@@ -329,7 +332,8 @@ async fn a_chain_of_one_middleware_names_it() {
 async fn a_short_circuited_model_call_has_no_chat_span_but_its_hook_shows() {
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("from the model")]))
         .chain(Cache)
-        .build();
+        .build()
+        .unwrap();
     let (output, seen) = traced(agent.run("hi")).await;
     assert_eq!(output.unwrap().text().as_deref(), Some("from the cache"));
     assert!(seen.named("chat").is_empty());
@@ -353,7 +357,8 @@ async fn a_short_circuited_model_call_has_no_chat_span_but_its_hook_shows() {
     // Behind another wrap: the outermost's hook event, both named as candidates.
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("from the model")]))
         .chain(chain![Watch, Cache])
-        .build();
+        .build()
+        .unwrap();
     let (output, seen) = traced(agent.run("hi")).await;
     assert_eq!(output.unwrap().text().as_deref(), Some("from the cache"));
     assert!(seen.named("chat").is_empty());
@@ -397,7 +402,11 @@ async fn a_short_circuited_tool_call_shows_in_its_execute_tool_span() {
         ModelResponse::tool_calls([ToolCall::new("call_1", "ping", json!({ "text": "a" }))]),
         ModelResponse::text("done"),
     ]);
-    let agent = Agent::builder(model).tool(ping()).chain(ToolCache).build();
+    let agent = Agent::builder(model)
+        .tool(ping())
+        .chain(ToolCache)
+        .build()
+        .unwrap();
     let (output, seen) = traced(agent.run("hi")).await;
     output.unwrap();
     let tool = seen.one("execute_tool");
@@ -422,7 +431,7 @@ async fn a_short_circuited_tool_call_shows_in_its_execute_tool_span() {
 #[tokio::test]
 async fn a_failed_model_call_records_its_error_type() {
     let model = ScriptedModel::from_rule(|_| Err(ModelError::rate_limited("slow down")));
-    let agent = Agent::builder(model).build();
+    let agent = Agent::builder(model).build().unwrap();
     let (output, seen) = traced(agent.run("hi")).await;
     assert!(matches!(output, Err(Error::Model(_))));
     let chat = seen.one("chat");
@@ -448,7 +457,7 @@ async fn a_routed_request_names_its_own_model() {
 
     let router = ModelRouter::new(ScriptedModel::new([]))
         .route("backup", ScriptedModel::new([ModelResponse::text("ok")]));
-    let agent = Agent::builder(router).chain(to_backup).build();
+    let agent = Agent::builder(router).chain(to_backup).build().unwrap();
     let (output, seen) = traced(agent.run("hi")).await;
     output.unwrap();
     let chat = seen.one("chat");
@@ -471,7 +480,10 @@ fn ask(cx: &mut Context) -> Flow {
 #[tokio::test]
 async fn a_resume_is_an_invoke_agent_span_of_the_same_run() {
     let model = ScriptedModel::new([ModelResponse::text("done").with_usage(Usage::new(3, 4))]);
-    let agent = Agent::builder(model).chain(chain![stamp, ask]).build();
+    let agent = Agent::builder(model)
+        .chain(chain![stamp, ask])
+        .build()
+        .unwrap();
     let (output, paused) = traced(agent.run("hi")).await;
     let output = output.unwrap();
     let checkpoint = output.checkpoint.clone().expect("paused");
@@ -527,7 +539,7 @@ async fn a_failed_tool_calls_warning_never_quotes_its_arguments() {
         ]),
         ModelResponse::text("done"),
     ]);
-    let agent = Agent::builder(model).tool(pay).build();
+    let agent = Agent::builder(model).tool(pay).build().unwrap();
     let (output, seen) = traced(agent.run("pay")).await;
     output.unwrap();
     let mut warnings: Vec<_> = seen

@@ -70,7 +70,7 @@ fn a_secret_in_a_tool_error_reaches_tracing_and_the_output_but_never_the_model()
         ModelResponse::tool_calls([ToolCall::new("c1", "billing", json!({ "text": "42" }))]),
         ModelResponse::text("sorry"),
     ]);
-    let agent = Agent::builder(model).tool(leaky_tool()).build();
+    let agent = Agent::builder(model).tool(leaky_tool()).build().unwrap();
     let (output, logs) = logged(|| block_on(agent.run("invoice 42?")).unwrap());
 
     for request in agent.model().requests() {
@@ -113,7 +113,8 @@ fn a_secret_in_a_wrap_tool_call_error_never_reaches_the_model() {
     let agent = Agent::builder(model)
         .tool(support::echo_tool(&new_log()))
         .chain(chain![leaky_audit])
-        .build();
+        .build()
+        .unwrap();
     let (output, logs) = logged(|| block_on(agent.run("go")).unwrap());
     let read = &agent.model().requests()[1].messages[2];
     assert_eq!(read.content, "tool call `echo` failed");
@@ -154,7 +155,8 @@ fn errors_meant_for_the_model_and_the_agents_policy() {
             }
             _ => format!("`{}` is down; tell the user", failure.tool()),
         })
-        .build();
+        .build()
+        .unwrap();
     let output = block_on(agent.run("book")).unwrap();
     let read: Vec<String> = agent.model().requests()[1].messages[2..5]
         .iter()
@@ -225,7 +227,10 @@ async fn a_retried_model_calls_usage_is_counted() {
         ModelResponse::text("first").with_usage(Usage::new(10, 1)),
         ModelResponse::text("second").with_usage(Usage::new(20, 2)),
     ]);
-    let agent = Agent::builder(model).chain(chain![retry_always]).build();
+    let agent = Agent::builder(model)
+        .chain(chain![retry_always])
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("second"));
     assert_eq!(output.model_calls, 2);
@@ -243,7 +248,8 @@ fn cached() -> Flow {
 async fn a_short_circuits_invented_usage_is_not_counted() {
     let agent = Agent::builder(ScriptedModel::new([]))
         .chain(chain![cached])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hi").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("cached"));
     assert_eq!((output.model_calls, output.usage), (0, Usage::default()));
@@ -325,7 +331,8 @@ async fn run_panicking_in(hook: Hook, log: &support::Log) -> Result<hookchain::R
                 log: log.clone()
             }
         ])
-        .build();
+        .build()
+        .unwrap();
     agent.run("go").await
 }
 
@@ -393,7 +400,7 @@ async fn a_panicking_tool_or_model_has_its_outcome() {
         ModelResponse::tool_calls([ToolCall::new("c1", "explode", json!({ "text": "" }))]),
         ModelResponse::text("survived"),
     ]);
-    let agent = Agent::builder(model).tool(tool).build();
+    let agent = Agent::builder(model).tool(tool).build().unwrap();
     let output = agent.run("go").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("survived"));
     assert_eq!(output.tool_failures[0].kind(), ToolFailureKind::Panicked);
@@ -402,7 +409,8 @@ async fn a_panicking_tool_or_model_has_its_outcome() {
     let model = ScriptedModel::from_rule(|_| panic!("model boom"));
     let agent = Agent::builder(model)
         .chain(chain![support::Recorder::new("r", &log)])
-        .build();
+        .build()
+        .unwrap();
     let error = agent.run("go").await.unwrap_err();
     assert!(matches!(error, Error::Model(_)), "{error:?}");
     assert!(

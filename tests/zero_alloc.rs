@@ -445,7 +445,11 @@ fn measure_runs<C: Middleware>(chain: C, calls_a_tool: bool) -> (u64, usize, usi
     let ping = FnTool::new("ping", "Answers pong.", |_: Ping| async {
         Ok::<_, Infallible>("pong")
     });
-    let agent = Agent::builder(model).tool(ping).chain(chain).build();
+    let agent = Agent::builder(model)
+        .tool(ping)
+        .chain(chain)
+        .build()
+        .unwrap();
 
     let once = || {
         let output = run(agent.run("hi")).expect("the run succeeds");

@@ -69,7 +69,7 @@ impl Middleware for Tally {
 
 /// An agent with `chain` around [`Tokens`].
 pub fn agent<C: Middleware>(chain: C) -> Agent<Tokens, C> {
-    Agent::builder(Tokens).chain(chain).build()
+    Agent::builder(Tokens).chain(chain).build().unwrap()
 }
 
 /// One streamed run, drained; returns the events received (the output included).

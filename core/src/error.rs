@@ -67,9 +67,10 @@ pub enum Error {
     /// A run could not start in its thread.
     #[error(transparent)]
     Thread(Box<ThreadError>),
-    /// The agent could not be built as configured (see
-    /// [`AgentBuilder::try_build`](crate::AgentBuilder::try_build)): it runs nothing.
-    #[error("the agent was not built as configured")]
+    /// The agent could not be built as configured: [`AgentBuilder::build`](crate::AgentBuilder::build)'s
+    /// error, for `?` in a function that returns this `Error`. Runs never return it (a
+    /// misconfigured agent is never built).
+    #[error("the agent cannot be built as configured")]
     Build(#[source] Box<crate::agent::AgentBuildError>),
     /// The input history breaks the tool-call rule a provider enforces (see
     /// [`validate_history`](crate::message::validate_history)).
@@ -112,6 +113,12 @@ impl From<HistoryError> for Error {
 impl From<CheckpointError> for Error {
     fn from(error: CheckpointError) -> Self {
         Error::Checkpoint(Box::new(error))
+    }
+}
+
+impl From<crate::agent::AgentBuildError> for Error {
+    fn from(error: crate::agent::AgentBuildError) -> Self {
+        Error::Build(Box::new(error))
     }
 }
 

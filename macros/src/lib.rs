@@ -318,7 +318,8 @@ pub fn middleware(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// let debug = true;
 /// let chain = chain![redact, audit, debug.then_some(audit), scrub];
-/// let agent = Agent::builder(ScriptedModel::new([])).chain(chain).build();
+/// let agent = Agent::builder(ScriptedModel::new([])).chain(chain).build()?;
+/// # Ok::<(), hookchain::agent::AgentBuildError>(())
 /// ```
 ///
 /// Elements are any expressions whose values are middleware: `#[hook]` functions, values of
@@ -387,13 +388,14 @@ pub fn chain(input: TokenStream) -> TokenStream {
 /// }
 ///
 /// // A tool, by the function's name:
-/// let agent = Agent::builder(ScriptedModel::new([])).tool(get_weather).build();
+/// let agent = Agent::builder(ScriptedModel::new([])).tool(get_weather).build()?;
 /// assert_eq!(get_weather.spec().description, "Gets the current weather in a city.");
 /// assert_eq!(get_weather.spec().parameters["required"], serde_json::json!(["city"]));
 /// // And still a function, as `name::call`:
 /// # futures::executor::block_on(async {
 /// assert_eq!(get_weather::call("Porto".into(), None).await, "Porto: 18 degrees celsius");
 /// # });
+/// # Ok::<(), hookchain::agent::AgentBuildError>(())
 /// ```
 ///
 /// # Parameters and results
@@ -412,6 +414,9 @@ pub fn chain(input: TokenStream) -> TokenStream {
 ///   model reads, anything else is sent as JSON — and `E` any error convertible into
 ///   `Box<dyn Error + Send + Sync>`. The error is the tool's failure, which the model does not
 ///   read, unless it is a `ToolError` (such as `ToolError::for_model`), kept as it is.
+///   A `ToolResult` (or `Result<ToolResult, E>`; a type spelled `ToolResult`) keeps its flag:
+///   its content is the text the model reads, as a success or, with `is_error`, as the error
+///   `ToolError::for_model` would give.
 /// - Arguments that do not match the schema are a `ToolError::InvalidArguments`, which the
 ///   model reads as the call's error result.
 ///
@@ -447,7 +452,8 @@ pub fn chain(input: TokenStream) -> TokenStream {
 /// }
 ///
 /// let notes = Notes { notes: Mutex::new(Vec::new()) };
-/// let agent = Agent::builder(ScriptedModel::new([])).tool(notes).build();
+/// let agent = Agent::builder(ScriptedModel::new([])).tool(notes).build()?;
+/// # Ok::<(), hookchain::agent::AgentBuildError>(())
 /// ```
 ///
 /// # Equivalent code without the macro

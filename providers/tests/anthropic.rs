@@ -310,7 +310,8 @@ async fn the_agent_loop_runs_tool_use_tool_result_final_answer() {
         let agent = Agent::builder(model(&server))
             .system_prompt("You are a weather bot.")
             .tool(weather_tool())
-            .build();
+            .build()
+            .unwrap();
         let output = agent.run("What is the weather in Paris?").await.unwrap();
         assert_eq!(
             output.text().as_deref(),
@@ -332,7 +333,8 @@ async fn the_agent_loop_runs_on_a_streaming_model() {
         let agent = Agent::builder(streaming(&server))
             .system_prompt("You are a weather bot.")
             .tool(weather_tool())
-            .build();
+            .build()
+            .unwrap();
         let output = agent.run("What is the weather in Paris?").await.unwrap();
         assert_eq!(
             output.text().as_deref(),
@@ -385,7 +387,7 @@ async fn a_tool_use_cut_by_max_tokens_is_dropped_streamed_or_not_and_never_run()
         ])
         .await;
         for model in [model(&server), streaming(&server)] {
-            let agent = Agent::builder(model).tool(weather_tool()).build();
+            let agent = Agent::builder(model).tool(weather_tool()).build().unwrap();
             agent.run("What is the weather in Paris?").await.unwrap();
         }
         assert_eq!(server.received().len(), 2, "one request per run");

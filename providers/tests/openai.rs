@@ -490,7 +490,10 @@ async fn the_agent_loop_runs_tool_call_tool_result_final_answer() {
             Reply::json(200, transcript("openai/final.json")),
         ])
         .await;
-        let agent = Agent::builder(model(&server)).tool(weather_tool()).build();
+        let agent = Agent::builder(model(&server))
+            .tool(weather_tool())
+            .build()
+            .unwrap();
         let output = agent.run("What is the weather in Paris?").await.unwrap();
         assert_eq!(
             output.text().as_deref(),
@@ -522,7 +525,8 @@ async fn the_agent_loop_runs_on_a_streaming_model() {
         .await;
         let agent = Agent::builder(streaming(&server))
             .tool(weather_tool())
-            .build();
+            .build()
+            .unwrap();
         let output = agent.run("What is the weather in Paris?").await.unwrap();
         assert_eq!(
             output.text().as_deref(),
@@ -542,7 +546,10 @@ async fn agent_stream_yields_the_servers_deltas_as_they_come() {
             Reply::sse(transcript("openai/final.sse")),
         ])
         .await;
-        let agent = Agent::builder(model(&server)).tool(weather_tool()).build();
+        let agent = Agent::builder(model(&server))
+            .tool(weather_tool())
+            .build()
+            .unwrap();
         let items: Vec<_> = agent
             .stream("What is the weather in Paris?")
             .collect()
@@ -625,7 +632,7 @@ async fn a_tool_call_cut_by_max_tokens_is_dropped_streamed_or_not_and_never_run(
         ])
         .await;
         for model in [model(&server), streaming(&server)] {
-            let agent = Agent::builder(model).tool(weather_tool()).build();
+            let agent = Agent::builder(model).tool(weather_tool()).build().unwrap();
             agent.run("What is the weather in Paris?").await.unwrap();
         }
         assert_eq!(server.received().len(), 2, "one request per run");

@@ -81,7 +81,7 @@
 //! let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("done")]))
 //!     .chain(chain![ask_first])
 //!     .checkpointer(store.clone(), Durability::Pauses)
-//!     .build();
+//!     .build()?;
 //! let paused = agent.run("start").await?;
 //! let key = paused.checkpoint.unwrap().run_id().to_owned();
 //! let done = approve(&agent, &store, &key, json!("go")).await?;

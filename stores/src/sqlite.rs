@@ -117,7 +117,7 @@ const SWEEP: &str = "DELETE FROM hookchain_runs
 /// let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hello!")]))
 ///     .chain(chain![ask_first])
 ///     .checkpointer(store.clone(), Durability::Pauses)
-///     .build();
+///     .build()?;
 ///
 /// // The run pauses: its checkpoint is stored under its run id, and the key is free.
 /// let paused = agent.run("Hi").await?;
@@ -434,7 +434,8 @@ mod tests {
     async fn pause() -> Checkpoint {
         let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("hi")]))
             .chain(chain![ask_first])
-            .build();
+            .build()
+            .unwrap();
         agent.run("hello").await.unwrap().checkpoint.unwrap()
     }
 

@@ -30,7 +30,8 @@ fn ask_first(cx: &mut Context) -> Flow {
 pub(crate) async fn pause() -> Checkpoint {
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("hi")]))
         .chain(chain![ask_first])
-        .build();
+        .build()
+        .unwrap();
     let output = agent.run("hello").await.expect("the run pauses");
     output.checkpoint.expect("a paused run has a checkpoint")
 }

@@ -1,7 +1,8 @@
 //! Why an agent cannot be built as configured.
 
 /// An agent's configuration that cannot work, found when it is built
-/// ([`AgentBuilder::try_build`](super::AgentBuilder::try_build)).
+/// ([`AgentBuilder::build`](super::AgentBuilder::build)): a misconfigured agent fails at
+/// startup, not on its first request.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum AgentBuildError {
@@ -29,4 +30,23 @@ pub enum AgentBuildError {
         /// The member listed later.
         second: &'static str,
     },
+    /// Two tools were given the agent under one name (the model could call only one of them).
+    #[error(
+        "two tools are named `{tool}`: the model could call only one of them; rename one (the \
+         name is the function's, or `#[tool(name = \"...\")]`)"
+    )]
+    ToolRegisteredTwice {
+        /// The tool's name.
+        tool: String,
+    },
+    /// `max_steps(0)`: no run could call the model.
+    #[error("`max_steps(0)` leaves no step to call the model in: give at least 1")]
+    NoSteps,
+    /// `lease(Duration::ZERO)` with a checkpointer: every lease would have expired when taken,
+    /// so two workers could run one run at once.
+    #[error(
+        "a lease of zero expires as it is taken, and would let two workers run one run: give \
+         `lease(..)` more than the longest step (the default is 30 s)"
+    )]
+    ZeroLease,
 }

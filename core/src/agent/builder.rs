@@ -45,7 +45,6 @@ impl<M: Model> AgentBuilder<M> {
                 tool_execution: ToolExecution::Concurrent,
                 tool_error_message: None,
                 response_format: None,
-                build_error: None,
                 signing: Signing::default(),
                 durable: None,
                 worker: format!("worker-{}", crate::ids::fresh()).into(),
@@ -97,7 +96,6 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
             tool_execution,
             tool_error_message,
             response_format,
-            build_error,
             signing,
             durable,
             worker,
@@ -118,7 +116,6 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
                 tool_execution,
                 tool_error_message,
                 response_format,
-                build_error,
                 signing,
                 durable,
                 worker,
@@ -134,8 +131,9 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
     /// ```
     /// use hookchain::prelude::*;
     ///
-    /// let agent = Agent::builder(ScriptedModel::new([])).name("support").build();
+    /// let agent = Agent::builder(ScriptedModel::new([])).name("support").build()?;
     /// assert_eq!(agent.name(), "support");
+    /// # Ok::<(), hookchain::agent::AgentBuildError>(())
     /// ```
     pub fn name(mut self, name: impl Into<Cow<'static, str>>) -> Self {
         self.agent.name = name.into();
@@ -193,7 +191,8 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
     ///
     /// let agent = Agent::builder(ScriptedModel::new([]))
     ///     .tool_execution(ToolExecution::Concurrent)
-    ///     .build();
+    ///     .build()?;
+    /// # Ok::<(), hookchain::agent::AgentBuildError>(())
     /// ```
     pub fn tool_execution(mut self, execution: ToolExecution) -> Self {
         self.agent.tool_execution = execution;
@@ -214,7 +213,8 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
     ///         ToolFailureKind::InvalidArguments => failure.message().to_owned(),
     ///         _ => format!("`{}` is unavailable right now; do without it", failure.tool()),
     ///     })
-    ///     .build();
+    ///     .build()?;
+    /// # Ok::<(), hookchain::agent::AgentBuildError>(())
     /// ```
     pub fn tool_error_message(
         mut self,
@@ -248,7 +248,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
     /// let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hi!")]))
     ///     .checkpointer(store.clone(), Durability::EveryStep)
     ///     .worker("worker-1")
-    ///     .build();
+    ///     .build()?;
     /// let mut thread = agent.thread();
     /// agent.run_in(&mut thread, "Hello").await?;
     /// // The run is over: its key holds its tombstone, free for the thread's next run.
@@ -299,7 +299,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
     /// let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hi!")]))
     ///     .chain(chain![ask])
     ///     .checkpoint_signing(&key)
-    ///     .build();
+    ///     .build()?;
     /// let paused = agent.run("Hello").await?;
     /// let checkpoint = paused.checkpoint.as_ref().unwrap();
     /// let sent = agent.sign_checkpoint(checkpoint)?;
@@ -348,26 +348,43 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
     }
 
     /// The agent, with the tools and system-prompt pieces its middleware contribute (see
-    /// [`Middleware::contribute`]), or why it cannot work: a contributed tool whose name is
-    /// taken.
+    /// [`Middleware::contribute`]), or why it cannot work as configured: two tools of one name
+    /// (given to the agent or contributed), `max_steps(0)`, a zero lease. A misconfigured agent
+    /// fails here, at startup, never on its first request.
     ///
     /// The contributed tools join the agent's; the pieces follow its system prompt, in the
     /// order the middleware are listed, separated by blank lines.
-    pub fn try_build(mut self) -> Result<Agent<M, C>, AgentBuildError> {
-        self.add_contributions()?;
-        Ok(self.finish())
-    }
-
-    /// The agent, as [`try_build`](Self::try_build) builds it. Never fails nor panics: an
-    /// agent that `try_build` refuses is returned without its middleware's contributions, and
-    /// every run of it fails at once with [`Error::Build`](crate::Error::Build) (also logged
-    /// here, at `ERROR`). Prefer `try_build` when the chain contributes tools.
-    pub fn build(mut self) -> Agent<M, C> {
-        if let Err(error) = self.add_contributions() {
-            tracing::error!(%error, "the agent cannot be built as configured; its runs will fail");
-            self.agent.build_error = Some(error);
+    ///
+    /// ```
+    /// use hookchain::agent::AgentBuildError;
+    /// use hookchain::prelude::*;
+    /// use hookchain::tool;
+    ///
+    /// /// Looks up an order.
+    /// #[tool]
+    /// async fn lookup(id: String) -> String {
+    ///     id
+    /// }
+    ///
+    /// let twice = Agent::builder(ScriptedModel::new([])).tool(lookup).tool(lookup).build();
+    /// assert!(matches!(twice, Err(AgentBuildError::ToolRegisteredTwice { .. })));
+    /// ```
+    pub fn build(mut self) -> Result<Agent<M, C>, AgentBuildError> {
+        if let Some(tool) = self.agent.tools.registered_twice() {
+            return Err(AgentBuildError::ToolRegisteredTwice {
+                tool: tool.to_owned(),
+            });
         }
-        self.finish()
+        if self.agent.max_steps == 0 {
+            return Err(AgentBuildError::NoSteps);
+        }
+        if self.agent.durable.is_some() && self.leases.ttl.is_zero() {
+            return Err(AgentBuildError::ZeroLease);
+        }
+        let mut contributions = Contributions::new();
+        contributions.collect(&self.agent.chain);
+        contributions.apply(&mut self.agent.tools, &mut self.agent.system_prompt)?;
+        Ok(self.finish())
     }
 
     /// The agent, its checkpointer's leases set.
@@ -377,12 +394,5 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
             durable.retention = self.leases.retention;
         }
         self.agent
-    }
-
-    /// Adds what the chain contributes, or nothing if any of it clashes.
-    fn add_contributions(&mut self) -> Result<(), AgentBuildError> {
-        let mut contributions = Contributions::new();
-        contributions.collect(&self.agent.chain);
-        contributions.apply(&mut self.agent.tools, &mut self.agent.system_prompt)
     }
 }

@@ -4,7 +4,6 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
-use futures::future::{Either, ready};
 use tracing::Instrument;
 use tracing::instrument::Instrumented;
 
@@ -192,11 +191,11 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// use hookchain::prelude::*;
     /// use hookchain::chain;
     ///
-    /// # fn main() -> Result<(), hookchain::builtin::ConfigError> {
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let limit = |tool: &str| ToolCallLimit::builder().tool(tool).thread_limit(5).build();
     /// // Checkpoints of this chain resume on a chain that keeps either limit, by its name.
     /// let chain = chain![limit("search")?.named("search"), limit("fetch")?.named("fetch")];
-    /// let agent = Agent::builder(ScriptedModel::new([])).chain(chain).build();
+    /// let agent = Agent::builder(ScriptedModel::new([])).chain(chain).build()?;
     /// # let _ = agent;
     /// # Ok(())
     /// # }
@@ -319,20 +318,11 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     ) -> Instrumented<Leased<'s, impl Future<Output = Result<Ending, Error>> + 's>> {
         let thread = cx.thread_id.as_ref().map(|id| id as &dyn std::fmt::Display);
         let span = telemetry::invoke_agent_span(&self.name, &cx.run_id, thread, self.max_steps);
-        // An agent `build` could not build runs nothing (no extra future around the loop).
-        let run = match &self.build_error {
-            Some(error) => Either::Left(ready(Err(Error::Build(Box::new(error.clone()))))),
-            None => Either::Right(self.drive(cx, state, entry)),
-        };
-        Leased::new(run, lease).instrument(span)
+        Leased::new(self.drive(cx, state, entry), lease).instrument(span)
     }
 
-    /// A new run in `cx` takes its key, if the agent keeps its runs (an agent `build` could not
-    /// build takes none: its runs fail at once).
+    /// A new run in `cx` takes its key, if the agent keeps its runs.
     async fn begin(&self, cx: &Context) -> Result<Option<Held>, Error> {
-        if self.build_error.is_some() {
-            return Ok(None);
-        }
         match &self.durable {
             Some(durable) => Box::pin(durable.begin(durable::key(cx), &self.worker))
                 .await
@@ -345,9 +335,6 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// checkpoints): with a store, the one it holds under the run's key (claimed, with the
     /// hold); without one, the checkpoint given.
     async fn take(&self, from: ResumeFrom) -> Result<(Checkpoint, Option<Held>), Error> {
-        if let Some(error) = &self.build_error {
-            return Err(Error::Build(Box::new(error.clone())));
-        }
         let from = self.admit(from)?;
         let Some(durable) = &self.durable else {
             return match from {
@@ -691,7 +678,7 @@ fn finish(mut cx: Context, ending: Result<Ending, Error>) -> Result<RunOutput, E
 /// The output of a run that ended as `ending`, with `messages` as its history.
 fn output(cx: &Context, messages: Shared<Vec<Message>>, ending: Ending) -> RunOutput {
     let (end, checkpoint) = match ending {
-        Ending::Finished => (EndReason::Finished, None),
+        Ending::Finished => (EndReason::finished(cx.stop_reason), None),
         Ending::Jumped => (EndReason::Jumped, None),
         Ending::Paused(checkpoint) => (EndReason::Interrupted, Some(*checkpoint)),
     };
@@ -702,6 +689,7 @@ fn output(cx: &Context, messages: Shared<Vec<Message>>, ending: Ending) -> RunOu
         model_calls: cx.counters.model_calls,
         tool_calls: cx.counters.tool_calls,
         end,
+        stop_reason: cx.stop_reason,
         checkpoint,
         tool_failures: cx.failures.clone(),
         cleanup_error: cx.cleanup_error.clone(),

@@ -96,7 +96,7 @@ pub const DEFAULT_TOOL_CONCURRENCY: usize = 8;
 ///
 /// # futures::executor::block_on(async {
 /// let model = ScriptedModel::new([ModelResponse::text("Hi!")]);
-/// let agent = Agent::builder(model).system_prompt("Be brief.").build();
+/// let agent = Agent::builder(model).system_prompt("Be brief.").build()?;
 /// let output = agent.run("Hello").await?;
 /// assert_eq!(output.text().as_deref(), Some("Hi!"));
 /// # Ok::<(), hookchain::Error>(())
@@ -115,9 +115,6 @@ pub struct Agent<M, C = ()> {
     tool_execution: ToolExecution,
     tool_error_message: Option<MessagePolicy>,
     response_format: Option<ResponseFormat>,
-    /// Why [`AgentBuilder::build`] could not build this agent as configured: every run fails
-    /// with it (see [`AgentBuilder::try_build`] to get it at build).
-    build_error: Option<AgentBuildError>,
     /// The keys it signs its checkpoints with, and resumes only checkpoints they signed.
     signing: signing::Signing,
     /// Where its runs are kept, and how much of them.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::interrupt::{Checkpoint, CheckpointError, Interrupt};
 use crate::message::{Message, Role};
-use crate::model::{OutputError, Usage};
+use crate::model::{OutputError, StopReason, Usage};
 use crate::shared::Shared;
 use crate::tool::ToolFailure;
 
@@ -32,8 +32,15 @@ pub struct RunOutput {
     pub model_calls: usize,
     /// Tool calls answered (each with one result message).
     pub tool_calls: usize,
-    /// Why the run ended.
+    /// Why the run ended. A run whose last answer the model did not finish normally — refused,
+    /// filtered, cut off by the token limit — ends [`Refused`](EndReason::Refused),
+    /// [`Filtered`](EndReason::Filtered) or [`Truncated`](EndReason::Truncated), never
+    /// [`Finished`](EndReason::Finished): match on `end` to tell an answer from a non-answer.
     pub end: EndReason,
+    /// How the last answer kept in this run ended, as the provider said
+    /// ([`ModelResponse::stop_reason`](crate::ModelResponse::stop_reason)); `None` if the run
+    /// kept no answer (it paused, or a hook ended it before the model answered).
+    pub stop_reason: Option<StopReason>,
     /// When an interrupt paused the run: where to resume from.
     pub checkpoint: Option<Checkpoint>,
     /// The tool calls of the run that failed, with the full errors (the model read only a short
@@ -110,9 +117,13 @@ impl RunOutput {
 
     /// This run's final answer parsed as JSON into `T` (structured output, see
     /// [`AgentBuilder::response_format`](crate::AgentBuilder::response_format)); an error says
-    /// what did not fit, or that there is no answer.
+    /// what did not fit, that there is no answer, or that the model did not finish it
+    /// ([`OutputError::Unfinished`]: refused, filtered, cut off).
     pub fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T, OutputError> {
         let answer = self.final_message().ok_or(OutputError::Empty)?;
+        if let Some(reason) = self.stop_reason.filter(|reason| !reason.is_answer()) {
+            return Err(OutputError::Unfinished(reason));
+        }
         crate::model::parse_answer(&answer.text())
     }
 
@@ -129,10 +140,30 @@ impl RunOutput {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum EndReason {
-    /// The model answered without calling tools.
+    /// The model answered without calling tools, and finished its answer.
     Finished,
+    /// The model declined to answer ([`StopReason::Refusal`]): the text is its refusal.
+    Refused,
+    /// The provider filtered the answer ([`StopReason::ContentFilter`]): the text, if any, is
+    /// what it let through.
+    Filtered,
+    /// The token limit cut the answer off ([`StopReason::MaxTokens`]): the text is its start
+    /// (a tool call cut off with it was dropped, never run).
+    Truncated,
     /// A hook jumped to the end.
     Jumped,
     /// An interrupt paused the run; resume it from [`RunOutput::checkpoint`].
     Interrupted,
+}
+
+impl EndReason {
+    /// How a run ends whose last kept answer stopped for `stop` and called no tools.
+    pub(crate) fn finished(stop: Option<StopReason>) -> Self {
+        match stop {
+            Some(StopReason::Refusal) => EndReason::Refused,
+            Some(StopReason::ContentFilter) => EndReason::Filtered,
+            Some(StopReason::MaxTokens) => EndReason::Truncated,
+            _ => EndReason::Finished,
+        }
+    }
 }

@@ -338,6 +338,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         }
         cx.delivered().await;
         let calls = response.message.tool_calls.clone();
+        cx.stop_reason = Some(response.stop_reason);
         cx.messages.push(response.message);
         Ok(match flow {
             Flow::Jump(Jump::Model) => {

@@ -110,7 +110,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// use hookchain::agent::AgentEvent;
     ///
     /// # futures::executor::block_on(async {
-    /// let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hello!")])).build();
+    /// let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hello!")])).build()?;
     /// let mut stream = agent.stream("Hi");
     /// let mut shown = String::new();
     /// while let Some(event) = stream.try_next().await? {
@@ -143,10 +143,11 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// }
     ///
     /// # futures::executor::block_on(async {
-    /// let agent = Arc::new(Agent::builder(ScriptedModel::new([ModelResponse::text("Hello!")])).build());
+    /// let agent = Arc::new(Agent::builder(ScriptedModel::new([ModelResponse::text("Hello!")])).build()?);
     /// let items = events(&agent).count().await;
     /// assert_eq!(items, 5); // the text, usage, finish, the message, the output
-    /// # });
+    /// # Ok::<(), hookchain::agent::AgentBuildError>(())
+    /// # }).unwrap();
     /// ```
     pub fn stream_owned(self: Arc<Self>, input: impl Into<RunInput>) -> AgentStream<'static>
     where

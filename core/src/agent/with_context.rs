@@ -44,7 +44,7 @@ impl<M, C> Agent<M, C> {
     ///     ModelResponse::tool_calls([ToolCall::new("c1", "greet", serde_json::json!({"name": "Ada"}))]),
     ///     ModelResponse::text("Done."),
     /// ]);
-    /// let agent = Agent::builder(model).tool(greet).build();
+    /// let agent = Agent::builder(model).tool(greet).build()?;
     /// let db = Db { greeting: "Grüezi" };
     /// // The tool answers "Grüezi, Ada!".
     /// let output = agent.with_context(RunContext::new().with(db)).run("Greet Ada").await?;

@@ -13,7 +13,7 @@
 //!     .build()?;
 //! let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Done.")]))
 //!     .chain(editing)
-//!     .build();
+//!     .build()?;
 //! let search = |id: &str| ToolCall::new(id, "search", serde_json::json!({ "q": id }));
 //! let history = vec![
 //!     Message::user("Look it up twice."),
@@ -27,7 +27,7 @@
 //! assert_eq!(sent[2].text(), "[cleared]"); // the model read the placeholder…
 //! assert!(output.messages[2].text().starts_with("a long page")); // …the history kept the result
 //! assert_eq!(sent[4].text(), "another page"); // the last result is kept
-//! # Ok::<(), ConfigError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap();
 //! ```
 //!

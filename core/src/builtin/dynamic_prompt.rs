@@ -18,12 +18,12 @@
 //!     })
 //!     .build()?;
 //! let model = ScriptedModel::new([ModelResponse::text("Hello!")]);
-//! let agent = Agent::builder(model).system_prompt("Overwritten.").chain(prompt).build();
+//! let agent = Agent::builder(model).system_prompt("Overwritten.").chain(prompt).build()?;
 //! let context = RunContext::new().with(User { name: "Ada" });
 //! agent.with_context(context).run("Hi").await.unwrap();
 //! let sent = &agent.model().requests()[0];
 //! assert_eq!(sent.system_prompt.as_deref(), Some("You help Ada. This is step 1."));
-//! # Ok::<(), hookchain::builtin::ConfigError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap();
 //! ```
 //!

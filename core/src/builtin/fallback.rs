@@ -27,7 +27,7 @@
 //! let router = ModelRouter::new(ScriptedModel::new([]).then_fail(ModelError::overloaded("busy")))
 //!     .route("backup", ScriptedModel::new([ModelResponse::text("from the backup")]));
 //! let fallback = ModelFallback::builder().model("backup").build()?;
-//! let agent = Agent::builder(router).chain(hookchain::chain![fallback]).build();
+//! let agent = Agent::builder(router).chain(hookchain::chain![fallback]).build()?;
 //! # futures::executor::block_on(async {
 //! let output = agent.run("hi").await?;
 //! assert_eq!(output.text().as_deref(), Some("from the backup"));
@@ -224,12 +224,12 @@ impl FallbackAttempt {
 /// let router = ModelRouter::new(ScriptedModel::new([]).then_fail(ModelError::overloaded("busy")))
 ///     .route("backup", ScriptedModel::new([]).then_fail(ModelError::timeout("slow")));
 /// let fallback = ModelFallback::builder().model("backup").build()?;
-/// let agent = Agent::builder(router).chain(hookchain::chain![fallback]).build();
+/// let agent = Agent::builder(router).chain(hookchain::chain![fallback]).build()?;
 /// let error = futures::executor::block_on(agent.run("hi")).unwrap_err();
 /// let fallback = FallbackError::find(&error).expect("every model failed");
 /// assert_eq!(fallback.to_string(), "2 model attempts failed: the agent's model: busy; `backup`: slow");
 /// assert_eq!(fallback.attempts()[1].model(), Some("backup"));
-/// # Ok::<(), hookchain::builtin::ConfigError>(())
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug)]
 pub struct FallbackError {

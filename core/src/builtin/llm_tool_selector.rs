@@ -20,11 +20,11 @@
 //!     .tool(tool("search"))
 //!     .tool(tool("calendar"))
 //!     .chain(selector)
-//!     .build();
+//!     .build()?;
 //! agent.run("Weather in Oslo?").await.unwrap();
 //! let offered: Vec<_> = agent.model().requests()[0].tools.iter().map(|t| t.name.clone()).collect();
 //! assert_eq!(offered, ["weather", "search"]);
-//! # Ok::<(), hookchain::builtin::ConfigError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap();
 //! ```
 //!

@@ -13,11 +13,11 @@
 //!     ModelResponse::tool_calls([same("c")]),
 //!     ModelResponse::text("done"),
 //! ]);
-//! let agent = Agent::builder(model).chain(detection).build();
+//! let agent = Agent::builder(model).chain(detection).build()?;
 //! let output = agent.run("Hi").await.unwrap();
 //! assert!(output.messages[4].text().contains("2nd time"));
 //! assert!(output.messages[6].text().contains("Stop repeating it"));
-//! # Ok::<(), ConfigError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap();
 //! ```
 //!

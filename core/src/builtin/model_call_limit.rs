@@ -15,12 +15,12 @@
 //!     "missing_tool",
 //!     serde_json::json!({}),
 //! )])]);
-//! let agent = Agent::builder(model).chain(limit).build();
+//! let agent = Agent::builder(model).chain(limit).build()?;
 //! let output = agent.run("Hi").await.unwrap();
 //! assert_eq!(output.end, EndReason::Jumped);
 //! assert_eq!(output.model_calls, 1);
 //! assert!(output.text().unwrap().contains("run limit of 1 model call"));
-//! # Ok::<(), ConfigError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap();
 //! ```
 //!

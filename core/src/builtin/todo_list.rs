@@ -14,7 +14,7 @@
 //!     ModelResponse::tool_calls([ToolCall::new("t1", "write_todos", plan)]),
 //!     ModelResponse::text("On it."),
 //! ]);
-//! let agent = Agent::builder(model).chain(TodoList::new()).try_build()?;
+//! let agent = Agent::builder(model).chain(TodoList::new()).build()?;
 //! assert!(agent.system_prompt().unwrap().contains("write_todos"));
 //! let mut thread = agent.thread();
 //! agent.run_in(&mut thread, "Summarize the report").await.unwrap();

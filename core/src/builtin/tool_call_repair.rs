@@ -13,13 +13,14 @@
 //!     ]),
 //!     ModelResponse::text("done"),
 //! ]);
-//! let agent = Agent::builder(model).chain(ToolCallRepair::new()).build();
+//! let agent = Agent::builder(model).chain(ToolCallRepair::new()).build()?;
 //! let output = agent.run("Hi").await.unwrap();
 //! let calls = &output.messages[1].tool_calls;
 //! assert_eq!(calls[0].arguments, serde_json::json!({ "q": 1 }));
 //! assert_ne!(calls[0].id, calls[1].id);
 //! assert!(validate_history(&output.messages).is_ok());
-//! # });
+//! # Ok::<(), hookchain::agent::AgentBuildError>(())
+//! # }).unwrap();
 //! ```
 //!
 //! # Rules

@@ -15,10 +15,10 @@
 //! # let send_email = FnTool::new("send_email", "Sends an e-mail.", |_: serde_json::Value| async {
 //! #     Err::<String, _>(std::io::Error::other("must not run in this example"))
 //! # });
-//! let agent = Agent::builder(model).tool(send_email).chain(emulation).build();
+//! let agent = Agent::builder(model).tool(send_email).chain(emulation).build()?;
 //! let output = agent.run("Tell the team").await.unwrap();
 //! assert_eq!(output.messages[2].text(), "Sent to 3 people.");
-//! # Ok::<(), hookchain::builtin::ConfigError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap();
 //! ```
 //!

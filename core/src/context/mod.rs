@@ -56,6 +56,8 @@ pub struct Context {
     pub(crate) held: Option<Box<crate::agent::Held>>,
     /// The store's error after the run ended, for its output.
     pub(crate) cleanup_error: Option<crate::agent::CleanupError>,
+    /// How the last answer this run kept ended (for its output).
+    pub(crate) stop_reason: Option<crate::model::StopReason>,
     /// For a run in a thread: what the thread had spent when the run started, and the run's
     /// own usage then (a resumed run's, charged at its pause already). Boxed: a context is
     /// moved about, and most runs have none.
@@ -366,6 +368,7 @@ impl Context {
             events: None,
             held: None,
             cleanup_error: None,
+            stop_reason: None,
             replaying_pending: false,
             ledger: self.ledger.clone(),
         }

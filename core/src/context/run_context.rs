@@ -38,7 +38,7 @@ use serde::de::DeserializeOwned;
 /// # futures::executor::block_on(async {
 /// let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hello!")]))
 ///     .chain(tag)
-///     .build();
+///     .build()?;
 /// let context = RunContext::new().with(Tenant("acme".into()));
 /// let output = agent.with_context(context).run("Hi").await?;
 /// assert_eq!(output.text().as_deref(), Some("Hello!"));

@@ -184,7 +184,7 @@ impl Checkpoint {
     /// # futures::executor::block_on(async {
     /// let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hi!")]))
     ///     .chain(chain![ask])
-    ///     .build();
+    ///     .build()?;
     /// let alone = agent.run("Hello").await?.checkpoint.unwrap();
     /// assert_eq!(alone.key(), alone.run_id());
     ///

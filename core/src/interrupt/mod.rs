@@ -65,7 +65,7 @@
 //! # futures::executor::block_on(async {
 //! let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hello!")]))
 //!     .chain(chain![ask_first])
-//!     .build();
+//!     .build()?;
 //!
 //! let paused = agent.run("Hi").await?;
 //! assert_eq!(paused.end, EndReason::Interrupted);

@@ -251,7 +251,7 @@ impl Checkpoint {
     /// let new = SigningKey::new("2026-11", [2u8; 32])?;
     /// let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hi!")]))
     ///     .chain(chain![ask])
-    ///     .build();
+    ///     .build()?;
     /// let paused = agent.run("Hello").await?.checkpoint.unwrap();
     ///
     /// // Handed to a client, signed with the key of the day...

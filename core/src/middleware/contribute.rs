@@ -7,7 +7,7 @@ use super::Middleware;
 use crate::tool::{Tool, ToolRegistry};
 
 /// The tools and system-prompt pieces the middleware of a chain contribute, collected once
-/// when the agent is built ([`AgentBuilder::try_build`](crate::AgentBuilder::try_build)).
+/// when the agent is built ([`AgentBuilder::build`](crate::AgentBuilder::build)).
 ///
 /// A middleware adds to it in [`Middleware::contribute`] (or a `#[contribute]` method of a
 /// `#[middleware]` block); each contribution is recorded under the member that made it, so
@@ -39,7 +39,7 @@ use crate::tool::{Tool, ToolRegistry};
 /// let agent = Agent::builder(ScriptedModel::new([]))
 ///     .system_prompt("Be brief.")
 ///     .chain(Clock)
-///     .try_build()?;
+///     .build()?;
 /// assert!(agent.tools().spec("clock").is_some());
 /// assert_eq!(agent.chain().describe().tools(), ["clock"]);
 /// # Ok::<(), hookchain::agent::AgentBuildError>(())

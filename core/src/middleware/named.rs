@@ -42,14 +42,14 @@ use crate::model::{ModelEvent, ModelRequest, ModelResponse};
 /// use hookchain::builtin::ToolCallLimit;
 /// use hookchain::chain;
 ///
-/// # fn main() -> Result<(), hookchain::builtin::ConfigError> {
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let chain = chain![
 ///     ToolCallLimit::builder().run_limit(20).build()?.named("all-tools"),
 ///     ToolCallLimit::builder().tool("search").run_limit(3).build()?.named("search"),
 /// ];
 /// let names: Vec<_> = chain.describe().members().iter().map(|member| member.name).collect();
 /// assert_eq!(names, ["all-tools", "search"]);
-/// # let _agent = Agent::builder(ScriptedModel::new([])).chain(chain).build();
+/// # let _agent = Agent::builder(ScriptedModel::new([])).chain(chain).build()?;
 /// # Ok(())
 /// # }
 /// ```

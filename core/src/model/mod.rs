@@ -91,7 +91,7 @@ pub use crate::error::{ModelError, ModelErrorKind};
 /// }
 ///
 /// # futures::executor::block_on(async {
-/// let agent = Agent::builder(Reverser).build();
+/// let agent = Agent::builder(Reverser).build()?;
 /// let output = agent.run("stressed").await?;
 /// assert_eq!(output.text().as_deref(), Some("desserts"));
 /// assert_eq!(output.usage, Usage::new(8, 8));

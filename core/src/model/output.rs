@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::ModelResponse;
+use super::{ModelResponse, StopReason};
 
 /// Asks the model to answer with JSON that follows a schema (OpenAI's `response_format`; on
 /// providers without it, the schema goes into the instructions). Read the answer with
@@ -89,12 +89,19 @@ pub enum OutputError {
     /// The model answered with tool calls and no text.
     #[error("the model answered with no text to parse")]
     Empty,
+    /// The model did not finish its answer (refused, filtered, cut off by the token limit):
+    /// its text is no answer to parse.
+    #[error("the model did not finish its answer ({0:?})")]
+    Unfinished(StopReason),
 }
 
 impl ModelResponse {
     /// The answer's text parsed as JSON into `T` (the text may sit in a Markdown code fence, as
     /// models without a JSON mode write it). The error says what did not fit.
     pub fn parse<T: DeserializeOwned>(&self) -> Result<T, OutputError> {
+        if !self.stop_reason.is_answer() {
+            return Err(OutputError::Unfinished(self.stop_reason));
+        }
         parse_answer(&self.message.text())
     }
 }

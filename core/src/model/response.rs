@@ -145,3 +145,15 @@ pub enum StopReason {
     /// the message's text is the refusal, not an answer (nor the structured output asked for).
     Refusal,
 }
+
+impl StopReason {
+    /// Whether an answer that stopped so is a finished answer: not refused, filtered or cut off
+    /// by the token limit.
+    #[must_use]
+    pub const fn is_answer(self) -> bool {
+        !matches!(
+            self,
+            StopReason::MaxTokens | StopReason::ContentFilter | StopReason::Refusal
+        )
+    }
+}

@@ -50,7 +50,7 @@
 //! # futures::executor::block_on(async {
 //! let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("hi")]))
 //!     .chain(chain)
-//!     .build();
+//!     .build()?;
 //! assert_eq!(agent.run("Hello").await?.text().as_deref(), Some("HI"));
 //! # Ok::<(), hookchain::Error>(())
 //! # }).unwrap();

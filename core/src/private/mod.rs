@@ -18,8 +18,8 @@ pub use probe::{
 };
 
 pub use tool::{
-    Argument, ArgumentsSchema, FallibleToolOutput, ToolArgument, ToolOutput, answer_as_text,
-    argument_object,
+    Argument, ArgumentsSchema, FallibleToolOutput, ToolArgument, ToolOutput, ToolResultOutput,
+    answer_as_text, argument_object,
 };
 
 pub use serde_json::Value;

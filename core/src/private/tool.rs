@@ -169,6 +169,45 @@ impl Default for ArgumentsSchema {
     }
 }
 
+/// What a tool function returns when it returns hookchain's [`ToolResult`](crate::ToolResult)
+/// (or a `Result` of one): the result's flag is kept — an error result is a failure whose
+/// content the model reads as it is ([`ToolError::ForModel`]), not a success whose JSON it reads.
+/// Chosen by the macro from the return type's name.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not hookchain's `ToolResult`",
+    label = "a tool function returning a type named `ToolResult` must return `hookchain::ToolResult`",
+    note = "rename your own type, or return it through `Result<T, E>`"
+)]
+pub trait ToolResultOutput {
+    /// The text the model reads, or the failure whose message it reads.
+    fn into_tool_output(self, tool: &str) -> Result<String, ToolError>;
+}
+
+impl ToolResultOutput for crate::ToolResult {
+    fn into_tool_output(self, tool: &str) -> Result<String, ToolError> {
+        if self.is_error {
+            Err(ToolError::ForModel {
+                tool: tool.to_owned(),
+                message: self.content,
+            })
+        } else {
+            Ok(self.content)
+        }
+    }
+}
+
+impl<E: Into<BoxError>> ToolResultOutput for Result<crate::ToolResult, E> {
+    fn into_tool_output(self, tool: &str) -> Result<String, ToolError> {
+        match self {
+            Ok(result) => ToolResultOutput::into_tool_output(result, tool),
+            Err(error) => Err(match error.into().downcast::<ToolError>() {
+                Ok(error) => *error,
+                Err(error) => ToolError::failed(tool, error),
+            }),
+        }
+    }
+}
+
 /// An answer to the tool's interrupt as its result, for a tool function that takes no context
 /// (and so cannot read the answer itself).
 pub fn answer_as_text(answer: &Value) -> String {

@@ -71,6 +71,8 @@ pub struct ToolRegistry {
     tools: BTreeMap<String, Entry>,
     /// Shared with every model request (no copy per request).
     specs: Shared<Vec<ToolSpec>>,
+    /// The first name given to two tools: an agent with this registry is not built.
+    registered_twice: Option<String>,
 }
 
 impl ToolRegistry {
@@ -80,23 +82,29 @@ impl ToolRegistry {
         Self::default()
     }
 
-    /// Adds `tool`; a tool of the same name is replaced, keeping its place in [`specs`](Self::specs).
+    /// Adds `tool`. A second tool under a name already registered is not added: the agent
+    /// refuses the registry when it is built
+    /// ([`AgentBuildError::ToolRegisteredTwice`](crate::agent::AgentBuildError::ToolRegisteredTwice)),
+    /// rather than let one tool silently stand in for the other.
     pub fn register(&mut self, tool: impl Tool) -> &mut Self {
         let spec = tool.spec();
+        if self.tools.contains_key(&spec.name) {
+            self.registered_twice.get_or_insert(spec.name);
+            return self;
+        }
         let name = spec.name.clone();
-        let at = match self.tools.get(&name) {
-            Some(existing) => {
-                self.specs[existing.spec] = spec;
-                existing.spec
-            }
-            None => {
-                self.specs.push(spec);
-                self.specs.len() - 1
-            }
-        };
+        self.specs.push(spec);
+        let at = self.specs.len() - 1;
         let tool = Arc::new(tool);
         self.tools.insert(name, Entry { spec: at, tool });
         self
+    }
+
+    /// The first name under which two tools were registered, if any (see
+    /// [`register`](Self::register)).
+    #[must_use]
+    pub fn registered_twice(&self) -> Option<&str> {
+        self.registered_twice.as_deref()
     }
 
     /// Adds `tool` and returns the registry, for chaining.

@@ -147,8 +147,28 @@ fn role_of(
 ) -> Option<Role> {
     let kind = sig.kind;
     let has_state = declared.state.is_some() || declared.thread.is_some();
-    // The per-event hook's only other parameter is its stream state, whatever its type.
+    // The per-event hook's only other parameter is its stream state, whatever its type — but
+    // not the run's or the thread's state type: the hook would silently get a fresh per-call
+    // value of it, never the state the other hooks see.
     if kind == HookKind::OnModelEvent && param.role.is_none() && param.form == Form::Mut {
+        if let Type::Reference(reference) = param.ty {
+            let written = pretty(&reference.elem);
+            let clash = [("state", declared.state), ("thread state", declared.thread)]
+                .into_iter()
+                .find(|(_, ty)| ty.is_some_and(|ty| pretty(ty) == written));
+            if let Some((option, _)) = clash {
+                ctxt.error_spanned_by(
+                    &reference.elem,
+                    format!(
+                        "`on_model_event` cannot take the middleware's {option} (`{written}`): \
+                         it runs per event, without it, and a `&mut {written}` here would be a \
+                         fresh value per model call; give its per-call stream state a type of \
+                         its own, and read the {option} in `after_model`"
+                    ),
+                );
+                return None;
+            }
+        }
         return Some(Role::StreamState);
     }
     let Some(role) = param.role else {

@@ -189,6 +189,7 @@ fn tool_impl(
     let convert = match model.returns {
         Returns::Plain(span) => conversion(p, span, quote!(ToolOutput), &output, name),
         Returns::Fallible(span) => conversion(p, span, quote!(FallibleToolOutput), &output, name),
+        Returns::ToolResult(span) => conversion(p, span, quote!(ToolResultOutput), &output, name),
     };
     // Located at the function's name: a future that is not `Send` is reported there.
     let body = quote_spanned! {fn_span=>

@@ -42,6 +42,9 @@ pub(crate) enum Returns {
     Plain(Span),
     /// `-> Result<T, E>`: spanned at the type.
     Fallible(Span),
+    /// `-> ToolResult` or `-> Result<ToolResult, E>`: its error flag is kept (serialized, the
+    /// model would read an error result as a success); spanned at the type.
+    ToolResult(Span),
 }
 
 /// The rules for a free function.
@@ -224,6 +227,7 @@ fn signature<'a>(
     }
     let returns = match &sig.output {
         syn::ReturnType::Default => Returns::Plain(sig.ident.span()),
+        syn::ReturnType::Type(_, ty) if returns_tool_result(ty) => Returns::ToolResult(ty.span()),
         syn::ReturnType::Type(_, ty) if is_named(ty, "Result") => Returns::Fallible(ty.span()),
         syn::ReturnType::Type(_, ty) => Returns::Plain(ty.span()),
     };
@@ -306,6 +310,22 @@ fn owned(ctxt: &Ctxt, ty: &Type) -> bool {
 /// Whether the type's last path segment is `name`: `Result<..>` by any path
 /// (`std::io::Result<T>`, `anyhow::Result<T>`, an alias) is an `Ok` value or an error, and
 /// `Option<..>` an argument that may be left out.
+/// `ToolResult`, or `Result<ToolResult, E>` (by name: the macro sees no types).
+fn returns_tool_result(ty: &Type) -> bool {
+    if is_named(ty, "ToolResult") {
+        return true;
+    }
+    let Type::Path(path) = ty else { return false };
+    let Some(last) = path.path.segments.last() else {
+        return false;
+    };
+    let syn::PathArguments::AngleBracketed(arguments) = &last.arguments else {
+        return false;
+    };
+    last.ident == "Result"
+        && matches!(arguments.args.first(), Some(syn::GenericArgument::Type(ok)) if is_named(ok, "ToolResult"))
+}
+
 fn is_named(ty: &Type, name: &str) -> bool {
     match ty {
         Type::Path(path) => path

@@ -15,7 +15,7 @@
 //! let model = AnthropicModel::builder("claude-sonnet-4-5")
 //!     .api_key(std::env::var("ANTHROPIC_API_KEY")?)
 //!     .build()?;
-//! let agent = Agent::builder(model).build();
+//! let agent = Agent::builder(model).build()?;
 //! let output = agent.run("Say hello.").await?;
 //! println!("{}", output.text().unwrap_or_default());
 //! # Ok(())

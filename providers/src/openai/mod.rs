@@ -25,7 +25,7 @@
 //! let model = OpenAiModel::builder("llama3.2")
 //!     .base_url("http://localhost:11434/v1")
 //!     .build()?;
-//! let agent = Agent::builder(model).build();
+//! let agent = Agent::builder(model).build()?;
 //! let output = agent.run("Say hello.").await?;
 //! println!("{}", output.text().unwrap_or_default());
 //! # Ok(())

@@ -9,6 +9,6 @@ fn stamp(request: &mut ModelRequest) {
 fn main() {
     let agent = Agent::builder(ScriptedModel::new([]))
         .chain(chain![stamp, None])
-        .build();
+        .build().unwrap();
     let _ = agent;
 }

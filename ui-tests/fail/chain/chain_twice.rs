@@ -15,6 +15,6 @@ fn main() {
     let agent = Agent::builder(ScriptedModel::new([]))
         .chain(audit)
         .chain(redact)
-        .build();
+        .build().unwrap();
     let _ = agent;
 }

@@ -11,6 +11,6 @@ struct Settings;
 fn main() {
     let agent = Agent::builder(ScriptedModel::new([]))
         .chain(chain![audit, Settings, audit])
-        .build();
+        .build().unwrap();
     let _ = agent;
 }

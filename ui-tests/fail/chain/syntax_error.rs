@@ -14,6 +14,6 @@ async fn b(response: &mut ModelResponse) {
 fn main() {
     let agent = Agent::builder(ScriptedModel::new([]))
         .chain(chain![a b])
-        .build();
+        .build().unwrap();
     let _ = agent;
 }

@@ -9,6 +9,6 @@ async fn stamp(request: ModelRequest) {
 fn main() {
     let agent = Agent::builder(ScriptedModel::new([]))
         .chain(chain![stamp])
-        .build();
+        .build().unwrap();
     let _ = agent;
 }

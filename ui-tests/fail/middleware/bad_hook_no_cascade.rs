@@ -14,6 +14,6 @@ impl Audit {
 fn main() {
     let agent = Agent::builder(ScriptedModel::new([]))
         .chain(chain![Audit, Some(Audit)])
-        .build();
+        .build().unwrap();
     let _ = agent;
 }

@@ -8,6 +8,6 @@ async fn add(a: i64, b: i64) -> i64 {
 
 fn main() {
     // No second error here: the tool is still a type implementing `Tool`.
-    let agent = Agent::builder(ScriptedModel::new([])).tool(add).build();
+    let agent = Agent::builder(ScriptedModel::new([])).tool(add).build().unwrap();
     let _ = agent;
 }

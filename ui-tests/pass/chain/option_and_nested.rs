@@ -40,7 +40,7 @@ fn main() {
             (exclaim,),
             question,
         ])
-        .build();
+        .build().unwrap();
     let output = futures::executor::block_on(agent.run("hi")).unwrap();
     assert_eq!(output.text().as_deref(), Some("hello?! b a!"));
 }

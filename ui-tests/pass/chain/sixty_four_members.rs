@@ -116,7 +116,7 @@ fn main() {
     ];
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("hello")]))
         .chain(chain)
-        .build();
+        .build().unwrap();
     let output = futures::executor::block_on(agent.run("hi")).unwrap();
     assert_eq!(output.text().as_deref(), Some("hello"));
     assert_eq!(BEFORE.load(Ordering::Relaxed), 48);

@@ -126,7 +126,7 @@ fn main() {
             after_9, before_10, after_11, before_12, after_13, before_14, after_15, before_16,
             after_17, before_18, after_19,
         ])
-        .build();
+        .build().unwrap();
     let output = futures::executor::block_on(agent.run("hi")).unwrap();
     assert_eq!(output.text().as_deref(), Some("hello.........."));
     assert_eq!(BEFORE.load(Ordering::Relaxed), 10);

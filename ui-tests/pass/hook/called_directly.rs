@@ -18,7 +18,7 @@ fn shout(response: &mut ModelResponse) -> Flow {
 fn main() {
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("hello")]))
         .chain(chain![stamp, shout])
-        .build();
+        .build().unwrap();
     let output = futures::executor::block_on(agent.run("hi")).unwrap();
     assert_eq!(output.text().as_deref(), Some("HELLO"));
 

@@ -74,7 +74,7 @@ fn main() {
     let everything = Everything::new("!");
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("hello")]))
         .chain(chain![everything.clone()])
-        .build();
+        .build().unwrap();
     let output = futures::executor::block_on(agent.run("hi")).unwrap();
     assert_eq!(output.text().as_deref(), Some("hello!"));
 

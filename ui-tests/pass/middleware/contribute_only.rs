@@ -17,7 +17,7 @@ impl Guidelines {
 fn main() {
     let agent = Agent::builder(ScriptedModel::new([]))
         .chain(Guidelines)
-        .try_build()
+        .build()
         .unwrap();
     assert_eq!(agent.chain().describe().contributions().len(), 1);
 }

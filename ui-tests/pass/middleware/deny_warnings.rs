@@ -52,7 +52,7 @@ fn redact(response: &mut ModelResponse) {
 fn main() {
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("a secret")]))
         .chain(chain![stamp, retry, Counter { label: "!" }, redact])
-        .build();
+        .build().unwrap();
     let output = futures::executor::block_on(agent.run("hi")).unwrap();
     assert_eq!(output.text().as_deref(), Some("a ***!"));
 }

@@ -24,7 +24,7 @@ where
 fn main() {
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("hello")]))
         .chain(chain![Tagged { tag: 1u8 }, Tagged { tag: "two" }])
-        .build();
+        .build().unwrap();
     let output = futures::executor::block_on(agent.run("hi")).unwrap();
     assert_eq!(output.text().as_deref(), Some("hello [two] [1]"));
 }

@@ -71,7 +71,7 @@ impl Quoted {
 fn main() {
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("a secret")]))
         .chain(chain![Auth, Scrub, Audit, Limit { max: 4 }, Quoted, Redact])
-        .build();
+        .build().unwrap();
     let output = futures::executor::block_on(agent.run("hi")).unwrap();
     assert_eq!(output.text().as_deref(), Some("a ***"));
     assert_eq!(<Auth as Middleware>::NAME, "Authentication");

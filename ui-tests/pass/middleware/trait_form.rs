@@ -71,7 +71,7 @@ fn main() {
     futures::executor::block_on(async {
         let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hi")]))
             .chain(chain)
-            .build();
+            .build().unwrap();
         let output = agent.run("Hello").await.unwrap();
         assert_eq!(output.text().as_deref(), Some("Hi"));
         assert_eq!(agent.model().requests()[0].system_prompt.as_deref(), Some("Be brief."));

@@ -27,7 +27,7 @@ fn main() {
         .tool(add)
         .tool(hello)
         .tool(nothing)
-        .build();
+        .build().unwrap();
     let _ = agent;
     let _sum = add::call(1, 2);
     let _greeting: String = hello::call("Ada".to_owned());

@@ -31,6 +31,6 @@ fn main() {
         rows: Mutex::new(vec!["apple".to_owned()]),
     };
     drop(db.search("app".to_owned()));
-    let agent = Agent::builder(ScriptedModel::new([])).tool(db).build();
+    let agent = Agent::builder(ScriptedModel::new([])).tool(db).build().unwrap();
     let _ = agent;
 }

@@ -11,10 +11,10 @@
 //!     .detect(PiiType::CreditCard, PiiStrategy::Mask)
 //!     .build()?;
 //! let model = ScriptedModel::new([ModelResponse::text("Noted.")]);
-//! let agent = Agent::builder(model).chain(pii).build();
+//! let agent = Agent::builder(model).chain(pii).build()?;
 //! let output = agent.run("I am ann@example.com, card 4111 1111 1111 1111").await.unwrap();
 //! assert_eq!(output.messages[0].text(), "I am [REDACTED_EMAIL], card **** **** **** 1111");
-//! # Ok::<(), hookchain::builtin::ConfigError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap();
 //! ```
 //!

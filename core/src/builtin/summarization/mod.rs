@@ -15,7 +15,7 @@
 //!     .build()?;
 //! let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hello again!")]))
 //!     .chain(summarization)
-//!     .build();
+//!     .build()?;
 //! let history = vec![
 //!     hookchain::Message::user("hello"),
 //!     hookchain::Message::assistant("Hi!"),
@@ -26,7 +26,7 @@
 //! // Four messages reached the trigger: the first three became one summary.
 //! assert!(output.messages[0].text().ends_with("The user said hello twice."));
 //! assert_eq!(output.messages.len(), 3); // summary, "Hi again!", the answer
-//! # Ok::<(), ConfigError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap();
 //! ```
 //!

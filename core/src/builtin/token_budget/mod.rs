@@ -15,13 +15,13 @@
 //!     .build()?;
 //! let call = ToolCall::new("c1", "missing_tool", serde_json::json!({}));
 //! let model = ScriptedModel::new([ModelResponse::tool_calls([call]).with_usage(Usage::new(10, 150))]);
-//! let agent = Agent::builder(model).chain(budget).build();
+//! let agent = Agent::builder(model).chain(budget).build()?;
 //! let output = agent.run("Hi").await.unwrap();
 //! // The first answer spent 150 output tokens: no second model call.
 //! assert_eq!(output.end, EndReason::Jumped);
 //! assert_eq!(output.model_calls, 1);
 //! assert!(output.text().unwrap().contains("run output-token budget of 100"));
-//! # Ok::<(), ConfigError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap();
 //! ```
 //!

@@ -15,12 +15,12 @@
 //!     ModelResponse::tool_calls([search("a"), search("b")]),
 //!     ModelResponse::text("done"),
 //! ]);
-//! let agent = Agent::builder(model).chain(limit).build();
+//! let agent = Agent::builder(model).chain(limit).build()?;
 //! let output = agent.run("Hi").await.unwrap();
 //! // `b` got an error result telling the model not to call `search` again.
 //! assert!(output.messages[3].text().contains("Do not call `search` again"));
 //! assert_eq!(output.end, EndReason::Finished);
-//! # Ok::<(), ConfigError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! # }).unwrap();
 //! ```
 //!

@@ -21,6 +21,6 @@ impl Retry {
 fn main() {
     let agent = Agent::builder(ScriptedModel::new([]))
         .chain(chain![Cache, Retry])
-        .build();
+        .build().unwrap();
     let _ = agent;
 }

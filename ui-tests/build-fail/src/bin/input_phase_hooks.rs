@@ -18,6 +18,6 @@ impl Middleware for Leaky {
 }
 
 fn main() {
-    let agent = Agent::builder(ScriptedModel::new([])).chain((Leaky,)).build();
+    let agent = Agent::builder(ScriptedModel::new([])).chain((Leaky,)).build().unwrap();
     let _ = futures::executor::block_on(agent.run("hi"));
 }

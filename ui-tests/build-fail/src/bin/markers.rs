@@ -28,6 +28,6 @@ impl Middleware for Sneaky {
 }
 
 fn main() {
-    let agent = Agent::builder(ScriptedModel::new([])).chain(Sneaky).build();
+    let agent = Agent::builder(ScriptedModel::new([])).chain(Sneaky).build().unwrap();
     let _ = futures::executor::block_on(agent.run("hi"));
 }

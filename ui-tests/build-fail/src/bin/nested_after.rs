@@ -24,6 +24,6 @@ fn main() {
     // Plain tuples: no `chain!` check, so the agent's check must catch it.
     let agent = Agent::builder(ScriptedModel::new([]))
         .chain(((Audit,), (Redact,)))
-        .build();
+        .build().unwrap();
     let _ = futures::executor::block_on(agent.run("hi"));
 }
