@@ -347,8 +347,10 @@ async fn a_panicking_tool_becomes_an_error_result_with_the_panic_message() {
     assert_eq!(result.content, "calm");
 }
 
+/// A second tool under a taken name replaces nothing: the first stays, and the name is
+/// reported (an agent given this registry is not built: `tests/contributions.rs`).
 #[tokio::test]
-async fn registering_an_existing_name_replaces_the_tool() {
+async fn registering_an_existing_name_keeps_the_first_and_reports_the_name() {
     let first = FnTool::new("greet", "First version.", |_: TextArgs| async move {
         Ok::<_, Infallible>("first")
     });
@@ -356,32 +358,20 @@ async fn registering_an_existing_name_replaces_the_tool() {
         Ok::<_, Infallible>("second")
     });
     let mut registry = ToolRegistry::new();
-    registry
-        .register(first)
-        .register(add_tool())
-        .register(second);
+    registry.register(first).register(add_tool());
+    assert_eq!(registry.registered_twice(), None);
+    registry.register(second);
 
+    assert_eq!(registry.registered_twice(), Some("greet"));
     assert_eq!(registry.len(), 2);
-    let greets: Vec<&ToolSpec> = registry
-        .specs()
-        .iter()
-        .filter(|spec| spec.name == "greet")
-        .collect();
-    assert_eq!(greets.len(), 1, "specs: {:?}", registry.specs());
-    assert_eq!(greets[0].description, "Second version.");
-    assert_eq!(
-        registry.spec("greet").unwrap().description,
-        "Second version."
-    );
     assert_eq!(registry.specs().len(), registry.len());
-    // The replacement keeps the replaced tool's place in the order the model is told about.
     let names: Vec<&str> = registry.specs().iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["greet", "add"]);
-
+    assert_eq!(registry.spec("greet").unwrap().description, "First version.");
     let result = registry
         .execute(&call("greet", json!({ "text": "" })))
         .await;
-    assert_eq!(result.content, "second");
+    assert_eq!(result.content, "first");
 }
 
 /// A tool written by hand: its own schema, its own dispatch.
