@@ -261,8 +261,29 @@ async fn the_public_roots_do_not_trust_a_ca_of_one_s_own() {
         );
         let text = chain(&error);
         assert!(
-            text.contains("invalid peer certificate") && text.contains("UnknownIssuer"),
+            text.contains("signed by no root certificate trusted")
+                && text.contains("sslrootcert")
+                && text.contains("UnknownIssuer"),
             "{sslmode}: {text}"
+        );
+    }
+}
+
+/// A certificate of a trusted CA, but for another host, is refused (`verify-ca` too: the host
+/// is always checked). `hostaddr` connects to the server while `host` names another.
+#[tokio::test]
+async fn a_certificate_for_another_host_is_refused() {
+    let server = pg::Postgres::start();
+    for sslmode in ["", " sslmode=verify-ca"] {
+        let config = format!(
+            "{} host=db.example hostaddr=127.0.0.1{sslmode}",
+            server.config().replace("host=127.0.0.1 ", "")
+        );
+        let error = PostgresCheckpointer::connect(&config).await.unwrap_err();
+        let text = chain(&error);
+        assert!(
+            text.contains("not for the host") && text.contains("not valid for name"),
+            "{config}: {text}"
         );
     }
 }
@@ -288,7 +309,7 @@ async fn connect_refuses_a_server_without_tls() {
         );
         let text = chain(&error);
         assert!(
-            text.contains("server does not support TLS"),
+            text.contains("server does not support TLS") && text.contains("connect_insecure"),
             "{sslmode}: {text}"
         );
     }

@@ -329,7 +329,7 @@ impl PostgresCheckpointer {
             pool,
             clock: Clock::system(),
         };
-        let client = store.client("connect").await?;
+        let client = store.client("connect").await.map_err(tls::explained)?;
         store.create_table(client).await?;
         Ok(store)
     }
