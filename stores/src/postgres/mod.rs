@@ -116,9 +116,10 @@ const SWEEP: &str = "DELETE FROM hookchain_runs
 ///
 /// | `sslmode` | [`connect`](PostgresCheckpointer::connect) | [`connect_insecure`](PostgresCheckpointer::connect_insecure) |
 /// |---|---|---|
-/// | not given, `verify-full` | TLS, certificate and host checked | plain text (not given); refused (`verify-full`) |
-/// | `verify-ca`, `require` | the same as `verify-full` (libpq checks less: not the host, or nothing) | refused: they ask for TLS |
-/// | `prefer`, `allow` | the same as `verify-full` (libpq would fall back to plain text) | plain text |
+/// | not given | TLS, the certificate and the host checked | plain text |
+/// | `verify-full` | the same | refused: it asks for TLS |
+/// | `verify-ca`, `require` | the same (stricter than libpq, which checks no host, or nothing) | refused: they ask for TLS |
+/// | `prefer`, `allow` | the same (libpq would fall back to plain text) | plain text |
 /// | `disable` | refused, naming `connect_insecure` | plain text |
 ///
 /// `sslrootcert=system` (libpq's system store) is refused: leave `sslrootcert` out for the
