@@ -10,7 +10,7 @@ use std::ops::Range;
 use hookchain_core::interrupt::CheckpointError;
 use percent_encoding::percent_decode_str;
 use tokio_postgres::Config;
-use tokio_postgres::config::{Host, SslMode};
+use tokio_postgres::config::Host;
 
 /// libpq's `sslmode`, as the string asks for it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,16 +118,6 @@ fn is_loopback_name(name: &str) -> bool {
         || name
             .parse::<IpAddr>()
             .is_ok_and(|address| address.to_canonical().is_loopback())
-}
-
-/// tokio-postgres's `sslmode` for a connection: `Require` over TLS (never `Prefer`, which
-/// falls back to plain text), `Disable` without.
-pub(super) fn tls_mode(tls: bool) -> SslMode {
-    if tls {
-        SslMode::Require
-    } else {
-        SslMode::Disable
-    }
 }
 
 /// The parameters the store reads itself.

@@ -8,6 +8,7 @@ use std::time::SystemTime;
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
 use hookchain_core::interrupt::{CheckpointError, Clock, Slot, SlotStore, millis, valid_key};
+use tokio_postgres::config::SslMode;
 use tokio_postgres::{NoTls, Statement};
 
 use crate::{Row, store_error};
@@ -123,7 +124,8 @@ const SWEEP: &str = "DELETE FROM hookchain_runs
 /// | `disable` | refused, naming `connect_insecure` | plain text |
 ///
 /// `sslrootcert=system` (libpq's system store) is refused: leave `sslrootcert` out for the
-/// public roots. Client certificates (`sslcert`, `sslkey`) are not read: for them, or any TLS
+/// public roots. libpq's default file `~/.postgresql/root.crt` is not read: name it with
+/// `sslrootcert` if it is the one. Client certificates (`sslcert`, `sslkey`) are not read: for them, or any TLS
 /// of your own, build the pool yourself (a `MakeTlsConnect` of `tokio-postgres-rustls` or
 /// `postgres-native-tls`) and give it to [`from_pool`](PostgresCheckpointer::from_pool).
 ///
@@ -135,11 +137,12 @@ const SWEEP: &str = "DELETE FROM hookchain_runs
 /// a network you trust, because a plain text connection shows the checkpoints (conversations,
 /// tool results) and the password to anyone on the way, and lets them change what the store
 /// reads. To go without TLS to another machine anyway (a sidecar's address, a private network),
-/// build the pool yourself with `NoTls` and give it to
-/// [`from_pool`](PostgresCheckpointer::from_pool): a choice written in your code, not in a
-/// connection string that may be copied elsewhere.
+/// build the pool yourself with `NoTls` (`hookchain::interrupt::postgres::tokio_postgres::NoTls`)
+/// and give it to [`from_pool`](PostgresCheckpointer::from_pool): a choice written in your code,
+/// not in a connection string that may be copied elsewhere.
 ///
-/// No error, log or `Debug` output of the store holds the connection string or its password.
+/// No error of the store, nor its `Debug`, holds the password of the connection string (an
+/// error may name a host, or the `sslrootcert` file).
 ///
 /// # Blocking
 ///
@@ -269,7 +272,7 @@ impl PostgresCheckpointer {
                  `PostgresCheckpointer::connect`, or give `from_pool` a pool of your own"
             )));
         }
-        config.ssl_mode(connection::tls_mode(false));
+        config.ssl_mode(SslMode::Disable);
         Self::from_manager(Manager::from_config(config, NoTls, manager_config())).await
     }
 
@@ -306,7 +309,9 @@ impl PostgresCheckpointer {
                  `PostgresCheckpointer::connect_insecure` connects through one"
             )));
         }
-        config.ssl_mode(connection::tls_mode(true));
+        // tokio-postgres's `Require`: TLS or no connection (its default, `Prefer`, falls back to
+        // plain text); the certificate is checked by the connector's roots and host name.
+        config.ssl_mode(SslMode::Require);
         let tls = tls::connector(root_certificates).await?;
         Ok(Manager::from_config(config, tls, manager_config()))
     }
