@@ -324,11 +324,51 @@ async fn connect_insecure_reaches_a_server_without_tls() {
         .unwrap();
     assert!(!over_tls(&store).await);
     round_trips(&store).await;
-    // `localhost` is this machine too.
+    // `localhost` is this machine too, and so is a Unix socket.
     let local = server.address().replace("127.0.0.1", "localhost");
     PostgresCheckpointer::connect_insecure(&local)
         .await
         .unwrap();
+    let socket = server
+        .address()
+        .replace("127.0.0.1", &server.socket_dir().display().to_string());
+    let store = PostgresCheckpointer::connect_insecure(&socket)
+        .await
+        .unwrap();
+    assert!(!over_tls(&store).await);
+}
+
+/// A `sslrootcert` that cannot be read, holds no certificate, or asks for the system's store
+/// is refused before anything is connected to, naming the file.
+#[tokio::test]
+async fn root_certificates_that_cannot_be_had_are_refused() {
+    let dir = std::env::temp_dir().join(format!("hookchain-roots-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let empty = dir.join("empty.pem");
+    std::fs::write(&empty, "not a certificate\n").unwrap();
+    for (file, expected) in [
+        ("/nonexistent/ca.pem".to_owned(), "/nonexistent/ca.pem: "),
+        (empty.display().to_string(), "holds no PEM certificate"),
+        ("system".to_owned(), "`sslrootcert=system`"),
+    ] {
+        let error =
+            PostgresCheckpointer::connect(&format!("host=127.0.0.1 port=1 sslrootcert={file}"))
+                .await
+                .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                CheckpointError::Store {
+                    what: "read the root certificates (sslrootcert)",
+                    ..
+                }
+            ),
+            "{file}: {error:?}"
+        );
+        let text = chain(&error);
+        assert!(text.contains(expected), "{file}: {text}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// `sslmode=disable` asks `connect` for plain text: refused, naming the insecure form; and

@@ -151,6 +151,11 @@ impl Postgres {
         )
     }
 
+    /// The directory of the server's Unix socket (`host=` of a connection through it).
+    pub(crate) fn socket_dir(&self) -> PathBuf {
+        self.dir.join("socket")
+    }
+
     /// The PEM file of the test's CA, which signed the server's certificate (a server started
     /// with TLS).
     pub(crate) fn ca_file(&self) -> PathBuf {
