@@ -1,17 +1,23 @@
 //! `PostgresCheckpointer` (feature `postgres`) against a Postgres server the test starts itself
-//! (`pg`: Debian's `postgresql`, on a loopback port): every rule of the `Checkpointer`
-//! contract (`store_rules`), a corrupt row read as `Decode`, workers starting at once, and two
-//! stores (two pools) racing claims on one key.
+//! (`pg`: Debian's `postgresql`, on a loopback port, offering TLS with a certificate of the
+//! test's own CA): every rule of the `Checkpointer` contract (`store_rules`), a corrupt row
+//! read as `Decode`, workers starting at once, two stores (two pools) racing claims on one key;
+//! and TLS: the certificate checked against the roots given or the public ones, no fall back to
+//! plain text, plain text only when asked for (`connect_insecure`) and only on this machine, no
+//! password in an error.
 
 mod pg;
 mod store_rules;
+
+use std::error::Error;
 
 use hookchain::interrupt::{
     CheckpointError, Checkpointer, Claim, Clock, PostgresCheckpointer, Record, Stored,
 };
 use store_rules::store_as;
 
-/// A store on `server`'s database.
+/// A store on `server`'s database, over TLS, the server's certificate checked against the
+/// test's CA (`sslrootcert` in `server.config()`).
 async fn connect(server: &pg::Postgres) -> PostgresCheckpointer {
     PostgresCheckpointer::connect(&server.config())
         .await
@@ -168,10 +174,301 @@ async fn connection_failures_are_store_errors() {
         matches!(
             error,
             CheckpointError::Store {
-                what: "create the table",
+                what: "connect",
                 ..
             }
         ),
         "{error:?}"
     );
+}
+
+/// `error` and its sources, one after another.
+fn chain(error: &(dyn Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(error) = source {
+        text.push_str(": ");
+        text.push_str(&error.to_string());
+        source = error.source();
+    }
+    text
+}
+
+/// Whether the connection `store` hands out is encrypted (Postgres's `pg_stat_ssl`).
+async fn over_tls(store: &PostgresCheckpointer) -> bool {
+    let client = store.pool().get().await.unwrap();
+    client
+        .query_one(
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
+
+/// A key stored and read back through the `Checkpointer` trait.
+async fn round_trips(store: &PostgresCheckpointer) {
+    let checkpoint = store_rules::pause().await;
+    store_as(store, "tls", &checkpoint, "w").await;
+    assert_eq!(
+        store.get("tls").await.unwrap(),
+        Some(Record::Checkpoint(Box::new(checkpoint)))
+    );
+}
+
+/// The test's CA given as the root certificates (`sslrootcert`, as a key-value string and in a
+/// URL): the connection is TLS, and the store works through it.
+#[tokio::test]
+async fn tls_with_the_server_s_ca_as_root_connects() {
+    let server = pg::Postgres::start();
+    let store = connect(&server).await;
+    assert!(over_tls(&store).await);
+    round_trips(&store).await;
+
+    let url = format!(
+        "postgresql://postgres@127.0.0.1:{}/postgres?sslmode=verify-full&sslrootcert={}",
+        server.port(),
+        server.ca_file().display()
+    );
+    let store = PostgresCheckpointer::connect(&url).await.unwrap();
+    assert!(over_tls(&store).await);
+}
+
+/// Without `sslrootcert`, the store trusts the public roots only: a certificate of a CA of
+/// one's own is refused, whatever `sslmode` asks (`require` checks it too).
+#[tokio::test]
+async fn the_public_roots_do_not_trust_a_ca_of_one_s_own() {
+    let server = pg::Postgres::start();
+    for sslmode in [
+        "",
+        " sslmode=require",
+        " sslmode=verify-ca",
+        " sslmode=prefer",
+    ] {
+        let error = PostgresCheckpointer::connect(&format!("{}{sslmode}", server.address()))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                CheckpointError::Store {
+                    what: "connect",
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+        let text = chain(&error);
+        assert!(
+            text.contains("signed by no root certificate trusted")
+                && text.contains("sslrootcert")
+                && text.contains("UnknownIssuer"),
+            "{sslmode}: {text}"
+        );
+    }
+}
+
+/// A certificate of a trusted CA, but for another host, is refused (`verify-ca` too: the host
+/// is always checked). `hostaddr` connects to the server while `host` names another.
+#[tokio::test]
+async fn a_certificate_for_another_host_is_refused() {
+    let server = pg::Postgres::start();
+    for sslmode in ["", " sslmode=verify-ca"] {
+        let config = format!(
+            "{} host=db.example hostaddr=127.0.0.1{sslmode}",
+            server.config().replace("host=127.0.0.1 ", "")
+        );
+        let error = PostgresCheckpointer::connect(&config).await.unwrap_err();
+        let text = chain(&error);
+        assert!(
+            text.contains("not for the host") && text.contains("not valid for name"),
+            "{config}: {text}"
+        );
+    }
+}
+
+/// A server that offers no TLS is refused, with `sslmode` unset or `prefer` (which would fall
+/// back to plain text in libpq): never a plain text connection from `connect`.
+#[tokio::test]
+async fn connect_refuses_a_server_without_tls() {
+    let server = pg::Postgres::start_without_tls();
+    for sslmode in ["", " sslmode=prefer", " sslmode=allow"] {
+        let error = PostgresCheckpointer::connect(&format!("{}{sslmode}", server.address()))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                CheckpointError::Store {
+                    what: "connect",
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+        let text = chain(&error);
+        assert!(
+            text.contains("server does not support TLS") && text.contains("connect_insecure"),
+            "{sslmode}: {text}"
+        );
+    }
+}
+
+/// The insecure form reaches a server without TLS on this machine, in plain text.
+#[tokio::test]
+async fn connect_insecure_reaches_a_server_without_tls() {
+    let server = pg::Postgres::start_without_tls();
+    let store = PostgresCheckpointer::connect_insecure(&server.config())
+        .await
+        .unwrap();
+    assert!(!over_tls(&store).await);
+    round_trips(&store).await;
+    // `localhost` is this machine too, and so is a Unix socket.
+    let local = server.address().replace("127.0.0.1", "localhost");
+    PostgresCheckpointer::connect_insecure(&local)
+        .await
+        .unwrap();
+    let socket = server
+        .address()
+        .replace("127.0.0.1", &server.socket_dir().display().to_string());
+    let store = PostgresCheckpointer::connect_insecure(&socket)
+        .await
+        .unwrap();
+    assert!(!over_tls(&store).await);
+}
+
+/// A `sslrootcert` that cannot be read, holds no certificate, or asks for the system's store
+/// is refused before anything is connected to, naming the file.
+#[tokio::test]
+async fn root_certificates_that_cannot_be_had_are_refused() {
+    let dir = std::env::temp_dir().join(format!("hookchain-roots-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let empty = dir.join("empty.pem");
+    std::fs::write(&empty, "not a certificate\n").unwrap();
+    for (file, expected) in [
+        ("/nonexistent/ca.pem".to_owned(), "/nonexistent/ca.pem: "),
+        (empty.display().to_string(), "holds no PEM certificate"),
+        ("system".to_owned(), "`sslrootcert=system`"),
+    ] {
+        let error =
+            PostgresCheckpointer::connect(&format!("host=127.0.0.1 port=1 sslrootcert={file}"))
+                .await
+                .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                CheckpointError::Store {
+                    what: "read the root certificates (sslrootcert)",
+                    ..
+                }
+            ),
+            "{file}: {error:?}"
+        );
+        let text = chain(&error);
+        assert!(text.contains(expected), "{file}: {text}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `sslmode=disable` asks `connect` for plain text: refused, naming the insecure form; and
+/// nothing is connected to (the port here is closed).
+#[tokio::test]
+async fn sslmode_disable_is_refused_naming_the_insecure_form() {
+    for config in [
+        "host=127.0.0.1 port=1 user=postgres sslmode=disable",
+        "postgresql://postgres@127.0.0.1:1/postgres?sslmode=disable",
+    ] {
+        let error = PostgresCheckpointer::connect(config).await.unwrap_err();
+        let text = chain(&error);
+        assert!(
+            text.contains("sslmode=disable") && text.contains("connect_insecure"),
+            "{text}"
+        );
+    }
+}
+
+/// The insecure form is refused for another machine's host, and when the string asks for TLS.
+#[tokio::test]
+async fn connect_insecure_is_for_this_machine_and_plain_text_only() {
+    for (config, expected) in [
+        ("host=db.example user=agents", "not to `db.example`"),
+        ("host=10.1.2.3 user=agents", "not to `10.1.2.3`"),
+        ("host=localhost hostaddr=10.1.2.3", "not to `10.1.2.3`"),
+        ("postgres://agents@db.example/agents", "not to `db.example`"),
+        (
+            "host=127.0.0.1 sslmode=require",
+            "PostgresCheckpointer::connect",
+        ),
+        (
+            "host=127.0.0.1 sslmode=verify-full",
+            "PostgresCheckpointer::connect",
+        ),
+        ("host=127.0.0.1 sslrootcert=/ca.pem", "sslrootcert"),
+    ] {
+        let error = PostgresCheckpointer::connect_insecure(config)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                CheckpointError::Store {
+                    what: "connect without TLS",
+                    ..
+                }
+            ),
+            "{config}: {error:?}"
+        );
+        let text = chain(&error);
+        assert!(text.contains(expected), "{config}: {text}");
+    }
+}
+
+/// A Unix socket carries no TLS: `connect` refuses it, naming the insecure form.
+#[tokio::test]
+async fn connect_refuses_a_unix_socket() {
+    let error = PostgresCheckpointer::connect("host=/var/run/postgresql user=postgres")
+        .await
+        .unwrap_err();
+    let text = chain(&error);
+    assert!(
+        text.contains("Unix socket") && text.contains("connect_insecure"),
+        "{text}"
+    );
+}
+
+/// The password of the connection string is in no error, nor in the store's `Debug`.
+#[tokio::test]
+async fn the_password_is_in_no_error() {
+    const PASSWORD: &str = "hunter2-Secret";
+    let server = pg::Postgres::start();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .unwrap()
+        .port();
+    let failing = [
+        format!("host=127.0.0.1 port={closed} password={PASSWORD} connect_timeout=5"),
+        format!("postgresql://postgres:{PASSWORD}@127.0.0.1:{closed}/postgres"),
+        format!("host=127.0.0.1 password={PASSWORD} sslmode=disable"),
+        format!("host=127.0.0.1 password={PASSWORD} port=x"),
+        // A password with a space, unquoted: its second half reads as an unknown option.
+        format!("host=127.0.0.1 password=hunter2 {PASSWORD}=x"),
+        format!("{} password={PASSWORD}", server.address()),
+        format!("host=127.0.0.1 password={PASSWORD} sslrootcert=/nonexistent/ca.pem"),
+    ];
+    for config in &failing {
+        let error = PostgresCheckpointer::connect(config).await.unwrap_err();
+        let text = format!("{} {error:?}", chain(&error));
+        assert!(!text.contains(PASSWORD), "{text}");
+    }
+    let error =
+        PostgresCheckpointer::connect_insecure(&format!("host=db.example password={PASSWORD}"))
+            .await
+            .unwrap_err();
+    assert!(!format!("{} {error:?}", chain(&error)).contains(PASSWORD));
+    // The server trusts every login, and ignores the password; the store keeps none in sight.
+    let store = PostgresCheckpointer::connect(&format!("{} password={PASSWORD}", server.config()))
+        .await
+        .unwrap();
+    assert!(!format!("{store:?}").contains(PASSWORD), "{store:?}");
 }

@@ -6,7 +6,10 @@
 //!   every one runs on tokio's blocking threads (`spawn_blocking`), never on the executor's.
 //! - [`PostgresCheckpointer`] (feature `postgres`): a Postgres server shared by workers on
 //!   many machines, through a pool of asynchronous connections (`tokio-postgres`,
-//!   `deadpool-postgres`): nothing blocks.
+//!   `deadpool-postgres`): nothing blocks. Over TLS by default (rustls: no OpenSSL), the
+//!   server's certificate checked against the public roots or the CA that the connection
+//!   string's `sslrootcert` names; plain text only when asked for by name
+//!   (`connect_insecure`), to a server on this machine.
 //!
 //! Both features are off by default. Through the facade, enable `hookchain`'s features of the
 //! same names and use `hookchain::interrupt::SqliteCheckpointer` and

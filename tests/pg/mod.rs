@@ -9,6 +9,13 @@
 //!
 //! The database's default collation is ICU's `en` (not byte order), so a store that lists keys
 //! without `COLLATE "C"` shows it.
+//!
+//! The server offers TLS ([`Postgres::start`]), with a certificate for `localhost` and
+//! `127.0.0.1` signed by a CA of the test's own, made with the `openssl` command (Debian's
+//! `postgresql` brings it, through `ssl-cert`: no Rust crate for certificates is needed by the
+//! packages that share this helper); [`Postgres::config`] names that CA (`sslrootcert`), so
+//! `PostgresCheckpointer::connect` checks the certificate as it would a real server's.
+//! [`Postgres::start_without_tls`] starts one without TLS.
 
 #![allow(dead_code)] // Each test file uses what it needs.
 
@@ -29,11 +36,24 @@ pub(crate) struct Postgres {
     /// Whether the binaries run as the `postgres` user (this process is root).
     as_postgres: bool,
     port: u16,
+    /// Whether the server offers TLS.
+    tls: bool,
 }
 
 impl Postgres {
-    /// Starts a server; panics (failing the test) with what went wrong, or what to install.
+    /// Starts a server offering TLS (`ssl=on`) with a certificate signed by the test's CA
+    /// ([`Postgres::ca_file`]); panics (failing the test) with what went wrong, or what to
+    /// install.
     pub(crate) fn start() -> Postgres {
+        Postgres::start_with(true)
+    }
+
+    /// Starts a server without TLS (`ssl=off`).
+    pub(crate) fn start_without_tls() -> Postgres {
+        Postgres::start_with(false)
+    }
+
+    fn start_with(tls: bool) -> Postgres {
         let bin = binaries();
         let initdb = bin.join("initdb");
         let pg_ctl = bin.join("pg_ctl");
@@ -57,6 +77,7 @@ impl Postgres {
             pg_ctl,
             as_postgres,
             port: 0,
+            tls,
         };
         let mut initdb_args = vec!["-D".into(), data.clone().into_os_string()];
         initdb_args.extend(
@@ -75,6 +96,9 @@ impl Postgres {
             .map(OsString::from),
         );
         server.run("initdb", &initdb, initdb_args);
+        if tls {
+            server.make_certificates(&data);
+        }
 
         // A free port, as far as a bind can tell; another process may take it first, then
         // the start fails and is tried again on another.
@@ -82,9 +106,10 @@ impl Postgres {
         for _ in 0..5 {
             server.port = free_port();
             let options = format!(
-                "-p {} -k {} -c listen_addresses=127.0.0.1",
+                "-p {} -k {} -c listen_addresses=127.0.0.1 -c ssl={}",
                 server.port,
-                server.dir.join("socket").display()
+                server.dir.join("socket").display(),
+                if tls { "on" } else { "off" },
             );
             let mut args: Vec<OsString> = vec!["-D".into(), data.clone().into_os_string()];
             args.push("-l".into());
@@ -102,12 +127,163 @@ impl Postgres {
         panic!("Postgres did not start:\n{}", failures.join("\n---\n"));
     }
 
-    /// The connection string of the server (libpq style).
+    /// The connection string of the server (libpq style): with the test's CA as the root
+    /// certificates (`sslrootcert`) when the server offers TLS, for
+    /// `PostgresCheckpointer::connect`; without, for `connect_insecure`.
     pub(crate) fn config(&self) -> String {
+        if self.tls {
+            format!(
+                "{} sslrootcert={}",
+                self.address(),
+                self.ca_file().display()
+            )
+        } else {
+            self.address()
+        }
+    }
+
+    /// The connection string of the server without a word of TLS: its host, port, user and
+    /// database.
+    pub(crate) fn address(&self) -> String {
         format!(
             "host=127.0.0.1 port={} user=postgres dbname=postgres",
             self.port
         )
+    }
+
+    /// The directory of the server's Unix socket (`host=` of a connection through it).
+    pub(crate) fn socket_dir(&self) -> PathBuf {
+        self.dir.join("socket")
+    }
+
+    /// The PEM file of the test's CA, which signed the server's certificate (a server started
+    /// with TLS).
+    pub(crate) fn ca_file(&self) -> PathBuf {
+        self.dir.join("ca.pem")
+    }
+
+    /// A CA (`ca.pem`, in the temporary directory) and the server's certificate and key signed
+    /// by it, for `localhost` and `127.0.0.1` (`server.crt` and `server.key` in the data
+    /// directory, where Postgres looks for them; the key the server's user's own, mode 0600,
+    /// as Postgres demands).
+    fn make_certificates(&self, data: &Path) {
+        assert!(
+            !self.dir.display().to_string().contains(char::is_whitespace),
+            "the temporary directory {} holds a space, which the connection string would need \
+             quoted",
+            self.dir.display()
+        );
+        let openssl = |args: &[&str]| {
+            let output = Command::new("openssl")
+                .args(args)
+                .current_dir(&self.dir)
+                .stdin(Stdio::null())
+                .output()
+                .unwrap_or_else(|error| {
+                    panic!(
+                        "`openssl` could not be run ({error}): the Postgres tests make their \
+                         server's certificate with it (Debian's `postgresql` brings it; else \
+                         `apt-get install openssl`)"
+                    )
+                });
+            assert!(
+                output.status.success(),
+                "openssl {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        };
+        let p256 = [
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+        ];
+        openssl(
+            &[
+                &["req", "-x509", "-new"][..],
+                &p256,
+                &[
+                    "-keyout",
+                    "ca.key",
+                    "-out",
+                    "ca.pem",
+                    "-days",
+                    "2",
+                    "-subj",
+                    "/CN=hookchain test CA",
+                    "-addext",
+                    "basicConstraints=critical,CA:TRUE",
+                    "-addext",
+                    "keyUsage=critical,keyCertSign,cRLSign",
+                ],
+            ]
+            .concat(),
+        );
+        openssl(
+            &[
+                &["req", "-new"][..],
+                &p256,
+                &[
+                    "-keyout",
+                    "server.key",
+                    "-out",
+                    "server.csr",
+                    "-subj",
+                    "/CN=localhost",
+                ],
+            ]
+            .concat(),
+        );
+        std::fs::write(
+            self.dir.join("server.ext"),
+            "basicConstraints=critical,CA:FALSE\n\
+             keyUsage=critical,digitalSignature\n\
+             extendedKeyUsage=serverAuth\n\
+             subjectAltName=DNS:localhost,IP:127.0.0.1\n",
+        )
+        .expect("write the certificate's extensions");
+        let serial = format!(
+            "0x{:x}",
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_nanos()
+        );
+        openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-set_serial",
+            &serial,
+            "-days",
+            "2",
+            "-extfile",
+            "server.ext",
+            "-out",
+            "server.crt",
+        ]);
+        for file in ["server.crt", "server.key"] {
+            let to = data.join(file);
+            std::fs::rename(self.dir.join(file), &to)
+                .unwrap_or_else(|error| panic!("move {file} to {}: {error}", to.display()));
+            if self.as_postgres {
+                let (uid, gid) = (id(&["-u", "postgres"]), id(&["-g", "postgres"]));
+                std::os::unix::fs::chown(&to, Some(uid), Some(gid))
+                    .unwrap_or_else(|error| panic!("chown {} to postgres: {error}", to.display()));
+            }
+        }
+        std::fs::set_permissions(
+            data.join("server.key"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o600),
+        )
+        .expect("make the server's key private");
     }
 
     /// The server's port on 127.0.0.1.

@@ -1,17 +1,21 @@
 //! [`PostgresCheckpointer`]: checkpoints in Postgres, shared by workers on many machines.
 
-use std::fmt;
+mod connection;
+mod tls;
 
-use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
+use std::fmt;
 use std::time::SystemTime;
 
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
 use hookchain_core::interrupt::{CheckpointError, Clock, Slot, SlotStore, millis, valid_key};
+use tokio_postgres::config::SslMode;
 use tokio_postgres::{NoTls, Statement};
 
 use crate::{Row, store_error};
+use connection::{ConnectionString, SslModeAsked};
 
-/// The crates of the pool and the client, for building a pool of your own (TLS, sizes,
-/// timeouts) to give [`PostgresCheckpointer::from_pool`].
+/// The crates of the pool and the client, for building a pool of your own (sizes, timeouts,
+/// a TLS of your own) to give [`PostgresCheckpointer::from_pool`].
 pub use {deadpool_postgres, tokio_postgres};
 
 /// Serializes the creation of the table among workers starting at once (an advisory lock,
@@ -95,10 +99,56 @@ const SWEEP: &str = "DELETE FROM hookchain_runs
 /// [`with_clock`](PostgresCheckpointer::with_clock)): keep the machines' clocks in step (NTP)
 /// to well within a lease's time to live.
 ///
+/// # TLS
+///
+/// [`connect`](PostgresCheckpointer::connect) connects over TLS, always, and checks the
+/// server's certificate: signed by a root certificate the store trusts, and for the host the
+/// connection string names (`host=db.internal` must be a name of the certificate;
+/// `host=10.0.0.5`, an address of it). The store trusts Mozilla's root certificates (the crate
+/// `webpki-roots`, built in: the same on every machine, no system store read) or, when the
+/// string names a PEM file with libpq's `sslrootcert=/path/to/ca.pem`, the certificates of that
+/// file only: the usual case of a server whose certificate comes from a CA of your own. A
+/// server that offers no TLS, or whose certificate does not check, is refused with
+/// [`CheckpointError::Store`] (`what`: `"connect"`, the handshake's error as its source): the
+/// store never falls back to plain text. TLS is rustls's (with `ring`: no OpenSSL, no system
+/// library), 1.2 or 1.3.
+///
+/// libpq's `sslmode` in the string is read so that no value of it weakens this:
+///
+/// | `sslmode` | [`connect`](PostgresCheckpointer::connect) | [`connect_insecure`](PostgresCheckpointer::connect_insecure) |
+/// |---|---|---|
+/// | not given | TLS, the certificate and the host checked | plain text |
+/// | `verify-full` | the same | refused: it asks for TLS |
+/// | `verify-ca`, `require` | the same (stricter than libpq, which checks no host, or nothing) | refused: they ask for TLS |
+/// | `prefer`, `allow` | the same (libpq would fall back to plain text) | plain text |
+/// | `disable` | refused, naming `connect_insecure` | plain text |
+///
+/// `sslrootcert=system` (libpq's system store) is refused: leave `sslrootcert` out for the
+/// public roots. libpq's default file `~/.postgresql/root.crt` is not read: name it with
+/// `sslrootcert` if it is the one. Client certificates (`sslcert`, `sslkey`) are not read: for them, or any TLS
+/// of your own, build the pool yourself (a `MakeTlsConnect` of `tokio-postgres-rustls` or
+/// `postgres-native-tls`) and give it to [`from_pool`](PostgresCheckpointer::from_pool).
+///
+/// # Without TLS
+///
+/// [`connect_insecure`](PostgresCheckpointer::connect_insecure) connects in plain text, to a
+/// server on this machine only: tests, a development database, a Unix socket. Its host must be
+/// `localhost`, a loopback address or a socket's directory; any other host is refused, even on
+/// a network you trust, because a plain text connection shows the checkpoints (conversations,
+/// tool results) and the password to anyone on the way, and lets them change what the store
+/// reads. To go without TLS to another machine anyway (a sidecar's address, a private network),
+/// build the pool yourself with `NoTls` (`hookchain::interrupt::postgres::tokio_postgres::NoTls`)
+/// and give it to [`from_pool`](PostgresCheckpointer::from_pool): a choice written in your code,
+/// not in a connection string that may be copied elsewhere.
+///
+/// No error of the store, nor its `Debug`, holds the password of the connection string (an
+/// error may name a host, or the `sslrootcert` file).
+///
 /// # Blocking
 ///
 /// None: the store is asynchronous through and through (`tokio-postgres`), and needs a tokio
-/// runtime (the pool's connections run in tokio tasks).
+/// runtime (the pool's connections run in tokio tasks; a `sslrootcert` file is read on tokio's
+/// blocking threads).
 ///
 /// A row whose checkpoint is not one reads as [`CheckpointError::Decode`]; a failed
 /// connection or query is [`CheckpointError::Store`].
@@ -106,12 +156,17 @@ const SWEEP: &str = "DELETE FROM hookchain_runs
 /// # Example
 ///
 /// ```no_run
-/// use hookchain::interrupt::Checkpointer;
-/// use hookchain_stores::PostgresCheckpointer;
+/// use hookchain::interrupt::{Checkpointer, PostgresCheckpointer};
 ///
 /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-/// // A libpq-style connection string, or a URL (`postgresql://agents@db/agents`).
-/// let store = PostgresCheckpointer::connect("host=db user=agents dbname=agents").await?;
+/// // A libpq-style connection string, or a URL
+/// // (`postgresql://agents@db.internal/agents?sslrootcert=/etc/agents/db-ca.pem`). TLS, the
+/// // server's certificate checked against the CA of this file (without `sslrootcert`, against
+/// // the public roots).
+/// let store = PostgresCheckpointer::connect(
+///     "host=db.internal user=agents dbname=agents sslrootcert=/etc/agents/db-ca.pem",
+/// )
+/// .await?;
 /// // Give it to the agents of every machine (`.checkpointer(store.clone(), …)`); list what
 /// // it holds:
 /// for stored in store.list().await? {
@@ -121,17 +176,28 @@ const SWEEP: &str = "DELETE FROM hookchain_runs
 /// # }
 /// ```
 ///
-/// With a pool of your own (TLS, its size, timeouts):
+/// With a pool of your own (its size, timeouts), connecting as
+/// [`connect`](PostgresCheckpointer::connect) does:
 ///
 /// ```no_run
-/// use hookchain_stores::PostgresCheckpointer;
-/// use hookchain_stores::postgres::deadpool_postgres::{Manager, Pool};
-/// use hookchain_stores::postgres::tokio_postgres::{Config, NoTls};
+/// use hookchain::interrupt::PostgresCheckpointer;
+/// use hookchain::interrupt::postgres::deadpool_postgres::Pool;
 ///
 /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-/// let config: Config = "host=db user=agents dbname=agents".parse()?;
-/// let pool = Pool::builder(Manager::new(config, NoTls)).max_size(4).build()?;
+/// let manager = PostgresCheckpointer::manager("host=db.internal user=agents dbname=agents").await?;
+/// let pool = Pool::builder(manager).max_size(4).build()?;
 /// let store = PostgresCheckpointer::from_pool(pool).await?;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// A test's own server, on this machine:
+///
+/// ```no_run
+/// use hookchain::interrupt::PostgresCheckpointer;
+///
+/// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+/// let store = PostgresCheckpointer::connect_insecure("host=127.0.0.1 port=5432 user=postgres").await?;
 /// # Ok(())
 /// # }
 /// ```
@@ -145,37 +211,132 @@ pub struct PostgresCheckpointer {
 }
 
 impl PostgresCheckpointer {
-    /// Connects to the server that `config` names (a libpq-style connection string, `host=…
-    /// port=… user=… password=… dbname=…`, or a `postgresql://` URL; without TLS), with a pool
-    /// of connections of deadpool's default size, and creates the table if it is missing.
+    /// Connects over TLS to the server that `config` names (a libpq-style connection string,
+    /// `host=… port=… user=… password=… dbname=…`, or a `postgresql://` URL), with a pool of
+    /// connections of deadpool's default size, and creates the table if it is missing. The
+    /// server's certificate is checked against Mozilla's root certificates, or those of the
+    /// PEM file that `sslrootcert=…` names: see *TLS* above, and the table of what `sslmode`
+    /// does.
     ///
-    /// Fails with [`CheckpointError::Store`] if the string does not parse, or the server
-    /// cannot be reached or refuses the login. A `connect_timeout=…` in the string bounds the
+    /// Fails with [`CheckpointError::Store`] if the string does not parse or asks for plain
+    /// text (`sslmode=disable`), if its `sslrootcert` file cannot be read, if its host is a
+    /// Unix socket (no TLS there: [`connect_insecure`](Self::connect_insecure)), or if the
+    /// server cannot be reached, offers no TLS, shows a certificate that does not check, or
+    /// refuses the login (`what`: `"connect"`). A `connect_timeout=…` in the string bounds the
     /// wait for an unreachable server.
     pub async fn connect(config: &str) -> Result<Self, CheckpointError> {
-        let config: tokio_postgres::Config = config
-            .parse()
-            .map_err(store_error("parse the connection string"))?;
-        let manager = Manager::from_config(
-            config,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
+        let manager = Self::manager(config).await?;
+        Self::from_manager(manager).await
+    }
+
+    /// Connects in plain text, without TLS, to the server on this machine that `config` names
+    /// (its hosts `localhost`, loopback addresses or Unix sockets), with a pool of deadpool's
+    /// default size, and creates the table if it is missing. For tests and development: see
+    /// *Without TLS* above.
+    ///
+    /// Fails with [`CheckpointError::Store`] if the string does not parse, names a host of
+    /// another machine, or asks for TLS (`sslmode=require`, `verify-ca`, `verify-full`, or a
+    /// `sslrootcert`: use [`connect`](Self::connect)); or if the server cannot be reached or
+    /// refuses the login.
+    pub async fn connect_insecure(config: &str) -> Result<Self, CheckpointError> {
+        let refused = |message: String| CheckpointError::Store {
+            what: "connect without TLS",
+            source: message.into(),
+        };
+        let ConnectionString {
+            mut config,
+            ssl_mode,
+            root_certificates,
+        } = ConnectionString::parse(config)?;
+        if let Some(
+            mode @ (SslModeAsked::Require | SslModeAsked::VerifyCa | SslModeAsked::VerifyFull),
+        ) = ssl_mode
+        {
+            return Err(refused(format!(
+                "the connection string asks for TLS (`sslmode={}`): \
+                 `PostgresCheckpointer::connect` connects over TLS",
+                mode.name()
+            )));
+        }
+        if root_certificates.is_some() {
+            return Err(refused(
+                "the connection string names root certificates (`sslrootcert`), which only a \
+                 TLS connection checks: `PostgresCheckpointer::connect` connects over TLS"
+                    .to_owned(),
+            ));
+        }
+        if let Some(host) = connection::remote_host(&config) {
+            return Err(refused(format!(
+                "`connect_insecure` connects only to this machine (localhost, a loopback \
+                 address, a Unix socket), not to `{host}`: connect over TLS with \
+                 `PostgresCheckpointer::connect`, or give `from_pool` a pool of your own"
+            )));
+        }
+        config.ssl_mode(SslMode::Disable);
+        Self::from_manager(Manager::from_config(config, NoTls, manager_config())).await
+    }
+
+    /// The pool's manager that [`connect`](Self::connect) builds for `config`: connections
+    /// over TLS, the server's certificate checked (see *TLS* above), to build a pool of your
+    /// own size and timeouts (`Pool::builder(manager)`) for [`from_pool`](Self::from_pool).
+    /// Connects to nothing yet.
+    ///
+    /// Fails with [`CheckpointError::Store`] if the string does not parse or asks for plain
+    /// text (`sslmode=disable`), if its `sslrootcert` file cannot be read, or if its host is a
+    /// Unix socket.
+    pub async fn manager(config: &str) -> Result<Manager, CheckpointError> {
+        let refused = |message: String| CheckpointError::Store {
+            what: "connect",
+            source: message.into(),
+        };
+        let ConnectionString {
+            mut config,
+            ssl_mode,
+            root_certificates,
+        } = ConnectionString::parse(config)?;
+        if ssl_mode == Some(SslModeAsked::Disable) {
+            return Err(refused(
+                "the connection string asks for plain text (`sslmode=disable`), which \
+                 `PostgresCheckpointer::connect` does not do: \
+                 `PostgresCheckpointer::connect_insecure` connects without TLS, to a server on \
+                 this machine"
+                    .to_owned(),
+            ));
+        }
+        if let Some(socket) = connection::unix_socket(&config) {
+            return Err(refused(format!(
+                "`{socket}` is a Unix socket, which carries no TLS: \
+                 `PostgresCheckpointer::connect_insecure` connects through one"
+            )));
+        }
+        // tokio-postgres's `Require`: TLS or no connection (its default, `Prefer`, falls back to
+        // plain text); the certificate is checked by the connector's roots and host name.
+        config.ssl_mode(SslMode::Require);
+        let tls = tls::connector(root_certificates).await?;
+        Ok(Manager::from_config(config, tls, manager_config()))
+    }
+
+    /// A store on a pool of deadpool's default size, of `manager`'s connections.
+    async fn from_manager(manager: Manager) -> Result<Self, CheckpointError> {
         let pool = Pool::builder(manager)
             .build()
             .map_err(store_error("build the pool"))?;
         Self::from_pool(pool).await
     }
 
-    /// A store on the connections of `pool`; creates the table if it is missing.
+    /// A store on the connections of `pool`, whatever their TLS (the store does not look);
+    /// creates the table if it is missing. [`manager`](Self::manager) makes the connections
+    /// [`connect`](Self::connect) makes, for a pool of your own.
+    ///
+    /// Fails with [`CheckpointError::Store`] if no connection can be had (`what`:
+    /// `"connect"`), or the table is missing and cannot be created.
     pub async fn from_pool(pool: Pool) -> Result<Self, CheckpointError> {
         let store = PostgresCheckpointer {
             pool,
             clock: Clock::system(),
         };
-        store.create_table().await?;
+        let client = store.client("connect").await.map_err(tls::explained)?;
+        store.create_table(client).await?;
         Ok(store)
     }
 
@@ -211,9 +372,8 @@ impl PostgresCheckpointer {
         Ok((client, statement))
     }
 
-    async fn create_table(&self) -> Result<(), CheckpointError> {
+    async fn create_table(&self, mut client: Object) -> Result<(), CheckpointError> {
         let what = "create the table";
-        let mut client = self.client(what).await?;
         let exists: bool = client
             .query_one(EXISTS, &[])
             .await
@@ -344,4 +504,11 @@ fn row_of(row: &tokio_postgres::Row) -> Result<Row, CheckpointError> {
         token: row.try_get(3).map_err(error)?,
         expires_at: row.try_get(4).map_err(error)?,
     })
+}
+
+/// The pool's manager: connections checked by a quick query-less test when taken from the pool.
+fn manager_config() -> ManagerConfig {
+    ManagerConfig {
+        recycling_method: RecyclingMethod::Fast,
+    }
 }
