@@ -104,7 +104,7 @@ pub mod interrupt {
     //! | [`InMemoryCheckpointer`] | this process | |
     //! | [`FileCheckpointer`] | JSON files, written atomically (one machine) | |
     //! | `SqliteCheckpointer` | one SQLite file shared by the processes of a machine | `sqlite` |
-    //! | `PostgresCheckpointer` | a Postgres server shared by many machines | `postgres` |
+    //! | `PostgresCheckpointer` | a Postgres server shared by many machines, over TLS | `postgres` |
     //!
     //! The database stores come from the crate `hookchain-stores`, behind the features of the
     //! same names, off by default so that programs without them build no database driver:
