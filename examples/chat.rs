@@ -83,11 +83,18 @@ async fn main() -> ExitCode {
         "Multiplies two numbers exactly. Use it for any multiplication.",
         |args: MultiplyArgs| async move { Ok::<_, Infallible>(args.a * args.b) },
     );
-    let agent = Agent::builder(model)
+    let agent = match Agent::builder(model)
         .system_prompt("You are a helpful assistant. Use the tools you are given.")
         .tool(multiply)
         .max_steps(6)
-        .build()?;
+        .build()
+    {
+        Ok(agent) => agent,
+        Err(error) => {
+            eprintln!("chat: {}", report(&error));
+            return ExitCode::FAILURE;
+        }
+    };
 
     let question = std::env::args().skip(1).collect::<Vec<_>>().join(" ");
     let question = if question.is_empty() {

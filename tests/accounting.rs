@@ -130,3 +130,25 @@ async fn the_ledger_sums_the_threads_runs() {
     let outside = agent.run("c").await.unwrap();
     assert_eq!(outside.usage, Usage::new(5, 6));
 }
+
+/// A call whose provider reported no usage is counted as unknown, never as 0 tokens: the run's
+/// and the thread's totals say they are a lower bound.
+#[tokio::test]
+async fn a_call_without_usage_makes_the_totals_unknown_not_lower() {
+    let agent = Agent::builder(ScriptedModel::new([
+        ModelResponse::tool_calls([ToolCall::new("c1", "missing", json!({}))])
+            .with_usage(Usage::new(10, 5)),
+        ModelResponse::text("done").with_usage(Usage::unreported()),
+    ]))
+    .build()
+    .unwrap();
+    let mut thread = agent.thread();
+    let output = agent.run_in(&mut thread, "hi").await.unwrap();
+    assert_eq!(output.usage.input_tokens, 10);
+    assert_eq!(output.usage.unreported_calls, 1);
+    assert!(!output.usage.is_known());
+    assert_eq!(thread.spent(), output.usage);
+    // Known usage stays known.
+    assert!(Usage::new(10, 5).is_known());
+    assert!((Usage::new(1, 1) + Usage::unreported()).unreported_calls == 1);
+}

@@ -367,7 +367,10 @@ async fn registering_an_existing_name_keeps_the_first_and_reports_the_name() {
     assert_eq!(registry.specs().len(), registry.len());
     let names: Vec<&str> = registry.specs().iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["greet", "add"]);
-    assert_eq!(registry.spec("greet").unwrap().description, "First version.");
+    assert_eq!(
+        registry.spec("greet").unwrap().description,
+        "First version."
+    );
     let result = registry
         .execute(&call("greet", json!({ "text": "" })))
         .await;

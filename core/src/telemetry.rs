@@ -170,15 +170,24 @@ pub(crate) fn invoke_agent_span(
     )
 }
 
-/// Records how a run ended on its span: its token totals, and `error.type` if it failed.
+/// Records how a run ended on its span: its token totals (unless a call reported none: the
+/// totals would be too low), and `error.type` if it failed.
 pub(crate) fn record_run_end(span: &Span, usage: crate::model::Usage, error: Option<&Error>) {
     if span.is_disabled() {
         return;
     }
-    span.record("gen_ai.usage.input_tokens", usage.input_tokens);
-    span.record("gen_ai.usage.output_tokens", usage.output_tokens);
+    record_usage(span, usage);
     if let Some(error) = error {
         span.record("error.type", run_error_type(error));
+    }
+}
+
+/// Records the token counts on `span`, if they are known (an unknown count is left out, never
+/// written as 0).
+fn record_usage(span: &Span, usage: crate::model::Usage) {
+    if usage.is_known() {
+        span.record("gen_ai.usage.input_tokens", usage.input_tokens);
+        span.record("gen_ai.usage.output_tokens", usage.output_tokens);
     }
 }
 
@@ -204,8 +213,7 @@ pub(crate) fn record_response(span: &Span, response: &ModelResponse) {
     if span.is_disabled() {
         return;
     }
-    span.record("gen_ai.usage.input_tokens", response.usage.input_tokens);
-    span.record("gen_ai.usage.output_tokens", response.usage.output_tokens);
+    record_usage(span, response.usage);
     span.record(
         "gen_ai.response.finish_reasons",
         finish_reason(response.stop_reason),

@@ -78,23 +78,7 @@ pub(crate) struct Ledger {
 impl Ledger {
     /// The thread's spending once the run's usage is `run`.
     pub(crate) fn now(&self, run: Usage) -> Usage {
-        let since = |now: u64, then: u64| now.saturating_sub(then);
-        let mut spent = self.thread_before;
-        spent.input_tokens = spent
-            .input_tokens
-            .saturating_add(since(run.input_tokens, self.run_before.input_tokens));
-        spent.output_tokens = spent
-            .output_tokens
-            .saturating_add(since(run.output_tokens, self.run_before.output_tokens));
-        spent.cache_read_tokens = spent.cache_read_tokens.saturating_add(since(
-            run.cache_read_tokens,
-            self.run_before.cache_read_tokens,
-        ));
-        spent.cache_write_tokens = spent.cache_write_tokens.saturating_add(since(
-            run.cache_write_tokens,
-            self.run_before.cache_write_tokens,
-        ));
-        spent
+        self.thread_before + run.since(self.run_before)
     }
 }
 

@@ -14,7 +14,8 @@ use crate::message::{Content, ContentPart, Message, Reasoning, ToolCall};
 /// - a tool call's argument fragments are concatenated and parsed as JSON when the call ends
 ///   (no fragments mean `{}`); JSON that does not parse is a
 ///   [`MalformedResponse`](crate::ModelErrorKind::MalformedResponse) error, never a panic;
-/// - usage events are running totals: each count keeps the largest value seen;
+/// - usage events are running totals: each count keeps the largest value seen; an answer
+///   without any usage event has [`Usage::unreported`] (unknown, not 0);
 /// - a stream that ends without [`Finish`](ModelEvent::Finish), or inside a tool call, was
 ///   truncated: [`finish`](Self::finish) fails with `MalformedResponse` instead of returning a
 ///   partial answer;
@@ -50,7 +51,8 @@ use crate::message::{Content, ContentPart, Message, Reasoning, ToolCall};
 #[derive(Debug, Default)]
 pub struct ResponseAssembler {
     blocks: BTreeMap<usize, Block>,
-    usage: Usage,
+    /// The running totals, once a usage event came.
+    usage: Option<Usage>,
     stop_reason: Option<StopReason>,
 }
 
@@ -169,12 +171,14 @@ impl ResponseAssembler {
                 Some(other) => return Err(kind_clash(*index, other, "tool call")),
             },
             ModelEvent::Usage(usage) => {
-                self.usage = Usage {
-                    input_tokens: self.usage.input_tokens.max(usage.input_tokens),
-                    output_tokens: self.usage.output_tokens.max(usage.output_tokens),
-                    cache_read_tokens: self.usage.cache_read_tokens.max(usage.cache_read_tokens),
-                    cache_write_tokens: self.usage.cache_write_tokens.max(usage.cache_write_tokens),
-                };
+                let so_far = self.usage.unwrap_or_default();
+                self.usage = Some(Usage {
+                    input_tokens: so_far.input_tokens.max(usage.input_tokens),
+                    output_tokens: so_far.output_tokens.max(usage.output_tokens),
+                    cache_read_tokens: so_far.cache_read_tokens.max(usage.cache_read_tokens),
+                    cache_write_tokens: so_far.cache_write_tokens.max(usage.cache_write_tokens),
+                    unreported_calls: so_far.unreported_calls.max(usage.unreported_calls),
+                });
             }
             ModelEvent::Finish { stop_reason } => self.stop_reason = Some(*stop_reason),
         }
@@ -223,10 +227,10 @@ impl ResponseAssembler {
             .collect()
     }
 
-    /// The usage received so far.
+    /// The usage received so far: [`Usage::unreported`] until a usage event came.
     #[must_use]
     pub fn usage(&self) -> Usage {
-        self.usage
+        self.usage.unwrap_or(Usage::unreported())
     }
 
     /// Whether a [`Finish`](ModelEvent::Finish) event was pushed.
@@ -267,6 +271,7 @@ impl ResponseAssembler {
     pub fn finish(self) -> Result<ModelResponse, ModelError> {
         self.check_complete()?;
         let stop_reason = self.stop_reason.unwrap_or_default();
+        let usage = self.usage();
         let mut content = Content::default();
         let mut calls = Vec::new();
         for block in self.blocks.into_values() {
@@ -287,7 +292,7 @@ impl ResponseAssembler {
             Message::assistant_with_tool_calls(content, calls),
             stop_reason,
         )
-        .with_usage(self.usage))
+        .with_usage(usage))
     }
 }
 
@@ -580,9 +585,10 @@ mod tests {
     }
 
     #[test]
-    fn no_usage_event_means_zero_usage() {
+    fn no_usage_event_means_unknown_usage_not_zero() {
         let response = assemble(&[text(0, "x"), finish(StopReason::MaxTokens)]).unwrap();
-        assert_eq!(response.usage, Usage::default());
+        assert_eq!(response.usage, Usage::unreported());
+        assert!(!response.usage.is_known());
         assert_eq!(response.stop_reason, StopReason::MaxTokens);
     }
 

@@ -57,6 +57,10 @@ impl ModelResponse {
 }
 
 /// Token counts of one or more model calls.
+///
+/// A call whose provider reported no usage counts no tokens and one
+/// [`unreported_calls`](Self::unreported_calls): the counts are then a lower bound, and
+/// [`is_known`](Self::is_known) says so — never a silent 0.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Usage {
@@ -70,6 +74,10 @@ pub struct Usage {
     /// Of the input tokens, how many were written to the provider's prompt cache.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub cache_write_tokens: u64,
+    /// The calls counted here whose provider reported no usage (their tokens are not in the
+    /// counts).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unreported_calls: u64,
 }
 
 // Usage without cache counts serializes as it did before they existed.
@@ -86,7 +94,23 @@ impl Usage {
             output_tokens,
             cache_read_tokens: 0,
             cache_write_tokens: 0,
+            unreported_calls: 0,
         }
+    }
+
+    /// The usage of one call whose provider reported none: no tokens counted, one unreported
+    /// call.
+    #[must_use]
+    pub const fn unreported() -> Self {
+        let mut usage = Self::new(0, 0);
+        usage.unreported_calls = 1;
+        usage
+    }
+
+    /// Whether every call counted here reported its usage (else the counts are a lower bound).
+    #[must_use]
+    pub const fn is_known(&self) -> bool {
+        self.unreported_calls == 0
     }
 
     /// Sets how many of the input tokens were read from and written to the prompt cache.
@@ -95,6 +119,23 @@ impl Usage {
         self.cache_read_tokens = cache_read_tokens;
         self.cache_write_tokens = cache_write_tokens;
         self
+    }
+
+    /// What was counted after `earlier` (a count of this one's past), count by count.
+    pub(crate) const fn since(self, earlier: Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_sub(earlier.input_tokens),
+            output_tokens: self.output_tokens.saturating_sub(earlier.output_tokens),
+            cache_read_tokens: self
+                .cache_read_tokens
+                .saturating_sub(earlier.cache_read_tokens),
+            cache_write_tokens: self
+                .cache_write_tokens
+                .saturating_sub(earlier.cache_write_tokens),
+            unreported_calls: self
+                .unreported_calls
+                .saturating_sub(earlier.unreported_calls),
+        }
     }
 
     /// Input plus output tokens.
@@ -115,6 +156,7 @@ impl Add for Usage {
             cache_write_tokens: self
                 .cache_write_tokens
                 .saturating_add(rhs.cache_write_tokens),
+            unreported_calls: self.unreported_calls.saturating_add(rhs.unreported_calls),
         }
     }
 }

@@ -217,7 +217,8 @@ pub(crate) fn answer(wire: MessagesResponse) -> Result<ModelResponse, ModelError
     }
     let stop_reason = stop_reason(wire.stop_reason.as_deref(), !calls.is_empty());
     let message = Message::assistant_with_tool_calls(content, calls);
-    Ok(ModelResponse::new(message, stop_reason).with_usage(usage(wire.usage)))
+    Ok(ModelResponse::new(message, stop_reason)
+        .with_usage(wire.usage.map_or(Usage::unreported(), usage)))
 }
 
 /// Why the model stopped.

@@ -37,8 +37,9 @@ impl EventDecoder {
     ) -> Result<bool, ModelError> {
         let mut events = Vec::new();
         match event {
+            // No usage in the stream at all leaves it unknown (the assembler's default).
             StreamEvent::MessageStart { message } => {
-                events.push(ModelEvent::Usage(usage(message.usage)));
+                events.extend(message.usage.map(|wire| ModelEvent::Usage(usage(wire))));
             }
             StreamEvent::ContentBlockStart {
                 index,
@@ -118,7 +119,7 @@ impl EventDecoder {
                 }
             }
             StreamEvent::MessageDelta { delta, usage: wire } => {
-                events.push(ModelEvent::Usage(usage(wire)));
+                events.extend(wire.map(|wire| ModelEvent::Usage(usage(wire))));
                 let stop_reason =
                     stop_reason(delta.stop_reason.as_deref(), !self.tool_blocks.is_empty());
                 // A call cut off by the token limit is left open: the assembler drops it.

@@ -408,3 +408,28 @@ fn an_answer_with_thinking_round_trips_into_the_next_request() {
 }
 
 mod props;
+
+/// A server that sends no usage (a proxy, a compatible server) leaves it unknown, streamed or
+/// not: never 0 tokens.
+#[test]
+fn an_answer_without_usage_has_unknown_usage_streamed_or_not() {
+    let wire = serde_json::from_value(json!({
+        "content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn"
+    }))
+    .unwrap();
+    let response = answer(wire).unwrap();
+    assert_eq!(response.usage, Usage::unreported());
+
+    let (_, decoder, closed) = decode(
+        "data: {\"type\":\"message_start\",\"message\":{}}\n\n\
+         data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n\
+         data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\n\
+         data: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"}}\n\n\
+         data: {\"type\":\"message_stop\"}\n\n",
+    );
+    assert!(closed);
+    let response = decoder.finish().unwrap();
+    assert_eq!(response.message.content, "hi");
+    assert_eq!(response.usage, Usage::unreported());
+    assert!(!response.usage.is_known());
+}

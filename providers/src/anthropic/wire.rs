@@ -86,7 +86,8 @@ pub(crate) struct MessagesResponse {
     /// `None` when the server sent no content at all: not an answer.
     pub(crate) content: Option<Vec<ContentBlock>>,
     pub(crate) stop_reason: Option<String>,
-    pub(crate) usage: WireUsage,
+    /// `None` when the server sent none: the usage is unknown, not 0.
+    pub(crate) usage: Option<WireUsage>,
 }
 
 /// A content block of an answer.
@@ -155,7 +156,7 @@ pub(crate) enum StreamEvent {
         #[serde(default)]
         delta: MessageDelta,
         #[serde(default)]
-        usage: WireUsage,
+        usage: Option<WireUsage>,
     },
     MessageStop,
     Ping,
@@ -172,7 +173,7 @@ pub(crate) enum StreamEvent {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub(crate) struct MessageStart {
-    pub(crate) usage: WireUsage,
+    pub(crate) usage: Option<WireUsage>,
 }
 
 /// More of a content block.

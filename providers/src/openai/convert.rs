@@ -186,7 +186,7 @@ pub(crate) fn answer(wire: ChatResponse) -> Result<ModelResponse, ModelError> {
     content.push_text(text);
     let message = Message::assistant_with_tool_calls(content, calls);
     Ok(ModelResponse::new(message, stop_reason)
-        .with_usage(wire.usage.map(usage).unwrap_or_default()))
+        .with_usage(wire.usage.map_or(Usage::unreported(), usage)))
 }
 
 /// Arguments as JSON text (the standard), or as an object (some servers); none means `{}`.

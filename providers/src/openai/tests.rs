@@ -195,7 +195,8 @@ fn odd_but_valid_answers_convert() {
     let wire = serde_json::from_value(odd_answer()).unwrap();
     let answer = answer(wire).unwrap();
     assert_eq!(answer.stop_reason, StopReason::ToolUse);
-    assert_eq!(answer.usage, Usage::default());
+    // No `usage` in the answer: unknown, not 0 tokens.
+    assert_eq!(answer.usage, Usage::unreported());
     assert_eq!(answer.message.tool_calls[0].id, "call_0");
     assert_eq!(
         answer.message.tool_calls[1].id, "call_1",
@@ -332,8 +333,9 @@ fn an_ollama_stream_with_a_whole_call_reasoning_and_no_usage() {
         response.message.tool_calls,
         [expected_call("call_m81tz0qe")]
     );
-    // Ollama sent no usage chunk: zero, not an error.
-    assert_eq!(response.usage, Usage::default());
+    // Ollama sent no usage chunk: unknown (not 0 tokens), and not an error.
+    assert_eq!(response.usage, Usage::unreported());
+    assert!(!response.usage.is_known());
     assert_eq!(response.stop_reason, StopReason::ToolUse);
 }
 

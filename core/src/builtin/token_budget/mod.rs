@@ -34,7 +34,9 @@
 //! - Run usage is [`Context::usage`]: every model call of the run (retries included). Thread
 //!   usage is [`Context::thread_usage`]: every model call of every run of the thread, charged
 //!   as it answers — a run given up while paused, or cancelled (its future dropped), still
-//!   counts.
+//!   counts. A call whose provider reported no usage adds no tokens (it is counted in
+//!   [`Usage::unreported_calls`](crate::Usage::unreported_calls)): against such a provider, pair
+//!   the budget with a [`ModelCallLimit`](super::ModelCallLimit).
 //! - The exits are [`ModelCallLimit`](super::ModelCallLimit)'s: [`LimitExit::End`] (the
 //!   default) ends the run with an assistant message naming the budget and the amount used,
 //!   [`LimitExit::Error`] fails it with [`TokenBudgetExceeded`].
