@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use crate::context::Context;
+use crate::context::{Context, Stepping};
 use crate::error::Error;
 use crate::interrupt::Checkpoint;
 use crate::interrupt::{
@@ -99,9 +99,10 @@ impl Durable {
         })
     }
 
-    /// Whether the run in `cx` is kept after every step.
+    /// Whether the run in `cx` is kept after every step (one that goes a step at a time is).
     pub(super) fn keeps_steps(&self, cx: &Context) -> bool {
         self.mode == Durability::EveryStep
+            || cx.stepping != Stepping::Off
             || cx
                 .held
                 .as_ref()
@@ -165,6 +166,42 @@ impl Durable {
             Err(error) => Error::from(error),
         };
         self.release(key, &lease).await;
+        Err(refused)
+    }
+
+    /// A run that goes a step at a time takes `key` for `worker`: with the checkpoint stored
+    /// there to go on from, or with nothing (a new run). Refused (the key let go again) when
+    /// another run holds the key or when its run ended — a retried first step never starts
+    /// the run over.
+    pub(super) async fn claim_for_step(
+        &self,
+        key: &str,
+        worker: &str,
+    ) -> Result<(Held, Option<Checkpoint>), Error> {
+        let (lease, record) =
+            match DynCheckpointer::dyn_claim(&*self.store, key, worker, self.lease).await? {
+                Claim::Granted { lease, record } => (lease, record),
+                Claim::Busy { holder, .. } => return Err(busy(key, holder)),
+            };
+        let mut held = Held {
+            key: key.to_owned(),
+            lease,
+            resumed_from: None,
+        };
+        let refused: Error = match record {
+            Ok(None) => return Ok((held, None)),
+            Ok(Some(Record::Checkpoint(stored))) => {
+                held.resumed_from = Some(stored.id().to_owned());
+                return Ok((held, Some(*stored)));
+            }
+            Ok(Some(Record::Ended(tombstone))) => ResumeError::Ended {
+                checkpoint: None,
+                tombstone: Box::new(tombstone),
+            }
+            .into(),
+            Err(error) => error.into(),
+        };
+        self.release(key, &held.lease).await;
         Err(refused)
     }
 

@@ -351,7 +351,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     }
 
     /// `restored`, or its error once the key claimed for it is let go again.
-    async fn refused_lets_go<T>(
+    pub(super) async fn refused_lets_go<T>(
         &self,
         restored: Result<T, Error>,
         held: Option<&Held>,
@@ -364,7 +364,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
 
     /// The loop, holding `held` (the run's key, if the agent keeps its runs): renewed while the
     /// run goes on (the run stops if it is lost), released if the run's future is dropped.
-    fn go_held<'s>(
+    pub(super) fn go_held<'s>(
         &'s self,
         cx: &'s mut Context,
         state: &'s mut States<C>,
@@ -385,7 +385,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
 
     /// Checks `checkpoint` and `answers` against this agent, and rebuilds the paused run, with
     /// `run_context` and the values the paused run saved (the given ones win).
-    fn restore(
+    pub(super) fn restore(
         &self,
         mut run_context: RunContext,
         mut checkpoint: Checkpoint,
@@ -509,7 +509,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
 
 impl<C: Middleware> States<C> {
     /// The state of a new run: run-scoped state afresh, with `thread`'s.
-    fn fresh(thread: C::ThreadState) -> Self {
+    pub(super) fn fresh(thread: C::ThreadState) -> Self {
         States {
             run: C::State::default(),
             thread,
@@ -625,7 +625,7 @@ fn resume_point(
 
 /// Makes an input history one a provider accepts: a call that a later message left without a
 /// result gets an error result right after it; anything else that breaks the rule is refused.
-fn prepare_input(messages: &mut Vec<Message>) -> Result<(), Error> {
+pub(super) fn prepare_input(messages: &mut Vec<Message>) -> Result<(), Error> {
     close_interior(messages, |call| {
         format!(
             "tool call `{}` was not executed: the conversation went on without its result",
@@ -669,7 +669,7 @@ fn keep<C: Middleware>(
 }
 
 /// The output of a run outside a thread: the history moves into it.
-fn finish(mut cx: Context, ending: Result<Ending, Error>) -> Result<RunOutput, Error> {
+pub(super) fn finish(mut cx: Context, ending: Result<Ending, Error>) -> Result<RunOutput, Error> {
     let ending = ending?;
     let messages = std::mem::take(&mut cx.messages);
     Ok(output(&cx, messages, ending))
@@ -681,6 +681,7 @@ fn output(cx: &Context, messages: Shared<Vec<Message>>, ending: Ending) -> RunOu
         Ending::Finished => (EndReason::finished(cx.stop_reason), None),
         Ending::Jumped => (EndReason::Jumped, None),
         Ending::Paused(checkpoint) => (EndReason::Interrupted, Some(*checkpoint)),
+        Ending::Stepped => (EndReason::Stepped, None),
     };
     RunOutput {
         messages,

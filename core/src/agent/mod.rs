@@ -48,6 +48,7 @@ mod output;
 mod resume_from;
 mod run_loop;
 mod signing;
+mod step;
 mod stream;
 mod thread;
 mod with_context;

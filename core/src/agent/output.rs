@@ -154,6 +154,10 @@ pub enum EndReason {
     Jumped,
     /// An interrupt paused the run; resume it from [`RunOutput::checkpoint`].
     Interrupted,
+    /// A run going one step at a time ([`Agent::start_step`](crate::Agent::start_step)) ran
+    /// its step and goes on: the store holds it, [`Agent::step`](crate::Agent::step) runs the
+    /// next one.
+    Stepped,
 }
 
 impl EndReason {

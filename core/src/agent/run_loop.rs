@@ -12,7 +12,7 @@ use super::innermost::{CallModel, CallTool};
 use super::{Agent, AgentEvent, CleanupError};
 use crate::__private::Internal;
 use crate::chain::ChainChecks;
-use crate::context::{CallFrame, Context, Counters, ToolAnswer, ToolContext};
+use crate::context::{CallFrame, Context, Counters, Stepping, ToolAnswer, ToolContext};
 use crate::error::Error;
 use crate::interrupt::{
     Checkpoint, CheckpointError, Interrupt, InterruptId, Interruption, Members, Position,
@@ -49,6 +49,8 @@ pub(super) enum Ending {
     Jumped,
     /// An interrupt paused the run.
     Paused(Box<Checkpoint>),
+    /// A run going one step at a time finished its step; the store holds where it goes on.
+    Stepped,
 }
 
 /// Where the loop goes next.
@@ -140,6 +142,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                     if stand_in.is_none() && self.keeps_steps(cx) {
                         // Boxed: the loop's own future stays as small for runs that keep none.
                         attempt!(Box::pin(self.keep_step(cx, state, Position::Step)).await);
+                        if cx.stepping == Stepping::Started {
+                            break Ok(Ending::Stepped);
+                        }
                     }
                     attempt!(self.begin_step(cx));
                     if let Some(response) = stand_in {
@@ -201,7 +206,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 }
             };
         };
-        let ending = if let Ok(Ending::Paused(_)) = outcome {
+        let ending = if let Ok(Ending::Paused(_) | Ending::Stepped) = outcome {
             // The run is not over: `after_agent` runs when it ends, after the resume.
             outcome
         } else {
@@ -286,6 +291,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             });
         }
         cx.counters.step = cx.counters.step.saturating_add(1);
+        if cx.stepping == Stepping::NotStarted {
+            cx.stepping = Stepping::Started;
+        }
         tracing::debug!(step = cx.counters.step, "step");
         Ok(())
     }
@@ -757,6 +765,11 @@ async fn settle(
         Ok(Ending::Paused(checkpoint)) => {
             durable.put(held, &checkpoint).await?;
             Ok(Ending::Paused(checkpoint))
+        }
+        Ok(Ending::Stepped) => {
+            // The step's checkpoint is stored: the key is free for the next step, anywhere.
+            durable.release(&held.key, &held.lease).await;
+            Ok(Ending::Stepped)
         }
         Ok(ending) => {
             let how = match ending {

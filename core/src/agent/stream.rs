@@ -39,7 +39,7 @@ pub struct AgentStream<'a> {
 
 impl<'a> AgentStream<'a> {
     /// The stream of the run `start` makes, given the queue its events go to.
-    fn new<F>(start: impl FnOnce(Arc<EventQueue>) -> F) -> Self
+    pub(super) fn new<F>(start: impl FnOnce(Arc<EventQueue>) -> F) -> Self
     where
         F: Future<Output = Result<RunOutput, Error>> + Send + 'a,
     {

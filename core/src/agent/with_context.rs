@@ -104,6 +104,29 @@ impl<M: Model, C: Middleware> AgentWith<'_, M, C> {
             .await
     }
 
+    /// [`Agent::start_step`], with the run context.
+    pub async fn start_step(
+        &self,
+        key: impl Into<String>,
+        input: impl Into<RunInput>,
+    ) -> Result<RunOutput, Error> {
+        self.agent
+            .start_step_with(self.run_context.clone(), None, key.into(), input.into())
+            .await
+    }
+
+    /// [`Agent::step`], with the run context (see [`resume`](Self::resume)).
+    pub async fn step(
+        &self,
+        key: &str,
+        answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
+    ) -> Result<RunOutput, Error> {
+        let answers = answers.into_iter().collect();
+        self.agent
+            .step_with(self.run_context.clone(), None, key, answers)
+            .await
+    }
+
     /// The run context given to the runs.
     pub fn run_context(&self) -> &RunContext {
         &self.run_context
@@ -146,5 +169,26 @@ impl<'a, M: Model, C: Middleware> AgentWith<'a, M, C> {
     ) -> AgentStream<'a> {
         self.agent
             .stream_resume_in_with(self.run_context.clone(), thread, from.into(), answers)
+    }
+
+    /// [`Agent::stream_start_step`], with the run context.
+    pub fn stream_start_step(
+        &self,
+        key: impl Into<String>,
+        input: impl Into<RunInput>,
+    ) -> AgentStream<'a> {
+        self.agent
+            .stream_start_step_with(self.run_context.clone(), key.into(), input.into())
+    }
+
+    /// [`Agent::stream_step`], with the run context (see [`resume`](Self::resume)).
+    pub fn stream_step(
+        &self,
+        key: &'a str,
+        answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
+    ) -> AgentStream<'a> {
+        let answers = answers.into_iter().collect();
+        self.agent
+            .stream_step_with(self.run_context.clone(), key, answers)
     }
 }

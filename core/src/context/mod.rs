@@ -58,6 +58,9 @@ pub struct Context {
     pub(crate) cleanup_error: Option<crate::agent::CleanupError>,
     /// How the last answer this run kept ended (for its output).
     pub(crate) stop_reason: Option<crate::model::StopReason>,
+    /// Whether the run goes one step at a time ([`Agent::step`](crate::Agent::step)), and how
+    /// far this call of it got.
+    pub(crate) stepping: Stepping,
     /// For a run in a thread: what the thread had spent when the run started, and the run's
     /// own usage then (a resumed run's, charged at its pause already). Boxed: a context is
     /// moved about, and most runs have none.
@@ -96,6 +99,19 @@ pub(crate) struct Counters {
     /// Where this run's messages start in the history (its input included).
     #[serde(default)]
     pub(crate) run_start: usize,
+}
+
+/// Whether a run goes one step at a time, and where this call of it stands: it stops at the
+/// first step boundary after it has run (part of) a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Stepping {
+    /// The whole run, to its end or pause.
+    #[default]
+    Off,
+    /// One step; none begun yet in this call.
+    NotStarted,
+    /// One step, begun in this call (or continued: a step resumed mid-way).
+    Started,
 }
 
 /// The order in which a chain runs its members' hooks.
@@ -353,6 +369,7 @@ impl Context {
             held: None,
             cleanup_error: None,
             stop_reason: None,
+            stepping: Stepping::Off,
             replaying_pending: false,
             ledger: self.ledger.clone(),
         }

@@ -135,12 +135,19 @@ pub enum ResumeError {
     /// Nothing is stored under the key: never stored, or its run ended longer ago than the
     /// tombstones' retention. A durable agent resumes only what its store holds.
     #[error(
-        "nothing is stored under key `{key}` (never stored, or its run ended longer ago than the          tombstones are kept): a durable agent resumes only what its store holds"
+        "nothing is stored under key `{key}` (never stored, or its run ended longer ago than the tombstones are kept): a durable agent resumes only what its store holds"
     )]
     NotStored {
         /// The key.
         key: String,
     },
+    /// A run that goes a step at a time ([`Agent::step`](crate::Agent::step)) was asked of an
+    /// agent that keeps no runs: each step goes on from what the store holds.
+    #[error(
+        "a run that goes a step at a time needs a store: give the agent one with \
+         `checkpointer(..)` (any durability but `Never`)"
+    )]
+    NoCheckpointer,
     /// The answer was refused by whoever raised the interrupt (nothing ran).
     #[error("the answer to interrupt `{id}` is refused")]
     InvalidAnswer {
