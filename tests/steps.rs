@@ -12,7 +12,7 @@ use futures::TryStreamExt;
 use hookchain::builtin::human_in_the_loop::{HumanInTheLoop, ToolPolicy};
 use hookchain::interrupt::{Checkpointer, Clock, InMemoryCheckpointer, Record, ResumeError};
 use hookchain::prelude::*;
-use hookchain::{Durability, EndReason, Role, RunOutput, chain};
+use hookchain::{AgentBuilder, Durability, EndReason, Role, RunOutput, chain};
 use serde_json::json;
 use support::{EffectTool, Effects, Recorder, approve_all, assert_no_dangling, events, new_log};
 
@@ -37,13 +37,9 @@ fn model() -> ScriptedModel {
     })
 }
 
-/// Worker `worker`'s agent on `store`; its tool `c` hangs if `hang`.
-fn agent(
-    store: &Arc<InMemoryCheckpointer>,
-    worker: &str,
-    ran: &Effects,
-    hang: bool,
-) -> Agent<ScriptedModel> {
+/// An agent of the model and its tools `a`, `b`, `c` (which hangs if `hang`), recording in
+/// `ran`.
+fn builder(ran: &Effects, hang: bool) -> AgentBuilder<ScriptedModel> {
     let tool = |name, hang| EffectTool {
         name,
         effects: ran.clone(),
@@ -53,6 +49,16 @@ fn agent(
         .tool(tool("a", false))
         .tool(tool("b", false))
         .tool(tool("c", hang))
+}
+
+/// Worker `worker`'s agent on `store`; its tool `c` hangs if `hang`.
+fn agent(
+    store: &Arc<InMemoryCheckpointer>,
+    worker: &str,
+    ran: &Effects,
+    hang: bool,
+) -> Agent<ScriptedModel> {
+    builder(ran, hang)
         .checkpointer(store.clone(), Durability::Pauses)
         .worker(worker)
         .lease(LEASE)
@@ -134,15 +140,7 @@ async fn the_run_hooks_run_once_not_per_step() {
     let log = new_log();
     let store = store();
     let ran = Effects::memory();
-    let tool = |name| EffectTool {
-        name,
-        effects: ran.clone(),
-        hang: false,
-    };
-    let agent = Agent::builder(model())
-        .tool(tool("a"))
-        .tool(tool("b"))
-        .tool(tool("c"))
+    let agent = builder(&ran, false)
         .chain(chain![Recorder::new("r", &log)])
         .checkpointer(store, Durability::Pauses)
         .build()
@@ -188,15 +186,7 @@ async fn a_retried_start_never_starts_the_run_over() {
 async fn a_paused_run_goes_on_with_the_answers_of_the_next_step() {
     let store = store();
     let ran = Effects::memory();
-    let tool = |name| EffectTool {
-        name,
-        effects: ran.clone(),
-        hang: false,
-    };
-    let agent = Agent::builder(model())
-        .tool(tool("a"))
-        .tool(tool("b"))
-        .tool(tool("c"))
+    let agent = builder(&ran, false)
         .chain(chain![
             HumanInTheLoop::new().interrupt_on("b", ToolPolicy::always())
         ])

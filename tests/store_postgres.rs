@@ -150,16 +150,7 @@ async fn connection_failures_are_store_errors() {
     let error = PostgresCheckpointer::connect("port=not-a-number")
         .await
         .unwrap_err();
-    assert!(
-        matches!(
-            error,
-            CheckpointError::Store {
-                what: "parse the connection string",
-                ..
-            }
-        ),
-        "{error:?}"
-    );
+    is_store_error(&error, "parse the connection string");
     // A port nothing listens on: refused at once.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
@@ -170,15 +161,14 @@ async fn connection_failures_are_store_errors() {
     ))
     .await
     .unwrap_err();
+    is_store_error(&error, "connect");
+}
+
+/// Asserts that `error` is a `Store` error of `what` (what the store was doing).
+fn is_store_error(error: &CheckpointError, what: &str) {
     assert!(
-        matches!(
-            error,
-            CheckpointError::Store {
-                what: "connect",
-                ..
-            }
-        ),
-        "{error:?}"
+        matches!(error, CheckpointError::Store { what: failed, .. } if *failed == what),
+        "not a store error of `{what}`: {error:?}"
     );
 }
 
@@ -249,16 +239,7 @@ async fn the_public_roots_do_not_trust_a_ca_of_one_s_own() {
         let error = PostgresCheckpointer::connect(&format!("{}{sslmode}", server.address()))
             .await
             .unwrap_err();
-        assert!(
-            matches!(
-                error,
-                CheckpointError::Store {
-                    what: "connect",
-                    ..
-                }
-            ),
-            "{error:?}"
-        );
+        is_store_error(&error, "connect");
         let text = chain(&error);
         assert!(
             text.contains("signed by no root certificate trusted")
@@ -297,16 +278,7 @@ async fn connect_refuses_a_server_without_tls() {
         let error = PostgresCheckpointer::connect(&format!("{}{sslmode}", server.address()))
             .await
             .unwrap_err();
-        assert!(
-            matches!(
-                error,
-                CheckpointError::Store {
-                    what: "connect",
-                    ..
-                }
-            ),
-            "{error:?}"
-        );
+        is_store_error(&error, "connect");
         let text = chain(&error);
         assert!(
             text.contains("server does not support TLS") && text.contains("connect_insecure"),
@@ -355,16 +327,7 @@ async fn root_certificates_that_cannot_be_had_are_refused() {
             PostgresCheckpointer::connect(&format!("host=127.0.0.1 port=1 sslrootcert={file}"))
                 .await
                 .unwrap_err();
-        assert!(
-            matches!(
-                error,
-                CheckpointError::Store {
-                    what: "read the root certificates (sslrootcert)",
-                    ..
-                }
-            ),
-            "{file}: {error:?}"
-        );
+        is_store_error(&error, "read the root certificates (sslrootcert)");
         let text = chain(&error);
         assert!(text.contains(expected), "{file}: {text}");
     }
@@ -409,16 +372,7 @@ async fn connect_insecure_is_for_this_machine_and_plain_text_only() {
         let error = PostgresCheckpointer::connect_insecure(config)
             .await
             .unwrap_err();
-        assert!(
-            matches!(
-                error,
-                CheckpointError::Store {
-                    what: "connect without TLS",
-                    ..
-                }
-            ),
-            "{config}: {error:?}"
-        );
+        is_store_error(&error, "connect without TLS");
         let text = chain(&error);
         assert!(text.contains(expected), "{config}: {text}");
     }
