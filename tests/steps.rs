@@ -336,3 +336,85 @@ async fn max_steps_holds_across_steps_and_a_store_is_needed() {
         "{error:?}"
     );
 }
+
+/// A cancelled run ends where its last step left it: a paused one without answers, its waiting
+/// calls answered as not executed, `after_agent` once, its key holding its tombstone.
+#[tokio::test(start_paused = true)]
+async fn a_cancelled_run_ends_at_once_and_is_never_stepped_again() {
+    let log = new_log();
+    let store = store();
+    let ran = Effects::memory();
+    let agent = builder(&ran, false)
+        .chain(chain![
+            Recorder::new("r", &log),
+            HumanInTheLoop::new().interrupt_on("a", ToolPolicy::always())
+        ])
+        .checkpointer(store.clone(), Durability::Pauses)
+        .build()
+        .unwrap();
+    let paused = agent.start_step("order-10", "go").await.unwrap();
+    assert_eq!(paused.end, EndReason::Interrupted);
+    let cancelled = agent.cancel_step("order-10").await.unwrap();
+    assert_eq!(cancelled.end, EndReason::Cancelled);
+    assert_no_dangling(&cancelled.messages);
+    // The answer waiting for approval never passed `after_model`: it never entered the
+    // history (as a rejected one would not).
+    let roles: Vec<_> = cancelled.messages.iter().map(|m| m.role).collect();
+    assert_eq!(roles, [Role::User]);
+    assert!(ran.lines().is_empty(), "the waiting call never ran");
+    assert_eq!(
+        events(&log)
+            .iter()
+            .filter(|e| *e == "r:after_agent")
+            .count(),
+        1
+    );
+    let Some(Record::Ended(tombstone)) = store.get("order-10").await.unwrap() else {
+        panic!("a tombstone");
+    };
+    assert_eq!(tombstone.how, "cancelled");
+    for refused in [
+        agent.step("order-10", []).await,
+        agent.cancel_step("order-10").await,
+    ] {
+        let error = refused.unwrap_err();
+        assert!(
+            matches!(&error, Error::Resume(error) if matches!(**error, ResumeError::Ended { .. })),
+            "{error:?}"
+        );
+    }
+}
+
+/// Cancelled after its worker died mid-step: the completed call keeps its result, the one in
+/// flight is answered as not executed.
+#[tokio::test(start_paused = true)]
+async fn a_run_cancelled_mid_step_keeps_its_completed_results() {
+    let store = store();
+    let ran = Effects::memory();
+    let dying = agent(&store, "worker-1", &ran, true);
+    dying.start_step("order-11", "go").await.unwrap();
+    let mut step = Box::pin(dying.step("order-11", []));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(1), &mut step)
+            .await
+            .is_err()
+    );
+    std::mem::forget(step);
+    let other = agent(&store, "worker-2", &ran, false);
+    assert!(
+        other.cancel_step("order-11").await.is_err(),
+        "a step holds the key"
+    );
+    tokio::time::advance(LEASE + Duration::from_secs(1)).await;
+    let cancelled = other.cancel_step("order-11").await.unwrap();
+    assert_eq!(cancelled.end, EndReason::Cancelled);
+    assert_no_dangling(&cancelled.messages);
+    let results = support::tool_results(&cancelled.messages);
+    assert_eq!(results.len(), 3, "{results:?}");
+    assert_eq!(results[1].1, "b done");
+    assert!(
+        results[2].2,
+        "the call in flight is an error result: {results:?}"
+    );
+    assert_eq!(ran.of("c").len(), 1, "and it did not run again");
+}

@@ -387,7 +387,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// `run_context` and the values the paused run saved (the given ones win).
     pub(super) fn restore(
         &self,
-        mut run_context: RunContext,
+        run_context: RunContext,
         mut checkpoint: Checkpoint,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<(Context, States<C>, Position), Error> {
@@ -398,21 +398,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         } = carry_over::<C>(&mut checkpoint, &self.members)?;
         let mut answers = match_answers(&checkpoint, answers)?;
         self.check_answers(&checkpoint, &answers, &gone)?;
-        let Checkpoint {
-            run_id,
-            thread,
-            messages,
-            counters,
-            mut position,
-            interrupts,
-            run_context: saved,
-            ..
-        } = checkpoint;
-        run_context.restore_saved(saved);
-        let mut cx = Context::new(messages).with_run_context(run_context);
-        cx.counters = counters;
-        cx.run_id = run_id;
-        cx.thread_id = thread;
+        let (mut cx, mut position, interrupts) = reopen(checkpoint, run_context);
         let resume = |member: usize, answers: &mut Answers| match resume_instead {
             Some(at) => ResumePoint { at, answer: None },
             None => resume_point(member, &interrupts, answers),
@@ -589,6 +575,30 @@ fn waits_on<S>(thread: &Thread<S>, checkpoint: &Checkpoint, stored: bool) -> Res
     }
 }
 
+/// The context of the run `checkpoint` holds, with `run_context` and the values the run saved
+/// (the given ones win); where it stands, and the interrupts it waits on.
+pub(super) fn reopen(
+    checkpoint: Checkpoint,
+    mut run_context: RunContext,
+) -> (Context, Position, Vec<crate::interrupt::Interrupt>) {
+    let Checkpoint {
+        run_id,
+        thread,
+        messages,
+        counters,
+        position,
+        interrupts,
+        run_context: saved,
+        ..
+    } = checkpoint;
+    run_context.restore_saved(saved);
+    let mut cx = Context::new(messages).with_run_context(run_context);
+    cx.counters = counters;
+    cx.run_id = run_id;
+    cx.thread_id = thread;
+    (cx, position, interrupts)
+}
+
 /// The answers, by id: one per pending interrupt, no other.
 fn match_answers(
     checkpoint: &Checkpoint,
@@ -682,6 +692,7 @@ fn output(cx: &Context, messages: Shared<Vec<Message>>, ending: Ending) -> RunOu
         Ending::Jumped => (EndReason::Jumped, None),
         Ending::Paused(checkpoint) => (EndReason::Interrupted, Some(*checkpoint)),
         Ending::Stepped => (EndReason::Stepped, None),
+        Ending::Cancelled => (EndReason::Cancelled, None),
     };
     RunOutput {
         messages,

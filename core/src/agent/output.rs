@@ -158,6 +158,9 @@ pub enum EndReason {
     /// its step and goes on: the store holds it, [`Agent::step`](crate::Agent::step) runs the
     /// next one.
     Stepped,
+    /// The run was cancelled from outside ([`Agent::cancel_step`](crate::Agent::cancel_step)):
+    /// it ended where its last step left it, its waiting tool calls answered as not executed.
+    Cancelled,
 }
 
 impl EndReason {

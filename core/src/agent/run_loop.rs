@@ -39,6 +39,8 @@ pub(super) enum Entry {
     Start,
     /// A resumed run, at the position of its checkpoint (boxed: a position holds a request).
     Resume(Box<Position>),
+    /// A stored run cancelled from outside: it ends at once (`after_agent` runs).
+    Cancel,
 }
 
 /// How the loop ended (errors aside).
@@ -51,6 +53,8 @@ pub(super) enum Ending {
     Paused(Box<Checkpoint>),
     /// A run going one step at a time finished its step; the store holds where it goes on.
     Stepped,
+    /// A stored run was cancelled.
+    Cancelled,
 }
 
 /// Where the loop goes next.
@@ -107,6 +111,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         let mut next = match entry {
             Entry::Start => self.before_agent(cx, state).await,
             Entry::Resume(position) => Ok(Next::from(*position)),
+            Entry::Cancel => Ok(Next::End(Ending::Cancelled)),
         };
         let outcome = loop {
             let mut request = match attempt!(next) {
@@ -774,6 +779,7 @@ async fn settle(
         Ok(ending) => {
             let how = match ending {
                 Ending::Jumped => "jumped",
+                Ending::Cancelled => "cancelled",
                 _ => "finished",
             };
             let stored = durable.keeps_steps(cx);

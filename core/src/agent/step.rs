@@ -5,7 +5,8 @@
 
 use std::sync::Arc;
 
-use super::entry::{finish, prepare_input};
+use super::carry_over::{Carried, carry_over};
+use super::entry::{finish, prepare_input, reopen};
 use super::events::EventQueue;
 use super::run_loop::{Entry, States};
 use super::{Agent, AgentStream, EndReason, Held, RunEvents, RunInput, RunOutput};
@@ -85,6 +86,42 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     ) -> Result<RunOutput, Error> {
         let answers = answers.into_iter().collect();
         self.step_with(RunContext::new(), None, key, answers).await
+    }
+
+    /// Cancels the run stored under `key`: it ends where its last step left it — its waiting
+    /// tool calls answered as not executed (completed ones keep their results), `after_agent`
+    /// run once — with [`EndReason::Cancelled`], and its key holds its tombstone (a step asked
+    /// after it is refused with [`ResumeError::Ended`]). A paused run is cancelled as well,
+    /// without answers.
+    ///
+    /// Refused while a step runs (the key's lease is held: cancel the step first, or wait for
+    /// its lease to expire), when the run ended, or when nothing is stored.
+    pub async fn cancel_step(&self, key: &str) -> Result<RunOutput, Error> {
+        self.cancel_step_with(RunContext::new(), key).await
+    }
+
+    /// [`cancel_step`](Self::cancel_step), with `run_context` given to the `after_agent` hooks.
+    pub(super) async fn cancel_step_with(
+        &self,
+        run_context: RunContext,
+        key: &str,
+    ) -> Result<RunOutput, Error> {
+        let durable = self.durable.as_ref().ok_or(ResumeError::NoCheckpointer)?;
+        let (held, mut checkpoint) = Box::pin(durable.claim(key, &self.worker, None)).await?;
+        let carried = carry_over::<C>(&mut checkpoint, &self.members).map_err(Error::from);
+        let Carried { states, .. } = self.refused_lets_go(carried, Some(&held)).await?;
+        let mut state = states;
+        let (mut cx, position, _) = reopen(checkpoint, run_context);
+        // The results the step had: kept, in the place of their calls.
+        cx.answered = match position {
+            Position::Tools { results, .. } => results.into_iter().flatten().collect(),
+            Position::AfterModel { answered, .. } => answered,
+            Position::BeforeModel { .. } | Position::Step => Vec::new(),
+        };
+        let ending = self
+            .go_held(&mut cx, &mut state, Entry::Cancel, Some(held))
+            .await;
+        finish(cx, ending)
     }
 
     /// [`start_step`](Self::start_step), streamed: the step's events as they happen (the

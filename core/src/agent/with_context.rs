@@ -127,6 +127,13 @@ impl<M: Model, C: Middleware> AgentWith<'_, M, C> {
             .await
     }
 
+    /// [`Agent::cancel_step`], with the run context (for the `after_agent` hooks).
+    pub async fn cancel_step(&self, key: &str) -> Result<RunOutput, Error> {
+        self.agent
+            .cancel_step_with(self.run_context.clone(), key)
+            .await
+    }
+
     /// The run context given to the runs.
     pub fn run_context(&self) -> &RunContext {
         &self.run_context

@@ -114,7 +114,7 @@ pub struct Tombstone {
     pub run_id: String,
     /// The last checkpoint it was resumed from or wrote.
     pub checkpoint: String,
-    /// How it ended: `finished` or `jumped` (a hook ended it).
+    /// How it ended: `finished`, `jumped` (a hook ended it) or `cancelled` ([`Agent::cancel_step`](crate::Agent::cancel_step)).
     pub how: String,
     /// The worker that ran it to its end.
     pub by: String,
