@@ -1,0 +1,296 @@
+//! Runs against a real Temporal dev server (`tests/support`): steps, a pause answered by a
+//! signal, a cancellation, a retried step.
+
+mod support;
+
+use std::{
+    future::Future,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU32, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use hookchain_temporal::{
+    BoxFuture, Error, RunClient, RunOutcome, RunResult, RunStatus, StepContext, StepFailure,
+    StepHandler, StepPolicy, StepReply, StepRequest, StepWorker, connect, step_fn,
+};
+use serde_json::{Value, json};
+use support::DevServer;
+
+/// How long a scenario may take, server start aside.
+const SCENARIO_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A policy for tests: short timeouts, quick retries.
+fn quick_policy() -> StepPolicy {
+    StepPolicy {
+        start_to_close: Duration::from_secs(10),
+        heartbeat_timeout: Some(Duration::from_secs(5)),
+        maximum_attempts: 3,
+        initial_interval: Duration::from_millis(100),
+        backoff_coefficient: 2.0,
+        maximum_interval: Some(Duration::from_secs(1)),
+        max_steps: 100,
+    }
+}
+
+/// Starts a server, a worker on a task queue of its own with `handler`, and runs `scenario`
+/// with a client of that queue; then stops the worker and the server.
+async fn with_worker<H, F, Fut>(handler: H, scenario: F)
+where
+    H: StepHandler,
+    F: FnOnce(RunClient) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let server = DevServer::start();
+    let client = connect(&server.address, &server.namespace)
+        .await
+        .expect("a client of the dev server");
+    let worker = StepWorker::new(client.clone(), "steps", handler).expect("a worker");
+    let stop = worker.shutdown_handle();
+    let runs = RunClient::new(client, "steps");
+    let worker_run = worker.run();
+    tokio::pin!(worker_run);
+    let started = Instant::now();
+    tokio::select! {
+        result = &mut worker_run => panic!("the worker stopped before the scenario ended: {result:?}"),
+        finished = tokio::time::timeout(SCENARIO_TIMEOUT, scenario(runs)) => {
+            finished.expect("the scenario timed out");
+        }
+    }
+    eprintln!("scenario took {:?}", started.elapsed());
+    let stopping = Instant::now();
+    stop.shutdown();
+    tokio::time::timeout(Duration::from_secs(30), worker_run)
+        .await
+        .expect("the worker shut down in time")
+        .expect("the worker shut down cleanly");
+    eprintln!("worker shut down in {:?}", stopping.elapsed());
+    drop(server);
+}
+
+/// Queries the run's status until `pred` holds (or panics after a while).
+async fn wait_for_status(
+    runs: &RunClient,
+    key: &str,
+    pred: impl Fn(&RunStatus) -> bool,
+) -> RunStatus {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        match runs.status(key).await {
+            Ok(status) if pred(&status) => return status,
+            Ok(_) => {}
+            Err(e) => eprintln!("status of {key}: {e}"),
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the run {key} never reached the status"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn next_next_done() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let handler = step_fn(move |ctx: StepContext, request: StepRequest| {
+        let log = log.clone();
+        async move {
+            ctx.heartbeat(json!({ "step": request.step })).await?;
+            log.lock()
+                .unwrap()
+                .push((request.step, request.input.clone()));
+            Ok::<_, Error>(if request.step < 3 {
+                StepReply::Next
+            } else {
+                StepReply::Done {
+                    summary: format!("{} done", request.key),
+                }
+            })
+        }
+    });
+    with_worker(handler, |runs| async move {
+        runs.start("run-a", json!({ "prompt": "hi" }), &quick_policy())
+            .await
+            .expect("started");
+        let again = runs.start("run-a", json!({}), &quick_policy()).await;
+        assert!(
+            matches!(again, Err(Error::AlreadyRunning { .. })),
+            "{again:?}"
+        );
+        let result = runs.result("run-a").await.expect("a result");
+        assert_eq!(
+            result,
+            RunResult::Completed(RunOutcome {
+                summary: "run-a done".to_owned(),
+                steps: 3
+            })
+        );
+        let status = runs
+            .status("run-a")
+            .await
+            .expect("the status of a closed run");
+        assert_eq!(status, RunStatus::Done { steps: 3 });
+    })
+    .await;
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![(1, Some(json!({ "prompt": "hi" }))), (2, None), (3, None)]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paused_then_answered() {
+    let handler = step_fn(|_ctx: StepContext, request: StepRequest| async move {
+        Ok::<_, Error>(match request.step {
+            1 => StepReply::Paused {
+                interrupts: vec!["approve-payment".to_owned()],
+            },
+            _ => StepReply::Done {
+                summary: format!("answers: {}", request.input.unwrap_or(Value::Null)),
+            },
+        })
+    });
+    with_worker(handler, |runs| async move {
+        runs.start("run-b", json!(null), &quick_policy())
+            .await
+            .expect("started");
+        let status =
+            wait_for_status(&runs, "run-b", |s| matches!(s, RunStatus::Paused { .. })).await;
+        assert_eq!(
+            status,
+            RunStatus::Paused {
+                step: 1,
+                interrupts: vec!["approve-payment".to_owned()]
+            }
+        );
+        // Still paused a moment later: nothing runs without answers.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(runs.status("run-b").await.expect("status"), status);
+        runs.answer("run-b", json!({ "approve-payment": true }))
+            .await
+            .expect("answered");
+        let result = runs.result("run-b").await.expect("a result");
+        assert_eq!(
+            result,
+            RunResult::Completed(RunOutcome {
+                summary: r#"answers: {"approve-payment":true}"#.to_owned(),
+                steps: 2,
+            })
+        );
+    })
+    .await;
+}
+
+/// Pauses on the first step; counts cleanups.
+struct PausingHandler {
+    cleanups: Arc<Mutex<Vec<String>>>,
+}
+
+impl StepHandler for PausingHandler {
+    fn step(
+        &self,
+        _ctx: StepContext,
+        _request: StepRequest,
+    ) -> BoxFuture<Result<StepReply, StepFailure>> {
+        Box::pin(async {
+            Ok(StepReply::Paused {
+                interrupts: vec!["question".to_owned()],
+            })
+        })
+    }
+
+    fn cleanup(&self, key: String) -> BoxFuture<Result<(), StepFailure>> {
+        self.cleanups.lock().unwrap().push(key);
+        Box::pin(async { Ok(()) })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelled_while_paused() {
+    let cleanups = Arc::new(Mutex::new(Vec::new()));
+    let handler = PausingHandler {
+        cleanups: cleanups.clone(),
+    };
+    with_worker(handler, |runs| async move {
+        runs.start("run-c", json!(null), &quick_policy())
+            .await
+            .expect("started");
+        wait_for_status(&runs, "run-c", |s| matches!(s, RunStatus::Paused { .. })).await;
+        runs.cancel("run-c", "the user left")
+            .await
+            .expect("cancel requested");
+        assert_eq!(
+            runs.result("run-c").await.expect("a result"),
+            RunResult::Cancelled
+        );
+        assert_eq!(
+            runs.status("run-c").await.expect("status"),
+            RunStatus::Cancelled
+        );
+        let late = runs.answer("run-c", json!({})).await;
+        assert!(matches!(late, Err(Error::Interaction { .. })), "{late:?}");
+    })
+    .await;
+    assert_eq!(*cleanups.lock().unwrap(), vec!["run-c".to_owned()]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_attempt_is_retried() {
+    let attempts = Arc::new(AtomicU32::new(0));
+    let resumed_from = Arc::new(Mutex::new(None));
+    let (count, resumed) = (attempts.clone(), resumed_from.clone());
+    let handler = step_fn(move |ctx: StepContext, request: StepRequest| {
+        let (count, resumed) = (count.clone(), resumed.clone());
+        async move {
+            count.fetch_add(1, Ordering::SeqCst);
+            if ctx.attempt() == 1 {
+                ctx.heartbeat(json!({ "tool_calls_done": 2 })).await?;
+                return Err(StepFailure::retryable("the model's server answered 503"));
+            }
+            *resumed.lock().unwrap() = Some(ctx.last_heartbeat::<Value>()?);
+            Ok(StepReply::Done {
+                summary: format!("{} after {} attempts", request.key, ctx.attempt()),
+            })
+        }
+    });
+    with_worker(handler, |runs| async move {
+        runs.start("run-d", json!(null), &quick_policy())
+            .await
+            .expect("started");
+        assert_eq!(
+            runs.result("run-d").await.expect("a result"),
+            RunResult::Completed(RunOutcome {
+                summary: "run-d after 2 attempts".to_owned(),
+                steps: 1
+            })
+        );
+    })
+    .await;
+    assert_eq!(attempts.load(Ordering::SeqCst), 2);
+    eprintln!(
+        "heartbeat details seen by attempt 2: {:?}",
+        resumed_from.lock().unwrap()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn non_retryable_failure_fails_the_run() {
+    let attempts = Arc::new(AtomicU32::new(0));
+    let count = attempts.clone();
+    let handler = step_fn(move |_ctx: StepContext, _request: StepRequest| {
+        count.fetch_add(1, Ordering::SeqCst);
+        async { Err::<StepReply, _>(StepFailure::non_retryable("the request is malformed")) }
+    });
+    with_worker(handler, |runs| async move {
+        runs.start("run-e", json!(null), &quick_policy())
+            .await
+            .expect("started");
+        let result = runs.result("run-e").await;
+        assert!(matches!(result, Err(Error::Run { .. })), "{result:?}");
+    })
+    .await;
+    assert_eq!(attempts.load(Ordering::SeqCst), 1);
+}
