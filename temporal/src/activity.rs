@@ -86,39 +86,57 @@ where
 /// Any error converts into a retryable one (`?` works on errors of any type); a non-retryable
 /// one fails the run at once, whatever attempts the policy has left.
 pub struct StepFailure {
-    error: Box<dyn StdError + Send + Sync>,
-    retryable: bool,
+    error: Option<Box<dyn StdError + Send + Sync>>,
+    kind: FailureKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FailureKind {
+    Retryable,
+    NonRetryable,
+    Cancelled,
 }
 
 impl StepFailure {
     /// A failure that the policy's next attempt may overcome (a timeout, a 503).
     pub fn retryable(error: impl Into<Box<dyn StdError + Send + Sync>>) -> Self {
         Self {
-            error: error.into(),
-            retryable: true,
+            error: Some(error.into()),
+            kind: FailureKind::Retryable,
         }
     }
 
     /// A failure that no attempt will overcome (a bad request): the run fails.
     pub fn non_retryable(error: impl Into<Box<dyn StdError + Send + Sync>>) -> Self {
         Self {
-            error: error.into(),
-            retryable: false,
+            error: Some(error.into()),
+            kind: FailureKind::NonRetryable,
+        }
+    }
+
+    /// The step stopped because it was asked to ([`StepContext::is_cancelled`]).
+    pub fn cancelled() -> Self {
+        Self {
+            error: None,
+            kind: FailureKind::Cancelled,
         }
     }
 
     /// Whether another attempt may succeed.
     pub fn is_retryable(&self) -> bool {
-        self.retryable
+        self.kind == FailureKind::Retryable
     }
 
     fn into_activity_error(self) -> ActivityError {
-        let failure = if self.retryable {
-            ApplicationFailure::new(self.error)
-        } else {
-            ApplicationFailure::non_retryable(self.error)
-        };
-        ActivityError::application(failure)
+        match (self.kind, self.error) {
+            (FailureKind::Cancelled, _) => ActivityError::cancelled(),
+            (FailureKind::Retryable, Some(error)) => {
+                ActivityError::application(ApplicationFailure::new(error))
+            }
+            (_, error) => ActivityError::application(ApplicationFailure::non_retryable(
+                error.unwrap_or_else(|| "step failed".into()),
+            )),
+        }
     }
 }
 
@@ -132,19 +150,19 @@ impl fmt::Debug for StepFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StepFailure")
             .field("error", &self.error)
-            .field("retryable", &self.retryable)
+            .field("kind", &self.kind)
             .finish()
     }
 }
 
 impl fmt::Display for StepFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kind = if self.retryable {
-            "retryable"
-        } else {
-            "non-retryable"
-        };
-        write!(f, "{kind} step failure: {}", self.error)
+        match (self.kind, &self.error) {
+            (FailureKind::Cancelled, _) => f.write_str("step cancelled"),
+            (FailureKind::Retryable, Some(error)) => write!(f, "retryable step failure: {error}"),
+            (_, Some(error)) => write!(f, "non-retryable step failure: {error}"),
+            (_, None) => f.write_str("step failed"),
+        }
     }
 }
 

@@ -294,3 +294,87 @@ async fn non_retryable_failure_fails_the_run() {
     .await;
     assert_eq!(attempts.load(Ordering::SeqCst), 1);
 }
+
+/// Heartbeats until told to stop; records how long the news took.
+struct LongStep {
+    stopped_after: Arc<Mutex<Option<Duration>>>,
+    cleanups: Arc<AtomicU32>,
+}
+
+impl StepHandler for LongStep {
+    fn step(
+        &self,
+        ctx: StepContext,
+        _request: StepRequest,
+    ) -> BoxFuture<Result<StepReply, StepFailure>> {
+        let stopped_after = self.stopped_after.clone();
+        Box::pin(async move {
+            let started = Instant::now();
+            for done in 0..200 {
+                ctx.heartbeat(json!({ "tool_calls_done": done })).await?;
+                if ctx.is_cancelled() {
+                    *stopped_after.lock().unwrap() = Some(started.elapsed());
+                    return Err(StepFailure::cancelled());
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Ok(StepReply::Done {
+                summary: "never cancelled".to_owned(),
+            })
+        })
+    }
+
+    fn cleanup(&self, _key: String) -> BoxFuture<Result<(), StepFailure>> {
+        self.cleanups.fetch_add(1, Ordering::SeqCst);
+        Box::pin(async { Ok(()) })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelled_mid_step() {
+    let stopped_after = Arc::new(Mutex::new(None));
+    let cleanups = Arc::new(AtomicU32::new(0));
+    let handler = LongStep {
+        stopped_after: stopped_after.clone(),
+        cleanups: cleanups.clone(),
+    };
+    let stopped = stopped_after.clone();
+    with_worker(handler, |runs| async move {
+        // Heartbeats are throttled to 80% of the timeout: the cancellation reaches the step
+        // within about that.
+        let policy = StepPolicy {
+            heartbeat_timeout: Some(Duration::from_secs(1)),
+            ..quick_policy()
+        };
+        runs.start("run-f", json!(null), &policy)
+            .await
+            .expect("started");
+        wait_for_status(&runs, "run-f", |s| {
+            matches!(s, RunStatus::Running { step: 1 })
+        })
+        .await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        runs.cancel("run-f", "the user left")
+            .await
+            .expect("cancel requested");
+        assert_eq!(
+            runs.result("run-f").await.expect("a result"),
+            RunResult::Cancelled
+        );
+        // The workflow does not wait for the step (cancellation type TryCancel): the step learns
+        // of it at its next heartbeat.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while stopped.lock().unwrap().is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "the step was never told of the cancellation"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    let stopped_after = stopped_after.lock().unwrap().expect("stopped");
+    eprintln!("the step stopped {stopped_after:?} after it started");
+    assert!(stopped_after < Duration::from_secs(10), "{stopped_after:?}");
+    assert_eq!(cleanups.load(Ordering::SeqCst), 1);
+}
