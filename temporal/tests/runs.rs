@@ -378,3 +378,26 @@ async fn cancelled_mid_step() {
     assert!(stopped_after < Duration::from_secs(10), "{stopped_after:?}");
     assert_eq!(cleanups.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn too_many_steps_fail_the_run() {
+    let steps = Arc::new(AtomicU32::new(0));
+    let count = steps.clone();
+    let handler = step_fn(move |_ctx: StepContext, _request: StepRequest| {
+        count.fetch_add(1, Ordering::SeqCst);
+        async { Ok::<_, Error>(StepReply::Next) }
+    });
+    with_worker(handler, |runs| async move {
+        let policy = StepPolicy {
+            max_steps: 3,
+            ..quick_policy()
+        };
+        runs.start("run-g", json!(null), &policy)
+            .await
+            .expect("started");
+        let result = runs.result("run-g").await;
+        assert!(matches!(result, Err(Error::Run { .. })), "{result:?}");
+    })
+    .await;
+    assert_eq!(steps.load(Ordering::SeqCst), 3);
+}
