@@ -69,6 +69,10 @@ impl StepWorker {
     /// Makes a worker that polls `task_queue` of `client`'s namespace, with `handler` for the
     /// steps. Call it inside a Tokio runtime (the worker uses the current one).
     ///
+    /// The SDK refuses a second worker of the same namespace and task queue on one connection
+    /// while the first is registered (until its [`run`](Self::run) returned after a shutdown):
+    /// for two in one process, [`connect`] twice.
+    ///
     /// # Errors
     ///
     /// [`Error::Runtime`] outside a Tokio runtime; [`Error::Registration`] or [`Error::Worker`]

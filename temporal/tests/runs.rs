@@ -401,3 +401,65 @@ async fn too_many_steps_fail_the_run() {
     .await;
     assert_eq!(steps.load(Ordering::SeqCst), 3);
 }
+
+/// Answers every step with `Done`, naming the worker; pauses on the first.
+fn named_handler(name: &'static str) -> impl StepHandler {
+    step_fn(move |_ctx: StepContext, request: StepRequest| async move {
+        Ok::<_, Error>(match request.step {
+            1 => StepReply::Paused {
+                interrupts: vec!["question".to_owned()],
+            },
+            _ => StepReply::Done {
+                summary: format!("resumed by {name}"),
+            },
+        })
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_worker_resumes_the_run() {
+    let server = DevServer::start();
+    let client = connect(&server.address, &server.namespace)
+        .await
+        .expect("a client of the dev server");
+    let runs = RunClient::new(client.clone(), "handoff");
+
+    // Worker A runs the first step, which pauses; then A stops.
+    let a = StepWorker::new(client.clone(), "handoff", named_handler("A")).expect("worker A");
+    let stop_a = a.shutdown_handle();
+    let a_run = a.run();
+    tokio::pin!(a_run);
+    tokio::select! {
+        result = &mut a_run => panic!("worker A stopped early: {result:?}"),
+        _ = async {
+            runs.start("run-h", json!(null), &quick_policy()).await.expect("started");
+            wait_for_status(&runs, "run-h", |s| matches!(s, RunStatus::Paused { .. })).await;
+        } => {}
+    }
+    stop_a.shutdown();
+    a_run.await.expect("worker A shut down cleanly");
+
+    // Worker B, which never saw the run, resumes it from its history.
+    let b = StepWorker::new(client, "handoff", named_handler("B")).expect("worker B");
+    let stop_b = b.shutdown_handle();
+    let b_run = b.run();
+    tokio::pin!(b_run);
+    tokio::select! {
+        result = &mut b_run => panic!("worker B stopped early: {result:?}"),
+        _ = async {
+            let answered = Instant::now();
+            runs.answer("run-h", json!({ "question": "yes" })).await.expect("answered");
+            let result = tokio::time::timeout(SCENARIO_TIMEOUT, runs.result("run-h"))
+                .await
+                .expect("worker B finished the run in time")
+                .expect("a result");
+            eprintln!("worker B finished the run {:?} after the answer", answered.elapsed());
+            assert_eq!(
+                result,
+                RunResult::Completed(RunOutcome { summary: "resumed by B".to_owned(), steps: 2 })
+            );
+        } => {}
+    }
+    stop_b.shutdown();
+    b_run.await.expect("worker B shut down cleanly");
+}

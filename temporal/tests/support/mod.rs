@@ -167,7 +167,7 @@ impl Drop for DevServer {
 /// A shell that kills the server's group once this process is gone.
 fn spawn_watchdog(server: u32) -> Option<Child> {
     let script = format!(
-        "while kill -0 {me} 2>/dev/null; do sleep 1; done; kill -KILL -- -{server} 2>/dev/null",
+        "while kill -0 {me} 2>/dev/null; do sleep 1; done; kill -KILL -{server} 2>/dev/null",
         me = std::process::id()
     );
     Command::new("sh")
