@@ -2,9 +2,9 @@
 
 use serde_json::Value;
 use temporalio_client::{
-    Client, WorkflowCancelOptions, WorkflowGetResultOptions, WorkflowHandle, WorkflowQueryOptions,
-    WorkflowSignalOptions, WorkflowStartOptions,
-    errors::{WorkflowGetResultError, WorkflowStartError},
+    Client, WorkflowCancelOptions, WorkflowExecuteUpdateOptions, WorkflowGetResultOptions,
+    WorkflowHandle, WorkflowQueryOptions, WorkflowSignalOptions, WorkflowStartOptions,
+    errors::{WorkflowGetResultError, WorkflowStartError, WorkflowUpdateError},
 };
 
 use crate::{Error, RunResult, RunStatus, StepPolicy, model::RunInput, workflow::AgentRun};
@@ -78,6 +78,33 @@ impl RunClient {
                 key: key.to_owned(),
                 source,
             })
+    }
+
+    /// Sends `answers` to the run `key` if it is paused now, and returns the step that paused;
+    /// a Temporal update, which a worker validates and acknowledges (unlike
+    /// [`answer`](Self::answer), a signal, which the server takes whatever the run's state).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Rejected`] if the run is not paused (or has answers pending);
+    /// [`Error::Update`] if it is closed or unknown, or no worker answers.
+    pub async fn resume(&self, key: &str, answers: Value) -> Result<u32, Error> {
+        let options = WorkflowExecuteUpdateOptions::default();
+        match self
+            .handle(key)
+            .execute_update(AgentRun::resume, answers, options)
+            .await
+        {
+            Ok(step) => Ok(step),
+            Err(WorkflowUpdateError::Failed(failure)) => Err(Error::Rejected {
+                key: key.to_owned(),
+                reason: failure.message,
+            }),
+            Err(source) => Err(Error::Update {
+                key: key.to_owned(),
+                source,
+            }),
+        }
     }
 
     /// Where the run `key` stands. A worker answers the query: with none polling the task queue,

@@ -2,7 +2,7 @@
 
 use temporalio_client::errors::{
     ClientConnectError, ClientNewError, WorkflowGetResultError, WorkflowInteractionError,
-    WorkflowQueryError, WorkflowStartError,
+    WorkflowQueryError, WorkflowStartError, WorkflowUpdateError,
 };
 use temporalio_common::data_converters::PayloadConversionError;
 use temporalio_sdk::{RuntimeError, WorkerCreateError, WorkerRunError, WorkflowRegistrationError};
@@ -71,6 +71,25 @@ pub enum Error {
         /// The SDK's error.
         #[source]
         source: WorkflowInteractionError,
+    },
+    /// The run refused the answers of [`RunClient::resume`](crate::RunClient::resume): it is
+    /// not paused.
+    #[error("the run {key:?} refused the answers: {reason}")]
+    Rejected {
+        /// The run's key.
+        key: String,
+        /// Why, as the run said.
+        reason: String,
+    },
+    /// The update of [`RunClient::resume`](crate::RunClient::resume) could not be delivered (the
+    /// run is closed or unknown, or no worker answers).
+    #[error("could not send answers to the run {key:?}")]
+    Update {
+        /// The run's key.
+        key: String,
+        /// The SDK's error.
+        #[source]
+        source: WorkflowUpdateError,
     },
     /// The run's status could not be queried (no worker polls its task queue, say).
     #[error("could not query the status of the run {key:?}")]

@@ -97,6 +97,30 @@ impl AgentRun {
         self.answers.push_back(answers);
     }
 
+    /// Refuses answers unless the run is paused with none pending (see [`Self::resume`]).
+    #[update_validator(resume)]
+    fn validate_resume(
+        &self,
+        _ctx: &WorkflowContextView,
+        _answers: &Value,
+    ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        match self.status {
+            Some(RunStatus::Paused { .. }) if self.answers.is_empty() => Ok(()),
+            _ => Err("the run is not paused".into()),
+        }
+    }
+
+    /// Answers for the run paused now, as an update: unlike the signal, the caller learns
+    /// whether they were taken (and by which paused step).
+    #[update(name = "resume")]
+    pub(crate) fn resume(&mut self, _ctx: &mut SyncWorkflowContext<Self>, answers: Value) -> u32 {
+        self.answers.push_back(answers);
+        match self.status {
+            Some(RunStatus::Paused { step, .. }) => step,
+            _ => 0,
+        }
+    }
+
     /// Where the run stands.
     #[query(name = "status")]
     pub(crate) fn status(&self, _ctx: &WorkflowContextView) -> RunStatus {

@@ -463,3 +463,41 @@ async fn another_worker_resumes_the_run() {
     stop_b.shutdown();
     b_run.await.expect("worker B shut down cleanly");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resumed_by_an_update() {
+    let handler = step_fn(|_ctx: StepContext, request: StepRequest| async move {
+        Ok::<_, Error>(match request.step {
+            1 => {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                StepReply::Next
+            }
+            2 => StepReply::Paused {
+                interrupts: vec!["question".to_owned()],
+            },
+            _ => StepReply::Done {
+                summary: format!("answers: {}", request.input.unwrap_or(Value::Null)),
+            },
+        })
+    });
+    with_worker(handler, |runs| async move {
+        runs.start("run-i", json!(null), &quick_policy())
+            .await
+            .expect("started");
+        // Not paused yet: refused, and the run goes on.
+        let early = runs.resume("run-i", json!("too early")).await;
+        assert!(matches!(early, Err(Error::Rejected { .. })), "{early:?}");
+        wait_for_status(&runs, "run-i", |s| matches!(s, RunStatus::Paused { .. })).await;
+        assert_eq!(runs.resume("run-i", json!("yes")).await.expect("taken"), 2);
+        assert_eq!(
+            runs.result("run-i").await.expect("a result"),
+            RunResult::Completed(RunOutcome {
+                summary: r#"answers: "yes""#.to_owned(),
+                steps: 3
+            })
+        );
+        let late = runs.resume("run-i", json!("too late")).await;
+        assert!(matches!(late, Err(Error::Update { .. })), "{late:?}");
+    })
+    .await;
+}
