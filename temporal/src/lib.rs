@@ -1,0 +1,55 @@
+//! Agent runs as durable [Temporal](https://temporal.io) workflows, spread over many workers.
+//!
+//! A run is a workflow whose id is the run's key. It calls a *step* activity in a loop; each
+//! step answers [`StepReply::Next`] (go on), [`StepReply::Paused`] (wait for the `answers`
+//! signal, then go on with them) or [`StepReply::Done`] (the run's result). Any worker polling
+//! the run's task queue may run any step; a worker that dies mid-step is noticed by the missing
+//! heartbeat and its step retried elsewhere, under the run's [`StepPolicy`].
+//!
+//! - [`StepWorker`] runs the workflow and the steps, with a [`StepHandler`] (or a closure,
+//!   [`step_fn`]) for what a step does.
+//! - [`RunClient`] starts runs, sends answers, queries their [`RunStatus`], cancels them and
+//!   waits for their [`RunResult`].
+//!
+//! ```no_run
+//! use hookchain_temporal::{RunClient, StepPolicy, StepReply, StepWorker, connect, step_fn};
+//!
+//! # async fn demo() -> Result<(), hookchain_temporal::Error> {
+//! let client = connect("127.0.0.1:7233", "default").await?;
+//! let worker = StepWorker::new(
+//!     client.clone(),
+//!     "agents",
+//!     step_fn(|_ctx, request| async move {
+//!         Ok::<_, std::io::Error>(StepReply::Done { summary: format!("hello, {}", request.key) })
+//!     }),
+//! )?;
+//! let stop = worker.shutdown_handle();
+//! let runs = RunClient::new(client, "agents");
+//! runs.start("thread-1", serde_json::json!({"prompt": "hi"}), &StepPolicy::default()).await?;
+//! let (worker_result, result) = tokio::join!(worker.run(), async {
+//!     let result = runs.result("thread-1").await;
+//!     stop.shutdown();
+//!     result
+//! });
+//! worker_result?;
+//! println!("{:?}", result?);
+//! # Ok(())
+//! # }
+//! ```
+#![forbid(unsafe_code)]
+
+mod activity;
+mod client;
+mod error;
+mod model;
+mod worker;
+mod workflow;
+
+pub use activity::{BoxFuture, StepContext, StepFailure, StepFn, StepHandler, step_fn};
+pub use client::RunClient;
+pub use error::Error;
+pub use model::{RunOutcome, RunResult, RunStatus, StepPolicy, StepReply, StepRequest};
+pub use worker::{ShutdownHandle, StepWorker, connect};
+
+/// The SDK's client, as [`connect`] returns it.
+pub use temporalio_client::Client;
