@@ -39,6 +39,7 @@
 #![forbid(unsafe_code)]
 
 mod activity;
+mod agent;
 mod client;
 mod error;
 mod model;
@@ -46,6 +47,7 @@ mod worker;
 mod workflow;
 
 pub use activity::{BoxFuture, StepContext, StepFailure, StepFn, StepHandler, step_fn};
+pub use agent::{AgentSteps, SUMMARY_TEXT_LIMIT, Summary};
 pub use client::RunClient;
 pub use error::Error;
 pub use model::{RunOutcome, RunResult, RunStatus, StepPolicy, StepReply, StepRequest};
