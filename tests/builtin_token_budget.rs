@@ -136,10 +136,7 @@ async fn the_thread_budget_counts_every_run_of_the_thread() {
     assert_eq!(calls, [1, 1, 1, 0]);
     assert_eq!(
         thread.state(),
-        &ThreadUsage {
-            input_tokens: 30,
-            output_tokens: 3
-        }
+        &ThreadUsage::new(30, 3)
     );
     let last = thread.messages().last().unwrap().text().into_owned();
     assert!(last.contains("thread input-token budget of 25"), "{last}");
