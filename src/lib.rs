@@ -95,8 +95,9 @@ pub mod interrupt {
     //! Interrupts: a hook or a tool pauses the run to ask for outside input (an approval, an
     //! answer), and the run resumes later, in this process or another, from a [`Checkpoint`].
     //!
-    //! Everything of [`hookchain_core::interrupt`] (whose docs tell the whole story: how a run
-    //! pauses, how it resumes, what a checkpoint holds), and the checkpoint stores in databases.
+    //! Everything of the core's [`interrupt`](hookchain_core::interrupt) module (whose docs, in
+    //! the crate `hookchain-core`, tell the whole story: how a run pauses, how it resumes, what a
+    //! checkpoint holds), and the checkpoint stores in databases.
     //! A [`Checkpointer`] keeps checkpoints by key, shared by the workers of a deployment:
     //!
     //! | store | where | feature |

@@ -135,13 +135,7 @@ async fn the_thread_budget_counts_every_run_of_the_thread() {
     }
     // Before each run's call, the thread had used 0, 10, 20 (< 25), then 30.
     assert_eq!(calls, [1, 1, 1, 0]);
-    assert_eq!(
-        thread.state(),
-        &ThreadUsage {
-            input_tokens: 30,
-            output_tokens: 3
-        }
-    );
+    assert_eq!(thread.state(), &ThreadUsage::new(30, 3));
     let last = thread.messages().last().unwrap().text().into_owned();
     assert!(last.contains("thread input-token budget of 25"), "{last}");
 }

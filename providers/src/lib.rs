@@ -44,10 +44,12 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-#[cfg(feature = "http")]
+// The code both providers share is built with either (the feature `http` alone only brings the
+// dependencies: without a provider, the code would be dead).
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 mod http;
 
-#[cfg(feature = "http")]
+#[cfg(any(feature = "openai", feature = "anthropic"))]
 pub use http::{ApiError, BuildError};
 
 #[cfg(feature = "anthropic")]

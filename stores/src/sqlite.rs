@@ -93,10 +93,9 @@ const SWEEP: &str = "DELETE FROM hookchain_runs
 /// # Example
 ///
 /// ```
-/// use hookchain::interrupt::{Checkpointer, Record};
+/// use hookchain::interrupt::{Checkpointer, Record, SqliteCheckpointer};
 /// use hookchain::prelude::*;
 /// use hookchain::{Durability, EndReason, ResumeFrom, chain, hook};
-/// use hookchain_stores::SqliteCheckpointer;
 /// use serde_json::json;
 ///
 /// /// Asks before every model call.

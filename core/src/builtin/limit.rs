@@ -20,6 +20,7 @@ pub enum LimitExit {
 /// The scope of a limit: one run, or every run of a [`Thread`](crate::Thread).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum LimitScope {
     /// The current run (counted from zero at every run).
     Run,

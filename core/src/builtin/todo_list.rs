@@ -84,6 +84,7 @@ pub struct TodoListBuilder {
 /// Where a todo stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TodoStatus {
     /// Not started.
     Pending,
@@ -95,6 +96,7 @@ pub enum TodoStatus {
 
 /// One task of the list.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[non_exhaustive]
 pub struct Todo {
     /// What is to be done.
     pub content: String,

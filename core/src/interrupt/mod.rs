@@ -141,9 +141,7 @@ pub use checkpointer::{Checkpointer, MAX_KEY_LEN, Stored, valid_key};
 pub use dyn_checkpointer::{BoxFuture, DynCheckpointer};
 pub use file_checkpointer::FileCheckpointer;
 pub use lease::{Claim, Clock, Lease, Record, Tombstone, from_millis, millis};
-pub(crate) use members::Matching;
-#[doc(hidden)]
-pub use members::Members;
+pub(crate) use members::{Matching, Members};
 pub use memory_checkpointer::InMemoryCheckpointer;
 pub use resume::ResumeError;
 pub use signed::SignatureError;

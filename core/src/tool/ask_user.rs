@@ -25,6 +25,7 @@ pub struct AskUser;
 
 /// What the model asks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[non_exhaustive]
 pub struct Question {
     /// The question, as the user will read it.
     pub question: String,
@@ -77,6 +78,14 @@ pub enum AnswerError {
 }
 
 impl Question {
+    /// The question `question`, expecting an answer of the kind `answer`.
+    pub fn new(question: impl Into<String>, answer: AnswerKind) -> Self {
+        Self {
+            question: question.into(),
+            answer,
+        }
+    }
+
     /// Checks `answer` against the question, and returns it as the text the model reads.
     pub fn check(&self, answer: &serde_json::Value) -> Result<String, AnswerError> {
         let text = |value: &serde_json::Value| value.as_str().map(str::to_owned);

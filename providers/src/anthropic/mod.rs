@@ -9,7 +9,7 @@
 //!
 //! ```no_run
 //! use hookchain::Agent;
-//! use hookchain_providers::anthropic::AnthropicModel;
+//! use hookchain::providers::anthropic::AnthropicModel;
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let model = AnthropicModel::builder("claude-sonnet-4-5")

@@ -110,15 +110,15 @@ impl Model for OpenAiModel {
     ///
     /// ```no_run
     /// use futures::StreamExt;
-    /// use hookchain_core::{Model, ModelRequest};
-    /// use hookchain_core::model::ModelEvent;
-    /// use hookchain_providers::openai::OpenAiModel;
+    /// use hookchain::model::ModelEvent;
+    /// use hookchain::providers::openai::OpenAiModel;
+    /// use hookchain::{Message, Model, ModelRequest};
     ///
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
     /// let model = OpenAiModel::builder("llama3.2")
     ///     .base_url("http://localhost:11434/v1")
     ///     .build()?;
-    /// let request = ModelRequest::new(vec![hookchain_core::Message::user("Tell me a joke.")]);
+    /// let request = ModelRequest::new(vec![Message::user("Tell me a joke.")]);
     /// let mut events = std::pin::pin!(model.stream(request));
     /// while let Some(event) = events.next().await {
     ///     if let ModelEvent::TextDelta { text, .. } = event? {

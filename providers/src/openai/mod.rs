@@ -19,7 +19,7 @@
 //!
 //! ```no_run
 //! use hookchain::Agent;
-//! use hookchain_providers::openai::OpenAiModel;
+//! use hookchain::providers::openai::OpenAiModel;
 //!
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let model = OpenAiModel::builder("llama3.2")

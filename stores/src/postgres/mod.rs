@@ -156,9 +156,6 @@ const SWEEP: &str = "DELETE FROM hookchain_runs
 /// # Example
 ///
 /// ```no_run
-/// # // What the facade `hookchain` re-exports with its feature `postgres` (this crate's tests
-/// # // build it without, so that they need no Postgres server).
-/// # mod hookchain { pub mod interrupt { pub use ::hookchain::interrupt::*; pub use hookchain_stores::PostgresCheckpointer; pub mod postgres { pub use hookchain_stores::postgres::*; } } }
 /// use hookchain::interrupt::{Checkpointer, PostgresCheckpointer};
 ///
 /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
@@ -183,9 +180,6 @@ const SWEEP: &str = "DELETE FROM hookchain_runs
 /// [`connect`](PostgresCheckpointer::connect) does:
 ///
 /// ```no_run
-/// # // What the facade `hookchain` re-exports with its feature `postgres` (this crate's tests
-/// # // build it without, so that they need no Postgres server).
-/// # mod hookchain { pub mod interrupt { pub use ::hookchain::interrupt::*; pub use hookchain_stores::PostgresCheckpointer; pub mod postgres { pub use hookchain_stores::postgres::*; } } }
 /// use hookchain::interrupt::PostgresCheckpointer;
 /// use hookchain::interrupt::postgres::deadpool_postgres::Pool;
 ///
@@ -200,9 +194,6 @@ const SWEEP: &str = "DELETE FROM hookchain_runs
 /// A test's own server, on this machine:
 ///
 /// ```no_run
-/// # // What the facade `hookchain` re-exports with its feature `postgres` (this crate's tests
-/// # // build it without, so that they need no Postgres server).
-/// # mod hookchain { pub mod interrupt { pub use ::hookchain::interrupt::*; pub use hookchain_stores::PostgresCheckpointer; pub mod postgres { pub use hookchain_stores::postgres::*; } } }
 /// use hookchain::interrupt::PostgresCheckpointer;
 ///
 /// # async fn example() -> Result<(), Box<dyn std::error::Error>> {

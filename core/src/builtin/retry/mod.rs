@@ -49,6 +49,7 @@ use crate::tool::ToolFailureKind;
 /// What a retry does when it gives up on a failure of type `E`
 /// ([`ModelError`](crate::ModelError) or [`ToolFailure`](crate::tool::ToolFailure)).
 #[derive(Default)]
+#[non_exhaustive]
 pub enum OnFailure<E: ?Sized> {
     /// Pass the failure on: the model call fails with its error (the run ends with it unless
     /// a middleware outside handles it), a tool call keeps its error result. The default.

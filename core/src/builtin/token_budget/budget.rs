@@ -153,6 +153,7 @@ impl fmt::Display for Measure {
 
 /// An amount of tokens or money.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub enum Amount {
     /// Tokens.
     Tokens(u64),

@@ -80,11 +80,23 @@ fn thread_usage(cx: &Context, tallied: &ThreadUsage, run: Usage) -> Usage {
 
 /// The usage of a thread's finished runs (thread-scoped state of [`TokenBudget`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ThreadUsage {
     /// Input tokens.
     pub input_tokens: u64,
     /// Output tokens.
     pub output_tokens: u64,
+}
+
+impl ThreadUsage {
+    /// The usage of `input_tokens` and `output_tokens`.
+    #[must_use]
+    pub const fn new(input_tokens: u64, output_tokens: u64) -> Self {
+        Self {
+            input_tokens,
+            output_tokens,
+        }
+    }
 }
 
 /// Bounds the tokens (or the money) runs and threads spend (see the [module docs](self)).
