@@ -134,6 +134,19 @@ pub mod interrupt {
     }
 }
 
+/// Agent runs as durable [Temporal](https://temporal.io) workflows, spread over many workers
+/// (feature `temporal`): each step of a run is an activity that runs one step of the agent
+/// ([`Agent::step`]) on the run its checkpointer holds; see the crate `hookchain-temporal`.
+///
+/// ```toml
+/// hookchain = { version = "0.1", features = ["temporal", "postgres"] }
+/// ```
+#[cfg(feature = "temporal")]
+#[cfg_attr(docsrs, doc(cfg(feature = "temporal")))]
+pub mod temporal {
+    pub use hookchain_temporal::*;
+}
+
 /// The README's examples, compiled and run as doctests so they cannot rot.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

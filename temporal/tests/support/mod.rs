@@ -5,7 +5,11 @@
 //! panicked); a watchdog shell kills it too if the test process dies without dropping it
 //! (killed by a timeout, say).
 
-#![allow(dead_code, unreachable_pub)]
+#![allow(dead_code, unreachable_pub, unused_imports)]
+
+mod scenario;
+
+pub use scenario::{SCENARIO_TIMEOUT, quick_policy, wait_for_status, with_worker};
 
 use std::{
     env,
