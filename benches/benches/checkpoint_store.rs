@@ -60,7 +60,8 @@ fn mid_size_checkpoint(runtime: &tokio::runtime::Runtime) -> Checkpoint {
     });
     let agent = Agent::builder(model)
         .chain(chain![stop_at_the_last_turn])
-        .build().unwrap();
+        .build()
+        .unwrap();
     let paused = runtime.block_on(async {
         let mut thread = agent.thread();
         for turn in 0..TURNS {

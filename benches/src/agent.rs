@@ -38,7 +38,11 @@ pub fn ping() -> impl hookchain::Tool {
 
 /// An agent with `chain` around the scripted model and the `ping` tool.
 pub fn agent<C: Middleware>(chain: C) -> Agent<ScriptedModel, C> {
-    Agent::builder(model()).tool(ping()).chain(chain).build().unwrap()
+    Agent::builder(model())
+        .tool(ping())
+        .chain(chain)
+        .build()
+        .unwrap()
 }
 
 /// One turn; checks that it made 2 model calls and 1 tool call.
@@ -147,5 +151,6 @@ pub fn stepping_agent<C: Middleware>(steps: usize, chain: C) -> Agent<Stepper, C
     Agent::builder(Stepper { steps })
         .tool(ping())
         .chain(chain)
-        .build().unwrap()
+        .build()
+        .unwrap()
 }

@@ -1,0 +1,187 @@
+//! Many runs on several worker processes sharing one store: every run ends once, with its
+//! answer, and no tool call runs twice. Prints the throughput.
+//!
+//! The workers are processes: this test binary run again with `WORKER_ENV` set (the test
+//! `worker_process` is then the worker's `main`).
+
+mod support;
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use hookchain::interrupt::FileCheckpointer;
+use hookchain::prelude::*;
+use hookchain::{Durability, Role, Tool, ToolError, ToolSpec};
+use hookchain_temporal::{AgentSteps, RunClient, RunResult, StepWorker, Summary, connect};
+use serde_json::json;
+use support::{DevServer, quick_policy};
+
+/// Set in a worker process: the directory of the store and of the side effects.
+const WORKER_ENV: &str = "HOOKCHAIN_TEMPORAL_LOAD_WORKER";
+const TASK_QUEUE: &str = "load";
+const WORKERS: usize = 3;
+const RUNS: usize = 200;
+/// What a tool call takes (a charge at a payment provider, say).
+const TOOL_LATENCY: Duration = Duration::from_millis(20);
+
+/// Records `charge <idempotency key>` (synced) once its charge is done.
+struct Charge {
+    effects: PathBuf,
+}
+
+impl Tool for Charge {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new("charge", "Charges.", json!({ "type": "object" }))
+    }
+
+    async fn call(
+        &self,
+        cx: ToolContext<'_>,
+        _arguments: serde_json::Value,
+    ) -> Result<String, ToolError> {
+        tokio::time::sleep(TOOL_LATENCY).await;
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.effects)
+            .expect("the effects file");
+        writeln!(file, "charge {}", cx.idempotency_key()).expect("record");
+        file.sync_data().expect("sync");
+        Ok("charged".to_owned())
+    }
+}
+
+fn agent(dir: &Path) -> Agent<ScriptedModel> {
+    let model = ScriptedModel::from_rule(|request| {
+        let charged = request.messages.iter().any(|m| m.role == Role::Tool);
+        Ok(if charged {
+            ModelResponse::text("Charged.")
+        } else {
+            ModelResponse::tool_calls([ToolCall::new("c1", "charge", json!({}))])
+        })
+    });
+    Agent::builder(model)
+        .tool(Charge {
+            effects: dir.join("effects.txt"),
+        })
+        .checkpointer(FileCheckpointer::new(dir.join("runs")), Durability::Pauses)
+        .lease(Duration::from_secs(2))
+        .build()
+        .unwrap()
+}
+
+/// The worker process's `main` (a no-op in the test run itself).
+#[test]
+fn worker_process() {
+    let Some(dir) = std::env::var_os(WORKER_ENV) else {
+        return;
+    };
+    let dir = PathBuf::from(dir);
+    let address = std::env::var("TEMPORAL_ADDRESS").expect("the server's address");
+    let namespace = std::env::var("TEMPORAL_NAMESPACE").expect("the namespace");
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let client = connect(&address, &namespace).await.unwrap();
+            let steps = AgentSteps::new(Arc::new(agent(&dir)));
+            let worker = StepWorker::new(client, TASK_QUEUE, steps).unwrap();
+            worker.run().await.unwrap();
+        });
+}
+
+/// The worker processes, killed when dropped.
+struct Workers(Vec<Child>);
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        for worker in &mut self.0 {
+            let _ = worker.kill();
+            let _ = worker.wait();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hundreds_of_runs_on_several_workers_each_end_once_and_charge_once() {
+    let server = DevServer::start();
+    let dir = std::env::temp_dir().join(format!("hookchain-load-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let _workers = Workers(
+        (0..WORKERS)
+            .map(|_| {
+                Command::new(std::env::current_exe().unwrap())
+                    .args([
+                        "--exact",
+                        "worker_process",
+                        "--nocapture",
+                        "--test-threads=1",
+                    ])
+                    .env(WORKER_ENV, &dir)
+                    .env("TEMPORAL_ADDRESS", &server.address)
+                    .env("TEMPORAL_NAMESPACE", &server.namespace)
+                    .stdin(Stdio::null())
+                    .spawn()
+                    .expect("a worker process")
+            })
+            .collect(),
+    );
+    let client = connect(&server.address, &server.namespace).await.unwrap();
+    let runs = RunClient::new(client, TASK_QUEUE);
+    let policy = quick_policy();
+    let keys: Vec<String> = (0..RUNS).map(|i| format!("order-{i}")).collect();
+    let started = Instant::now();
+    for key in &keys {
+        runs.start(key, json!("Charge the order."), &policy)
+            .await
+            .unwrap();
+    }
+    let results: Vec<RunResult> = futures::stream::iter(&keys)
+        .map(|key| {
+            let runs = runs.clone();
+            async move {
+                tokio::time::timeout(Duration::from_secs(120), runs.result(key))
+                    .await
+                    .expect("the run ended in time")
+                    .expect("a result")
+            }
+        })
+        .buffer_unordered(32)
+        .collect()
+        .await;
+    let took = started.elapsed();
+    eprintln!(
+        "{RUNS} runs (2 steps each) on {WORKERS} worker processes in {took:?}: {:.1} runs/s, \
+         {:.1} runs/s per worker",
+        RUNS as f64 / took.as_secs_f64(),
+        RUNS as f64 / took.as_secs_f64() / WORKERS as f64
+    );
+    for result in &results {
+        let RunResult::Completed(outcome) = result else {
+            panic!("{result:?}");
+        };
+        let summary = Summary::parse(&outcome.summary).unwrap();
+        assert_eq!(summary.text.as_deref(), Some("Charged."));
+        assert_eq!(outcome.steps, 2);
+    }
+    let effects = std::fs::read_to_string(dir.join("effects.txt")).unwrap();
+    let mut charges: Vec<&str> = effects.lines().collect();
+    assert_eq!(charges.len(), RUNS, "one charge per run");
+    charges.sort_unstable();
+    charges.dedup();
+    assert_eq!(
+        charges.len(),
+        RUNS,
+        "each under an idempotency key of its own"
+    );
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
