@@ -46,7 +46,7 @@ use hookchain::agent::AgentBuildError;
 use hookchain::builtin::human_in_the_loop::{
     ApprovalResponse, Decision, HumanInTheLoop, ToolPolicy,
 };
-use hookchain::interrupt::{Checkpointer, SqliteCheckpointer};
+use hookchain::interrupt::{Checkpointer, Record, SqliteCheckpointer};
 use hookchain::prelude::*;
 use hookchain::temporal::{
     AgentSteps, BoxFuture, RunClient, RunResult, RunStatus, StepContext, StepFailure, StepHandler,
@@ -267,18 +267,19 @@ fn agent(
         .build()
 }
 
-/// The agent's steps, printed as they run (and counted).
+/// The agent's steps ([`AgentSteps`]), printed as they run, and counted.
 struct Printed<H> {
     worker: String,
     steps: Arc<AtomicUsize>,
-    inner: H,
+    store: SqliteCheckpointer,
+    inner: Arc<H>,
 }
 
 impl<H: StepHandler> StepHandler for Printed<H> {
     fn step(
         &self,
         ctx: StepContext,
-        request: StepRequest,
+        mut request: StepRequest,
     ) -> BoxFuture<Result<StepReply, StepFailure>> {
         let (worker, key, step) = (self.worker.clone(), request.key.clone(), request.step);
         let attempt = match ctx.attempt() {
@@ -287,9 +288,23 @@ impl<H: StepHandler> StepHandler for Printed<H> {
         };
         println!("[{worker}] {key} step {step}{attempt}");
         self.steps.fetch_add(1, Ordering::Relaxed);
-        let running = self.inner.step(ctx, request);
+        let (inner, store) = (Arc::clone(&self.inner), self.store.clone());
         Box::pin(async move {
-            let reply = running.await;
+            // A workaround, until `AgentSteps` does it: the retry of a step that carried the
+            // answers to a pause, whose first attempt got past the pause (it died booking),
+            // goes on from the step the store holds; the answers again would be refused (the
+            // interrupts they answer are no longer pending) and fail the run.
+            if ctx.attempt() > 1
+                && request.input.is_some()
+                && let Ok(Some(Record::Checkpoint(checkpoint))) = store.get(&key).await
+                && !checkpoint.is_pause()
+            {
+                println!(
+                    "[{worker}] {key} step {step}: past the pause already, going on from the store"
+                );
+                request.input = None;
+            }
+            let reply = inner.step(ctx, request).await;
             match &reply {
                 Ok(StepReply::Next) => println!("[{worker}] {key} step {step}: next step"),
                 Ok(StepReply::Paused { .. }) => {
@@ -321,11 +336,12 @@ fn step_worker(
     steps: Arc<AtomicUsize>,
 ) -> Result<StepWorker, BoxError> {
     let store = SqliteCheckpointer::open(dir.join("runs.db"))?;
-    let agent = agent(name, store, dir, pace)?;
+    let agent = agent(name, store.clone(), dir, pace)?;
     let handler = Printed {
         worker: name.to_owned(),
         steps,
-        inner: AgentSteps::new(Arc::new(agent)),
+        store,
+        inner: Arc::new(AgentSteps::new(Arc::new(agent))),
     };
     Ok(StepWorker::new(client, queue, handler)?)
 }
