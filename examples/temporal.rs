@@ -562,6 +562,7 @@ impl Drop for DevServer {
         #[cfg(unix)]
         let _ = Command::new("kill")
             .args(["-KILL", "--", &format!("-{}", self.server.id())])
+            .stderr(Stdio::null())
             .status();
         let _ = self.server.kill();
         let _ = self.server.wait();
@@ -662,7 +663,10 @@ async fn demo() -> Result<(), BoxError> {
         }
         Err(_) => {
             println!("starting a Temporal dev server (TEMPORAL_ADDRESS is not set)…");
-            let server = DevServer::start(&dir.join("server.log"))?;
+            // Its log is in the error, if it fails.
+            let server = DevServer::start(&dir.join("server.log")).inspect_err(|_| {
+                let _ = std::fs::remove_dir_all(&dir);
+            })?;
             let address = server.address.clone();
             (Some(server), address, "default".to_owned())
         }
