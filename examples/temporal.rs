@@ -29,6 +29,13 @@
 //! completed is not run again; the one in flight is, with the same idempotency key
 //! (`bookings.txt` in the store's directory lists them).
 //!
+//! Ctrl-C stops a worker as a crash would (the process dies; a worker that should finish its
+//! step first calls `StepWorker::shutdown_handle` on its own signal).
+//!
+//! The store is SQLite (feature `sqlite`: one file, several processes, each claim one
+//! statement); `FileCheckpointer` would serve the workers of one machine as well without the
+//! feature, and `PostgresCheckpointer` those of many machines.
+//!
 //! `TEMPORAL_ADDRESS` (default `127.0.0.1:7233`) and `TEMPORAL_NAMESPACE` (default `default`)
 //! say where the server is. `demo` starts a dev server of its own on free ports when
 //! `TEMPORAL_ADDRESS` is not set.
@@ -297,10 +304,12 @@ impl<H: StepHandler> StepHandler for Printed<H> {
         let (inner, store) = (Arc::clone(&self.inner), self.store.clone());
         Box::pin(async move {
             // A workaround, until `AgentSteps` does it: the retry of a step that carried the
-            // answers to a pause, whose first attempt got past the pause (it died booking),
-            // goes on from the step the store holds; the answers again would be refused (the
-            // interrupts they answer are no longer pending) and fail the run.
+            // answers to a pause (a step after the first, with an input), whose first attempt
+            // got past the pause (it died booking), goes on from the step the store holds; the
+            // answers again would be refused (the interrupts they answer are no longer
+            // pending) and fail the run.
             if ctx.attempt() > 1
+                && step > 1
                 && request.input.is_some()
                 && let Ok(Some(Record::Checkpoint(checkpoint))) = store.get(&key).await
                 && !checkpoint.is_pause()
