@@ -418,3 +418,55 @@ async fn a_run_cancelled_mid_step_keeps_its_completed_results() {
     );
     assert_eq!(ran.of("c").len(), 1, "and it did not run again");
 }
+
+/// The retry of a step that carried the answers to a pause, whose first attempt took them and
+/// died further on: the same answers again are to a pause the run is past, and the step goes on
+/// from the store without them (it used to be refused: the interrupts were no longer pending).
+#[tokio::test(start_paused = true)]
+async fn a_retried_step_with_answers_already_taken_goes_on_without_them() {
+    let store = store();
+    let ran = Effects::memory();
+    let worker = |name, hang| {
+        builder(&ran, hang)
+            .chain(chain![
+                HumanInTheLoop::new().interrupt_on("b", ToolPolicy::always())
+            ])
+            .checkpointer(store.clone(), Durability::Pauses)
+            .worker(name)
+            .lease(LEASE)
+            .build()
+            .unwrap()
+    };
+    let dying = worker("worker-1", true);
+    dying.start_step("order-12", "go").await.unwrap();
+    let paused = dying.step("order-12", []).await.unwrap();
+    let answers = approve_all(paused.checkpoint.as_ref().unwrap());
+    // The approved step runs `b`, then `c` hangs: the worker dies there.
+    let mut step = Box::pin(dying.step("order-12", answers.clone()));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(1), &mut step)
+            .await
+            .is_err()
+    );
+    std::mem::forget(step);
+    tokio::time::advance(LEASE + Duration::from_secs(1)).await;
+
+    let other = worker("worker-2", false);
+    let retried = other.step("order-12", answers.clone()).await.unwrap();
+    assert_eq!(retried.end, EndReason::Stepped);
+    assert_eq!(ran.of("b").len(), 1, "the approved call ran once");
+    assert_eq!(ran.of("c").len(), 2, "the call in flight ran again");
+    // Answers to no pause of this run are still refused, and nothing runs.
+    let wrong = [(
+        hookchain::InterruptId::new("7/1:after_model:0:X"),
+        json!(true),
+    )];
+    let error = other.step("order-12", wrong).await.unwrap_err();
+    assert!(
+        matches!(&error, Error::Resume(error) if matches!(**error, ResumeError::UnknownInterrupt { .. })),
+        "{error:?}"
+    );
+    let done = other.step("order-12", []).await.unwrap();
+    assert_eq!(done.end, EndReason::Finished);
+    assert_eq!(other.model().calls() + dying.model().calls(), 3);
+}

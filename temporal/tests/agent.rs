@@ -163,3 +163,60 @@ async fn a_bad_input_fails_the_run_at_once() {
     })
     .await;
 }
+
+/// The worker that paused the run is restarted (a new process would do the same: a new agent
+/// on the same store); the approval signalled then reaches the new one, which finishes the run.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_approval_signalled_after_a_worker_restart_finishes_the_run() {
+    let server = support::DevServer::start();
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let payments = Arc::default();
+    let client = hookchain_temporal::connect(&server.address, &server.namespace)
+        .await
+        .unwrap();
+    let runs = hookchain_temporal::RunClient::new(client.clone(), "restart");
+
+    let before = hookchain_temporal::StepWorker::new(
+        client.clone(),
+        "restart",
+        AgentSteps::new(agent(&store, &payments, true)),
+    )
+    .unwrap();
+    let stop = before.shutdown_handle();
+    let running = before.run();
+    tokio::pin!(running);
+    let interrupts = tokio::select! {
+        result = &mut running => panic!("the worker stopped early: {result:?}"),
+        status = async {
+            runs.start("order-5", json!("Pay the invoice."), &quick_policy()).await.unwrap();
+            wait_for_status(&runs, "order-5", |s| matches!(s, RunStatus::Paused { .. })).await
+        } => match status {
+            RunStatus::Paused { interrupts, .. } => interrupts,
+            _ => unreachable!(),
+        },
+    };
+    stop.shutdown();
+    running.await.unwrap();
+
+    // A new worker, with an agent of its own on the same store.
+    let after = hookchain_temporal::StepWorker::new(
+        client,
+        "restart",
+        AgentSteps::new(agent(&store, &payments, true)),
+    )
+    .unwrap();
+    let stop = after.shutdown_handle();
+    let (ran, result) = tokio::join!(after.run(), async {
+        let approve = serde_json::to_value(ApprovalResponse::new(vec![Decision::Approve])).unwrap();
+        let answers = json!({ interrupts[0].clone(): approve });
+        runs.answer("order-5", answers).await.unwrap();
+        let result = tokio::time::timeout(Duration::from_secs(60), runs.result("order-5")).await;
+        stop.shutdown();
+        result
+    });
+    ran.unwrap();
+    let summary = summary(result.expect("in time").unwrap());
+    assert_eq!(summary.text.as_deref(), Some("Paid."));
+    assert_eq!(payments.load(std::sync::atomic::Ordering::SeqCst), 1);
+    drop(server);
+}

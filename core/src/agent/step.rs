@@ -75,6 +75,10 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// each pending interrupt (as [`resume`](Self::resume) takes them). A step whose worker died
     /// mid-way goes on from the last tool call it recorded.
     ///
+    /// Answers to a pause the run is already past are dropped, and the step goes on without
+    /// them: the retry of a step that carried them, whose first attempt took them and got
+    /// further before its outcome was lost (its worker died). Nothing runs twice.
+    ///
     /// Refused before anything runs while another worker holds the key
     /// ([`CheckpointError::Claimed`](crate::interrupt::CheckpointError::Claimed)), when the run
     /// ended ([`ResumeError::Ended`]), when nothing is stored ([`ResumeError::NotStored`]), or
@@ -208,15 +212,23 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     }
 
     /// One step from `checkpoint`, its key `held`; a pause without answers is reported as it
-    /// stands (a retried start, or a step asked of a paused run by mistake).
+    /// stands (a retried start, or a step asked of a paused run by mistake), and answers to a
+    /// pause the run is past are dropped (a retried step whose first attempt took them).
     async fn step_from(
         &self,
         run_context: RunContext,
         events: Option<Arc<EventQueue>>,
         checkpoint: Checkpoint,
         held: Held,
-        answers: Answers,
+        mut answers: Answers,
     ) -> Result<RunOutput, Error> {
+        if answered_earlier(&checkpoint, &answers) {
+            tracing::debug!(
+                key = held.key,
+                "the answers are to a pause the run is past (a retried step): going on without"
+            );
+            answers.clear();
+        }
         if checkpoint.is_pause() && answers.is_empty() {
             if let Some(durable) = &self.durable {
                 Box::pin(durable.release(&held.key, &held.lease)).await;
@@ -241,6 +253,18 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         let ending = self.go_held(&mut cx, &mut state, entry, Some(held)).await;
         finish(cx, ending)
     }
+}
+
+/// Whether every one of `answers` answers a pause that `checkpoint`'s run is past: the run
+/// cannot have got past it without them, so they were taken already (by an earlier attempt of
+/// this step, whose outcome was lost). A checkpoint that is a pause takes its own answers.
+fn answered_earlier(checkpoint: &Checkpoint, answers: &Answers) -> bool {
+    let passed = checkpoint.counters.pauses;
+    !checkpoint.is_pause()
+        && !answers.is_empty()
+        && answers
+            .iter()
+            .all(|(id, _)| id.pause().is_some_and(|pause| pause < passed))
 }
 
 impl RunOutput {

@@ -185,6 +185,12 @@ impl InterruptId {
         })
     }
 
+    /// The number of the run's pause this interrupt was raised at (from 0), for the ids the
+    /// agent makes; `None` for an id written by hand that is not one.
+    pub(crate) fn pause(&self) -> Option<usize> {
+        self.0.split_once('/')?.0.parse().ok()
+    }
+
     /// The id as text.
     #[must_use]
     pub fn as_str(&self) -> &str {
