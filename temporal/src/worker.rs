@@ -54,7 +54,9 @@ fn parse_address(address: &str) -> Result<Url, Error> {
 pub struct StepWorker {
     worker: Worker,
     // The SDK's runtime (telemetry, the worker heartbeat): kept as long as the worker.
-    _runtime: Runtime,
+    _sdk_runtime: Runtime,
+    /// The Tokio runtime the worker was made in (for its shutdown, from any thread).
+    runtime: tokio::runtime::Handle,
 }
 
 impl fmt::Debug for StepWorker {
@@ -101,14 +103,19 @@ impl StepWorker {
         let worker = Worker::new(&runtime, client, options).map_err(Error::Worker)?;
         Ok(Self {
             worker,
-            _runtime: runtime,
+            _sdk_runtime: runtime,
+            // `Runtime::from_current_tokio` succeeded: there is a current runtime.
+            runtime: tokio::runtime::Handle::current(),
         })
     }
 
     /// A handle that stops the worker: it stops polling, lets the steps under way finish, and
     /// [`run`](Self::run) returns.
     pub fn shutdown_handle(&self) -> ShutdownHandle {
-        ShutdownHandle(Arc::new(self.worker.shutdown_handle()))
+        ShutdownHandle {
+            shutdown: Arc::new(self.worker.shutdown_handle()),
+            runtime: self.runtime.clone(),
+        }
     }
 
     /// Runs the worker until it is shut down ([`shutdown_handle`](Self::shutdown_handle)).
@@ -128,7 +135,11 @@ impl StepWorker {
 
 /// Stops a [`StepWorker`]; see [`StepWorker::shutdown_handle`].
 #[derive(Clone)]
-pub struct ShutdownHandle(Arc<dyn Fn() + Send + Sync>);
+pub struct ShutdownHandle {
+    shutdown: Arc<dyn Fn() + Send + Sync>,
+    /// The worker's runtime: the SDK's shutdown spawns a task on it, from whatever thread.
+    runtime: tokio::runtime::Handle,
+}
 
 impl fmt::Debug for ShutdownHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -137,9 +148,11 @@ impl fmt::Debug for ShutdownHandle {
 }
 
 impl ShutdownHandle {
-    /// Starts the shutdown (returns at once; the worker's `run` returns when it is done).
+    /// Starts the shutdown (returns at once; the worker's `run` returns when it is done). Any
+    /// thread may call it, inside a Tokio runtime or not.
     pub fn shutdown(&self) {
-        (self.0)();
+        let _entered = self.runtime.enter();
+        (self.shutdown)();
     }
 }
 

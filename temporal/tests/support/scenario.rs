@@ -51,7 +51,10 @@ where
     }
     eprintln!("scenario took {:?}", started.elapsed());
     let stopping = Instant::now();
-    stop.shutdown();
+    // From a thread outside the runtime, as a signal handler or a supervisor would.
+    std::thread::spawn(move || stop.shutdown())
+        .join()
+        .expect("the shutdown from another thread");
     tokio::time::timeout(Duration::from_secs(30), worker_run)
         .await
         .expect("the worker shut down in time")
