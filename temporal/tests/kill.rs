@@ -22,7 +22,7 @@ use hookchain_temporal::{
     AgentSteps, RunClient, RunResult, StepPolicy, StepWorker, Summary, connect,
 };
 use serde_json::json;
-use support::DevServer;
+use support::{DevServer, serve_if_worker, spawn_worker};
 
 /// Set in a worker process: the directory of the run's store and of the side effects.
 const WORKER_ENV: &str = "HOOKCHAIN_TEMPORAL_KILL_WORKER";
@@ -97,41 +97,9 @@ fn agent(dir: &Path, hang: bool) -> Agent<ScriptedModel> {
 /// The worker process's `main` (a no-op in the test run itself).
 #[test]
 fn worker_process() {
-    let Some(dir) = std::env::var_os(WORKER_ENV) else {
-        return;
-    };
-    let dir = PathBuf::from(dir);
-    let address = std::env::var("TEMPORAL_ADDRESS").expect("the server's address");
-    let namespace = std::env::var("TEMPORAL_NAMESPACE").expect("the namespace");
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(async {
-            let client = connect(&address, &namespace).await.unwrap();
-            let steps = AgentSteps::new(Arc::new(agent(&dir, true)));
-            let worker = StepWorker::new(client, TASK_QUEUE, steps).unwrap();
-            eprintln!("worker process {} polling", std::process::id());
-            worker.run().await.unwrap();
-        });
-}
-
-/// Runs this binary as a worker process on `server`, with the store in `dir`.
-fn spawn_worker(server: &DevServer, dir: &Path) -> Child {
-    Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "worker_process",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(WORKER_ENV, dir)
-        .env("TEMPORAL_ADDRESS", &server.address)
-        .env("TEMPORAL_NAMESPACE", &server.namespace)
-        .stdin(Stdio::null())
-        .spawn()
-        .expect("the worker process")
+    serve_if_worker(WORKER_ENV, TASK_QUEUE, |dir| {
+        AgentSteps::new(Arc::new(agent(dir, true)))
+    });
 }
 
 fn effects(dir: &Path) -> Vec<String> {
@@ -149,7 +117,7 @@ async fn a_worker_killed_mid_step_is_replaced_and_no_completed_call_runs_twice()
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
 
-    let mut first = spawn_worker(&server, &dir);
+    let mut first = spawn_worker(WORKER_ENV, &server, &dir);
     let client = connect(&server.address, &server.namespace).await.unwrap();
     let runs = RunClient::new(client, TASK_QUEUE);
     let policy = StepPolicy {

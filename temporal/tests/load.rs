@@ -19,7 +19,7 @@ use hookchain::prelude::*;
 use hookchain::{Durability, Role, Tool, ToolError, ToolSpec};
 use hookchain_temporal::{AgentSteps, RunClient, RunResult, StepWorker, Summary, connect};
 use serde_json::json;
-use support::{DevServer, quick_policy};
+use support::{DevServer, quick_policy, serve_if_worker, spawn_worker};
 
 /// Set in a worker process: the directory of the store and of the side effects.
 const WORKER_ENV: &str = "HOOKCHAIN_TEMPORAL_LOAD_WORKER";
@@ -78,23 +78,9 @@ fn agent(dir: &Path) -> Agent<ScriptedModel> {
 /// The worker process's `main` (a no-op in the test run itself).
 #[test]
 fn worker_process() {
-    let Some(dir) = std::env::var_os(WORKER_ENV) else {
-        return;
-    };
-    let dir = PathBuf::from(dir);
-    let address = std::env::var("TEMPORAL_ADDRESS").expect("the server's address");
-    let namespace = std::env::var("TEMPORAL_NAMESPACE").expect("the namespace");
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(async {
-            let client = connect(&address, &namespace).await.unwrap();
-            let steps = AgentSteps::new(Arc::new(agent(&dir)));
-            let worker = StepWorker::new(client, TASK_QUEUE, steps).unwrap();
-            worker.run().await.unwrap();
-        });
+    serve_if_worker(WORKER_ENV, TASK_QUEUE, |dir| {
+        AgentSteps::new(Arc::new(agent(dir)))
+    });
 }
 
 /// The worker processes, killed when dropped.
@@ -117,21 +103,7 @@ async fn hundreds_of_runs_on_several_workers_each_end_once_and_charge_once() {
     std::fs::create_dir_all(&dir).unwrap();
     let _workers = Workers(
         (0..WORKERS)
-            .map(|_| {
-                Command::new(std::env::current_exe().unwrap())
-                    .args([
-                        "--exact",
-                        "worker_process",
-                        "--nocapture",
-                        "--test-threads=1",
-                    ])
-                    .env(WORKER_ENV, &dir)
-                    .env("TEMPORAL_ADDRESS", &server.address)
-                    .env("TEMPORAL_NAMESPACE", &server.namespace)
-                    .stdin(Stdio::null())
-                    .spawn()
-                    .expect("a worker process")
-            })
+            .map(|_| spawn_worker(WORKER_ENV, &server, &dir))
             .collect(),
     );
     let client = connect(&server.address, &server.namespace).await.unwrap();

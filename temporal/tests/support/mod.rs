@@ -7,8 +7,10 @@
 
 #![allow(dead_code, unreachable_pub, unused_imports)]
 
+mod process;
 mod scenario;
 
+pub use process::{serve_if_worker, spawn_worker};
 pub use scenario::{SCENARIO_TIMEOUT, quick_policy, wait_for_status, with_worker};
 
 use std::{
