@@ -9,7 +9,7 @@ mod support;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -17,7 +17,7 @@ use futures::StreamExt;
 use hookchain::interrupt::FileCheckpointer;
 use hookchain::prelude::*;
 use hookchain::{Durability, Role, Tool, ToolError, ToolSpec};
-use hookchain_temporal::{AgentSteps, RunClient, RunResult, StepWorker, Summary, connect};
+use hookchain_temporal::{AgentSteps, RunClient, RunResult, Summary, connect};
 use serde_json::json;
 use support::{DevServer, quick_policy, serve_if_worker, spawn_worker};
 
