@@ -133,39 +133,22 @@ impl Durable {
         worker: &str,
         given: Option<&str>,
     ) -> Result<(Held, Checkpoint), Error> {
-        let (lease, record) =
-            match DynCheckpointer::dyn_claim(&*self.store, key, worker, self.lease).await? {
-                Claim::Granted { lease, record } => (lease, record),
-                Claim::Busy { holder, .. } => return Err(busy(key, holder)),
-            };
-        let refused = match record {
-            Ok(Some(Record::Checkpoint(stored))) => match given {
+        let (held, stored) = self.claim_record(key, worker, given).await?;
+        let refused: Error = match stored {
+            Some(stored) => match given {
                 Some(given) if given != stored.id() => ResumeError::Superseded {
                     checkpoint: given.to_owned(),
                     stored: stored.id().to_owned(),
                 }
                 .into(),
-                _ => {
-                    let held = Held {
-                        key: key.to_owned(),
-                        lease,
-                        resumed_from: Some(stored.id().to_owned()),
-                    };
-                    return Ok((held, *stored));
-                }
+                _ => return Ok((held, stored)),
             },
-            Ok(Some(Record::Ended(tombstone))) => ResumeError::Ended {
-                checkpoint: given.map(str::to_owned),
-                tombstone: Box::new(tombstone),
-            }
-            .into(),
-            Ok(None) => ResumeError::NotStored {
+            None => ResumeError::NotStored {
                 key: key.to_owned(),
             }
             .into(),
-            Err(error) => Error::from(error),
         };
-        self.release(key, &lease).await;
+        self.release(key, &held.lease).await;
         Err(refused)
     }
 
@@ -177,6 +160,18 @@ impl Durable {
         &self,
         key: &str,
         worker: &str,
+    ) -> Result<(Held, Option<Checkpoint>), Error> {
+        self.claim_record(key, worker, None).await
+    }
+
+    /// Takes `key` for `worker`, with the checkpoint stored there, if any. Refused (the key let
+    /// go again) when another run holds the key, when its run ended (`given`: the checkpoint
+    /// the caller asked for, named in the refusal), or when the store fails.
+    async fn claim_record(
+        &self,
+        key: &str,
+        worker: &str,
+        given: Option<&str>,
     ) -> Result<(Held, Option<Checkpoint>), Error> {
         let (lease, record) =
             match DynCheckpointer::dyn_claim(&*self.store, key, worker, self.lease).await? {
@@ -195,7 +190,7 @@ impl Durable {
                 return Ok((held, Some(*stored)));
             }
             Ok(Some(Record::Ended(tombstone))) => ResumeError::Ended {
-                checkpoint: None,
+                checkpoint: given.map(str::to_owned),
                 tombstone: Box::new(tombstone),
             }
             .into(),

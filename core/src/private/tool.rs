@@ -200,10 +200,7 @@ impl<E: Into<BoxError>> ToolResultOutput for Result<crate::ToolResult, E> {
     fn into_tool_output(self, tool: &str) -> Result<String, ToolError> {
         match self {
             Ok(result) => ToolResultOutput::into_tool_output(result, tool),
-            Err(error) => Err(match error.into().downcast::<ToolError>() {
-                Ok(error) => *error,
-                Err(error) => ToolError::failed(tool, error),
-            }),
+            Err(error) => Err(crate::tool::fn_tool::tool_error(tool, error)),
         }
     }
 }

@@ -119,6 +119,15 @@ pub(crate) fn arguments_as<A: DeserializeOwned>(
     })
 }
 
+/// A tool's error as the tool's failure: a `ToolError` it returned is kept as it is (one meant
+/// for the model, an interrupt), anything else is [`ToolError::Failed`].
+pub(crate) fn tool_error(tool: &str, error: impl Into<BoxError>) -> ToolError {
+    match error.into().downcast::<ToolError>() {
+        Ok(error) => *error,
+        Err(error) => ToolError::failed(tool, error),
+    }
+}
+
 /// What a tool function returned, as the text the model reads: a string as is, anything else
 /// as JSON. Its error is the tool's failure, unless it is a [`ToolError`] (one meant for the
 /// model, say), which stays as it is.
@@ -126,10 +135,7 @@ pub(crate) fn output_as_text<T: Serialize, E: Into<BoxError>>(
     tool: &str,
     output: Result<T, E>,
 ) -> Result<String, ToolError> {
-    let output = output.map_err(|error| match error.into().downcast::<ToolError>() {
-        Ok(error) => *error,
-        Err(error) => ToolError::failed(tool, error),
-    })?;
+    let output = output.map_err(|error| tool_error(tool, error))?;
     match serde_json::to_value(output) {
         Ok(serde_json::Value::String(text)) => Ok(text),
         Ok(value) => Ok(value.to_string()),
