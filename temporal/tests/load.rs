@@ -116,14 +116,15 @@ async fn hundreds_of_runs_on_several_workers_each_end_once_and_charge_once() {
             .await
             .unwrap();
     }
-    let results: Vec<RunResult> = futures::stream::iter(&keys)
+    let results: Vec<(&String, RunResult)> = futures::stream::iter(&keys)
         .map(|key| {
             let runs = runs.clone();
             async move {
-                tokio::time::timeout(Duration::from_secs(120), runs.result(key))
+                let result = tokio::time::timeout(Duration::from_secs(120), runs.result(key))
                     .await
                     .expect("the run ended in time")
-                    .expect("a result")
+                    .expect("a result");
+                (key, result)
             }
         })
         .buffer_unordered(32)
@@ -136,14 +137,31 @@ async fn hundreds_of_runs_on_several_workers_each_end_once_and_charge_once() {
         RUNS as f64 / took.as_secs_f64(),
         RUNS as f64 / took.as_secs_f64() / WORKERS as f64
     );
-    for result in &results {
+    // A step's attempt may fail and be retried (a busy machine, a store that answered late):
+    // the retry goes on from the store, so a run may take fewer workflow steps than the
+    // agent's two, or end "ended" (its last step's reply lost). What must hold is below.
+    let mut retried = 0;
+    for (key, result) in &results {
         let RunResult::Completed(outcome) = result else {
-            panic!("{result:?}");
+            panic!("{key}: {result:?}");
         };
         let summary = Summary::parse(&outcome.summary).unwrap();
-        assert_eq!(summary.text.as_deref(), Some("Charged."));
-        assert_eq!(outcome.steps, 2);
+        if outcome.steps != 2 || summary.end != "finished" {
+            retried += 1;
+            eprintln!(
+                "{key} was retried ({} workflow steps, {summary:?}): {:?}",
+                outcome.steps,
+                server.attempt_failures(key)
+            );
+        }
+        if summary.end == "finished" {
+            assert_eq!(summary.text.as_deref(), Some("Charged."), "{key}");
+            assert_eq!(summary.steps, 2, "{key}: the agent's steps");
+        } else {
+            assert_eq!(summary.end, "ended", "{key}: {summary:?}");
+        }
     }
+    eprintln!("{retried} of {RUNS} runs had a step retried");
     let effects = std::fs::read_to_string(dir.join("effects.txt")).unwrap();
     let mut charges: Vec<&str> = effects.lines().collect();
     assert_eq!(charges.len(), RUNS, "one charge per run");

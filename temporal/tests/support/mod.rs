@@ -148,6 +148,46 @@ impl DevServer {
     }
 }
 
+impl DevServer {
+    /// Why the steps of `workflow_id` were retried: the failure of each attempt in its history
+    /// that failed or timed out, with its event's type (for a test's failure message).
+    pub fn attempt_failures(&self, workflow_id: &str) -> Vec<String> {
+        let output = Command::new(temporal_cli())
+            .args(["workflow", "show", "--output", "json"])
+            .args(["--workflow-id", workflow_id])
+            .args(["--namespace", &self.namespace, "--address", &self.address])
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output();
+        let Ok(output) = output else {
+            return vec!["(the CLI did not run)".to_owned()];
+        };
+        let Ok(history) = serde_json::from_slice::<serde_json::Value>(&output.stdout) else {
+            return vec!["(the CLI printed no history)".to_owned()];
+        };
+        let events = history["events"].as_array().cloned().unwrap_or_default();
+        events
+            .iter()
+            .filter_map(|event| {
+                let kind = event["eventType"].as_str().unwrap_or("?");
+                let attributes = event
+                    .as_object()?
+                    .iter()
+                    .find(|(name, _)| name.ends_with("EventAttributes"))?
+                    .1;
+                // A retried attempt's start says what failed the one before (Temporal
+                // records no event for an attempt that failed and was retried).
+                let failure = attributes
+                    .get("failure")
+                    .or(attributes.get("lastFailure"))?;
+                let message = failure["message"].as_str()?;
+                let attempt = attributes["attempt"].as_u64().unwrap_or(1);
+                Some(format!("{kind} (attempt {attempt}): {message}"))
+            })
+            .collect()
+    }
+}
+
 impl Drop for DevServer {
     fn drop(&mut self) {
         // The whole group: the server and anything it started. Killed outright: its state is
