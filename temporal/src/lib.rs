@@ -41,6 +41,7 @@
 mod activity;
 mod agent;
 mod client;
+pub mod dev_server;
 mod error;
 mod model;
 mod worker;

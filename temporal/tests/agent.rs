@@ -168,10 +168,10 @@ async fn a_bad_input_fails_the_run_at_once() {
 /// on the same store); the approval signalled then reaches the new one, which finishes the run.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_signalled_after_a_worker_restart_finishes_the_run() {
-    let server = support::DevServer::start();
+    let server = support::start_server();
     let store = Arc::new(InMemoryCheckpointer::new());
     let payments = Arc::default();
-    let client = hookchain_temporal::connect(&server.address, &server.namespace)
+    let client = hookchain_temporal::connect(server.address(), server.namespace())
         .await
         .unwrap();
     let runs = hookchain_temporal::RunClient::new(client.clone(), "restart");

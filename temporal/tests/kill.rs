@@ -21,7 +21,7 @@ use hookchain_temporal::{
     AgentSteps, RunClient, RunResult, StepPolicy, StepWorker, Summary, connect,
 };
 use serde_json::json;
-use support::{DevServer, serve_if_worker, spawn_worker};
+use support::{serve_if_worker, spawn_worker, start_server};
 
 /// Set in a worker process: the directory of the run's store and of the side effects.
 const WORKER_ENV: &str = "HOOKCHAIN_TEMPORAL_KILL_WORKER";
@@ -111,13 +111,13 @@ fn effects(dir: &Path) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_killed_mid_step_is_replaced_and_no_completed_call_runs_twice() {
-    let server = DevServer::start();
+    let server = start_server();
     let dir = std::env::temp_dir().join(format!("hookchain-kill-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
 
     let mut first = spawn_worker(WORKER_ENV, &server, &dir);
-    let client = connect(&server.address, &server.namespace).await.unwrap();
+    let client = connect(server.address(), server.namespace()).await.unwrap();
     let runs = RunClient::new(client, TASK_QUEUE);
     let policy = StepPolicy {
         start_to_close: Duration::from_secs(60),
@@ -146,7 +146,7 @@ async fn a_worker_killed_mid_step_is_replaced_and_no_completed_call_runs_twice()
     let killed_at = Instant::now();
 
     // The second worker, in this process, takes the step over.
-    let client = connect(&server.address, &server.namespace).await.unwrap();
+    let client = connect(server.address(), server.namespace()).await.unwrap();
     let worker = StepWorker::new(
         client,
         TASK_QUEUE,

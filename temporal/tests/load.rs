@@ -19,7 +19,7 @@ use hookchain::prelude::*;
 use hookchain::{Durability, Role, Tool, ToolError, ToolSpec};
 use hookchain_temporal::{AgentSteps, RunClient, RunResult, Summary, connect};
 use serde_json::json;
-use support::{DevServer, quick_policy, serve_if_worker, spawn_worker};
+use support::{attempt_failures, quick_policy, serve_if_worker, spawn_worker, start_server};
 
 /// Set in a worker process: the directory of the store and of the side effects.
 const WORKER_ENV: &str = "HOOKCHAIN_TEMPORAL_LOAD_WORKER";
@@ -97,7 +97,7 @@ impl Drop for Workers {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hundreds_of_runs_on_several_workers_each_end_once_and_charge_once() {
-    let server = DevServer::start();
+    let server = start_server();
     let dir = std::env::temp_dir().join(format!("hookchain-load-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -106,7 +106,7 @@ async fn hundreds_of_runs_on_several_workers_each_end_once_and_charge_once() {
             .map(|_| spawn_worker(WORKER_ENV, &server, &dir))
             .collect(),
     );
-    let client = connect(&server.address, &server.namespace).await.unwrap();
+    let client = connect(server.address(), server.namespace()).await.unwrap();
     let runs = RunClient::new(client, TASK_QUEUE);
     let policy = quick_policy();
     let keys: Vec<String> = (0..RUNS).map(|i| format!("order-{i}")).collect();
@@ -151,7 +151,7 @@ async fn hundreds_of_runs_on_several_workers_each_end_once_and_charge_once() {
             eprintln!(
                 "{key} was retried ({} workflow steps, {summary:?}): {:?}",
                 outcome.steps,
-                server.attempt_failures(key)
+                attempt_failures(&server, key)
             );
         }
         if summary.end == "finished" {

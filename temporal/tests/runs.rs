@@ -16,7 +16,7 @@ use hookchain_temporal::{
     StepHandler, StepPolicy, StepReply, StepRequest, StepWorker, connect, step_fn,
 };
 use serde_json::{Value, json};
-use support::{DevServer, SCENARIO_TIMEOUT, quick_policy, wait_for_status, with_worker};
+use support::{SCENARIO_TIMEOUT, quick_policy, start_server, wait_for_status, with_worker};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn next_next_done() {
@@ -345,8 +345,8 @@ fn named_handler(name: &'static str) -> impl StepHandler {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_worker_resumes_the_run() {
-    let server = DevServer::start();
-    let client = connect(&server.address, &server.namespace)
+    let server = start_server();
+    let client = connect(server.address(), server.namespace())
         .await
         .expect("a client of the dev server");
     let runs = RunClient::new(client.clone(), "handoff");

@@ -46,8 +46,8 @@ pub fn spawn_worker(env: &str, server: &DevServer, dir: &Path) -> Child {
             "--test-threads=1",
         ])
         .env(env, dir)
-        .env("TEMPORAL_ADDRESS", &server.address)
-        .env("TEMPORAL_NAMESPACE", &server.namespace)
+        .env("TEMPORAL_ADDRESS", server.address())
+        .env("TEMPORAL_NAMESPACE", server.namespace())
         .stdin(Stdio::null())
         .spawn()
         .expect("a worker process")

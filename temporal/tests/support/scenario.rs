@@ -7,7 +7,7 @@ use std::{
 
 use hookchain_temporal::{RunClient, RunStatus, StepHandler, StepPolicy, StepWorker, connect};
 
-use super::DevServer;
+use super::{DevServer, start_server};
 
 /// How long a scenario may take, server start aside.
 pub const SCENARIO_TIMEOUT: Duration = Duration::from_secs(60);
@@ -33,8 +33,8 @@ where
     F: FnOnce(RunClient) -> Fut,
     Fut: Future<Output = ()>,
 {
-    let server = DevServer::start();
-    let client = connect(&server.address, &server.namespace)
+    let server = start_server();
+    let client = connect(server.address(), server.namespace())
         .await
         .expect("a client of the dev server");
     let worker = StepWorker::new(client.clone(), "steps", handler).expect("a worker");
