@@ -56,8 +56,8 @@ use hookchain::interrupt::{Checkpointer, Record, SqliteCheckpointer};
 use hookchain::prelude::*;
 use hookchain::temporal::dev_server::DevServer;
 use hookchain::temporal::{
-    AgentSteps, BoxFuture, RunClient, RunResult, RunStatus, StepContext, StepFailure, StepHandler,
-    StepPolicy, StepReply, StepRequest, StepWorker, Summary, connect,
+    AgentSteps, BoxFuture, InterruptSummary, RunClient, RunResult, RunStatus, StepContext,
+    StepFailure, StepHandler, StepPolicy, StepReply, StepRequest, StepWorker, Summary, connect,
 };
 use hookchain::{Durability, FnTool, Role, Tool, ToolError, ToolSpec, chain};
 use serde_json::{Value, json};
@@ -356,7 +356,7 @@ fn step_worker(
         worker: name.to_owned(),
         steps,
         store,
-        inner: Arc::new(AgentSteps::new(Arc::new(agent))),
+        inner: Arc::new(AgentSteps::new(Arc::new(agent))?),
     };
     Ok(StepWorker::new(client, queue, handler)?)
 }
@@ -413,7 +413,7 @@ async fn worker(name: String, dir: PathBuf) -> Result<(), BoxError> {
 }
 
 /// What a paused run's status says it waits for.
-fn paused_interrupts(status: &RunStatus) -> Option<&[String]> {
+fn paused_interrupts(status: &RunStatus) -> Option<&[InterruptSummary]> {
     match status {
         RunStatus::Paused { interrupts, .. } => Some(interrupts),
         _ => None,
@@ -425,8 +425,16 @@ fn describe(status: &RunStatus) -> String {
         RunStatus::Starting => "starting".to_owned(),
         RunStatus::Running { step } => format!("running step {step}"),
         RunStatus::Paused { step, interrupts } => format!(
-            "paused after step {step}, waiting for approval (interrupt {})",
-            interrupts.join(", ")
+            "paused after step {step}, waiting for approval of {}",
+            interrupts
+                .iter()
+                .flat_map(|interrupt| interrupt.payload["actions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten())
+                .map(|action| format!("{} {}", action["name"], action["arguments"]))
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         RunStatus::Done { steps } => format!("done after {steps} steps"),
         RunStatus::Cancelled => "cancelled".to_owned(),
@@ -434,11 +442,11 @@ fn describe(status: &RunStatus) -> String {
 }
 
 /// The answers to a paused run: `decision` on the one gated call of each of its interrupts.
-fn answers(interrupts: &[String], decision: &Decision) -> Result<Value, BoxError> {
+fn answers(interrupts: &[InterruptSummary], decision: &Decision) -> Result<Value, BoxError> {
     let answer = serde_json::to_value(ApprovalResponse::new([decision.clone()]))?;
     let answers: BTreeMap<&str, Value> = interrupts
         .iter()
-        .map(|id| (id.as_str(), answer.clone()))
+        .map(|interrupt| (interrupt.id.as_str(), answer.clone()))
         .collect();
     Ok(serde_json::to_value(answers)?)
 }

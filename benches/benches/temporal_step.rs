@@ -10,9 +10,6 @@
 //!
 //!     cargo bench --bench temporal_step -- --measurement-time 10
 
-#[path = "../../temporal/tests/support/mod.rs"]
-mod support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -20,6 +17,7 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use hookchain::interrupt::SqliteCheckpointer;
 use hookchain::prelude::*;
+use hookchain::temporal::dev_server::DevServer;
 use hookchain::temporal::{AgentSteps, RunClient, RunResult, StepPolicy, StepWorker, connect};
 use hookchain::{Durability, EndReason, FnTool, Role};
 use serde_json::json;
@@ -75,9 +73,9 @@ fn bench(c: &mut Criterion) {
         });
     });
 
-    let server = support::DevServer::start();
+    let server = DevServer::start().unwrap_or_else(|error| panic!("{error}"));
     // The worker's future is not `Send`: it runs on a thread of its own, in a runtime of its own.
-    let (address, namespace) = (server.address.clone(), server.namespace.clone());
+    let (address, namespace) = (server.address().to_owned(), server.namespace().to_owned());
     let worker_store = store.clone();
     let (ready, stop) = std::sync::mpsc::channel();
     let worker = std::thread::spawn(move || {
@@ -87,7 +85,7 @@ fn bench(c: &mut Criterion) {
             .unwrap();
         runtime.block_on(async move {
             let client = connect(&address, &namespace).await.unwrap();
-            let steps = AgentSteps::new(Arc::new(agent(worker_store)));
+            let steps = AgentSteps::new(Arc::new(agent(worker_store))).unwrap();
             let worker = StepWorker::new(client, TASK_QUEUE, steps).unwrap();
             ready.send(worker.shutdown_handle()).unwrap();
             worker.run().await.unwrap();
@@ -95,7 +93,7 @@ fn bench(c: &mut Criterion) {
     });
     let shutdown = stop.recv().unwrap();
     let runs = runtime.block_on(async {
-        let client = connect(&server.address, &server.namespace).await.unwrap();
+        let client = connect(server.address(), server.namespace()).await.unwrap();
         RunClient::new(client, TASK_QUEUE)
     });
     let policy = StepPolicy {

@@ -15,7 +15,10 @@ use hookchain_core::{Middleware, Model, RunOutput};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{BoxFuture, StepContext, StepFailure, StepHandler, StepReply, StepRequest};
+use crate::{
+    BoxFuture, Error, InterruptSummary, StepContext, StepFailure, StepHandler, StepPolicy,
+    StepReply, StepRequest,
+};
 
 /// How often a step tells the server it is alive while nothing else happens (a long model
 /// call): well within any heartbeat timeout worth setting (the SDK sends at most one per 80 %
@@ -49,12 +52,96 @@ pub const SUMMARY_TEXT_LIMIT: usize = 16 * 1024;
 ///   stored run ([`Agent::cancel_step`]).
 pub struct AgentSteps<M, C> {
     agent: Arc<Agent<M, C>>,
+    on_event: Option<OnEvent>,
 }
+
+/// What [`AgentSteps::on_event`] calls (a callback, not the chain: one per worker).
+type OnEvent = Arc<dyn Fn(StepEvent<'_>) + Send + Sync>;
+
+/// An event of a step as it runs, for [`AgentSteps::on_event`]: the run's key, the step, and
+/// the agent's event (a streamed token, a tool call's end, the step's output).
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub struct StepEvent<'a> {
+    /// The run's key (the workflow's id).
+    pub key: &'a str,
+    /// The step of the run, from 1 (as the workflow counts them).
+    pub step: u32,
+    /// The attempt of the step, from 1: a retried step tells again what its failed attempt
+    /// told up to where the store had it (its completed tool calls are not run again).
+    pub attempt: u32,
+    /// The agent's event.
+    pub event: &'a AgentEvent,
+}
+
+/// How much longer than the agent's lease a step may go without a heartbeat: the server
+/// retries a silent step only once the dead worker's lease has expired (or nearly), so that the
+/// retry can take the run over.
+const HEARTBEAT_OVER_LEASE: Duration = Duration::from_secs(5);
 
 impl<M, C> AgentSteps<M, C> {
     /// The steps of `agent`'s runs.
-    pub fn new(agent: Arc<Agent<M, C>>) -> Self {
-        Self { agent }
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoCheckpointer`] when the agent has no
+    /// [`checkpointer`](hookchain_core::AgentBuilder::checkpointer): between steps its runs
+    /// would live nowhere.
+    pub fn new(agent: Arc<Agent<M, C>>) -> Result<Self, Error> {
+        if agent.lease().is_none() {
+            return Err(Error::NoCheckpointer);
+        }
+        Ok(Self {
+            agent,
+            on_event: None,
+        })
+    }
+
+    /// Calls `f` with every event of every step this worker runs, as it happens: the side
+    /// channel through which a run's tokens and progress reach its user (a channel, a pub/sub
+    /// topic), never through Temporal. `f` runs on the step's task: it should hand the event
+    /// on, not wait.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use hookchain::interrupt::InMemoryCheckpointer;
+    /// # use hookchain::prelude::*;
+    /// # use hookchain::Durability;
+    /// use hookchain_temporal::AgentSteps;
+    ///
+    /// # let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hi.")]))
+    /// #     .checkpointer(InMemoryCheckpointer::new(), Durability::Pauses)
+    /// #     .build()?;
+    /// let (tokens, _watch) = tokio::sync::broadcast::channel::<(String, String)>(1024);
+    /// let steps = AgentSteps::new(Arc::new(agent))?.on_event(move |step| {
+    ///     if let AgentEvent::Model(ModelEvent::TextDelta { text, .. }) = step.event {
+    ///         // Nobody listening is no error: the run goes on.
+    ///         let _ = tokens.send((step.key.to_owned(), text.clone()));
+    ///     }
+    /// });
+    /// # let _ = steps;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn on_event(mut self, f: impl Fn(StepEvent<'_>) + Send + Sync + 'static) -> Self {
+        self.on_event = Some(Arc::new(f));
+        self
+    }
+
+    /// The [`StepPolicy`] this agent's runs want, from its settings: a heartbeat timeout a few
+    /// seconds longer than its [`lease`](hookchain_core::AgentBuilder::lease) (a dead worker's
+    /// step is retried once its lease has expired), at most twice its
+    /// [`max_steps`](hookchain_core::AgentBuilder::max_steps) steps and one (each model call
+    /// is a step, and so is each resume after a pause), and [`StepPolicy::default`]'s timeout
+    /// and retries. Start its runs with it, or with a policy of yours derived from it.
+    pub fn policy(&self) -> StepPolicy {
+        let lease = self.agent.lease().unwrap_or_default();
+        let max_steps = self.agent.max_steps().saturating_mul(2).saturating_add(1);
+        StepPolicy {
+            heartbeat_timeout: Some(lease + HEARTBEAT_OVER_LEASE),
+            max_steps: u32::try_from(max_steps).unwrap_or(u32::MAX),
+            ..StepPolicy::default()
+        }
     }
 }
 
@@ -62,6 +149,7 @@ impl<M, C> fmt::Debug for AgentSteps<M, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AgentSteps")
             .field("agent", &self.agent.name())
+            .field("on_event", &self.on_event.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -146,6 +234,7 @@ where
         request: StepRequest,
     ) -> BoxFuture<Result<StepReply, StepFailure>> {
         let agent = Arc::clone(&self.agent);
+        let on_event = self.on_event.clone();
         Box::pin(async move {
             let StepRequest { key, step, input } = request;
             let events = if step == 1 {
@@ -155,7 +244,17 @@ where
                 let answers = answers(input)?;
                 agent.stream_step(&key, answers)
             };
-            match drive(&ctx, events).await? {
+            let tell = |event: &AgentEvent| {
+                if let Some(on_event) = &on_event {
+                    on_event(StepEvent {
+                        key: &key,
+                        step,
+                        attempt: ctx.attempt(),
+                        event,
+                    });
+                }
+            };
+            match drive(&ctx, events, tell).await? {
                 Ok(output) => Ok(reply(&output)),
                 Err(error) => refusal(error),
             }
@@ -187,6 +286,7 @@ where
 async fn drive(
     ctx: &StepContext,
     mut events: hookchain_core::AgentStream<'_>,
+    tell: impl Fn(&AgentEvent),
 ) -> Result<Result<RunOutput, AgentError>, StepFailure> {
     let mut done = 0_usize;
     let mut beat = tokio::time::interval(HEARTBEAT_EVERY);
@@ -198,12 +298,17 @@ async fn drive(
                 heartbeat(ctx, done).await;
             }
             event = events.next() => match event {
-                Some(Ok(AgentEvent::Output(output))) => return Ok(Ok(*output)),
-                Some(Ok(AgentEvent::ToolCallFinished(_))) => {
-                    done += 1;
-                    heartbeat(ctx, done).await;
+                Some(Ok(event)) => {
+                    tell(&event);
+                    match event {
+                        AgentEvent::Output(output) => return Ok(Ok(*output)),
+                        AgentEvent::ToolCallFinished(_) => {
+                            done += 1;
+                            heartbeat(ctx, done).await;
+                        }
+                        _ => {}
+                    }
                 }
-                Some(Ok(_)) => {}
                 Some(Err(error)) => return Ok(Err(error)),
                 None => return Ok(Err(AgentError::Checkpoint(Box::new(CheckpointError::Store {
                     what: "run the step",
@@ -238,7 +343,15 @@ fn reply(output: &RunOutput) -> StepReply {
             interrupts: output
                 .interrupts()
                 .iter()
-                .map(|interrupt| interrupt.id.to_string())
+                .map(|interrupt| {
+                    let summary = InterruptSummary::new(interrupt.id.to_string())
+                        .source(interrupt.source.clone())
+                        .payload_of(&interrupt.payload);
+                    match &interrupt.tool_call_id {
+                        Some(id) => summary.tool_call_id(id.clone()),
+                        None => summary,
+                    }
+                })
                 .collect(),
         },
         _ => StepReply::Done {
@@ -316,5 +429,53 @@ fn answers(input: Option<Value>) -> Result<Vec<(InterruptId, Value)>, StepFailur
                     "the answers are an object of interrupt ids to answers: {error}"
                 ))
             }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use hookchain_core::interrupt::InMemoryCheckpointer;
+    use hookchain_core::{Durability, ModelResponse, ScriptedModel};
+
+    use super::*;
+
+    fn model() -> ScriptedModel {
+        ScriptedModel::new([ModelResponse::text("Hi.")])
+    }
+
+    #[test]
+    fn an_agent_without_a_store_is_refused() {
+        let agent = Agent::builder(model()).build().unwrap();
+        assert!(matches!(
+            AgentSteps::new(Arc::new(agent)),
+            Err(Error::NoCheckpointer)
+        ));
+    }
+
+    #[test]
+    fn the_policy_follows_the_agents_lease_and_steps() {
+        let agent = Agent::builder(model())
+            .checkpointer(InMemoryCheckpointer::new(), Durability::Pauses)
+            .lease(Duration::from_secs(7))
+            .max_steps(12)
+            .build()
+            .unwrap();
+        let policy = AgentSteps::new(Arc::new(agent)).unwrap().policy();
+        assert_eq!(policy.heartbeat_timeout, Some(Duration::from_secs(12)));
+        assert_eq!(policy.max_steps, 25);
+        assert_eq!(policy.start_to_close, StepPolicy::default().start_to_close);
+        policy.validate().unwrap();
+
+        let many = Agent::builder(model())
+            .checkpointer(InMemoryCheckpointer::new(), Durability::Pauses)
+            .max_steps(usize::MAX)
+            .build()
+            .unwrap();
+        assert_eq!(
+            AgentSteps::new(Arc::new(many)).unwrap().policy().max_steps,
+            u32::MAX
+        );
     }
 }

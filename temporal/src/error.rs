@@ -19,6 +19,13 @@ pub enum Error {
         /// Why it is refused.
         reason: String,
     },
+    /// [`AgentSteps::new`](crate::AgentSteps::new) was given an agent without a checkpointer.
+    #[error(
+        "the agent has no checkpointer: its runs cannot go from one step to the next, nor from \
+         one worker to another (give it one shared by the workers: Postgres, or SQLite or files \
+         on one machine)"
+    )]
+    NoCheckpointer,
     /// A [`StepPolicy`](crate::StepPolicy) the server would refuse.
     #[error("invalid step policy: {0}")]
     InvalidPolicy(String),

@@ -48,10 +48,13 @@ mod worker;
 mod workflow;
 
 pub use activity::{BoxFuture, StepContext, StepFailure, StepFn, StepHandler, step_fn};
-pub use agent::{AgentSteps, SUMMARY_TEXT_LIMIT, Summary};
+pub use agent::{AgentSteps, SUMMARY_TEXT_LIMIT, StepEvent, Summary};
 pub use client::RunClient;
 pub use error::Error;
-pub use model::{RunOutcome, RunResult, RunStatus, StepPolicy, StepReply, StepRequest};
+pub use model::{
+    INTERRUPT_PAYLOAD_LIMIT, InterruptSummary, RunOutcome, RunResult, RunStatus, StepPolicy,
+    StepReply, StepRequest,
+};
 pub use worker::{ShutdownHandle, StepWorker, connect};
 
 /// The SDK's client, as [`connect`] returns it.

@@ -32,14 +32,105 @@ pub enum StepReply {
     Next,
     /// Wait for a signal with answers (a human's approval, say), then run the next step with them.
     Paused {
-        /// What the run waits for: the ids (or descriptions) of its open interrupts.
-        interrupts: Vec<String>,
+        /// What the run waits for: its open interrupts.
+        interrupts: Vec<InterruptSummary>,
     },
     /// The run is over.
     Done {
         /// A short account of how it ended, the workflow's result.
         summary: String,
     },
+}
+
+/// One question a paused run waits on, as its workflow's history and status carry it: enough
+/// for an approval screen to show what it approves, and to answer it by its id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct InterruptSummary {
+    /// The id to answer it by (the key of its answer in [`RunClient::answer`](crate::RunClient::answer)).
+    pub id: String,
+    /// What raised it (a middleware's name, a tool's), if the step said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// The tool call it concerns, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+    /// What it asks (the calls to approve, say); `null` when it was larger than
+    /// [`INTERRUPT_PAYLOAD_LIMIT`] (`payload_omitted` is then set: read it from the agent's
+    /// store).
+    #[serde(default)]
+    pub payload: Value,
+    /// Whether `payload` was left out for its size.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub payload_omitted: bool,
+}
+
+/// The largest interrupt payload (in bytes of JSON) that a [`InterruptSummary`] carries:
+/// Temporal keeps each payload in the run's history, which it caps.
+pub const INTERRUPT_PAYLOAD_LIMIT: usize = 16 * 1024;
+
+impl InterruptSummary {
+    /// An interrupt known by its id alone.
+    pub fn new(id: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            source: None,
+            tool_call_id: None,
+            payload: Value::Null,
+            payload_omitted: false,
+        }
+    }
+
+    /// Says what raised it.
+    #[must_use]
+    pub fn source(mut self, source: impl Into<String>) -> Self {
+        self.source = Some(source.into());
+        self
+    }
+
+    /// Says which tool call it concerns.
+    #[must_use]
+    pub fn tool_call_id(mut self, id: impl Into<String>) -> Self {
+        self.tool_call_id = Some(id.into());
+        self
+    }
+
+    /// Says what it asks: `payload`, or nothing (`payload_omitted`) when its JSON is larger
+    /// than [`INTERRUPT_PAYLOAD_LIMIT`].
+    #[must_use]
+    pub fn payload(self, payload: Value) -> Self {
+        self.payload_of(&payload)
+    }
+
+    /// [`payload`](Self::payload) from a borrowed value, copied only when it fits.
+    #[must_use]
+    pub(crate) fn payload_of(mut self, payload: &Value) -> Self {
+        self.payload_omitted = json_len(payload) > INTERRUPT_PAYLOAD_LIMIT;
+        self.payload = if self.payload_omitted {
+            Value::Null
+        } else {
+            payload.clone()
+        };
+        self
+    }
+}
+
+/// The length of `value`'s JSON, counted as it is written (not kept: a payload may be large).
+fn json_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing a `Value` to a sink that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 /// Where a run stands, as the `status` query answers it.
@@ -58,7 +149,7 @@ pub enum RunStatus {
         /// The step that paused.
         step: u32,
         /// What the run waits for, as the step said.
-        interrupts: Vec<String>,
+        interrupts: Vec<InterruptSummary>,
     },
     /// Done after this step.
     Done {
@@ -167,4 +258,41 @@ impl StepPolicy {
 pub(crate) struct RunInput {
     pub(crate) input: Value,
     pub(crate) policy: StepPolicy,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_payload_too_large_for_the_history_is_left_out() {
+        let small = InterruptSummary::new("i").payload(json!({ "name": "pay", "amount": 12 }));
+        assert_eq!(small.payload, json!({ "name": "pay", "amount": 12 }));
+        assert!(!small.payload_omitted);
+
+        let large = InterruptSummary::new("i").payload(json!("x".repeat(INTERRUPT_PAYLOAD_LIMIT)));
+        assert_eq!(large.payload, Value::Null);
+        assert!(large.payload_omitted);
+
+        // The limit counts the JSON: the quotes make this one two bytes too many.
+        let edge = "x".repeat(INTERRUPT_PAYLOAD_LIMIT - 2);
+        assert!(
+            !InterruptSummary::new("i")
+                .payload(json!(edge))
+                .payload_omitted
+        );
+    }
+
+    #[test]
+    fn a_summary_reads_back_without_its_optional_fields() {
+        let summary: InterruptSummary = serde_json::from_value(json!({ "id": "0/hitl" })).unwrap();
+        assert_eq!(summary, InterruptSummary::new("0/hitl"));
+        let written = serde_json::to_value(InterruptSummary::new("0/hitl").source("Gate")).unwrap();
+        assert_eq!(
+            written,
+            json!({ "id": "0/hitl", "source": "Gate", "payload": null })
+        );
+    }
 }

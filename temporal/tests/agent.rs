@@ -73,7 +73,25 @@ fn summary(result: RunResult) -> Summary {
 async fn a_run_goes_step_by_step_to_its_answer() {
     let store = Arc::new(InMemoryCheckpointer::new());
     let payments = Arc::default();
-    let steps = AgentSteps::new(agent(&store, &payments, false));
+    // What the side channel tells: (key, step, attempt, what happened).
+    let told = Arc::new(std::sync::Mutex::new(
+        Vec::<(String, u32, u32, String)>::new(),
+    ));
+    let tell = told.clone();
+    let steps = AgentSteps::new(agent(&store, &payments, false))
+        .unwrap()
+        .on_event(move |step| {
+            let what = match step.event {
+                AgentEvent::Model(ModelEvent::TextDelta { text, .. }) => format!("text {text}"),
+                AgentEvent::ToolCallFinished(result) => format!("tool {}", result.content),
+                AgentEvent::Output(output) => format!("output {:?}", output.end),
+                _ => return,
+            };
+            let key = step.key.to_owned();
+            tell.lock()
+                .unwrap()
+                .push((key, step.step, step.attempt, what));
+        });
     let kept = store.clone();
     with_worker(steps, |runs| async move {
         runs.start("order-1", json!("Pay the invoice."), &quick_policy())
@@ -95,13 +113,23 @@ async fn a_run_goes_step_by_step_to_its_answer() {
     })
     .await;
     assert_eq!(payments.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(
+        *told.lock().unwrap(),
+        [
+            (1, "tool paid 12"),
+            (1, "output Stepped"),
+            (2, "text Paid."),
+            (2, "output Finished")
+        ]
+        .map(|(step, what)| ("order-1".to_owned(), step, 1, what.to_owned()))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_signalled_later_lets_the_run_go_on() {
     let store = Arc::new(InMemoryCheckpointer::new());
     let payments = Arc::default();
-    let steps = AgentSteps::new(agent(&store, &payments, true));
+    let steps = AgentSteps::new(agent(&store, &payments, true)).unwrap();
     let paid = Arc::clone(&payments);
     with_worker(steps, |runs| async move {
         runs.start("order-2", json!("Pay the invoice."), &quick_policy())
@@ -113,10 +141,15 @@ async fn an_approval_signalled_later_lets_the_run_go_on() {
             unreachable!()
         };
         assert_eq!(interrupts.len(), 1);
+        // What an approval screen shows, from the workflow's status alone.
+        assert_eq!(interrupts[0].source.as_deref(), Some("HumanInTheLoop"));
+        let asked = interrupts[0].payload.to_string();
+        assert!(asked.contains("\"pay\"") && asked.contains("12"), "{asked}");
+        assert!(!interrupts[0].payload_omitted);
         assert_eq!(paid.load(std::sync::atomic::Ordering::SeqCst), 0);
         let approve = serde_json::to_value(ApprovalResponse::new(vec![Decision::Approve])).unwrap();
         let mut answers = serde_json::Map::new();
-        answers.insert(interrupts[0].clone(), approve);
+        answers.insert(interrupts[0].id.clone(), approve);
         runs.answer("order-2", Value::Object(answers))
             .await
             .unwrap();
@@ -131,7 +164,7 @@ async fn an_approval_signalled_later_lets_the_run_go_on() {
 async fn a_cancelled_workflow_cancels_the_stored_run() {
     let store = Arc::new(InMemoryCheckpointer::new());
     let payments = Arc::default();
-    let steps = AgentSteps::new(agent(&store, &payments, true));
+    let steps = AgentSteps::new(agent(&store, &payments, true)).unwrap();
     let kept = store.clone();
     with_worker(steps, |runs| async move {
         runs.start("order-3", json!("Pay the invoice."), &quick_policy())
@@ -153,7 +186,7 @@ async fn a_cancelled_workflow_cancels_the_stored_run() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_input_fails_the_run_at_once() {
     let store = Arc::new(InMemoryCheckpointer::new());
-    let steps = AgentSteps::new(agent(&store, &Arc::default(), false));
+    let steps = AgentSteps::new(agent(&store, &Arc::default(), false)).unwrap();
     with_worker(steps, |runs| async move {
         runs.start("order-4", json!({ "not": "a text" }), &quick_policy())
             .await
@@ -179,7 +212,7 @@ async fn an_approval_signalled_after_a_worker_restart_finishes_the_run() {
     let before = hookchain_temporal::StepWorker::new(
         client.clone(),
         "restart",
-        AgentSteps::new(agent(&store, &payments, true)),
+        AgentSteps::new(agent(&store, &payments, true)).unwrap(),
     )
     .unwrap();
     let stop = before.shutdown_handle();
@@ -202,13 +235,13 @@ async fn an_approval_signalled_after_a_worker_restart_finishes_the_run() {
     let after = hookchain_temporal::StepWorker::new(
         client,
         "restart",
-        AgentSteps::new(agent(&store, &payments, true)),
+        AgentSteps::new(agent(&store, &payments, true)).unwrap(),
     )
     .unwrap();
     let stop = after.shutdown_handle();
     let (ran, result) = tokio::join!(after.run(), async {
         let approve = serde_json::to_value(ApprovalResponse::new(vec![Decision::Approve])).unwrap();
-        let answers = json!({ interrupts[0].clone(): approve });
+        let answers = json!({ interrupts[0].id.clone(): approve });
         runs.answer("order-5", answers).await.unwrap();
         let result = tokio::time::timeout(Duration::from_secs(60), runs.result("order-5")).await;
         stop.shutdown();

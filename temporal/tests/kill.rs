@@ -97,7 +97,7 @@ fn agent(dir: &Path, hang: bool) -> Agent<ScriptedModel> {
 #[test]
 fn worker_process() {
     serve_if_worker(WORKER_ENV, TASK_QUEUE, |dir| {
-        AgentSteps::new(Arc::new(agent(dir, true)))
+        AgentSteps::new(Arc::new(agent(dir, true))).unwrap()
     });
 }
 
@@ -150,7 +150,7 @@ async fn a_worker_killed_mid_step_is_replaced_and_no_completed_call_runs_twice()
     let worker = StepWorker::new(
         client,
         TASK_QUEUE,
-        AgentSteps::new(Arc::new(agent(&dir, false))),
+        AgentSteps::new(Arc::new(agent(&dir, false))).unwrap(),
     )
     .unwrap();
     let stop = worker.shutdown_handle();

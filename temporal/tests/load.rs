@@ -79,7 +79,7 @@ fn agent(dir: &Path) -> Agent<ScriptedModel> {
 #[test]
 fn worker_process() {
     serve_if_worker(WORKER_ENV, TASK_QUEUE, |dir| {
-        AgentSteps::new(Arc::new(agent(dir)))
+        AgentSteps::new(Arc::new(agent(dir))).unwrap()
     });
 }
 

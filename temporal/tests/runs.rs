@@ -12,8 +12,8 @@ use std::{
 };
 
 use hookchain_temporal::{
-    BoxFuture, Error, RunClient, RunOutcome, RunResult, RunStatus, StepContext, StepFailure,
-    StepHandler, StepPolicy, StepReply, StepRequest, StepWorker, connect, step_fn,
+    BoxFuture, Error, InterruptSummary, RunClient, RunOutcome, RunResult, RunStatus, StepContext,
+    StepFailure, StepHandler, StepPolicy, StepReply, StepRequest, StepWorker, connect, step_fn,
 };
 use serde_json::{Value, json};
 use support::{SCENARIO_TIMEOUT, quick_policy, start_server, wait_for_status, with_worker};
@@ -73,7 +73,7 @@ async fn paused_then_answered() {
     let handler = step_fn(|_ctx: StepContext, request: StepRequest| async move {
         Ok::<_, Error>(match request.step {
             1 => StepReply::Paused {
-                interrupts: vec!["approve-payment".to_owned()],
+                interrupts: vec![InterruptSummary::new("approve-payment")],
             },
             _ => StepReply::Done {
                 summary: format!("answers: {}", request.input.unwrap_or(Value::Null)),
@@ -90,7 +90,7 @@ async fn paused_then_answered() {
             status,
             RunStatus::Paused {
                 step: 1,
-                interrupts: vec!["approve-payment".to_owned()]
+                interrupts: vec![InterruptSummary::new("approve-payment")]
             }
         );
         // Still paused a moment later: nothing runs without answers.
@@ -124,7 +124,7 @@ impl StepHandler for PausingHandler {
     ) -> BoxFuture<Result<StepReply, StepFailure>> {
         Box::pin(async {
             Ok(StepReply::Paused {
-                interrupts: vec!["question".to_owned()],
+                interrupts: vec![InterruptSummary::new("question")],
             })
         })
     }
@@ -334,7 +334,7 @@ fn named_handler(name: &'static str) -> impl StepHandler {
     step_fn(move |_ctx: StepContext, request: StepRequest| async move {
         Ok::<_, Error>(match request.step {
             1 => StepReply::Paused {
-                interrupts: vec!["question".to_owned()],
+                interrupts: vec![InterruptSummary::new("question")],
             },
             _ => StepReply::Done {
                 summary: format!("resumed by {name}"),
@@ -400,7 +400,7 @@ async fn resumed_by_an_update() {
                 StepReply::Next
             }
             2 => StepReply::Paused {
-                interrupts: vec!["question".to_owned()],
+                interrupts: vec![InterruptSummary::new("question")],
             },
             _ => StepReply::Done {
                 summary: format!("answers: {}", request.input.unwrap_or(Value::Null)),

@@ -173,4 +173,28 @@ impl<M, C> Agent<M, C> {
     pub fn max_steps(&self) -> usize {
         self.max_steps
     }
+
+    /// How long its lease on a run's key lasts unless renewed
+    /// ([`AgentBuilder::lease`]); `None` when it has no
+    /// [`checkpointer`](AgentBuilder::checkpointer) (its runs are not kept, nor leased).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use hookchain::interrupt::InMemoryCheckpointer;
+    /// use hookchain::prelude::*;
+    /// use hookchain::Durability;
+    ///
+    /// let model = || ScriptedModel::new([ModelResponse::text("Hi.")]);
+    /// assert_eq!(Agent::builder(model()).build()?.lease(), None);
+    /// let kept = Agent::builder(model())
+    ///     .checkpointer(InMemoryCheckpointer::new(), Durability::Pauses)
+    ///     .lease(Duration::from_secs(5))
+    ///     .build()?;
+    /// assert_eq!(kept.lease(), Some(Duration::from_secs(5)));
+    /// # Ok::<(), hookchain::agent::AgentBuildError>(())
+    /// ```
+    pub fn lease(&self) -> Option<std::time::Duration> {
+        self.durable.as_ref().map(|durable| durable.lease)
+    }
 }
