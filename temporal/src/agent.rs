@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::{
-    BoxFuture, Error, InterruptSummary, StepContext, StepFailure, StepHandler, StepPolicy,
-    StepReply, StepRequest,
+    BoxFuture, Error, InterruptSummary, MAX_RUN_STEPS, StepContext, StepFailure, StepHandler,
+    StepPolicy, StepReply, StepRequest,
 };
 
 /// How often a step tells the server it is alive while nothing else happens (a long model
@@ -132,14 +132,14 @@ impl<M, C> AgentSteps<M, C> {
     /// seconds longer than its [`lease`](hookchain_core::AgentBuilder::lease) (a dead worker's
     /// step is retried once its lease has expired), at most twice its
     /// [`max_steps`](hookchain_core::AgentBuilder::max_steps) steps and one (each model call
-    /// is a step, and so is each resume after a pause), and [`StepPolicy::default`]'s timeout
-    /// and retries. Start its runs with it, or with a policy of yours derived from it.
+    /// is a step, and so is each resume after a pause; at most [`MAX_RUN_STEPS`]), and
+    /// [`StepPolicy::default`]'s timeout and retries. Start its runs with it, or with a policy of yours derived from it.
     pub fn policy(&self) -> StepPolicy {
         let lease = self.agent.lease().unwrap_or_default();
         let max_steps = self.agent.max_steps().saturating_mul(2).saturating_add(1);
         StepPolicy {
             heartbeat_timeout: Some(lease + HEARTBEAT_OVER_LEASE),
-            max_steps: u32::try_from(max_steps).unwrap_or(u32::MAX),
+            max_steps: u32::try_from(max_steps).map_or(MAX_RUN_STEPS, |max| max.min(MAX_RUN_STEPS)),
             ..StepPolicy::default()
         }
     }
@@ -473,9 +473,8 @@ mod tests {
             .max_steps(usize::MAX)
             .build()
             .unwrap();
-        assert_eq!(
-            AgentSteps::new(Arc::new(many)).unwrap().policy().max_steps,
-            u32::MAX
-        );
+        let policy = AgentSteps::new(Arc::new(many)).unwrap().policy();
+        assert_eq!(policy.max_steps, MAX_RUN_STEPS);
+        policy.validate().unwrap();
     }
 }

@@ -52,8 +52,8 @@ pub use agent::{AgentSteps, SUMMARY_TEXT_LIMIT, StepEvent, Summary};
 pub use client::RunClient;
 pub use error::Error;
 pub use model::{
-    INTERRUPT_PAYLOAD_LIMIT, InterruptSummary, RunOutcome, RunResult, RunStatus, StepPolicy,
-    StepReply, StepRequest,
+    INTERRUPT_PAYLOAD_LIMIT, InterruptSummary, MAX_RUN_STEPS, RunOutcome, RunResult, RunStatus,
+    StepPolicy, StepReply, StepRequest,
 };
 pub use worker::{ShutdownHandle, StepWorker, connect};
 

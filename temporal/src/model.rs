@@ -200,10 +200,17 @@ pub struct StepPolicy {
     pub backoff_coefficient: f64,
     /// The longest wait between attempts; `None`: the server's default (100 × the initial).
     pub maximum_interval: Option<Duration>,
-    /// The most steps a run may take; past it the run fails (a loop that never ends). 0 is
-    /// unlimited.
+    /// The most steps a run may take; past it the run fails (a loop that never ends). At most
+    /// [`MAX_RUN_STEPS`]: a run's workflow history grows with its steps, and Temporal ends a
+    /// workflow whose history grows too long.
     pub max_steps: u32,
 }
+
+/// The most steps [`StepPolicy::max_steps`] allows. A step writes about ten events to the
+/// run's history (its workflow task and activity, a pause's answers), and Temporal terminates a
+/// workflow past 51,200 events (its default limit): 4,000 steps stay well within it. A run is
+/// one workflow whose length its steps bound, so no run needs to continue as a new workflow.
+pub const MAX_RUN_STEPS: u32 = 4_000;
 
 impl Default for StepPolicy {
     /// Ten minutes an attempt, a heartbeat every minute, three attempts one second apart then
@@ -227,10 +234,18 @@ impl StepPolicy {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidPolicy`] when a timeout or interval is zero, when the backoff coefficient
-    /// is less than 1 or not a number, or when the maximum interval is shorter than the initial.
+    /// [`Error::InvalidPolicy`] when `max_steps` is 0 or more than [`MAX_RUN_STEPS`], when a
+    /// timeout or interval is zero, when the backoff coefficient is less than 1 or not a number,
+    /// or when the maximum interval is shorter than the initial.
     pub fn validate(&self) -> Result<(), Error> {
         let invalid = |reason: &str| Err(Error::InvalidPolicy(reason.to_owned()));
+        if self.max_steps == 0 || self.max_steps > MAX_RUN_STEPS {
+            return Err(Error::InvalidPolicy(format!(
+                "max_steps is {}: from 1 to {MAX_RUN_STEPS} (a run's workflow history grows \
+                 with its steps, and Temporal ends a workflow whose history grows too long)",
+                self.max_steps
+            )));
+        }
         if self.start_to_close.is_zero() {
             return invalid("start_to_close is zero");
         }

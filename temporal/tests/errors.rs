@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use hookchain_temporal::{Error, StepPolicy, connect};
+use hookchain_temporal::{Error, MAX_RUN_STEPS, StepPolicy, connect};
 
 #[tokio::test]
 async fn bad_addresses_are_refused() {
@@ -36,6 +36,11 @@ async fn no_server_is_an_error() {
 #[test]
 fn policies_the_server_would_refuse() {
     assert!(StepPolicy::default().validate().is_ok());
+    let longest = StepPolicy {
+        max_steps: MAX_RUN_STEPS,
+        ..StepPolicy::default()
+    };
+    assert!(longest.validate().is_ok());
     let bad = [
         StepPolicy {
             start_to_close: Duration::ZERO,
@@ -59,6 +64,15 @@ fn policies_the_server_would_refuse() {
         },
         StepPolicy {
             maximum_interval: Some(Duration::from_millis(1)),
+            ..StepPolicy::default()
+        },
+        // Unbounded, or past what a workflow's history holds.
+        StepPolicy {
+            max_steps: 0,
+            ..StepPolicy::default()
+        },
+        StepPolicy {
+            max_steps: MAX_RUN_STEPS + 1,
             ..StepPolicy::default()
         },
     ];
