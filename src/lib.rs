@@ -147,6 +147,20 @@ pub mod temporal {
     pub use hookchain_temporal::*;
 }
 
+/// Tools from [MCP](https://modelcontextprotocol.io) servers (feature `mcp`): a program run as
+/// a child process speaking stdio, or a URL speaking streamable HTTP; each of their tools is a
+/// [`Tool`] to which every `wrap_tool_call` middleware applies; see the crate `hookchain-mcp`
+/// (on the official SDK, `rmcp`).
+///
+/// ```toml
+/// hookchain = { version = "0.1", features = ["mcp"] }
+/// ```
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod mcp {
+    pub use hookchain_mcp::*;
+}
+
 /// The README's examples, compiled and run as doctests so they cannot rot.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

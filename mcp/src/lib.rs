@@ -12,6 +12,7 @@
 //!
 //! ```no_run
 //! use hookchain::prelude::*;
+//! use hookchain::ToolRegistry;
 //! use hookchain_mcp::{McpServer, McpToolset};
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {

@@ -25,6 +25,7 @@ use crate::tool::McpTool;
 ///
 /// ```no_run
 /// use hookchain::prelude::*;
+/// use hookchain::ToolRegistry;
 /// use hookchain_mcp::{McpServer, McpToolset};
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
