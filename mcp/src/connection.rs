@@ -128,7 +128,11 @@ impl Connection {
 
     /// The process id of a stdio server's current process.
     pub(crate) async fn process_id(&self) -> Option<u32> {
-        self.live.lock().await.as_ref().and_then(|live| live.process_id)
+        self.live
+            .lock()
+            .await
+            .as_ref()
+            .and_then(|live| live.process_id)
     }
 
     /// Calls the tool `original` (the server's name for it) with `arguments`, within the
@@ -189,7 +193,8 @@ impl Connection {
     async fn session(&self, tool: &str) -> Result<(Arc<Session>, u64), CallError> {
         let mut live = self.live.lock().await;
         if let Some(current) = live.as_mut() {
-            let usable = !current.session.is_closed() && (!current.suspect || self.answers(current).await);
+            let usable =
+                !current.session.is_closed() && (!current.suspect || self.answers(current).await);
             if usable {
                 current.suspect = false;
                 if self.list_changed.swap(false, Ordering::AcqRel) {
@@ -203,10 +208,11 @@ impl Connection {
         let current = match live.take() {
             Some(current) => current,
             None => {
-                let (fresh, _tools) = self.open().await.map_err(|source| CallError::Unavailable {
-                    server: self.server.name.clone(),
-                    source,
-                })?;
+                let (fresh, _tools) =
+                    self.open().await.map_err(|source| CallError::Unavailable {
+                        server: self.server.name.clone(),
+                        source,
+                    })?;
                 fresh
             }
         };
@@ -233,7 +239,10 @@ impl Connection {
     async fn relist(&self, live: &mut Live) {
         match limits::list_tools(&self.server, live.session.peer()).await {
             Ok(tools) => {
-                live.offered = tools.into_iter().map(|tool| tool.name.into_owned()).collect();
+                live.offered = tools
+                    .into_iter()
+                    .map(|tool| tool.name.into_owned())
+                    .collect();
             }
             Err(error) => {
                 tracing::warn!(server = %self.server.name, %error, "listing the changed tools failed");
@@ -244,7 +253,10 @@ impl Connection {
     /// Drops the session of `generation` if it is still the live one.
     async fn discard(&self, generation: u64) {
         let mut live = self.live.lock().await;
-        if live.as_ref().is_some_and(|live| live.generation == generation) {
+        if live
+            .as_ref()
+            .is_some_and(|live| live.generation == generation)
+        {
             *live = None;
         }
     }
@@ -269,12 +281,18 @@ impl Connection {
                     let process = stdio::spawn(&server.name, command, &self.stderr)?;
                     let process_id = process.id();
                     let session = handler.serve(process).await;
-                    (session.map_err(|error| self.initialize_error(error.into())), process_id)
+                    (
+                        session.map_err(|error| self.initialize_error(error.into())),
+                        process_id,
+                    )
                 }
                 Endpoint::Http(endpoint) => {
                     let transport = http::transport(&server.name, endpoint)?;
                     let session = handler.serve(transport).await;
-                    (session.map_err(|error| self.initialize_error(error.into())), None)
+                    (
+                        session.map_err(|error| self.initialize_error(error.into())),
+                        None,
+                    )
                 }
             };
             let session = session?;

@@ -26,12 +26,15 @@ pub(crate) fn transport(
         value.set_sensitive(true);
         headers.insert(name, value);
     }
-    let mut config =
-        StreamableHttpClientTransportConfig::with_uri(endpoint.url.as_str()).custom_headers(headers);
+    let mut config = StreamableHttpClientTransportConfig::with_uri(endpoint.url.as_str())
+        .custom_headers(headers);
     if let Some(token) = &endpoint.bearer_token {
         config = config.auth_header(token.clone());
     }
-    Ok(StreamableHttpClientTransport::with_client(client(server)?, config))
+    Ok(StreamableHttpClientTransport::with_client(
+        client(server)?,
+        config,
+    ))
 }
 
 /// A reqwest client with rustls on ring and the platform's certificate verifier. Built with

@@ -69,14 +69,20 @@ fn check_tool(tool: &McpToolInfo) -> Result<(), (String, usize)> {
     let schema_bytes = serde_json::to_string(&*tool.input_schema).map_or(0, |json| json.len());
     if schema_bytes > MAX_SCHEMA_BYTES {
         return Err((
-            format!("the input schema of `{}` has {schema_bytes} bytes", tool.name),
+            format!(
+                "the input schema of `{}` has {schema_bytes} bytes",
+                tool.name
+            ),
             MAX_SCHEMA_BYTES,
         ));
     }
     let description_bytes = tool.description.as_deref().map_or(0, str::len);
     if description_bytes > MAX_DESCRIPTION_BYTES {
         return Err((
-            format!("the description of `{}` has {description_bytes} bytes", tool.name),
+            format!(
+                "the description of `{}` has {description_bytes} bytes",
+                tool.name
+            ),
             MAX_DESCRIPTION_BYTES,
         ));
     }

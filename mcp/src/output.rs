@@ -28,7 +28,9 @@ pub(crate) fn tool_output(tool: &str, result: CallToolResult) -> Result<String, 
                 ResourceContents::BlobResourceContents { uri, .. } => format!("[resource: {uri}]"),
                 _ => "[resource]".to_owned(),
             }),
-            ContentBlock::ResourceLink(link) => parts.push(format!("[resource link: {}]", link.uri)),
+            ContentBlock::ResourceLink(link) => {
+                parts.push(format!("[resource link: {}]", link.uri))
+            }
             // A kind of content newer than this crate: say so rather than drop it silently.
             _ => parts.push("[content]".to_owned()),
         }
@@ -62,7 +64,8 @@ mod tests {
 
     #[test]
     fn text_parts_are_joined_by_newlines() {
-        let result = CallToolResult::success(vec![ContentBlock::text("a"), ContentBlock::text("b")]);
+        let result =
+            CallToolResult::success(vec![ContentBlock::text("a"), ContentBlock::text("b")]);
         assert_eq!(tool_output("t", result).unwrap(), "a\nb");
     }
 

@@ -239,7 +239,10 @@ impl fmt::Debug for HttpEndpoint {
         f.debug_struct("HttpEndpoint")
             .field("url", &self.url)
             .field("headers", &names)
-            .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<redacted>"))
+            .field(
+                "bearer_token",
+                &self.bearer_token.as_ref().map(|_| "<redacted>"),
+            )
             .finish()
     }
 }

@@ -26,7 +26,10 @@ pub(crate) struct StderrTail(Arc<Mutex<VecDeque<String>>>);
 
 impl StderrTail {
     fn push(&self, line: String) {
-        let mut lines = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut lines = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         if lines.len() == TAIL_LINES {
             lines.pop_front();
         }
@@ -35,7 +38,10 @@ impl StderrTail {
 
     /// The kept lines, joined, or `None` if there are none.
     pub(crate) fn text(&self) -> Option<String> {
-        let lines = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let lines = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         (!lines.is_empty()).then(|| lines.iter().cloned().collect::<Vec<_>>().join("\n"))
     }
 }

@@ -113,9 +113,9 @@ impl Tool for McpTool {
 fn for_model(tool: &str, error: CallError) -> ToolError {
     tracing::warn!(tool, error = %error, source = ?std::error::Error::source(&error), "MCP tool call failed");
     let message = match &error {
-        CallError::NotOffered { .. } => format!(
-            "tool `{tool}` is no longer offered by its server; do not call it again"
-        ),
+        CallError::NotOffered { .. } => {
+            format!("tool `{tool}` is no longer offered by its server; do not call it again")
+        }
         CallError::Timeout { timeout, .. } => {
             format!("tool `{tool}` did not answer within {timeout:?} and was cancelled")
         }

@@ -114,7 +114,10 @@ impl McpToolset {
             ));
         }
         drop(taken);
-        let connections = connected.into_iter().map(|(connection, _)| connection).collect();
+        let connections = connected
+            .into_iter()
+            .map(|(connection, _)| connection)
+            .collect();
         Ok(Self { connections, tools })
     }
 

@@ -8,12 +8,14 @@ mod support;
 use std::time::{Duration, Instant};
 
 use hookchain::builtin::ToolRetry;
-use hookchain::builtin::human_in_the_loop::{ApprovalRequest, ApprovalResponse, HumanInTheLoop, ToolPolicy};
+use hookchain::builtin::human_in_the_loop::{
+    ApprovalRequest, ApprovalResponse, HumanInTheLoop, ToolPolicy,
+};
 use hookchain::interrupt::Checkpoint;
-use hookchain_mcp::{McpServer, McpToolset};
 use hookchain::prelude::*;
-use hookchain::{Tool, ToolRegistry};
 use hookchain::{EndReason, InterruptId, chain};
+use hookchain::{Tool, ToolRegistry};
+use hookchain_mcp::{McpServer, McpToolset};
 use serde_json::json;
 use support::servers::{EverythingHttp, everything_stdio, kill, process_exists, wait_until_gone};
 use support::{guard, provider_accepts, tool_messages};
@@ -66,7 +68,10 @@ async fn echo_and_sum(toolset: &McpToolset) -> Vec<(String, bool)> {
 
 fn assert_echoed_and_summed(results: &[(String, bool)]) {
     assert_eq!(results.len(), 2, "{results:?}");
-    assert!(!results[0].1 && results[0].0.contains("hello from hookchain"), "{results:?}");
+    assert!(
+        !results[0].1 && results[0].0.contains("hello from hookchain"),
+        "{results:?}"
+    );
     assert!(!results[1].1 && results[1].0.contains('5'), "{results:?}");
 }
 
@@ -74,7 +79,9 @@ fn assert_echoed_and_summed(results: &[(String, bool)]) {
 async fn over_stdio_an_agent_calls_echo_and_get_sum_through_approval_and_retry() {
     guard(async {
         let started = Instant::now();
-        let toolset = McpToolset::connect([everything_stdio("everything")]).await.unwrap();
+        let toolset = McpToolset::connect([everything_stdio("everything")])
+            .await
+            .unwrap();
         eprintln!("connected over stdio in {:?}", started.elapsed());
         assert_echoed_and_summed(&echo_and_sum(&toolset).await);
         toolset.close().await;
@@ -102,14 +109,19 @@ async fn over_streamable_http_an_agent_calls_echo_and_get_sum_through_approval_a
 #[tokio::test]
 async fn the_tools_names_and_schemas_are_what_providers_accept() {
     guard(async {
-        let toolset = McpToolset::connect([everything_stdio("everything")]).await.unwrap();
+        let toolset = McpToolset::connect([everything_stdio("everything")])
+            .await
+            .unwrap();
         assert!(toolset.tools().len() >= 5, "{:?}", toolset.tools());
         for tool in &toolset {
             let spec = tool.spec();
             assert!(provider_accepts(&spec.name), "{}", spec.name);
             assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
             assert!(spec.parameters["properties"].is_object(), "{}", spec.name);
-            assert_eq!(toolset.original_name(&spec.name), Some(tool.original_name()));
+            assert_eq!(
+                toolset.original_name(&spec.name),
+                Some(tool.original_name())
+            );
         }
     })
     .await;
@@ -117,7 +129,11 @@ async fn the_tools_names_and_schemas_are_what_providers_accept() {
 
 /// A tool called directly through a one-tool agent: the model calls `name` with `arguments`
 /// (then answers), and the tool message is returned.
-async fn call_once(toolset: &McpToolset, name: &str, arguments: serde_json::Value) -> (String, bool) {
+async fn call_once(
+    toolset: &McpToolset,
+    name: &str,
+    arguments: serde_json::Value,
+) -> (String, bool) {
     let model = ScriptedModel::new([
         ModelResponse::tool_calls([ToolCall::new("c1", name, arguments)]),
         ModelResponse::text("done"),
@@ -133,11 +149,17 @@ async fn call_once(toolset: &McpToolset, name: &str, arguments: serde_json::Valu
 #[tokio::test]
 async fn structured_content_and_images_are_read_as_text() {
     guard(async {
-        let toolset = McpToolset::connect([everything_stdio("everything")]).await.unwrap();
+        let toolset = McpToolset::connect([everything_stdio("everything")])
+            .await
+            .unwrap();
         let (image, is_error) = call_once(&toolset, "get-tiny-image", json!({})).await;
         assert!(!is_error && image.contains("[image: image/png]"), "{image}");
-        let (weather, is_error) =
-            call_once(&toolset, "get-structured-content", json!({"location": "New York"})).await;
+        let (weather, is_error) = call_once(
+            &toolset,
+            "get-structured-content",
+            json!({"location": "New York"}),
+        )
+        .await;
         assert!(!is_error && weather.contains("temperature"), "{weather}");
     })
     .await;
@@ -146,7 +168,9 @@ async fn structured_content_and_images_are_read_as_text() {
 #[tokio::test]
 async fn a_server_killed_mid_call_gives_an_error_result_and_the_next_call_restarts_it() {
     guard(async {
-        let toolset = McpToolset::connect([everything_stdio("everything")]).await.unwrap();
+        let toolset = McpToolset::connect([everything_stdio("everything")])
+            .await
+            .unwrap();
         let first = toolset.process_id("everything").await.expect("a process");
         let model = ScriptedModel::new([
             ModelResponse::tool_calls([ToolCall::new(
@@ -170,13 +194,30 @@ async fn a_server_killed_mid_call_gives_an_error_result_and_the_next_call_restar
         eprintln!("run with a crash and a restart: {:?}", started.elapsed());
         let messages = tool_messages(&output.messages);
         assert!(messages[0].is_error, "{:?}", messages[0]);
-        assert!(messages[0].text().contains("stopped during the call"), "{:?}", messages[0]);
-        assert!(!messages[1].is_error && messages[1].text().contains("again"), "{:?}", messages[1]);
-        let second = toolset.process_id("everything").await.expect("a new process");
+        assert!(
+            messages[0].text().contains("stopped during the call"),
+            "{:?}",
+            messages[0]
+        );
+        assert!(
+            !messages[1].is_error && messages[1].text().contains("again"),
+            "{:?}",
+            messages[1]
+        );
+        let second = toolset
+            .process_id("everything")
+            .await
+            .expect("a new process");
         assert_ne!(first, second);
-        assert!(wait_until_gone(first).await, "the killed server was not reaped");
+        assert!(
+            wait_until_gone(first).await,
+            "the killed server was not reaped"
+        );
         toolset.close().await;
-        assert!(wait_until_gone(second).await, "the closed server is still there");
+        assert!(
+            wait_until_gone(second).await,
+            "the closed server is still there"
+        );
     })
     .await;
 }
@@ -199,7 +240,10 @@ async fn a_call_past_its_timeout_ends_at_the_timeout_and_the_server_stays() {
         let took = started.elapsed();
         eprintln!("a call with a {timeout:?} timeout took {took:?}");
         assert!(is_error && text.contains("did not answer within"), "{text}");
-        assert!(took >= timeout && took < timeout + Duration::from_secs(3), "{took:?}");
+        assert!(
+            took >= timeout && took < timeout + Duration::from_secs(3),
+            "{took:?}"
+        );
         // The server answers a ping: the same process serves the next call.
         let (text, is_error) = call_once(&toolset, "echo", json!({"message": "still here"})).await;
         assert!(!is_error && text.contains("still here"), "{text}");
@@ -211,11 +255,16 @@ async fn a_call_past_its_timeout_ends_at_the_timeout_and_the_server_stays() {
 #[tokio::test]
 async fn dropping_the_toolset_and_its_tools_kills_and_reaps_the_server() {
     guard(async {
-        let toolset = McpToolset::connect([everything_stdio("everything")]).await.unwrap();
+        let toolset = McpToolset::connect([everything_stdio("everything")])
+            .await
+            .unwrap();
         let pid = toolset.process_id("everything").await.expect("a process");
         assert!(process_exists(pid));
         drop(toolset);
-        assert!(wait_until_gone(pid).await, "the server {pid} outlived its toolset");
+        assert!(
+            wait_until_gone(pid).await,
+            "the server {pid} outlived its toolset"
+        );
     })
     .await;
 }
@@ -231,12 +280,16 @@ async fn two_servers_with_the_same_tools_need_a_prefix() {
                 first_server,
                 second_server,
                 ..
-            } => assert_eq!((first_server.as_str(), second_server.as_str()), ("one", "two")),
+            } => assert_eq!(
+                (first_server.as_str(), second_server.as_str()),
+                ("one", "two")
+            ),
             other => panic!("{other}"),
         }
-        let toolset = McpToolset::connect([everything_stdio("one"), everything_stdio("two").prefix("b")])
-            .await
-            .unwrap();
+        let toolset =
+            McpToolset::connect([everything_stdio("one"), everything_stdio("two").prefix("b")])
+                .await
+                .unwrap();
         assert!(toolset.tool("echo").is_some() && toolset.tool("b_echo").is_some());
         assert_eq!(toolset.original_name("b_echo"), Some("echo"));
         assert_eq!(toolset.tool("b_echo").unwrap().server(), "two");

@@ -62,7 +62,11 @@ fn the_mapping_is_one_to_one() {
     assert!(names.iter().all(|name| is_provider_safe(name)));
     names.sort_unstable();
     names.dedup();
-    assert_eq!(names.len(), mcp_names().len(), "two names were mapped to one");
+    assert_eq!(
+        names.len(),
+        mcp_names().len(),
+        "two names were mapped to one"
+    );
 }
 
 #[tokio::test]

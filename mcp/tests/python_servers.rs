@@ -6,10 +6,12 @@ mod support;
 
 use std::time::Instant;
 
-use hookchain::builtin::ToolRetry;
-use hookchain::builtin::human_in_the_loop::{ApprovalRequest, ApprovalResponse, HumanInTheLoop, ToolPolicy};
-use hookchain::prelude::*;
 use hookchain::ToolRegistry;
+use hookchain::builtin::ToolRetry;
+use hookchain::builtin::human_in_the_loop::{
+    ApprovalRequest, ApprovalResponse, HumanInTheLoop, ToolPolicy,
+};
+use hookchain::prelude::*;
 use hookchain::{EndReason, chain};
 use hookchain_mcp::McpToolset;
 use serde_json::json;
@@ -29,7 +31,10 @@ async fn an_agent_asks_the_time_and_the_status_of_a_repository() {
             assert!(provider_accepts(tool.name()), "{}", tool.name());
         }
         assert_eq!(toolset.original_name("repo_git_status"), Some("git_status"));
-        assert_eq!(toolset.tool("get_current_time").map(|tool| tool.server()), Some("time"));
+        assert_eq!(
+            toolset.tool("get_current_time").map(|tool| tool.server()),
+            Some("time")
+        );
 
         let model = ScriptedModel::new([
             ModelResponse::tool_calls([
@@ -52,7 +57,10 @@ async fn an_agent_asks_the_time_and_the_status_of_a_repository() {
             ])
             .build()
             .unwrap();
-        let paused = agent.run("What time is it in Tokyo, and what changed?").await.unwrap();
+        let paused = agent
+            .run("What time is it in Tokyo, and what changed?")
+            .await
+            .unwrap();
         assert_eq!(paused.end, EndReason::Interrupted);
         let checkpoint = paused.checkpoint.expect("a checkpoint");
         let answers: Vec<_> = checkpoint
@@ -67,8 +75,14 @@ async fn an_agent_asks_the_time_and_the_status_of_a_repository() {
         let output = agent.resume(checkpoint, answers).await.unwrap();
         let messages = tool_messages(&output.messages);
         let (time, status) = (messages[0].text(), messages[1].text());
-        assert!(!messages[0].is_error && time.contains("Asia/Tokyo"), "{time}");
-        assert!(!messages[1].is_error && status.contains("hello.txt"), "{status}");
+        assert!(
+            !messages[0].is_error && time.contains("Asia/Tokyo"),
+            "{time}"
+        );
+        assert!(
+            !messages[1].is_error && status.contains("hello.txt"),
+            "{status}"
+        );
         eprintln!("{time}\n{status}");
         toolset.close().await;
     })
@@ -93,7 +107,11 @@ async fn an_error_of_the_server_is_a_tool_error_the_model_reads() {
         let output = agent.run("go").await.unwrap();
         let messages = tool_messages(&output.messages);
         assert!(messages[0].is_error, "{:?}", messages[0]);
-        assert!(messages[0].text().contains("Not/AZone"), "{}", messages[0].text());
+        assert!(
+            messages[0].text().contains("Not/AZone"),
+            "{}",
+            messages[0].text()
+        );
     })
     .await;
 }

@@ -21,7 +21,9 @@ pub struct Capture {
 impl Capture {
     /// Starts answering every request with `answer`.
     pub async fn start(answer: &'static str) -> Capture {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a loopback port");
         let url = format!("http://{}", listener.local_addr().expect("an address"));
         let bodies = Arc::new(Mutex::new(Vec::new()));
         let kept = bodies.clone();

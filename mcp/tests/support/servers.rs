@@ -141,12 +141,11 @@ impl EverythingHttp {
             );
             std::thread::sleep(Duration::from_millis(50));
         }
-        eprintln!("server-everything on port {port}, ready in {:?}", started.elapsed());
-        EverythingHttp {
-            shell,
-            stdin,
-            port,
-        }
+        eprintln!(
+            "server-everything on port {port}, ready in {:?}",
+            started.elapsed()
+        );
+        EverythingHttp { shell, stdin, port }
     }
 
     /// Its MCP endpoint.
