@@ -76,7 +76,7 @@ async fn odd_names_are_mapped_and_the_server_is_called_with_the_original() {
             "{}",
             slash.name()
         );
-        let results = call_once(&toolset, &slash.name().to_owned(), json!({"path": "/a"})).await;
+        let results = call_once(&toolset, slash.name(), json!({"path": "/a"})).await;
         assert_eq!(
             results,
             [(r#"called files/read with {"path":"/a"}"#.to_owned(), false)]
