@@ -48,14 +48,53 @@ fn client(server: &str) -> Result<reqwest::Client, Error> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
         .map_err(|error| failed(error.into()))?;
-    let tls = rustls::ClientConfig::builder_with_provider(provider)
+    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|error| failed(error.into()))?
         .dangerous()
         .with_custom_certificate_verifier(Arc::new(verifier))
         .with_no_client_auth();
+    // What reqwest would offer itself without `http2`: HTTP/1.1 only.
+    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
     reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .build()
         .map_err(|error| failed(error.into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn endpoint(headers: &[(&str, &str)]) -> HttpEndpoint {
+        HttpEndpoint {
+            url: "https://mcp.example.com/mcp".to_owned(),
+            headers: headers
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+                .collect(),
+            bearer_token: Some("token".to_owned()),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_tls_client_is_built_without_a_process_wide_crypto_provider() {
+        assert!(rustls::crypto::CryptoProvider::get_default().is_none());
+        transport("docs", &endpoint(&[("x-team", "search")])).expect("a transport");
+    }
+
+    #[tokio::test]
+    async fn a_header_http_does_not_allow_is_an_error_naming_it() {
+        let Err(error) = transport("docs", &endpoint(&[("bad header", "x")])) else {
+            panic!("a header with a space was accepted");
+        };
+        assert_eq!(
+            error.to_string(),
+            "MCP server `docs`: invalid HTTP header `bad header`"
+        );
+        let Err(error) = transport("docs", &endpoint(&[("x-ok", "line\nbreak")])) else {
+            panic!("a value with a line break was accepted");
+        };
+        assert!(matches!(error, Error::InvalidHeader { header, .. } if header == "x-ok"));
+    }
 }
