@@ -50,14 +50,16 @@
 //! the server's [call timeout](McpServer::call_timeout) (60 s by default). The model reads the
 //! result's text parts, joined; the `structuredContent` as compact JSON when there is no text;
 //! images, audio and resources as short placeholders (`[image: image/png]`). A result with
-//! `isError: true` is an error the model reads with the server's text. A call that times out,
-//! a server that crashes mid-call or cannot be started again, and a tool the server no longer
-//! offers (after it announced `notifications/tools/list_changed`) are errors the model reads
-//! as one sentence; the full error goes to `tracing`. After a crash, the next call starts a
-//! new session (a stdio server is started again; an HTTP server gets a new handshake); after
-//! a timeout, the next call pings the server first and starts a new session if it does not
-//! answer. A call whose future is dropped (the run was cancelled, a `Timeout` middleware
-//! fired) sends `notifications/cancelled` to the server (rmcp does it for us).
+//! `isError: true` is an error the model reads with the server's text, and so are a tool the
+//! server no longer offers (after it announced `notifications/tools/list_changed`) and a call
+//! it refused (a JSON-RPC error: unknown tool, invalid arguments). A call that times out, and a
+//! server that crashes mid-call or cannot be started again, are failures: the model reads
+//! that the tool failed, the application gets why (`RunOutput::tool_failures`, `tracing`), and
+//! a `ToolRetry` middleware retries them. After a crash, the next call starts a new session (a
+//! stdio server is started again; an HTTP server gets a new handshake); after a timeout, the
+//! next call pings the server first and starts a new session if it does not answer. A call
+//! whose future is dropped (the run was cancelled, a `Timeout` middleware fired) sends
+//! `notifications/cancelled` to the server (rmcp does it for us).
 //!
 //! # Limits
 //!

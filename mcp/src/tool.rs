@@ -19,10 +19,14 @@ use crate::output::tool_output;
 /// - the result's text (see [`McpToolset`](crate::McpToolset) for images and structured
 ///   content);
 /// - for a result with `isError: true`, the server's text, as a [`ToolError::ForModel`];
-/// - for a call that timed out, a server that stopped during the call or cannot be started,
-///   or a tool the server no longer offers, a short message saying so
-///   ([`ToolError::ForModel`]; the full error goes to `tracing`). The next call starts a new
-///   session (a stdio server is started again) when the server died or no longer answers.
+/// - for a tool the server no longer offers (it announced a changed list), or a call it
+///   refused with a JSON-RPC error (an unknown tool, invalid arguments), a short message
+///   saying so ([`ToolError::ForModel`]);
+/// - for a call that timed out, a server that stopped during the call or cannot be started
+///   again, that the tool failed ([`ToolError::Failed`], which a `ToolRetry` retries; the
+///   application gets why in [`RunOutput::tool_failures`](hookchain_core::RunOutput::tool_failures)).
+///   The next call starts a new session (a stdio server is started again) when the server
+///   died, or does not answer a ping after a timeout.
 #[derive(Clone)]
 pub struct McpTool {
     spec: ToolSpec,
@@ -92,7 +96,7 @@ impl Tool for McpTool {
         };
         match self.connection.call(&self.original, arguments).await {
             Ok(result) => tool_output(name, result),
-            Err(error) => Err(for_model(name, error)),
+            Err(error) => Err(tool_error(name, error)),
         }
     }
 
@@ -108,24 +112,25 @@ impl Tool for McpTool {
     }
 }
 
-/// What the model reads of a call that got no result: what happened, in a sentence, without
-/// the server's internals (its stderr, a transport error), which go to `tracing`.
-fn for_model(tool: &str, error: CallError) -> ToolError {
-    tracing::warn!(tool, error = %error, source = ?std::error::Error::source(&error), "MCP tool call failed");
-    let message = match &error {
-        CallError::NotOffered { .. } => {
-            format!("tool `{tool}` is no longer offered by its server; do not call it again")
-        }
-        CallError::Timeout { timeout, .. } => {
-            format!("tool `{tool}` did not answer within {timeout:?} and was cancelled")
-        }
-        CallError::Disconnected { .. } => format!(
-            "the server of tool `{tool}` stopped during the call; it is restarted on the next call"
+/// The error of a call that got no result. A tool the server no longer offers, and a call
+/// the server refused (unknown tool, invalid arguments: a JSON-RPC error), are said to the
+/// model, which can act on them. A call that timed out, a server that stopped during the call
+/// or could not be started again, are failures ([`ToolError::Failed`]): the model reads that
+/// the tool failed, the application and `tracing` get why
+/// ([`RunOutput::tool_failures`](hookchain_core::RunOutput::tool_failures)), and a
+/// [`ToolRetry`](hookchain_core::builtin::ToolRetry) retries them (on a new session when the
+/// server died).
+fn tool_error(tool: &str, error: CallError) -> ToolError {
+    match error {
+        CallError::NotOffered { .. } => ToolError::for_model(
+            tool,
+            format!("tool `{tool}` is no longer offered by its server; do not call it again"),
         ),
-        CallError::Unavailable { .. } => {
-            format!("the server of tool `{tool}` is unavailable; try again later")
+        CallError::Refused { message, .. } => {
+            ToolError::for_model(tool, format!("tool `{tool}` refused the call: {message}"))
         }
-        CallError::Refused { message, .. } => format!("tool `{tool}` refused the call: {message}"),
-    };
-    ToolError::for_model(tool, message)
+        error @ (CallError::Timeout { .. }
+        | CallError::Disconnected { .. }
+        | CallError::Unavailable { .. }) => ToolError::failed(tool, error),
+    }
 }

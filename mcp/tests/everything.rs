@@ -18,7 +18,7 @@ use hookchain::{Tool, ToolRegistry};
 use hookchain_mcp::{McpServer, McpToolset};
 use serde_json::json;
 use support::servers::{EverythingHttp, everything_stdio, kill, process_exists, wait_until_gone};
-use support::{guard, provider_accepts, tool_messages};
+use support::{failures, guard, provider_accepts, tool_messages};
 
 /// Approves every call a paused run asks about.
 fn approve_all(checkpoint: &Checkpoint) -> Vec<(InterruptId, serde_json::Value)> {
@@ -128,7 +128,8 @@ async fn the_tools_names_and_schemas_are_what_providers_accept() {
 }
 
 /// A tool called directly through a one-tool agent: the model calls `name` with `arguments`
-/// (then answers), and the tool message is returned.
+/// (then answers). Returns the tool message's text (and, for a failure, why: its error chain,
+/// on the next line) and whether it is an error.
 async fn call_once(
     toolset: &McpToolset,
     name: &str,
@@ -143,7 +144,11 @@ async fn call_once(
     let agent = Agent::builder(model).tools(tools).build().unwrap();
     let output = agent.run("go").await.unwrap();
     let messages = tool_messages(&output.messages);
-    (messages[0].text().into_owned(), messages[0].is_error)
+    let mut text = messages[0].text().into_owned();
+    for failure in failures(&output) {
+        text.push_str(&format!("\n{failure}"));
+    }
+    (text, messages[0].is_error)
 }
 
 #[tokio::test]
@@ -194,10 +199,14 @@ async fn a_server_killed_mid_call_gives_an_error_result_and_the_next_call_restar
         eprintln!("run with a crash and a restart: {:?}", started.elapsed());
         let messages = tool_messages(&output.messages);
         assert!(messages[0].is_error, "{:?}", messages[0]);
+        assert_eq!(
+            messages[0].text(),
+            "tool `trigger-long-running-operation` failed"
+        );
+        let failures = failures(&output);
         assert!(
-            messages[0].text().contains("stopped during the call"),
-            "{:?}",
-            messages[0]
+            failures[0].contains("stopped during the call"),
+            "{failures:?}"
         );
         assert!(
             !messages[1].is_error && messages[1].text().contains("again"),

@@ -9,15 +9,18 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use hookchain::builtin::ToolRetry;
+use hookchain::chain;
 use hookchain::prelude::*;
 use hookchain::{Tool, ToolRegistry};
 use hookchain_mcp::{Error, McpServer, McpToolset};
 use serde_json::{Value, json};
 use support::fake::{FakeServer, Reply, text_result, tool};
-use support::{guard, provider_accepts, tool_messages};
+use support::{failures, guard, provider_accepts, tool_messages};
 
 /// A run in which the model calls `name` with `arguments` once, then answers; the tool
-/// messages of the run.
+/// messages of the run: text (and, for a failure, why: its error chain, on the next line) and
+/// whether it is an error.
 async fn call_once(toolset: &McpToolset, name: &str, arguments: Value) -> Vec<(String, bool)> {
     let model = ScriptedModel::new([
         ModelResponse::tool_calls([ToolCall::new("c1", name, arguments)]),
@@ -27,9 +30,18 @@ async fn call_once(toolset: &McpToolset, name: &str, arguments: Value) -> Vec<(S
     toolset.register(&mut tools);
     let agent = Agent::builder(model).tools(tools).build().unwrap();
     let output = agent.run("go").await.unwrap();
+    let mut failures = failures(&output).into_iter();
     tool_messages(&output.messages)
         .into_iter()
-        .map(|message| (message.text().into_owned(), message.is_error))
+        .map(|message| {
+            let mut text = message.text().into_owned();
+            if message.is_error
+                && let Some(failure) = failures.next()
+            {
+                text.push_str(&format!("\n{failure}"));
+            }
+            (text, message.is_error)
+        })
         .collect()
 }
 
@@ -233,6 +245,45 @@ async fn a_server_gone_mid_call_is_initialized_again_on_the_next_call() {
             2,
             "one handshake per session"
         );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_tool_retry_retries_a_call_the_server_dropped_on_a_new_session() {
+    guard(async {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = calls.clone();
+        let server = FakeServer::start(move |method, _| match method {
+            "tools/list" => listing(vec![tool("flaky", json!({}))]),
+            "tools/call" if counted.fetch_add(1, Ordering::SeqCst) == 0 => Reply::Close,
+            "tools/call" => Reply::Result(text_result("fine")),
+            _ => Reply::Close,
+        })
+        .await;
+        let toolset = McpToolset::connect([McpServer::http("fake", &server.url)])
+            .await
+            .unwrap();
+        let model = ScriptedModel::new([
+            ModelResponse::tool_calls([ToolCall::new("c1", "flaky", json!({}))]),
+            ModelResponse::text("done"),
+        ]);
+        let mut tools = ToolRegistry::new();
+        toolset.register(&mut tools);
+        let retry = ToolRetry::builder()
+            .initial_delay(Duration::from_millis(10))
+            .build()
+            .unwrap();
+        let agent = Agent::builder(model)
+            .tools(tools)
+            .chain(chain![retry])
+            .build()
+            .unwrap();
+        let output = agent.run("go").await.unwrap();
+        let messages = tool_messages(&output.messages);
+        assert_eq!(messages[0].text(), "fine");
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        assert_eq!(server.received_of("initialize").len(), 2);
     })
     .await;
 }

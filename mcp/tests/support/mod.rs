@@ -11,7 +11,7 @@ pub mod servers;
 use std::future::Future;
 use std::time::Duration;
 
-use hookchain::Message;
+use hookchain::{Message, RunOutput};
 
 /// The longest a test may take: a server that hangs fails the test instead of hanging CI.
 pub const TEST_TIMEOUT: Duration = Duration::from_secs(120);
@@ -39,4 +39,21 @@ pub fn provider_accepts(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Each tool failure of a run: its kind, then its error and the error's sources, joined.
+pub fn failures(output: &RunOutput) -> Vec<String> {
+    output
+        .tool_failures
+        .iter()
+        .map(|failure| {
+            let mut chain = format!("{:?}: {}", failure.kind(), failure.error());
+            let mut source = failure.error().source();
+            while let Some(error) = source {
+                chain.push_str(&format!(": {error}"));
+                source = error.source();
+            }
+            chain
+        })
+        .collect()
 }
