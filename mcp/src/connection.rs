@@ -25,6 +25,10 @@ type Session = RunningService<RoleClient, Handler>;
 /// hung and started again.
 const PING_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long a stdio server that failed its handshake has to finish writing to stderr, for the
+/// error to quote it.
+const STDERR_GRACE: Duration = Duration::from_millis(500);
+
 /// The client side of a session: says who we are, and notes `tools/list_changed`.
 #[derive(Debug, Clone)]
 pub(crate) struct Handler {
@@ -193,8 +197,11 @@ impl Connection {
     async fn session(&self, tool: &str) -> Result<(Arc<Session>, u64), CallError> {
         let mut live = self.live.lock().await;
         if let Some(current) = live.as_mut() {
-            let usable =
-                !current.session.is_closed() && (!current.suspect || self.answers(current).await);
+            // A session whose transport ended (the process exited, between calls) is not
+            // `is_closed` for rmcp: its peer's channel says so.
+            let alive =
+                !current.session.is_closed() && !current.session.peer().is_transport_closed();
+            let usable = alive && (!current.suspect || self.answers(current).await);
             if usable {
                 current.suspect = false;
                 if self.list_changed.swap(false, Ordering::AcqRel) {
@@ -278,9 +285,17 @@ impl Connection {
             };
             let (session, process_id) = match &server.endpoint {
                 Endpoint::Stdio(command) => {
-                    let process = stdio::spawn(&server.name, command, &self.stderr)?;
+                    let (process, stderr_reader) =
+                        stdio::spawn(&server.name, command, &self.stderr)?;
                     let process_id = process.id();
                     let session = handler.serve(process).await;
+                    if session.is_err()
+                        && let Some(reader) = stderr_reader
+                    {
+                        // The process is exiting: let the reader take in its last words, which
+                        // say why (a missing argument, a bad configuration).
+                        let _ = tokio::time::timeout(STDERR_GRACE, reader).await;
+                    }
                     (
                         session.map_err(|error| self.initialize_error(error.into())),
                         process_id,

@@ -9,6 +9,7 @@ use futures::StreamExt;
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
 use rmcp::transport::TokioChildProcess;
 use tokio::process::ChildStderr;
+use tokio::task::JoinHandle;
 use tokio_util::codec::{AnyDelimiterCodec, AnyDelimiterCodecError, FramedRead};
 
 use crate::error::Error;
@@ -46,14 +47,15 @@ impl StderrTail {
     }
 }
 
-/// Starts `command` for the server `server`. The process is the leader of a new process
+/// Starts `command` for the server `server`; returns its transport and the task that reads
+/// its stderr (which ends when the process closes stderr, at its exit). The process is the leader of a new process
 /// group, so that killing it kills what it started too (`npx` runs `node` as a child), and
 /// is killed when its handle is dropped even where no runtime is left to reap it.
 pub(crate) fn spawn(
     server: &str,
     command: &StdioCommand,
     tail: &StderrTail,
-) -> Result<TokioChildProcess, Error> {
+) -> Result<(TokioChildProcess, Option<JoinHandle<()>>), Error> {
     let mut cmd = tokio::process::Command::new(&command.program);
     cmd.args(&command.args);
     for (key, value) in &command.env {
@@ -72,10 +74,9 @@ pub(crate) fn spawn(
             program: command.program.to_string_lossy().into_owned(),
             source,
         })?;
-    if let Some(stderr) = stderr {
-        tokio::spawn(forward_stderr(server.to_owned(), stderr, tail.clone()));
-    }
-    Ok(process)
+    let reader =
+        stderr.map(|stderr| tokio::spawn(forward_stderr(server.to_owned(), stderr, tail.clone())));
+    Ok((process, reader))
 }
 
 /// Logs each line the server writes to stderr and keeps the last ones, until it closes

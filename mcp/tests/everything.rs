@@ -232,6 +232,29 @@ async fn a_server_killed_mid_call_gives_an_error_result_and_the_next_call_restar
 }
 
 #[tokio::test]
+async fn a_server_that_died_between_calls_is_started_again_for_the_next() {
+    guard(async {
+        let toolset = McpToolset::connect([everything_stdio("everything")])
+            .await
+            .unwrap();
+        let first = toolset.process_id("everything").await.expect("a process");
+        kill(first);
+        assert!(
+            wait_until_gone(first).await,
+            "the killed server was not reaped"
+        );
+        let (text, is_error) = call_once(&toolset, "echo", json!({"message": "back"})).await;
+        assert!(!is_error && text.contains("back"), "{text}");
+        let second = toolset
+            .process_id("everything")
+            .await
+            .expect("a new process");
+        assert_ne!(first, second);
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_call_past_its_timeout_ends_at_the_timeout_and_the_server_stays() {
     guard(async {
         let timeout = Duration::from_millis(1500);
