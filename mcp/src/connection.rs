@@ -69,6 +69,13 @@ pub(crate) enum CallError {
         #[source]
         source: ServiceError,
     },
+    /// The server answered with something other than a result.
+    #[error("the MCP server `{server}` did not answer the call with a result")]
+    Unexpected {
+        server: String,
+        #[source]
+        source: ServiceError,
+    },
     /// The server could not be started again.
     #[error("the MCP server `{server}` is unavailable")]
     Unavailable {
@@ -161,13 +168,19 @@ impl Connection {
                 server: self.server.name.clone(),
                 message: limits::cut(&error.message, limits::MAX_REFUSAL_BYTES),
             }),
-            Ok(Err(source)) => {
+            Ok(Err(source @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)))) => {
                 self.discard(generation).await;
                 Err(CallError::Disconnected {
                     server: self.server.name.clone(),
                     source,
                 })
             }
+            // An answer that is not a result (an MRTR or task reply this client does not
+            // drive), on a session that still works.
+            Ok(Err(source)) => Err(CallError::Unexpected {
+                server: self.server.name.clone(),
+                source,
+            }),
             Err(_elapsed) => {
                 self.mark_suspect(generation).await;
                 Err(CallError::Timeout {
@@ -241,18 +254,23 @@ impl Connection {
         matches!(tokio::time::timeout(PING_TIMEOUT, ping).await, Ok(Ok(_)))
     }
 
-    /// Lists the tools of `live` again, after the server said its list changed. On failure
-    /// the old list stays (a call of a removed tool then gets the server's own refusal).
+    /// Lists the tools of `live` again, after the server said its list changed, within the
+    /// connect timeout. On failure the old list stays (a call of a removed tool then gets the
+    /// server's own refusal).
     async fn relist(&self, live: &mut Live) {
-        match limits::list_tools(&self.server, live.session.peer()).await {
-            Ok(tools) => {
+        let listing = limits::list_tools(&self.server, live.session.peer());
+        match tokio::time::timeout(self.server.connect_timeout, listing).await {
+            Ok(Ok(tools)) => {
                 live.offered = tools
                     .into_iter()
                     .map(|tool| tool.name.into_owned())
                     .collect();
             }
-            Err(error) => {
+            Ok(Err(error)) => {
                 tracing::warn!(server = %self.server.name, %error, "listing the changed tools failed");
+            }
+            Err(_elapsed) => {
+                tracing::warn!(server = %self.server.name, "listing the changed tools timed out");
             }
         }
     }

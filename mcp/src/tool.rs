@@ -131,6 +131,7 @@ fn tool_error(tool: &str, error: CallError) -> ToolError {
         }
         error @ (CallError::Timeout { .. }
         | CallError::Disconnected { .. }
+        | CallError::Unexpected { .. }
         | CallError::Unavailable { .. }) => ToolError::failed(tool, error),
     }
 }
