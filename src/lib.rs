@@ -64,6 +64,8 @@
 //! - [`tool::ToolExecution`]: the tool calls of a step polled together in the run's task (the
 //!   default), or each in a tokio task of its own (feature `tokio`) for tools that block.
 //! - [`chain::Description`]: `chain.describe()` lists, per hook, the order the middleware run in.
+//! - `hookchain::mcp` (feature `mcp`): the tools of MCP servers, stdio or streamable HTTP, as
+//!   [`Tool`]s (the crate `hookchain-mcp`).
 
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
