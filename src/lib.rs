@@ -64,6 +64,8 @@
 //! - [`tool::ToolExecution`]: the tool calls of a step polled together in the run's task (the
 //!   default), or each in a tokio task of its own (feature `tokio`) for tools that block.
 //! - [`chain::Description`]: `chain.describe()` lists, per hook, the order the middleware run in.
+//! - `hookchain::mcp` (feature `mcp`): the tools of MCP servers, stdio or streamable HTTP, as
+//!   [`Tool`]s (the crate `hookchain-mcp`).
 
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -145,6 +147,20 @@ pub mod interrupt {
 #[cfg_attr(docsrs, doc(cfg(feature = "temporal")))]
 pub mod temporal {
     pub use hookchain_temporal::*;
+}
+
+/// Tools from [MCP](https://modelcontextprotocol.io) servers (feature `mcp`): a program run as
+/// a child process speaking stdio, or a URL speaking streamable HTTP; each of their tools is a
+/// [`Tool`] to which every `wrap_tool_call` middleware applies; see the crate `hookchain-mcp`
+/// (on the official SDK, `rmcp`).
+///
+/// ```toml
+/// hookchain = { version = "0.1", features = ["mcp"] }
+/// ```
+#[cfg(feature = "mcp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
+pub mod mcp {
+    pub use hookchain_mcp::*;
 }
 
 /// The README's examples, compiled and run as doctests so they cannot rot.

@@ -1,0 +1,360 @@
+//! One live MCP session with a server, started again after the server died or stopped
+//! answering.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ClientRequest,
+    Implementation, JsonObject, PingRequest, Tool as McpToolInfo,
+};
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
+
+use crate::error::Error;
+use crate::server::{Endpoint, McpServer};
+use crate::stdio::{self, StderrTail};
+use crate::{http, limits};
+
+/// A session: rmcp's service task, which owns the transport (and so the child process).
+type Session = RunningService<RoleClient, Handler>;
+
+/// How long a server that let a call time out has to answer a ping before it is taken for
+/// hung and started again.
+const PING_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long a stdio server that failed its handshake has to finish writing to stderr, for the
+/// error to quote it.
+const STDERR_GRACE: Duration = Duration::from_millis(500);
+
+/// The client side of a session: says who we are, and notes `tools/list_changed`.
+#[derive(Debug, Clone)]
+pub(crate) struct Handler {
+    list_changed: Arc<AtomicBool>,
+}
+
+impl ClientHandler for Handler {
+    fn on_tool_list_changed(
+        &self,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.list_changed.store(true, Ordering::Release);
+        std::future::ready(())
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("hookchain-mcp", env!("CARGO_PKG_VERSION")),
+        )
+    }
+}
+
+/// Why a call did not get a result from the server.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CallError {
+    /// The server's current tool list does not have the tool (it changed since the toolset
+    /// was built).
+    #[error("the MCP server `{server}` no longer offers this tool")]
+    NotOffered { server: String },
+    /// No answer within the call timeout.
+    #[error("the MCP server `{server}` did not answer within {timeout:?}")]
+    Timeout { server: String, timeout: Duration },
+    /// The server went away during the call (it exited, the connection broke).
+    #[error("the MCP server `{server}` stopped during the call")]
+    Disconnected {
+        server: String,
+        #[source]
+        source: ServiceError,
+    },
+    /// The server answered with something other than a result.
+    #[error("the MCP server `{server}` did not answer the call with a result")]
+    Unexpected {
+        server: String,
+        #[source]
+        source: ServiceError,
+    },
+    /// The server could not be started again.
+    #[error("the MCP server `{server}` is unavailable")]
+    Unavailable {
+        server: String,
+        #[source]
+        source: Error,
+    },
+    /// The server refused the call with a JSON-RPC error (an unknown tool, invalid arguments).
+    #[error("the MCP server `{server}` refused the call: {message}")]
+    Refused { server: String, message: String },
+}
+
+/// The live session, if any, and what is known of it.
+struct Live {
+    session: Arc<Session>,
+    /// Which session this is: a failure seen on an older one does not end a newer one.
+    generation: u64,
+    /// The tools the server offers now (original names).
+    offered: HashSet<String>,
+    /// A call timed out: the next call first checks that the server still answers.
+    suspect: bool,
+    /// The stdio server's process id.
+    process_id: Option<u32>,
+}
+
+/// A connection to one server: a session, opened again when needed.
+pub(crate) struct Connection {
+    server: McpServer,
+    stderr: StderrTail,
+    list_changed: Arc<AtomicBool>,
+    live: tokio::sync::Mutex<Option<Live>>,
+    generations: std::sync::atomic::AtomicU64,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("server", &self.server.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    /// Connects to `server` and lists its tools.
+    pub(crate) async fn connect(server: McpServer) -> Result<(Arc<Self>, Vec<McpToolInfo>), Error> {
+        let connection = Arc::new(Connection {
+            server,
+            stderr: StderrTail::default(),
+            list_changed: Arc::new(AtomicBool::new(false)),
+            live: tokio::sync::Mutex::new(None),
+            generations: std::sync::atomic::AtomicU64::new(0),
+        });
+        let (live, tools) = connection.open().await?;
+        *connection.live.lock().await = Some(live);
+        Ok((connection, tools))
+    }
+
+    pub(crate) fn server(&self) -> &McpServer {
+        &self.server
+    }
+
+    /// The process id of a stdio server's current process.
+    pub(crate) async fn process_id(&self) -> Option<u32> {
+        self.live
+            .lock()
+            .await
+            .as_ref()
+            .and_then(|live| live.process_id)
+    }
+
+    /// Calls the tool `original` (the server's name for it) with `arguments`, within the
+    /// call timeout. A session that is gone, or that no longer answers, is opened again
+    /// first; a session that breaks during the call is dropped, for the next call to open
+    /// a new one.
+    ///
+    /// Dropping the returned future mid-call sends `notifications/cancelled` for the
+    /// request (rmcp does, for a `tools/call` whose future is dropped), as does the timeout.
+    pub(crate) async fn call(
+        &self,
+        original: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, CallError> {
+        let (session, generation) = self.session(original).await?;
+        let mut params = CallToolRequestParams::new(original.to_owned());
+        params.arguments = arguments;
+        let timeout = self.server.call_timeout;
+        match tokio::time::timeout(timeout, session.peer().call_tool(params)).await {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(ServiceError::McpError(error))) => Err(CallError::Refused {
+                server: self.server.name.clone(),
+                message: limits::cut(&error.message, limits::MAX_REFUSAL_BYTES),
+            }),
+            Ok(Err(source @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)))) => {
+                self.discard(generation).await;
+                Err(CallError::Disconnected {
+                    server: self.server.name.clone(),
+                    source,
+                })
+            }
+            // An answer that is not a result (an MRTR or task reply this client does not
+            // drive), on a session that still works.
+            Ok(Err(source)) => Err(CallError::Unexpected {
+                server: self.server.name.clone(),
+                source,
+            }),
+            Err(_elapsed) => {
+                self.mark_suspect(generation).await;
+                Err(CallError::Timeout {
+                    server: self.server.name.clone(),
+                    timeout,
+                })
+            }
+        }
+    }
+
+    /// Closes the session: a stdio server's stdin is closed and the process waited for
+    /// (then sent SIGTERM, then killed: rmcp's shutdown), and reaped.
+    pub(crate) async fn close(&self) {
+        let live = self.live.lock().await.take();
+        if let Some(live) = live {
+            match Arc::try_unwrap(live.session) {
+                Ok(mut session) => {
+                    let _ = session.close().await;
+                }
+                // A call is still running: the session ends when it does.
+                Err(session) => drop(session),
+            }
+        }
+    }
+
+    /// The session to call `tool` on: the live one, checked; a new one if there is none.
+    async fn session(&self, tool: &str) -> Result<(Arc<Session>, u64), CallError> {
+        let mut live = self.live.lock().await;
+        if let Some(current) = live.as_mut() {
+            // A session whose transport ended (the process exited, between calls) is not
+            // `is_closed` for rmcp: its peer's channel says so.
+            let alive =
+                !current.session.is_closed() && !current.session.peer().is_transport_closed();
+            let usable = alive && (!current.suspect || self.answers(current).await);
+            if usable {
+                current.suspect = false;
+                if self.list_changed.swap(false, Ordering::AcqRel) {
+                    self.relist(current).await;
+                }
+            } else {
+                tracing::info!(server = %self.server.name, "the MCP server is gone or hung: starting it again");
+                *live = None;
+            }
+        }
+        let current = match live.take() {
+            Some(current) => current,
+            None => {
+                let (fresh, _tools) =
+                    self.open().await.map_err(|source| CallError::Unavailable {
+                        server: self.server.name.clone(),
+                        source,
+                    })?;
+                fresh
+            }
+        };
+        let current = live.insert(current);
+        if !current.offered.contains(tool) {
+            return Err(CallError::NotOffered {
+                server: self.server.name.clone(),
+            });
+        }
+        Ok((current.session.clone(), current.generation))
+    }
+
+    /// Whether the server of `live` answers a ping in time.
+    async fn answers(&self, live: &Live) -> bool {
+        let ping = live
+            .session
+            .peer()
+            .send_request(ClientRequest::PingRequest(PingRequest::default()));
+        matches!(tokio::time::timeout(PING_TIMEOUT, ping).await, Ok(Ok(_)))
+    }
+
+    /// Lists the tools of `live` again, after the server said its list changed, within the
+    /// connect timeout. On failure the old list stays (a call of a removed tool then gets the
+    /// server's own refusal).
+    async fn relist(&self, live: &mut Live) {
+        let listing = limits::list_tools(&self.server, live.session.peer());
+        match tokio::time::timeout(self.server.connect_timeout, listing).await {
+            Ok(Ok(tools)) => {
+                live.offered = tools
+                    .into_iter()
+                    .map(|tool| tool.name.into_owned())
+                    .collect();
+            }
+            Ok(Err(error)) => {
+                tracing::warn!(server = %self.server.name, %error, "listing the changed tools failed");
+            }
+            Err(_elapsed) => {
+                tracing::warn!(server = %self.server.name, "listing the changed tools timed out");
+            }
+        }
+    }
+
+    /// Drops the session of `generation` if it is still the live one.
+    async fn discard(&self, generation: u64) {
+        let mut live = self.live.lock().await;
+        if live
+            .as_ref()
+            .is_some_and(|live| live.generation == generation)
+        {
+            *live = None;
+        }
+    }
+
+    async fn mark_suspect(&self, generation: u64) {
+        let mut live = self.live.lock().await;
+        if let Some(live) = live.as_mut().filter(|live| live.generation == generation) {
+            live.suspect = true;
+        }
+    }
+
+    /// Starts the server (or reaches it), does the handshake and lists its tools, within the
+    /// connect timeout.
+    async fn open(&self) -> Result<(Live, Vec<McpToolInfo>), Error> {
+        let server = &self.server;
+        let opening = async {
+            let handler = Handler {
+                list_changed: self.list_changed.clone(),
+            };
+            let (session, process_id) = match &server.endpoint {
+                Endpoint::Stdio(command) => {
+                    let (process, stderr_reader) =
+                        stdio::spawn(&server.name, command, &self.stderr)?;
+                    let process_id = process.id();
+                    let session = handler.serve(process).await;
+                    if session.is_err()
+                        && let Some(reader) = stderr_reader
+                    {
+                        // The process is exiting: let the reader take in its last words, which
+                        // say why (a missing argument, a bad configuration).
+                        let _ = tokio::time::timeout(STDERR_GRACE, reader).await;
+                    }
+                    (
+                        session.map_err(|error| self.initialize_error(error.into())),
+                        process_id,
+                    )
+                }
+                Endpoint::Http(endpoint) => {
+                    let transport = http::transport(&server.name, endpoint)?;
+                    let session = handler.serve(transport).await;
+                    (
+                        session.map_err(|error| self.initialize_error(error.into())),
+                        None,
+                    )
+                }
+            };
+            let session = session?;
+            self.list_changed.store(false, Ordering::Release);
+            let tools = limits::list_tools(server, session.peer()).await?;
+            Ok::<_, Error>((session, process_id, tools))
+        };
+        let (session, process_id, tools) = tokio::time::timeout(server.connect_timeout, opening)
+            .await
+            .map_err(|_elapsed| Error::ConnectTimeout {
+                server: server.name.clone(),
+                timeout: server.connect_timeout,
+                stderr: self.stderr.text(),
+            })??;
+        let live = Live {
+            session: Arc::new(session),
+            generation: self.generations.fetch_add(1, Ordering::Relaxed),
+            offered: tools.iter().map(|tool| tool.name.to_string()).collect(),
+            suspect: false,
+            process_id,
+        };
+        Ok((live, tools))
+    }
+
+    fn initialize_error(&self, source: Box<dyn std::error::Error + Send + Sync>) -> Error {
+        Error::Initialize {
+            server: self.server.name.clone(),
+            stderr: self.stderr.text(),
+            source,
+        }
+    }
+}

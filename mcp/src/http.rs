@@ -1,0 +1,100 @@
+//! A streamable-HTTP server's transport: rmcp's, on a reqwest client whose TLS is set here.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use http::{HeaderName, HeaderValue};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+
+use crate::error::Error;
+use crate::server::HttpEndpoint;
+
+/// The transport to `endpoint` of the server `server`.
+pub(crate) fn transport(
+    server: &str,
+    endpoint: &HttpEndpoint,
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, Error> {
+    let mut headers = HashMap::with_capacity(endpoint.headers.len());
+    for (name, value) in &endpoint.headers {
+        let invalid = || Error::InvalidHeader {
+            server: server.to_owned(),
+            header: name.clone(),
+        };
+        let name = HeaderName::try_from(name.as_str()).map_err(|_| invalid())?;
+        let mut value = HeaderValue::try_from(value.as_str()).map_err(|_| invalid())?;
+        value.set_sensitive(true);
+        headers.insert(name, value);
+    }
+    let mut config = StreamableHttpClientTransportConfig::with_uri(endpoint.url.as_str())
+        .custom_headers(headers);
+    if let Some(token) = &endpoint.bearer_token {
+        config = config.auth_header(token.clone());
+    }
+    Ok(StreamableHttpClientTransport::with_client(
+        client(server)?,
+        config,
+    ))
+}
+
+/// A reqwest client with rustls on ring and the platform's certificate verifier. Built with
+/// its TLS configuration given, because reqwest without its own crypto provider would
+/// otherwise panic (or use a process-wide provider this library has no business setting).
+fn client(server: &str) -> Result<reqwest::Client, Error> {
+    let failed = |source: Box<dyn std::error::Error + Send + Sync>| Error::HttpClient {
+        server: server.to_owned(),
+        source,
+    };
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
+        .map_err(|error| failed(error.into()))?;
+    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|error| failed(error.into()))?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_no_client_auth();
+    // What reqwest would offer itself without `http2`: HTTP/1.1 only.
+    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .build()
+        .map_err(|error| failed(error.into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn endpoint(headers: &[(&str, &str)]) -> HttpEndpoint {
+        HttpEndpoint {
+            url: "https://mcp.example.com/mcp".to_owned(),
+            headers: headers
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+                .collect(),
+            bearer_token: Some("token".to_owned()),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_tls_client_is_built_without_a_process_wide_crypto_provider() {
+        assert!(rustls::crypto::CryptoProvider::get_default().is_none());
+        transport("docs", &endpoint(&[("x-team", "search")])).expect("a transport");
+    }
+
+    #[tokio::test]
+    async fn a_header_http_does_not_allow_is_an_error_naming_it() {
+        let Err(error) = transport("docs", &endpoint(&[("bad header", "x")])) else {
+            panic!("a header with a space was accepted");
+        };
+        assert_eq!(
+            error.to_string(),
+            "MCP server `docs`: invalid HTTP header `bad header`"
+        );
+        let Err(error) = transport("docs", &endpoint(&[("x-ok", "line\nbreak")])) else {
+            panic!("a value with a line break was accepted");
+        };
+        assert!(matches!(error, Error::InvalidHeader { header, .. } if header == "x-ok"));
+    }
+}

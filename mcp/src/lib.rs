@@ -1,0 +1,103 @@
+//! Tools from [MCP](https://modelcontextprotocol.io) servers for
+//! [hookchain](https://docs.rs/hookchain) agents.
+//!
+//! Depend on `hookchain` with the feature `mcp` (its items are then `hookchain::mcp::…`);
+//! this crate is built on [`rmcp`], the official Rust SDK of MCP (major 3), client side only.
+//!
+//! An [`McpToolset`] connects to servers — a program run as a child process speaking MCP on
+//! stdio ([`McpServer::stdio`]), or a URL speaking streamable HTTP ([`McpServer::http`]) —
+//! and lists their tools. Each becomes an [`McpTool`], a hookchain [`Tool`](hookchain_core::Tool)
+//! like any other: every `wrap_tool_call` middleware (approval, retry, timeout, limits)
+//! applies to it as to a `#[tool]`.
+//!
+//! ```no_run
+//! use hookchain::prelude::*;
+//! use hookchain::ToolRegistry;
+//! use hookchain_mcp::{McpServer, McpToolset};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let toolset = McpToolset::connect([
+//!     // A stdio server: the toolset owns the process (killed and reaped when dropped).
+//!     McpServer::stdio("time", "python3").args(["-m", "mcp_server_time"]),
+//!     // A streamable-HTTP server, with a token and a prefix for its tools' names.
+//!     McpServer::http("docs", "https://mcp.example.com/mcp")
+//!         .bearer_token(std::env::var("DOCS_TOKEN")?)
+//!         .prefix("docs"),
+//! ])
+//! .await?;
+//! let mut tools = ToolRegistry::new();
+//! toolset.register(&mut tools);
+//! # let model = ScriptedModel::new([ModelResponse::text("ok")]);
+//! let agent = Agent::builder(model).tools(tools).build()?;
+//! let output = agent.run("What time is it in Tokyo?").await?;
+//! # let _ = output;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Names and schemas
+//!
+//! OpenAI and Anthropic accept tool names matching `^[a-zA-Z0-9_-]{1,64}$`; MCP names may
+//! hold dots, slashes, spaces, any Unicode, and be longer. Names are mapped
+//! ([`provider_safe_names`]): safe ones are kept, others cleaned up, with a short stable hash
+//! where that would collide or cut; the toolset keeps the original, which is what the server
+//! is called with ([`McpToolset::original_name`]). Input schemas get a top-level
+//! `"type": "object"` and `"properties"` where they lack them; nothing else is changed.
+//!
+//! # Calls
+//!
+//! A call sends `tools/call` with the original name and the model's arguments, and ends at
+//! the server's [call timeout](McpServer::call_timeout) (60 s by default). The model reads the
+//! result's text parts, joined; the `structuredContent` as compact JSON when there is no text;
+//! images, audio and resources as short placeholders (`[image: image/png]`). A result with
+//! `isError: true` is an error the model reads with the server's text, and so are a tool the
+//! server no longer offers (after it announced `notifications/tools/list_changed`) and a call
+//! it refused (a JSON-RPC error: unknown tool, invalid arguments). A call that times out, and a
+//! server that crashes mid-call or cannot be started again, are failures: the model reads
+//! that the tool failed, the application gets why (`RunOutput::tool_failures`, `tracing`), and
+//! a `ToolRetry` middleware retries them. After a crash, the next call starts a new session (a
+//! stdio server is started again; an HTTP server gets a new handshake); after a timeout, the
+//! next call pings the server first and starts a new session if it does not answer. A call
+//! whose future is dropped (the run was cancelled, a `Timeout` middleware fired) sends
+//! `notifications/cancelled` to the server (rmcp does it for us).
+//!
+//! # Limits
+//!
+//! A server's tool list is refused ([`Error::TooLarge`]) beyond [`McpServer::max_tools`]
+//! tools (512 by default), 64 pages, a 64 KiB input schema or a 16 KiB description. One
+//! message from a server is at most 16 MiB (rmcp's limit, stdio and HTTP), and a stdio
+//! server's stderr is read line by line (4 KiB a line) and logged, never buffered whole.
+//!
+//! # Not yet
+//!
+//! Results as rich content (images given to the model), new tools announced by
+//! `list_changed` (only removed ones are noticed), elicitation, progress, sampling, and
+//! serving hookchain tools as an MCP server.
+
+#![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod connection;
+mod error;
+mod http;
+mod limits;
+mod names;
+mod output;
+mod schema;
+mod server;
+mod stdio;
+mod tool;
+mod toolset;
+
+pub use error::Error;
+pub use names::{MAX_NAME_LEN, is_provider_safe, provider_safe_names};
+/// The MCP SDK this crate is built on, for its model types (`rmcp::model`).
+pub use rmcp;
+pub use server::{DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_TOOLS, McpServer};
+pub use tool::McpTool;
+pub use toolset::McpToolset;
+
+/// The README's example, compiled as a doctest so that it cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

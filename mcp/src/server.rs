@@ -1,0 +1,248 @@
+//! How to reach one MCP server, and the limits of a connection to it.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The default time a tool call may take (see [`McpServer::call_timeout`]).
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The default time to start a server, finish the handshake and list its tools (see
+/// [`McpServer::connect_timeout`]).
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The default largest number of tools taken from one server (see [`McpServer::max_tools`]).
+pub const DEFAULT_MAX_TOOLS: usize = 512;
+
+/// One MCP server of a [`McpToolset`](crate::McpToolset): a program run as a child process
+/// that speaks MCP on its stdin and stdout ([`stdio`](Self::stdio)), or a URL that speaks
+/// streamable HTTP ([`http`](Self::http)).
+///
+/// ```
+/// use std::time::Duration;
+/// use hookchain_mcp::McpServer;
+///
+/// let git = McpServer::stdio("git", "python3")
+///     .args(["-m", "mcp_server_git", "--repository", "."])
+///     .prefix("git")
+///     .call_timeout(Duration::from_secs(20));
+/// let docs = McpServer::http("docs", "https://mcp.example.com/mcp")
+///     .bearer_token("token")
+///     .header("x-team", "search");
+/// # let _ = (git, docs);
+/// ```
+#[derive(Clone)]
+pub struct McpServer {
+    pub(crate) name: String,
+    pub(crate) endpoint: Endpoint,
+    pub(crate) prefix: Option<String>,
+    pub(crate) call_timeout: Duration,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) max_tools: usize,
+}
+
+/// Where the server is.
+#[derive(Clone)]
+pub(crate) enum Endpoint {
+    Stdio(StdioCommand),
+    Http(HttpEndpoint),
+}
+
+/// The command of a stdio server.
+#[derive(Debug, Clone)]
+pub(crate) struct StdioCommand {
+    pub(crate) program: OsString,
+    pub(crate) args: Vec<OsString>,
+    pub(crate) env: Vec<(OsString, OsString)>,
+    pub(crate) current_dir: Option<PathBuf>,
+}
+
+/// The URL and headers of a streamable-HTTP server.
+#[derive(Clone)]
+pub(crate) struct HttpEndpoint {
+    pub(crate) url: String,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) bearer_token: Option<String>,
+}
+
+impl McpServer {
+    /// The server `name` (used in errors, logs and [`McpToolset`](crate::McpToolset) lookups),
+    /// run as the child process `program`, speaking MCP on its stdin and stdout. The toolset
+    /// owns the process: it is killed and reaped when the toolset and its tools are dropped
+    /// or [closed](crate::McpToolset::close), and restarted when it dies. What it writes to
+    /// stderr is logged (`tracing`, target `hookchain_mcp::stderr`), and its last lines are
+    /// kept for the errors that say it failed.
+    pub fn stdio(name: impl Into<String>, program: impl Into<OsString>) -> Self {
+        Self::new(
+            name,
+            Endpoint::Stdio(StdioCommand {
+                program: program.into(),
+                args: Vec::new(),
+                env: Vec::new(),
+                current_dir: None,
+            }),
+        )
+    }
+
+    /// The server `name` at `url` (its MCP endpoint, often ending in `/mcp`), over streamable
+    /// HTTP: TLS with rustls and the platform's certificate verifier.
+    pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
+        Self::new(
+            name,
+            Endpoint::Http(HttpEndpoint {
+                url: url.into(),
+                headers: Vec::new(),
+                bearer_token: None,
+            }),
+        )
+    }
+
+    fn new(name: impl Into<String>, endpoint: Endpoint) -> Self {
+        Self {
+            name: name.into(),
+            endpoint,
+            prefix: None,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+            connect_timeout: DEFAULT_CONNECT_TIMEOUT,
+            max_tools: DEFAULT_MAX_TOOLS,
+        }
+    }
+
+    /// Adds an argument of a stdio server's program (nothing for an HTTP server).
+    #[must_use]
+    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
+        if let Endpoint::Stdio(command) = &mut self.endpoint {
+            command.args.push(arg.into());
+        }
+        self
+    }
+
+    /// Adds arguments of a stdio server's program (nothing for an HTTP server).
+    #[must_use]
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        if let Endpoint::Stdio(command) = &mut self.endpoint {
+            command.args.extend(args.into_iter().map(Into::into));
+        }
+        self
+    }
+
+    /// Sets an environment variable of a stdio server's process (nothing for an HTTP server);
+    /// the process inherits this process's environment otherwise.
+    #[must_use]
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        if let Endpoint::Stdio(command) = &mut self.endpoint {
+            command.env.push((key.into(), value.into()));
+        }
+        self
+    }
+
+    /// The working directory of a stdio server's process (nothing for an HTTP server).
+    #[must_use]
+    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        if let Endpoint::Stdio(command) = &mut self.endpoint {
+            command.current_dir = Some(dir.into());
+        }
+        self
+    }
+
+    /// Adds an HTTP header sent with every request to an HTTP server (nothing for a stdio
+    /// server). A name or value HTTP does not allow fails the connection
+    /// ([`Error::InvalidHeader`](crate::Error::InvalidHeader)).
+    #[must_use]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        if let Endpoint::Http(http) = &mut self.endpoint {
+            http.headers.push((name.into(), value.into()));
+        }
+        self
+    }
+
+    /// Sends `Authorization: Bearer <token>` to an HTTP server (nothing for a stdio server).
+    #[must_use]
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        if let Endpoint::Http(http) = &mut self.endpoint {
+            http.bearer_token = Some(token.into());
+        }
+        self
+    }
+
+    /// Puts `prefix` and `_` before the names of this server's tools, as the model sees them
+    /// (`git` makes `status` `git_status`); the server is still called with its own names.
+    /// Two servers offering a tool of the same name need a prefix on one of them.
+    #[must_use]
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = Some(prefix.into());
+        self
+    }
+
+    /// How long a tool call may take before it ends with an error the model reads (the server
+    /// is told the call is cancelled); [`DEFAULT_CALL_TIMEOUT`] by default.
+    #[must_use]
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+
+    /// How long starting the server (or reaching it), its handshake and the listing of its
+    /// tools may take; [`DEFAULT_CONNECT_TIMEOUT`] by default.
+    #[must_use]
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// The largest number of tools taken from this server: a longer list is refused
+    /// ([`Error::TooLarge`](crate::Error::TooLarge)); [`DEFAULT_MAX_TOOLS`] by default.
+    #[must_use]
+    pub fn max_tools(mut self, max: usize) -> Self {
+        self.max_tools = max;
+        self
+    }
+
+    /// The server's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpServer")
+            .field("name", &self.name)
+            .field("endpoint", &self.endpoint)
+            .field("prefix", &self.prefix)
+            .field("call_timeout", &self.call_timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("max_tools", &self.max_tools)
+            .finish()
+    }
+}
+
+impl fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Endpoint::Stdio(command) => f.debug_tuple("Stdio").field(command).finish(),
+            Endpoint::Http(http) => f.debug_tuple("Http").field(http).finish(),
+        }
+    }
+}
+
+impl fmt::Debug for HttpEndpoint {
+    /// Header values and the token are secrets (an API key): only the names are shown.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("HttpEndpoint")
+            .field("url", &self.url)
+            .field("headers", &names)
+            .field(
+                "bearer_token",
+                &self.bearer_token.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
+}

@@ -1,0 +1,137 @@
+//! An MCP server's tool as a hookchain [`Tool`].
+
+use std::sync::Arc;
+
+use hookchain_core::{Tool, ToolContext, ToolError, ToolSpec};
+
+use crate::connection::{CallError, Connection};
+use crate::output::tool_output;
+
+/// A tool of an MCP server, as the agent sees it: a [`Tool`] like any other, so every
+/// `wrap_tool_call` middleware (approval, retry, timeouts, limits, caches) applies to it as to
+/// a `#[tool]`.
+///
+/// Its [`spec`](Tool::spec) has the provider-safe name (see
+/// [`provider_safe_names`](crate::provider_safe_names)) and the server's description and input
+/// schema (with `"properties"` where it had none); a call sends `tools/call` with the
+/// server's own name for the tool. What the model reads:
+///
+/// - the result's text (see [`McpToolset`](crate::McpToolset) for images and structured
+///   content);
+/// - for a result with `isError: true`, the server's text, as a [`ToolError::ForModel`];
+/// - for a tool the server no longer offers (it announced a changed list), or a call it
+///   refused with a JSON-RPC error (an unknown tool, invalid arguments), a short message
+///   saying so ([`ToolError::ForModel`]);
+/// - for a call that timed out, a server that stopped during the call or cannot be started
+///   again, that the tool failed ([`ToolError::Failed`], which a `ToolRetry` retries; the
+///   application gets why in [`RunOutput::tool_failures`](hookchain_core::RunOutput::tool_failures)).
+///   The next call starts a new session (a stdio server is started again) when the server
+///   died, or does not answer a ping after a timeout.
+#[derive(Clone)]
+pub struct McpTool {
+    spec: ToolSpec,
+    original: Arc<str>,
+    connection: Arc<Connection>,
+}
+
+impl McpTool {
+    pub(crate) fn new(spec: ToolSpec, original: String, connection: Arc<Connection>) -> Self {
+        Self {
+            spec,
+            original: original.into(),
+            connection,
+        }
+    }
+
+    /// The name the model calls the tool by.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    /// The server's own name for the tool (sent in `tools/call`).
+    #[must_use]
+    pub fn original_name(&self) -> &str {
+        &self.original
+    }
+
+    /// The name of the server the tool is from.
+    #[must_use]
+    pub fn server(&self) -> &str {
+        self.connection.server().name()
+    }
+}
+
+impl std::fmt::Debug for McpTool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpTool")
+            .field("name", &self.spec.name)
+            .field("original", &self.original)
+            .field("server", &self.server())
+            .finish()
+    }
+}
+
+impl Tool for McpTool {
+    fn spec(&self) -> ToolSpec {
+        self.spec.clone()
+    }
+
+    async fn call(
+        &self,
+        _cx: ToolContext<'_>,
+        arguments: serde_json::Value,
+    ) -> Result<String, ToolError> {
+        let name = &self.spec.name;
+        let arguments = match arguments {
+            serde_json::Value::Object(arguments) => Some(arguments),
+            // Models send `null` (or nothing) for a tool without arguments.
+            serde_json::Value::Null => None,
+            _ => {
+                return Err(ToolError::for_model(
+                    name.as_str(),
+                    "the arguments must be a JSON object",
+                ));
+            }
+        };
+        match self.connection.call(&self.original, arguments).await {
+            Ok(result) => tool_output(name, result),
+            Err(error) => Err(tool_error(name, error)),
+        }
+    }
+
+    fn check_arguments(&self, arguments: &serde_json::Value) -> Result<(), ToolError> {
+        if arguments.is_object() || arguments.is_null() {
+            Ok(())
+        } else {
+            Err(ToolError::for_model(
+                self.spec.name.as_str(),
+                "the arguments must be a JSON object",
+            ))
+        }
+    }
+}
+
+/// The error of a call that got no result. A tool the server no longer offers, and a call
+/// the server refused (unknown tool, invalid arguments: a JSON-RPC error), are said to the
+/// model, which can act on them. A call that timed out, a server that stopped during the call
+/// or could not be started again, are failures ([`ToolError::Failed`]): the model reads that
+/// the tool failed, the application and `tracing` get why
+/// ([`RunOutput::tool_failures`](hookchain_core::RunOutput::tool_failures)), and a
+/// [`ToolRetry`](hookchain_core::builtin::ToolRetry) retries them (on a new session when the
+/// server died).
+fn tool_error(tool: &str, error: CallError) -> ToolError {
+    match error {
+        CallError::NotOffered { .. } => ToolError::for_model(
+            tool,
+            format!("tool `{tool}` is no longer offered by its server; do not call it again"),
+        ),
+        CallError::Refused { message, .. } => {
+            ToolError::for_model(tool, format!("tool `{tool}` refused the call: {message}"))
+        }
+        error @ (CallError::Timeout { .. }
+        | CallError::Disconnected { .. }
+        | CallError::Unexpected { .. }
+        | CallError::Unavailable { .. }) => ToolError::failed(tool, error),
+    }
+}

@@ -1,0 +1,330 @@
+//! Against the reference MCP server, `@modelcontextprotocol/server-everything` (npm), over
+//! stdio and over streamable HTTP: an agent on the scripted model calls its tools through
+//! approval and retry; a server killed mid-call, a call past its timeout, and the process's
+//! end when the toolset is dropped or closed.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use hookchain::builtin::ToolRetry;
+use hookchain::builtin::human_in_the_loop::{
+    ApprovalRequest, ApprovalResponse, HumanInTheLoop, ToolPolicy,
+};
+use hookchain::interrupt::Checkpoint;
+use hookchain::prelude::*;
+use hookchain::{EndReason, InterruptId, chain};
+use hookchain::{Tool, ToolRegistry};
+use hookchain_mcp::{McpServer, McpToolset};
+use serde_json::json;
+use support::servers::{EverythingHttp, everything_stdio, kill, process_exists, wait_until_gone};
+use support::{failures, guard, provider_accepts, tool_messages};
+
+/// Approves every call a paused run asks about.
+fn approve_all(checkpoint: &Checkpoint) -> Vec<(InterruptId, serde_json::Value)> {
+    checkpoint
+        .interrupts()
+        .iter()
+        .map(|interrupt| {
+            let request = ApprovalRequest::from_interrupt(interrupt).expect("an approval");
+            ApprovalResponse::approve_all(&request).answer(interrupt)
+        })
+        .collect()
+}
+
+/// The model calls `echo` and `get-sum`, then answers; `echo` needs approval, every call may
+/// be retried. Returns the tool messages the model read.
+async fn echo_and_sum(toolset: &McpToolset) -> Vec<(String, bool)> {
+    assert!(toolset.tool("echo").is_some(), "{:?}", toolset.tools());
+    assert!(toolset.tool("get-sum").is_some(), "{:?}", toolset.tools());
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([
+            ToolCall::new("c1", "echo", json!({"message": "hello from hookchain"})),
+            ToolCall::new("c2", "get-sum", json!({"a": 2, "b": 3})),
+        ]),
+        ModelResponse::text("done"),
+    ]);
+    let mut tools = ToolRegistry::new();
+    toolset.register(&mut tools);
+    let agent = Agent::builder(model)
+        .tools(tools)
+        .chain(chain![
+            ToolRetry::new(),
+            HumanInTheLoop::new().interrupt_on("echo", ToolPolicy::always())
+        ])
+        .build()
+        .unwrap();
+    let paused = agent.run("Echo and add").await.unwrap();
+    assert_eq!(paused.end, EndReason::Interrupted);
+    let checkpoint = paused.checkpoint.expect("a checkpoint");
+    let answers = approve_all(&checkpoint);
+    let output = agent.resume(checkpoint, answers).await.unwrap();
+    assert_eq!(output.text().as_deref(), Some("done"));
+    tool_messages(&output.messages)
+        .into_iter()
+        .map(|message| (message.text().into_owned(), message.is_error))
+        .collect()
+}
+
+fn assert_echoed_and_summed(results: &[(String, bool)]) {
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(
+        !results[0].1 && results[0].0.contains("hello from hookchain"),
+        "{results:?}"
+    );
+    assert!(!results[1].1 && results[1].0.contains('5'), "{results:?}");
+}
+
+#[tokio::test]
+async fn over_stdio_an_agent_calls_echo_and_get_sum_through_approval_and_retry() {
+    guard(async {
+        let started = Instant::now();
+        let toolset = McpToolset::connect([everything_stdio("everything")])
+            .await
+            .unwrap();
+        eprintln!("connected over stdio in {:?}", started.elapsed());
+        assert_echoed_and_summed(&echo_and_sum(&toolset).await);
+        toolset.close().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn over_streamable_http_an_agent_calls_echo_and_get_sum_through_approval_and_retry() {
+    guard(async {
+        let server = EverythingHttp::start();
+        let started = Instant::now();
+        let toolset = McpToolset::connect([McpServer::http("everything", server.url())
+            .header("x-test", "hookchain")
+            .bearer_token("not-checked-by-this-server")])
+        .await
+        .unwrap();
+        eprintln!("connected over HTTP in {:?}", started.elapsed());
+        assert_echoed_and_summed(&echo_and_sum(&toolset).await);
+        toolset.close().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_tools_names_and_schemas_are_what_providers_accept() {
+    guard(async {
+        let toolset = McpToolset::connect([everything_stdio("everything")])
+            .await
+            .unwrap();
+        assert!(toolset.tools().len() >= 5, "{:?}", toolset.tools());
+        for tool in &toolset {
+            let spec = tool.spec();
+            assert!(provider_accepts(&spec.name), "{}", spec.name);
+            assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
+            assert!(spec.parameters["properties"].is_object(), "{}", spec.name);
+            assert_eq!(
+                toolset.original_name(&spec.name),
+                Some(tool.original_name())
+            );
+        }
+    })
+    .await;
+}
+
+/// A tool called directly through a one-tool agent: the model calls `name` with `arguments`
+/// (then answers). Returns the tool message's text (and, for a failure, why: its error chain,
+/// on the next line) and whether it is an error.
+async fn call_once(
+    toolset: &McpToolset,
+    name: &str,
+    arguments: serde_json::Value,
+) -> (String, bool) {
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([ToolCall::new("c1", name, arguments)]),
+        ModelResponse::text("done"),
+    ]);
+    let mut tools = ToolRegistry::new();
+    toolset.register(&mut tools);
+    let agent = Agent::builder(model).tools(tools).build().unwrap();
+    let output = agent.run("go").await.unwrap();
+    let messages = tool_messages(&output.messages);
+    let mut text = messages[0].text().into_owned();
+    for failure in failures(&output) {
+        text.push_str(&format!("\n{failure}"));
+    }
+    (text, messages[0].is_error)
+}
+
+#[tokio::test]
+async fn structured_content_and_images_are_read_as_text() {
+    guard(async {
+        let toolset = McpToolset::connect([everything_stdio("everything")])
+            .await
+            .unwrap();
+        let (image, is_error) = call_once(&toolset, "get-tiny-image", json!({})).await;
+        assert!(!is_error && image.contains("[image: image/png]"), "{image}");
+        let (weather, is_error) = call_once(
+            &toolset,
+            "get-structured-content",
+            json!({"location": "New York"}),
+        )
+        .await;
+        assert!(!is_error && weather.contains("temperature"), "{weather}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_server_killed_mid_call_gives_an_error_result_and_the_next_call_restarts_it() {
+    guard(async {
+        let toolset = McpToolset::connect([everything_stdio("everything")])
+            .await
+            .unwrap();
+        let first = toolset.process_id("everything").await.expect("a process");
+        let model = ScriptedModel::new([
+            ModelResponse::tool_calls([ToolCall::new(
+                "c1",
+                "trigger-long-running-operation",
+                json!({"duration": 60, "steps": 60}),
+            )]),
+            ModelResponse::tool_calls([ToolCall::new("c2", "echo", json!({"message": "again"}))]),
+            ModelResponse::text("done"),
+        ]);
+        let mut tools = ToolRegistry::new();
+        toolset.register(&mut tools);
+        let agent = Agent::builder(model).tools(tools).build().unwrap();
+        let killer = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            kill(first);
+        });
+        let started = Instant::now();
+        let output = agent.run("go").await.unwrap();
+        killer.await.unwrap();
+        eprintln!("run with a crash and a restart: {:?}", started.elapsed());
+        let messages = tool_messages(&output.messages);
+        assert!(messages[0].is_error, "{:?}", messages[0]);
+        assert_eq!(
+            messages[0].text(),
+            "tool `trigger-long-running-operation` failed"
+        );
+        let failures = failures(&output);
+        assert!(
+            failures[0].contains("stopped during the call"),
+            "{failures:?}"
+        );
+        assert!(
+            !messages[1].is_error && messages[1].text().contains("again"),
+            "{:?}",
+            messages[1]
+        );
+        let second = toolset
+            .process_id("everything")
+            .await
+            .expect("a new process");
+        assert_ne!(first, second);
+        assert!(
+            wait_until_gone(first).await,
+            "the killed server was not reaped"
+        );
+        toolset.close().await;
+        assert!(
+            wait_until_gone(second).await,
+            "the closed server is still there"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_server_that_died_between_calls_is_started_again_for_the_next() {
+    guard(async {
+        let toolset = McpToolset::connect([everything_stdio("everything")])
+            .await
+            .unwrap();
+        let first = toolset.process_id("everything").await.expect("a process");
+        kill(first);
+        assert!(
+            wait_until_gone(first).await,
+            "the killed server was not reaped"
+        );
+        let (text, is_error) = call_once(&toolset, "echo", json!({"message": "back"})).await;
+        assert!(!is_error && text.contains("back"), "{text}");
+        let second = toolset
+            .process_id("everything")
+            .await
+            .expect("a new process");
+        assert_ne!(first, second);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_call_past_its_timeout_ends_at_the_timeout_and_the_server_stays() {
+    guard(async {
+        let timeout = Duration::from_millis(1500);
+        let toolset = McpToolset::connect([everything_stdio("everything").call_timeout(timeout)])
+            .await
+            .unwrap();
+        let first = toolset.process_id("everything").await.expect("a process");
+        let started = Instant::now();
+        let (text, is_error) = call_once(
+            &toolset,
+            "trigger-long-running-operation",
+            json!({"duration": 30, "steps": 30}),
+        )
+        .await;
+        let took = started.elapsed();
+        eprintln!("a call with a {timeout:?} timeout took {took:?}");
+        assert!(is_error && text.contains("did not answer within"), "{text}");
+        assert!(
+            took >= timeout && took < timeout + Duration::from_secs(3),
+            "{took:?}"
+        );
+        // The server answers a ping: the same process serves the next call.
+        let (text, is_error) = call_once(&toolset, "echo", json!({"message": "still here"})).await;
+        assert!(!is_error && text.contains("still here"), "{text}");
+        assert_eq!(toolset.process_id("everything").await, Some(first));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn dropping_the_toolset_and_its_tools_kills_and_reaps_the_server() {
+    guard(async {
+        let toolset = McpToolset::connect([everything_stdio("everything")])
+            .await
+            .unwrap();
+        let pid = toolset.process_id("everything").await.expect("a process");
+        assert!(process_exists(pid));
+        drop(toolset);
+        assert!(
+            wait_until_gone(pid).await,
+            "the server {pid} outlived its toolset"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn two_servers_with_the_same_tools_need_a_prefix() {
+    guard(async {
+        let error = McpToolset::connect([everything_stdio("one"), everything_stdio("two")])
+            .await
+            .unwrap_err();
+        match &error {
+            hookchain_mcp::Error::DuplicateToolName {
+                first_server,
+                second_server,
+                ..
+            } => assert_eq!(
+                (first_server.as_str(), second_server.as_str()),
+                ("one", "two")
+            ),
+            other => panic!("{other}"),
+        }
+        let toolset =
+            McpToolset::connect([everything_stdio("one"), everything_stdio("two").prefix("b")])
+                .await
+                .unwrap();
+        assert!(toolset.tool("echo").is_some() && toolset.tool("b_echo").is_some());
+        assert_eq!(toolset.original_name("b_echo"), Some("echo"));
+        assert_eq!(toolset.tool("b_echo").unwrap().server(), "two");
+    })
+    .await;
+}

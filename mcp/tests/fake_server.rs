@@ -1,0 +1,327 @@
+//! Against an MCP server of the test's own (streamable HTTP on loopback; needs no installed
+//! server): names and schemas mapped and the original name called, a dropped call cancelled,
+//! limits of the tool list, a tool the server no longer offers, a server gone mid-call, and a
+//! call timeout on tokio's paused clock.
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use hookchain::builtin::ToolRetry;
+use hookchain::chain;
+use hookchain::prelude::*;
+use hookchain::{Tool, ToolRegistry};
+use hookchain_mcp::{Error, McpServer, McpToolset};
+use serde_json::{Value, json};
+use support::fake::{FakeServer, Reply, text_result, tool};
+use support::{failures, guard, provider_accepts, tool_messages};
+
+/// A run in which the model calls `name` with `arguments` once, then answers; the tool
+/// messages of the run: text (and, for a failure, why: its error chain, on the next line) and
+/// whether it is an error.
+async fn call_once(toolset: &McpToolset, name: &str, arguments: Value) -> Vec<(String, bool)> {
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([ToolCall::new("c1", name, arguments)]),
+        ModelResponse::text("done"),
+    ]);
+    let mut tools = ToolRegistry::new();
+    toolset.register(&mut tools);
+    let agent = Agent::builder(model).tools(tools).build().unwrap();
+    let output = agent.run("go").await.unwrap();
+    let mut failures = failures(&output).into_iter();
+    tool_messages(&output.messages)
+        .into_iter()
+        .map(|message| {
+            let mut text = message.text().into_owned();
+            if message.is_error
+                && let Some(failure) = failures.next()
+            {
+                text.push_str(&format!("\n{failure}"));
+            }
+            (text, message.is_error)
+        })
+        .collect()
+}
+
+fn listing(tools: Vec<Value>) -> Reply {
+    Reply::Result(json!({ "tools": tools }))
+}
+
+#[tokio::test]
+async fn odd_names_are_mapped_and_the_server_is_called_with_the_original() {
+    guard(async {
+        let server = FakeServer::start(|method, params| match method {
+            "tools/list" => listing(vec![
+                tool("files.read", json!({"type": "object"})),
+                tool(
+                    "files/read",
+                    json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+                ),
+                tool("ツール", json!({"type": "object"})),
+            ]),
+            "tools/call" => Reply::Result(text_result(&format!(
+                "called {} with {}",
+                params["name"].as_str().unwrap_or("?"),
+                params["arguments"]
+            ))),
+            _ => Reply::Close,
+        })
+        .await;
+        let toolset = McpToolset::connect([McpServer::http("fake", &server.url).prefix("fs")])
+            .await
+            .unwrap();
+        let names: Vec<&str> = toolset.tools().iter().map(|tool| tool.name()).collect();
+        assert!(names.iter().all(|name| provider_accepts(name)), "{names:?}");
+        for tool in &toolset {
+            let spec = tool.spec();
+            assert!(spec.parameters["properties"].is_object(), "{spec:?}");
+        }
+        let slash = toolset
+            .tools()
+            .iter()
+            .find(|tool| tool.original_name() == "files/read")
+            .expect("files/read");
+        assert!(
+            slash.name().starts_with("fs_files_read_"),
+            "{}",
+            slash.name()
+        );
+        let results = call_once(&toolset, slash.name(), json!({"path": "/a"})).await;
+        assert_eq!(
+            results,
+            [(r#"called files/read with {"path":"/a"}"#.to_owned(), false)]
+        );
+        assert_eq!(
+            server.received_of("tools/call")[0]["params"]["name"],
+            "files/read"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_dropped_call_sends_notifications_cancelled() {
+    guard(async {
+        let server = FakeServer::start(|method, _| match method {
+            "tools/list" => listing(vec![tool("slow", json!({"type": "object"}))]),
+            "tools/call" => Reply::Hang,
+            _ => Reply::Close,
+        })
+        .await;
+        let toolset = McpToolset::connect([McpServer::http("fake", &server.url)])
+            .await
+            .unwrap();
+        let model = ScriptedModel::new([
+            ModelResponse::tool_calls([ToolCall::new("c1", "slow", json!({}))]),
+            ModelResponse::text("done"),
+        ]);
+        let mut tools = ToolRegistry::new();
+        toolset.register(&mut tools);
+        let agent = Agent::builder(model).tools(tools).build().unwrap();
+        // The run is cancelled (its future dropped) while the call waits for the server.
+        let cancelled = tokio::time::timeout(Duration::from_millis(500), agent.run("go")).await;
+        assert!(cancelled.is_err());
+        let call_id = loop {
+            if let Some(call) = server.received_of("tools/call").first() {
+                break call["id"].clone();
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        loop {
+            let cancels = server.received_of("notifications/cancelled");
+            if let Some(cancel) = cancels.first() {
+                assert_eq!(cancel["params"]["requestId"], call_id);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_tool_list_that_never_ends_or_is_too_long_is_refused() {
+    guard(async {
+        let endless = FakeServer::start(|method, _| match method {
+            "tools/list" => Reply::Result(json!({
+                "tools": [],
+                "nextCursor": "again"
+            })),
+            _ => Reply::Close,
+        })
+        .await;
+        let error = McpToolset::connect([McpServer::http("endless", &endless.url)])
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&error, Error::TooLarge { server, .. } if server == "endless"),
+            "{error}"
+        );
+
+        let long = FakeServer::start(|method, _| match method {
+            "tools/list" => listing((0..5).map(|n| tool(&format!("t{n}"), json!({}))).collect()),
+            _ => Reply::Close,
+        })
+        .await;
+        let error = McpToolset::connect([McpServer::http("long", &long.url).max_tools(4)])
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&error, Error::TooLarge { limit: 4, .. }),
+            "{error}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "MCP server `long`: more than 4 tools (limit 4)"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_tool_the_server_no_longer_offers_gives_a_clear_error() {
+    guard(async {
+        let listed = Arc::new(AtomicUsize::new(0));
+        let lists = listed.clone();
+        let server = FakeServer::start(move |method, _| match method {
+            "tools/list" => {
+                // After the first listing, `gone` is gone.
+                if lists.fetch_add(1, Ordering::SeqCst) == 0 {
+                    listing(vec![tool("stays", json!({})), tool("gone", json!({}))])
+                } else {
+                    listing(vec![tool("stays", json!({}))])
+                }
+            }
+            "tools/call" => Reply::NotifyThenResult(
+                vec![json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})],
+                text_result("ok"),
+            ),
+            _ => Reply::Close,
+        })
+        .await;
+        let toolset = McpToolset::connect([McpServer::http("fake", &server.url)])
+            .await
+            .unwrap();
+        assert_eq!(
+            call_once(&toolset, "stays", json!({})).await,
+            [("ok".to_owned(), false)]
+        );
+        let results = call_once(&toolset, "gone", json!({})).await;
+        assert!(results[0].1, "{results:?}");
+        assert!(results[0].0.contains("no longer offered"), "{results:?}");
+        assert_eq!(listed.load(Ordering::SeqCst), 2);
+        assert_eq!(
+            server.received_of("tools/call").len(),
+            1,
+            "`gone` was not called"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_server_gone_mid_call_is_initialized_again_on_the_next_call() {
+    guard(async {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = calls.clone();
+        let server = FakeServer::start(move |method, _| match method {
+            "tools/list" => listing(vec![tool("flaky", json!({}))]),
+            "tools/call" if counted.fetch_add(1, Ordering::SeqCst) == 0 => Reply::Close,
+            "tools/call" => Reply::Result(text_result("fine")),
+            _ => Reply::Close,
+        })
+        .await;
+        let toolset = McpToolset::connect([McpServer::http("fake", &server.url)])
+            .await
+            .unwrap();
+        let first = call_once(&toolset, "flaky", json!({})).await;
+        assert!(first[0].1, "{first:?}");
+        let second = call_once(&toolset, "flaky", json!({})).await;
+        assert_eq!(second, [("fine".to_owned(), false)]);
+        assert_eq!(
+            server.received_of("initialize").len(),
+            2,
+            "one handshake per session"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_tool_retry_retries_a_call_the_server_dropped_on_a_new_session() {
+    guard(async {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = calls.clone();
+        let server = FakeServer::start(move |method, _| match method {
+            "tools/list" => listing(vec![tool("flaky", json!({}))]),
+            "tools/call" if counted.fetch_add(1, Ordering::SeqCst) == 0 => Reply::Close,
+            "tools/call" => Reply::Result(text_result("fine")),
+            _ => Reply::Close,
+        })
+        .await;
+        let toolset = McpToolset::connect([McpServer::http("fake", &server.url)])
+            .await
+            .unwrap();
+        let model = ScriptedModel::new([
+            ModelResponse::tool_calls([ToolCall::new("c1", "flaky", json!({}))]),
+            ModelResponse::text("done"),
+        ]);
+        let mut tools = ToolRegistry::new();
+        toolset.register(&mut tools);
+        let retry = ToolRetry::builder()
+            .initial_delay(Duration::from_millis(10))
+            .build()
+            .unwrap();
+        let agent = Agent::builder(model)
+            .tools(tools)
+            .chain(chain![retry])
+            .build()
+            .unwrap();
+        let output = agent.run("go").await.unwrap();
+        let messages = tool_messages(&output.messages);
+        assert_eq!(messages[0].text(), "fine");
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        assert_eq!(server.received_of("initialize").len(), 2);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_call_ends_at_its_timeout_on_the_paused_clock() {
+    guard(async {
+        let server = FakeServer::start(|method, params| match method {
+            "tools/list" => listing(vec![tool("slow", json!({})), tool("fast", json!({}))]),
+            "tools/call" if params["name"] == "slow" => Reply::Hang,
+            "tools/call" => Reply::Result(text_result("fast")),
+            _ => Reply::Close,
+        })
+        .await;
+        let timeout = Duration::from_secs(30);
+        let toolset =
+            McpToolset::connect([McpServer::http("fake", &server.url).call_timeout(timeout)])
+                .await
+                .unwrap();
+        // From here the time is ours: the runtime jumps to the next timer whenever it waits.
+        tokio::time::pause();
+        let started = tokio::time::Instant::now();
+        let real = std::time::Instant::now();
+        let results = call_once(&toolset, "slow", json!({})).await;
+        let took = started.elapsed();
+        assert!(
+            results[0].1 && results[0].0.contains("did not answer within"),
+            "{results:?}"
+        );
+        assert!(
+            took >= timeout && took < timeout + Duration::from_secs(1),
+            "{took:?}"
+        );
+        assert!(
+            real.elapsed() < Duration::from_secs(30),
+            "{:?}",
+            real.elapsed()
+        );
+    })
+    .await;
+}
