@@ -4,11 +4,12 @@
 
 #[test]
 // trybuild builds the cases against `hookchain` with this run's features: with the providers,
-// the stores or Temporal, every one of their dependencies again (gigabytes of a disk CI is short
+// the stores, Temporal or MCP, every one of their dependencies again (gigabytes of a disk CI is short
 // of), for diagnostics that do not depend on them. The run without features checks them.
 #[cfg_attr(
     any(
         feature = "temporal",
+        feature = "mcp",
         feature = "postgres",
         feature = "sqlite",
         feature = "openai",
