@@ -2,6 +2,8 @@
 
 mod content;
 mod history;
+mod resource_link;
+mod text_lossy;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -11,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::tool::ToolFailure;
 
 pub use content::{Content, ContentPart, ImageSource, Reasoning};
+pub use resource_link::ResourceLink;
 pub use history::{HistoryError, validate_history};
 pub(crate) use history::{
     check_editable, close_interior, close_pending, rename_repeated_ids, repeated_call_id,
