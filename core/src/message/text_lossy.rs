@@ -132,7 +132,10 @@ mod tests {
         assert_eq!(image.to_text_lossy(), "[image: image/jpeg]");
         assert_eq!(ContentPart::image_url("data:,").to_text_lossy(), "[image]");
         let remote = ContentPart::image_url("https://example.com/cat.png");
-        assert_eq!(remote.to_text_lossy(), "[image: https://example.com/cat.png]");
+        assert_eq!(
+            remote.to_text_lossy(),
+            "[image: https://example.com/cat.png]"
+        );
     }
 
     #[test]

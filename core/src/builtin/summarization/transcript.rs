@@ -10,13 +10,15 @@ use crate::message::{Message, Role};
 
 /// `messages` as text, one entry per message: `User: …`, `Assistant: …`, the calls an
 /// assistant made with their arguments, `Tool result (name): …`; earlier summaries as such.
+/// A message's content is written as [`Content::to_text_lossy`](crate::message::Content::to_text_lossy)
+/// writes it: the summarizer reads a tool's JSON and links, and a placeholder for an image.
 pub(crate) fn transcript(messages: &[Message], is_summary: impl Fn(&Message) -> bool) -> String {
     let mut text = String::new();
     for message in messages {
         if !text.is_empty() {
             text.push_str("\n\n");
         }
-        let body = message.text();
+        let body = message.content.to_text_lossy();
         // `write!` to a `String` cannot fail.
         let _ = match message.role {
             _ if is_summary(message) => write!(text, "Summary of what came before: {body}"),

@@ -136,11 +136,11 @@ mod tests {
     fn a_rich_tool_result_counts_its_json_links_and_images() {
         let counter = ApproximateCounter::new();
         let result = Message::user(vec![
-                ContentPart::text("abcd"),
-                // {"q":"paris"}: 13 chars.
-                ContentPart::json(json!({ "q": "paris" })),
-                // "a:b" and "cd": 5 chars.
-                ContentPart::resource_link("a:b", "cd"),
+            ContentPart::text("abcd"),
+            // {"q":"paris"}: 13 chars.
+            ContentPart::json(json!({ "q": "paris" })),
+            // "a:b" and "cd": 5 chars.
+            ContentPart::resource_link("a:b", "cd"),
             ContentPart::image_url("https://x/y.png"),
         ]);
         // 4 + 13 + 5 = 22 chars: 6 tokens, + an image, + 4 of framing.
