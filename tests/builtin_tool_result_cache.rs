@@ -419,10 +419,7 @@ async fn a_shared_scope_serves_every_run_and_an_arc_store_is_shared() {
     assert_eq!(runs.load(Ordering::SeqCst), 1);
     assert_eq!(store.len(), 1);
     assert_eq!(
-        store
-            .get("shared\0search\0{\"q\":\"rust\"}")
-            .await
-            ,
+        store.get("shared\0search\0{\"q\":\"rust\"}").await,
         Some("result 1".into())
     );
 }

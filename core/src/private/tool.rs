@@ -213,7 +213,8 @@ impl<E: Into<BoxError>> ToolResultOutput for Result<crate::ToolResult, E> {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not hookchain's `Content`",
     label = "a tool function returning a type named `Content` must return `hookchain::message::Content`",
-    note = "rename your own type, or return it through `Result<T, E>`"
+    note = "rename your own type, or name it through an alias (`type Page = Content;`): the macro \
+            finds hookchain's `Content` by its name"
 )]
 pub trait ContentOutput {
     /// The content the model reads, or the tool's failure.
