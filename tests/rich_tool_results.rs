@@ -6,7 +6,7 @@ use std::convert::Infallible;
 
 use hookchain::message::{Content, ContentPart, ResourceLink};
 use hookchain::prelude::*;
-use hookchain::{FnTool, Role, ToolError, tool};
+use hookchain::{Checkpoint, FnTool, Role, ToolError, tool};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
@@ -196,5 +196,92 @@ async fn personal_data_is_redacted_in_every_text_bearing_part_of_a_result() {
             ContentPart::json(json!({ "customer": { "email": "[REDACTED_EMAIL]" }, "n": 1 })),
             ContentPart::text("Mail [REDACTED_EMAIL] too."),
         ]
+    );
+}
+
+/// Confirms an order: asks a person first.
+#[tool]
+async fn confirm(cx: ToolContext<'_>, id: u32) -> Result<String, ToolError> {
+    match cx.resume_value() {
+        Some(answer) => Ok(format!("order {id}: {answer}")),
+        None => Err(ToolError::Interrupt {
+            payload: json!({ "confirm": id }),
+        }),
+    }
+}
+
+#[tokio::test]
+async fn a_checkpoint_holding_a_rich_result_round_trips_in_json_and_cbor() {
+    use hookchain::interrupt::Position;
+
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([
+            ToolCall::new("c1", "order", json!({ "id": 7 })),
+            ToolCall::new("c2", "confirm", json!({ "id": 7 })),
+        ]),
+        ModelResponse::text("done"),
+    ]);
+    let agent = Agent::builder(&model)
+        .tool(order)
+        .tool(confirm)
+        .build()
+        .unwrap();
+    let paused = agent.run("Confirm order 7.").await.unwrap();
+    let checkpoint = paused.checkpoint.expect("paused on `confirm`");
+    let Position::Tools { results, .. } = checkpoint.position() else {
+        panic!("{:?}", checkpoint.position());
+    };
+    let kept = results[0].as_ref().expect("`order` ran before the pause");
+    assert_eq!(kept.content.parts().len(), 2);
+
+    let json = checkpoint.to_json().unwrap();
+    assert_eq!(Checkpoint::from_json(&json).unwrap(), checkpoint);
+    let mut cbor = Vec::new();
+    ciborium::into_writer(&checkpoint, &mut cbor).unwrap();
+    let back: Checkpoint = ciborium::from_reader(cbor.as_slice()).unwrap();
+    assert_eq!(back, checkpoint);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_cached_rich_result_is_served_with_all_its_parts() {
+    use std::time::Duration;
+
+    use hookchain::builtin::ToolResultCache;
+
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&runs);
+    let drawn = FnTool::new("chart", "Draws a chart.", move |page: Page| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        async move { Ok::<_, Infallible>(chart::call(format!("page {}", page.number))) }
+    });
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([ToolCall::new("c1", "chart", json!({ "number": 4 }))]),
+        ModelResponse::tool_calls([ToolCall::new("c2", "chart", json!({ "number": 4 }))]),
+        ModelResponse::text("done"),
+    ]);
+    let cache = ToolResultCache::builder()
+        .tool("chart", Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let agent = Agent::builder(&model)
+        .tool(drawn)
+        .chain(cache)
+        .build()
+        .unwrap();
+    agent.run("Chart q4 twice.").await.unwrap();
+    let sent = tool_messages_sent(&model, 2);
+    assert_eq!(sent.len(), 2);
+    assert_eq!(
+        sent[1].content, sent[0].content,
+        "the cached result, parts and all"
+    );
+    assert_eq!(sent[1].content.parts().len(), 2);
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        1,
+        "the second call was served from the cache"
     );
 }

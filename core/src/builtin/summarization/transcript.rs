@@ -63,4 +63,23 @@ mod tests {
              {\"city\":\"Paris\"}]\n\nTool result of `weather`: sunny"
         );
     }
+
+    #[test]
+    fn a_rich_result_is_written_as_text_with_its_json_and_a_placeholder() {
+        use crate::message::ContentPart;
+
+        let result = ToolResult::ok(
+            "c1",
+            vec![
+                ContentPart::text("The chart:"),
+                ContentPart::image_base64("image/png", "iVBORw0KGgo="),
+                ContentPart::json(json!({ "q3": 1204 })),
+            ],
+        );
+        let messages = [Message::tool(result).with_name("chart")];
+        assert_eq!(
+            transcript(&messages, |_| false),
+            "Tool result of `chart`: The chart:\n[image: image/png]\n{\"q3\":1204}"
+        );
+    }
 }
