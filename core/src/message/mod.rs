@@ -37,8 +37,10 @@ pub enum Role {
 
 /// One message of a conversation.
 ///
-/// Its [`Content`] is text, or parts: text, images, the model's reasoning. An assistant message may carry [`ToolCall`]s; a tool message answers exactly
-/// one of them through [`tool_call_id`](Self::tool_call_id), and names the tool.
+/// Its [`Content`] is text, or parts: text, images, the model's reasoning, and in a tool message
+/// what the tool returned (structured JSON, links to resources). An assistant message may carry
+/// [`ToolCall`]s; a tool message answers exactly one of them through
+/// [`tool_call_id`](Self::tool_call_id), and names the tool.
 ///
 /// Its serde form is part of checkpoints and threads: fields are added with defaults, so what an
 /// older version wrote still loads.
