@@ -24,7 +24,7 @@ use hookchain::agent::AgentBuildError;
 use hookchain::interrupt::{CheckpointError, Checkpointer, Position, Record};
 use hookchain::prelude::*;
 use hookchain::{
-    BoxError, Durability, ResumeFrom, Role, Thread, ThreadId, Tool, ToolError, ToolSpec,
+    BoxError, Content, Durability, ResumeFrom, Role, Thread, ThreadId, Tool, ToolError, ToolSpec,
 };
 use serde_json::json;
 
@@ -56,7 +56,7 @@ impl Tool for Book {
         &self,
         cx: ToolContext<'_>,
         _arguments: serde_json::Value,
-    ) -> Result<String, ToolError> {
+    ) -> Result<Content, ToolError> {
         // A real service would be given the key and answer a repeated call from its records.
         let key = cx.idempotency_key();
         println!(
@@ -74,7 +74,7 @@ impl Tool for Book {
         if self.hang {
             std::future::pending::<()>().await;
         }
-        Ok(format!("{} booked", self.what))
+        Ok(format!("{} booked", self.what).into())
     }
 }
 

@@ -59,7 +59,7 @@ use hookchain::temporal::{
     AgentSteps, BoxFuture, InterruptSummary, RunClient, RunResult, RunStatus, StepContext,
     StepFailure, StepHandler, StepPolicy, StepReply, StepRequest, StepWorker, Summary, connect,
 };
-use hookchain::{Durability, FnTool, Role, Tool, ToolError, ToolSpec, chain};
+use hookchain::{Content, Durability, FnTool, Role, Tool, ToolError, ToolSpec, chain};
 use serde_json::{Value, json};
 
 type BoxError = Box<dyn std::error::Error>;
@@ -145,7 +145,7 @@ impl Tool for Book {
         )
     }
 
-    async fn call(&self, cx: ToolContext<'_>, arguments: Value) -> Result<String, ToolError> {
+    async fn call(&self, cx: ToolContext<'_>, arguments: Value) -> Result<Content, ToolError> {
         let key = cx.idempotency_key();
         let what = match self.what {
             "flight" => format!("flight {}", arguments["flight"].as_str().unwrap_or("?")),
@@ -169,7 +169,7 @@ impl Tool for Book {
             .map_err(failed)?;
         writeln!(file, "{} {key}", self.what).map_err(failed)?;
         println!("[{}]   booked {what}", self.worker);
-        Ok(format!("{what}: booked (reference {key})"))
+        Ok(format!("{what}: booked (reference {key})").into())
     }
 }
 

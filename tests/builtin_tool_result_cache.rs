@@ -13,7 +13,8 @@ use hookchain::builtin::tool_result_cache::{CacheScope, CacheStore, InMemoryCach
 use hookchain::message::validate_history;
 use hookchain::prelude::*;
 use hookchain::{
-    EndReason, FnTool, Role, RunContext, RunOutput, Thread, Tool, ToolError, ToolSpec, chain, hook,
+    Content, EndReason, FnTool, Role, RunContext, RunOutput, Thread, Tool, ToolError, ToolSpec,
+    chain, hook,
 };
 use serde_json::{Value, json};
 use support::counting_tool;
@@ -100,7 +101,7 @@ async fn the_in_memory_store_keeps_a_result_for_its_ttl_on_tokios_clock() {
     let store = InMemoryCache::new();
     store.put("k".into(), "v".into(), TTL).await;
     tokio::time::advance(TTL - Duration::from_millis(1)).await;
-    assert_eq!(store.get("k").await.as_deref(), Some("v"));
+    assert_eq!(store.get("k").await, Some("v".into()));
     tokio::time::advance(Duration::from_millis(1)).await;
     assert_eq!(store.get("k").await, None);
     assert!(store.is_empty(), "an expired entry is dropped when read");
@@ -182,15 +183,15 @@ async fn error_results_are_never_cached() {
 /// A store that records what is put in it.
 #[derive(Debug, Default, Clone)]
 struct Recording {
-    puts: Arc<Mutex<Vec<(String, String)>>>,
+    puts: Arc<Mutex<Vec<(String, Content)>>>,
 }
 
 impl CacheStore for Recording {
-    async fn get(&self, _key: &str) -> Option<String> {
+    async fn get(&self, _key: &str) -> Option<Content> {
         None
     }
 
-    async fn put(&self, key: String, content: String, _ttl: Duration) {
+    async fn put(&self, key: String, content: Content, _ttl: Duration) {
         self.puts.lock().unwrap().push((key, content));
     }
 }
@@ -278,10 +279,10 @@ impl Tool for Account {
         )
     }
 
-    async fn call(&self, cx: ToolContext<'_>, _arguments: Value) -> Result<String, ToolError> {
+    async fn call(&self, cx: ToolContext<'_>, _arguments: Value) -> Result<Content, ToolError> {
         self.runs.fetch_add(1, Ordering::SeqCst);
         let tenant = cx.get::<Tenant>().map_or("nobody", |tenant| tenant.0);
-        Ok(format!("balance of {tenant}"))
+        Ok(format!("balance of {tenant}").into())
     }
 }
 
@@ -418,11 +419,8 @@ async fn a_shared_scope_serves_every_run_and_an_arc_store_is_shared() {
     assert_eq!(runs.load(Ordering::SeqCst), 1);
     assert_eq!(store.len(), 1);
     assert_eq!(
-        store
-            .get("shared\0search\0{\"q\":\"rust\"}")
-            .await
-            .as_deref(),
-        Some("result 1")
+        store.get("shared\0search\0{\"q\":\"rust\"}").await,
+        Some("result 1".into())
     );
 }
 
@@ -432,9 +430,9 @@ async fn the_in_memory_store_is_bounded_and_evicts_the_least_recently_used() {
     let store = InMemoryCache::with_capacity(2);
     store.put("a".into(), "1".into(), TTL).await;
     store.put("b".into(), "2".into(), TTL).await;
-    assert_eq!(store.get("a").await.as_deref(), Some("1"));
+    assert_eq!(store.get("a").await, Some("1".into()));
     store.put("c".into(), "3".into(), TTL).await;
     assert_eq!(store.len(), 2);
     assert_eq!(store.get("b").await, None, "the least recently used went");
-    assert_eq!(store.get("a").await.as_deref(), Some("1"));
+    assert_eq!(store.get("a").await, Some("1".into()));
 }

@@ -518,7 +518,7 @@ async fn a_running_worker_renews_its_lease() {
             &self,
             _: ToolContext<'_>,
             _: serde_json::Value,
-        ) -> Result<String, hookchain::ToolError> {
+        ) -> Result<hookchain::Content, hookchain::ToolError> {
             tokio::time::sleep(LEASE * 5).await;
             Ok("slept".into())
         }
@@ -931,7 +931,7 @@ mod stopped_anywhere {
 
     use hookchain::interrupt::{Checkpointer, InMemoryCheckpointer};
     use hookchain::prelude::*;
-    use hookchain::{Durability, EndReason, ResumeFrom, Role, Tool, ToolError, ToolSpec};
+    use hookchain::{Content, Durability, EndReason, ResumeFrom, Role, Tool, ToolError, ToolSpec};
     use proptest::prelude::*;
     use serde_json::json;
 
@@ -955,7 +955,7 @@ mod stopped_anywhere {
             &self,
             cx: ToolContext<'_>,
             _arguments: serde_json::Value,
-        ) -> Result<String, ToolError> {
+        ) -> Result<Content, ToolError> {
             let key = cx.idempotency_key();
             self.0.record(format!("fx {key}"));
             let yields = match key.chars().last() {
@@ -967,7 +967,7 @@ mod stopped_anywhere {
                 YieldOnce::new().await;
             }
             self.0.record(format!("fx-done {key}"));
-            Ok("fx done".to_owned())
+            Ok("fx done".into())
         }
     }
 

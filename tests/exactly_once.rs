@@ -15,7 +15,7 @@ use hookchain::interrupt::{
     CheckpointError, Checkpointer, InMemoryCheckpointer, Record, ResumeError,
 };
 use hookchain::prelude::*;
-use hookchain::{Durability, EndReason, ResumeFrom, Role, Tool, ToolError, ToolSpec};
+use hookchain::{Content, Durability, EndReason, ResumeFrom, Role, Tool, ToolError, ToolSpec};
 use proptest::prelude::*;
 use serde_json::json;
 use support::{Effects, ManualClock, YieldOnce, approve_all, stopped_after};
@@ -31,7 +31,7 @@ impl Tool for Pay {
         ToolSpec::new("pay", "Pays.", json!({ "type": "object" }))
     }
 
-    async fn call(&self, cx: ToolContext<'_>, _: serde_json::Value) -> Result<String, ToolError> {
+    async fn call(&self, cx: ToolContext<'_>, _: serde_json::Value) -> Result<Content, ToolError> {
         let key = cx.idempotency_key();
         self.0.record(format!("pay {key}"));
         YieldOnce::new().await;
@@ -49,7 +49,7 @@ impl Tool for Log {
         ToolSpec::new("log", "Logs.", json!({ "type": "object" }))
     }
 
-    async fn call(&self, _: ToolContext<'_>, _: serde_json::Value) -> Result<String, ToolError> {
+    async fn call(&self, _: ToolContext<'_>, _: serde_json::Value) -> Result<Content, ToolError> {
         YieldOnce::new().await;
         Ok("logged".into())
     }

@@ -23,8 +23,8 @@ use hookchain::middleware::{False, HookSet, True, phase};
 use hookchain::prelude::*;
 use hookchain::tool::{AnswerKind, AskUser, Question};
 use hookchain::{
-    Checkpoint, EndReason, FnTool, InterruptId, Role, RunOutput, Thread, Tool, ToolError, ToolSpec,
-    chain, hook, middleware,
+    Checkpoint, Content, EndReason, FnTool, InterruptId, Role, RunOutput, Thread, Tool, ToolError,
+    ToolSpec, chain, hook, middleware,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -496,7 +496,7 @@ impl Tool for Confirm {
         )
     }
 
-    async fn call(&self, cx: ToolContext<'_>, arguments: Value) -> Result<String, ToolError> {
+    async fn call(&self, cx: ToolContext<'_>, arguments: Value) -> Result<Content, ToolError> {
         let Some(answer) = cx.resume_value() else {
             self.calls.fetch_add(1, Ordering::SeqCst);
             return Err(ToolError::Interrupt {
@@ -508,7 +508,8 @@ impl Tool for Confirm {
             "{} -> {}",
             arguments["text"].as_str().unwrap_or("?"),
             answer.as_str().unwrap_or("?")
-        ))
+        )
+        .into())
     }
 }
 

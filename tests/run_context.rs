@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use hookchain::prelude::*;
-use hookchain::{Checkpoint, EndReason, RunContext, RunOutput, Tool, ToolError, ToolSpec};
+use hookchain::{Checkpoint, Content, EndReason, RunContext, RunOutput, Tool, ToolError, ToolSpec};
 use hookchain::{middleware, tool};
 use serde_json::{Value, json};
 
@@ -110,7 +110,7 @@ impl Tool for WhoAmI {
         )
     }
 
-    async fn call(&self, cx: ToolContext<'_>, _arguments: Value) -> Result<String, ToolError> {
+    async fn call(&self, cx: ToolContext<'_>, _arguments: Value) -> Result<Content, ToolError> {
         if self.asks && cx.resume_value().is_none() {
             return Err(ToolError::Interrupt {
                 payload: json!("may I?"),
@@ -130,7 +130,7 @@ impl Tool for WhoAmI {
                 locale.as_deref().unwrap_or("-")
             ),
         );
-        Ok(tenant(&cx).to_owned())
+        Ok(tenant(&cx).to_owned().into())
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use hookchain::prelude::*;
 use hookchain::tool::{ToolExecution, ToolFailureKind};
-use hookchain::{EndReason, FnTool, RunContext, Tool, ToolError, ToolSpec};
+use hookchain::{Content, EndReason, FnTool, RunContext, Tool, ToolError, ToolSpec};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -100,7 +100,7 @@ impl Tool for Ask {
         ToolSpec::new("ask", "Asks a person.", json!({ "type": "object" }))
     }
 
-    async fn call(&self, cx: ToolContext<'_>, _arguments: Value) -> Result<String, ToolError> {
+    async fn call(&self, cx: ToolContext<'_>, _arguments: Value) -> Result<Content, ToolError> {
         let Some(answer) = cx.resume_value() else {
             return Err(ToolError::Interrupt {
                 payload: json!("may I?"),
@@ -118,7 +118,7 @@ impl Tool for Ask {
             cx.step(),
             cx.messages().len(),
         ));
-        Ok(format!("answered {answer}"))
+        Ok(format!("answered {answer}").into())
     }
 }
 

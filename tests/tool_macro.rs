@@ -169,7 +169,7 @@ async fn results_become_text_strings_as_is_and_the_rest_as_json() {
     // A `ToolError` the function returns is kept as it is: this one is meant for the model.
     let refused = run(&registry, "refuse", json!({ "reason": "late" })).await;
     assert!(refused.is_error);
-    assert!(refused.content.contains("no: late"), "{}", refused.content);
+    assert!(refused.text().contains("no: late"), "{}", refused.content);
 }
 
 /// Checks a stock level: a result the function builds, failed when the item is out.
@@ -239,7 +239,7 @@ async fn bad_arguments_are_an_invalid_arguments_error_the_model_reads() {
 
     let result = registry.execute(&call).await;
     assert!(result.is_error);
-    assert!(result.content.contains("add"), "{}", result.content);
+    assert!(result.text().contains("add"), "{}", result.content);
 }
 
 #[tokio::test]

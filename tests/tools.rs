@@ -4,7 +4,7 @@
 use std::convert::Infallible;
 
 use hookchain::{
-    FnTool, Tool, ToolCall, ToolContext, ToolError, ToolRegistry, ToolResult, ToolSpec,
+    Content, FnTool, Tool, ToolCall, ToolContext, ToolError, ToolRegistry, ToolResult, ToolSpec,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -114,7 +114,7 @@ fn assert_error_result(result: &ToolResult, mentions: &[&str]) {
     assert!(result.is_error, "expected an error result, got {result:?}");
     for mention in mentions {
         assert!(
-            result.content.contains(mention),
+            result.text().contains(mention),
             "expected {mention:?} in {:?}",
             result.content
         );
@@ -131,7 +131,7 @@ fn assert_failure_hidden_from_the_model(result: &ToolResult, mentions: &[&str]) 
     for mention in mentions {
         assert!(full.contains(mention), "expected {mention:?} in {full:?}");
         assert!(
-            !result.content.contains(mention),
+            !result.text().contains(mention),
             "the model reads {mention:?}: {:?}",
             result.content
         );
@@ -181,7 +181,7 @@ async fn structured_output_is_json_text() {
         .try_execute(&call("weather", json!({ "text": "Lisbon" })))
         .await
         .unwrap();
-    let value: Value = serde_json::from_str(&text).expect("the output is JSON text");
+    let value: Value = serde_json::from_str(&text.text()).expect("the output is JSON text");
     assert_eq!(
         value,
         json!({ "city": "Lisbon", "celsius": 18, "rain": true })
@@ -396,9 +396,9 @@ impl Tool for Echo {
         )
     }
 
-    async fn call(&self, _cx: ToolContext<'_>, arguments: Value) -> Result<String, ToolError> {
+    async fn call(&self, _cx: ToolContext<'_>, arguments: Value) -> Result<Content, ToolError> {
         match arguments.get("say").and_then(Value::as_str) {
-            Some(say) => Ok(format!("{}{say}", self.prefix)),
+            Some(say) => Ok(format!("{}{say}", self.prefix).into()),
             None => Err(ToolError::failed("echo", "`say` must be a string")),
         }
     }

@@ -34,7 +34,7 @@ pub use agent::{
 pub use context::{CallFrame, Context, RunContext, SavedValueError, ToolContext};
 pub use error::{BoxError, Error, MiddlewareError, ModelError, ModelErrorKind};
 pub use interrupt::{Checkpoint, Interrupt, InterruptId};
-pub use message::{Message, Role, ToolCall, ToolResult};
+pub use message::{Content, Message, Role, ToolCall, ToolResult};
 pub use middleware::{Emit, Flow, Hook, Jump, Middleware, ModelNext, ToolNext};
 pub use model::{Model, ModelRequest, ModelResponse, ScriptedModel, StopReason, Usage};
 pub use shared::Shared;

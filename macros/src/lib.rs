@@ -415,8 +415,11 @@ pub fn chain(input: TokenStream) -> TokenStream {
 ///   `Box<dyn Error + Send + Sync>`. The error is the tool's failure, which the model does not
 ///   read, unless it is a `ToolError` (such as `ToolError::for_model`), kept as it is.
 ///   A `ToolResult` (or `Result<ToolResult, E>`; a type spelled `ToolResult`) keeps its flag:
-///   its content is the text the model reads, as a success or, with `is_error`, as the error
+///   its content is what the model reads, as a success or, with `is_error`, as the error
 ///   `ToolError::for_model` would give.
+/// - A `Content` (or `Result<Content, E>`; a type spelled `Content`: hookchain's
+///   `message::Content`) is what the model reads as it is: text, images, JSON parts, links to
+///   resources (see the `Tool` trait's results).
 /// - Arguments that do not match the schema are a `ToolError::InvalidArguments`, which the
 ///   model reads as the call's error result.
 ///
@@ -465,6 +468,7 @@ pub fn chain(input: TokenStream) -> TokenStream {
 ///
 /// ```
 /// # use hookchain::prelude::*;
+/// use hookchain::message::Content;
 /// use hookchain::tool::parameters_schema;
 /// use hookchain::{Tool, ToolError, ToolSpec};
 ///
@@ -502,15 +506,15 @@ pub fn chain(input: TokenStream) -> TokenStream {
 ///         &self,
 ///         cx: ToolContext<'_>,
 ///         arguments: serde_json::Value,
-///     ) -> Result<String, ToolError> {
+///     ) -> Result<Content, ToolError> {
 ///         // No context parameter: on a resumed call, the answer is the result.
 ///         if let Some(answer) = cx.resume_value() {
-///             return Ok(answer.as_str().map_or_else(|| answer.to_string(), str::to_owned));
+///             return Ok(answer.as_str().map_or_else(|| answer.to_string(), str::to_owned).into());
 ///         }
 ///         let arguments: Arguments = serde_json::from_value(arguments).map_err(|source| {
 ///             ToolError::InvalidArguments { tool: "get_weather".to_owned(), source }
 ///         })?;
-///         Ok(get_weather::call(arguments.city, arguments.unit).await)
+///         Ok(get_weather::call(arguments.city, arguments.unit).await.into())
 ///     }
 /// }
 /// ```

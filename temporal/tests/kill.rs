@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use hookchain::interrupt::FileCheckpointer;
 use hookchain::prelude::*;
-use hookchain::{Durability, Role, Tool, ToolError, ToolSpec};
+use hookchain::{Content, Durability, Role, Tool, ToolError, ToolSpec};
 use hookchain_temporal::{
     AgentSteps, RunClient, RunResult, StepPolicy, StepWorker, Summary, connect,
 };
@@ -47,7 +47,7 @@ impl Tool for Booking {
         &self,
         cx: ToolContext<'_>,
         _arguments: serde_json::Value,
-    ) -> Result<String, ToolError> {
+    ) -> Result<Content, ToolError> {
         let mut file = OpenOptions::new()
             .create(true)
             .append(true)
@@ -58,7 +58,7 @@ impl Tool for Booking {
         if self.hang {
             std::future::pending::<()>().await;
         }
-        Ok(format!("{} booked", self.name))
+        Ok(format!("{} booked", self.name).into())
     }
 }
 

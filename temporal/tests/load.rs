@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use hookchain::interrupt::FileCheckpointer;
 use hookchain::prelude::*;
-use hookchain::{Durability, Role, Tool, ToolError, ToolSpec};
+use hookchain::{Content, Durability, Role, Tool, ToolError, ToolSpec};
 use hookchain_temporal::{AgentSteps, RunClient, RunResult, Summary, connect};
 use serde_json::json;
 use support::{attempt_failures, quick_policy, serve_if_worker, spawn_worker, start_server};
@@ -43,7 +43,7 @@ impl Tool for Charge {
         &self,
         cx: ToolContext<'_>,
         _arguments: serde_json::Value,
-    ) -> Result<String, ToolError> {
+    ) -> Result<Content, ToolError> {
         tokio::time::sleep(TOOL_LATENCY).await;
         let mut file = OpenOptions::new()
             .create(true)
@@ -52,7 +52,7 @@ impl Tool for Charge {
             .expect("the effects file");
         writeln!(file, "charge {}", cx.idempotency_key()).expect("record");
         file.sync_data().expect("sync");
-        Ok("charged".to_owned())
+        Ok("charged".into())
     }
 }
 

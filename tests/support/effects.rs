@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use hookchain::prelude::*;
-use hookchain::{Tool, ToolError, ToolSpec};
+use hookchain::{Content, Tool, ToolError, ToolSpec};
 use serde_json::json;
 
 /// Where an [`EffectTool`] records its runs, one `<tool> <idempotency key>` line each.
@@ -85,13 +85,13 @@ impl Tool for EffectTool {
         &self,
         cx: ToolContext<'_>,
         _arguments: serde_json::Value,
-    ) -> Result<String, ToolError> {
+    ) -> Result<Content, ToolError> {
         self.effects
             .record(format!("{} {}", self.name, cx.idempotency_key()));
         if self.hang {
             std::future::pending::<()>().await;
         }
-        Ok(format!("{} done", self.name))
+        Ok(format!("{} done", self.name).into())
     }
 }
 

@@ -667,7 +667,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 "tool call failed"
             );
             if let Some(policy) = &self.tool_error_message {
-                result.content = policy.message(failure);
+                result.content = policy.message(failure).into();
             }
         }
         cx.emit(|| AgentEvent::ToolCallFinished(result.clone()));
@@ -928,11 +928,11 @@ fn take_pending(cx: &mut Context) -> Option<ModelResponse> {
     let message = taken.next()?;
     for result in taken {
         let call_id = result.tool_call_id.clone().unwrap_or_default();
-        let content = result.content.text().into_owned();
+        // The whole content: an image or JSON a tool returned is part of its result.
         cx.answered.push(if result.is_error {
-            ToolResult::error(call_id, content)
+            ToolResult::error(call_id, result.content)
         } else {
-            ToolResult::ok(call_id, content)
+            ToolResult::ok(call_id, result.content)
         });
     }
     cx.replaying_pending = true;

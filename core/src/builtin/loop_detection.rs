@@ -215,7 +215,7 @@ impl LoopDetection {
         if let (Some(number), Some(name)) = (number, name)
             && !result.is_paused()
         {
-            result.content.push_str(&format!(
+            result.content.push_text(format!(
                 "\n\n[Note: this is the {} time you made exactly this call of `{name}` with the \
                  same arguments. Do not repeat it: use this result, change the arguments, or \
                  answer.]",

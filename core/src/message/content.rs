@@ -1,4 +1,5 @@
-//! What a message says: text, images and the model's reasoning, in order.
+//! What a message says: text, images, the model's reasoning, and what tools return (JSON,
+//! links to resources), in order.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -7,12 +8,17 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
+use super::ResourceLink;
+
 /// The content of a [`Message`](super::Message): a sequence of [`ContentPart`]s.
 ///
 /// Most messages are one piece of text, and that case costs no more than a `String`: it
 /// compares equal to a `&str`, displays as its text, and serializes as a JSON string (the form
 /// messages had before content parts existed, so older checkpoints and threads still load).
 /// Content with images or reasoning serializes as an array of parts.
+///
+/// A tool's result is content too: a tool may return images, structured JSON and links to
+/// resources beside its text (see [`Tool::call`](crate::Tool::call)).
 ///
 /// ```
 /// use hookchain::message::{Content, ContentPart};
@@ -25,7 +31,7 @@ use serde::{Deserialize, Serialize};
 /// assert_eq!(asking.parts().len(), 2);
 /// assert_eq!(asking.text(), "What is in this picture?"); // the text parts only
 /// ```
-#[derive(Clone, PartialEq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Content {
     repr: Repr,
 }
@@ -34,7 +40,7 @@ pub struct Content {
 // as small as a `String` (24 bytes: the parts other than text are boxed so that they fit in
 // the niche of the string's capacity). Messages then stay at 128 bytes, which the compiler
 // still moves without calling `memcpy` (a test holds the size).
-#[derive(Clone, PartialEq)]
+#[derive(Clone, PartialEq, Eq)]
 enum Repr {
     One(ContentPart),
     Many(Box<[ContentPart]>),
@@ -42,10 +48,15 @@ enum Repr {
 
 /// One part of a message's [`Content`].
 ///
+/// Which parts a message holds depends on who wrote it: text anywhere; images in user messages
+/// and tool results; reasoning in assistant messages; [`Json`](Self::Json) and
+/// [`ResourceLink`](Self::ResourceLink) in tool results.
+///
 /// Providers send what they support: a part a provider has no form for (reasoning for most
 /// OpenAI-compatible servers, a reasoning block without the provider's signature) is left out
-/// of the request. The parts other than text are boxed, so that a text part costs no more
-/// than its `String`.
+/// of the request, and a tool result's part a provider cannot take is sent as text (see
+/// [`to_text_lossy`](Self::to_text_lossy)); each provider's docs say which. The parts other
+/// than text are boxed, so that a text part costs no more than its `String`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
@@ -68,6 +79,13 @@ pub enum ContentPart {
         /// The provider's opaque data.
         data: Box<str>,
     },
+    /// Structured data a tool returned (tool results): providers send it as compact JSON text.
+    Json {
+        /// The data.
+        value: Box<serde_json::Value>,
+    },
+    /// A link to a resource a tool points at instead of returning it (tool results).
+    ResourceLink(Box<ResourceLink>),
 }
 
 /// The model's reasoning ("thinking") before its answer: a [`ContentPart::Reasoning`].
@@ -157,6 +175,26 @@ impl ContentPart {
         ContentPart::RedactedReasoning { data: data.into() }
     }
 
+    /// A part holding structured data (a tool's result).
+    ///
+    /// ```
+    /// use hookchain::message::ContentPart;
+    ///
+    /// let part = ContentPart::json(serde_json::json!({"temperature": 18}));
+    /// assert_eq!(part.to_text_lossy(), r#"{"temperature":18}"#);
+    /// ```
+    pub fn json(value: serde_json::Value) -> Self {
+        ContentPart::Json {
+            value: Box::new(value),
+        }
+    }
+
+    /// A link to the resource at `uri`, named `name` (a tool's result); for a title, a
+    /// description or a media type, make a [`ResourceLink`] and convert it.
+    pub fn resource_link(uri: impl Into<String>, name: impl Into<String>) -> Self {
+        ContentPart::ResourceLink(Box::new(ResourceLink::new(uri, name)))
+    }
+
     /// The text of a text part; `None` for other parts.
     #[inline]
     #[must_use]
@@ -165,6 +203,12 @@ impl ContentPart {
             ContentPart::Text { text } => Some(text),
             _ => None,
         }
+    }
+}
+
+impl From<ResourceLink> for ContentPart {
+    fn from(link: ResourceLink) -> Self {
+        ContentPart::ResourceLink(Box::new(link))
     }
 }
 
@@ -235,8 +279,9 @@ impl Content {
         }
     }
 
-    /// The text parts, joined (images and reasoning left out): what the model said, or what
-    /// a person wrote. Borrowed unless there are several text parts.
+    /// The text parts, joined (images, reasoning, JSON and links left out): what the model
+    /// said, or what a person wrote. Borrowed unless there are several text parts. For
+    /// everything a reader of text only can be shown, see [`to_text_lossy`](Self::to_text_lossy).
     #[inline]
     #[must_use]
     pub fn text(&self) -> Cow<'_, str> {
@@ -486,6 +531,27 @@ mod tests {
         );
         let back: Content = serde_json::from_value(value).unwrap();
         assert_eq!(back, mixed());
+    }
+
+    #[test]
+    fn tool_result_parts_round_trip_through_their_documented_form() {
+        let link = ResourceLink::new("file:///srv/a.txt", "a.txt").with_mime_type("text/plain");
+        let content = Content::from(vec![
+            ContentPart::json(json!({"rows": [1, 2]})),
+            ContentPart::from(link),
+        ]);
+        let value = serde_json::to_value(&content).unwrap();
+        assert_eq!(
+            value,
+            json!([
+                {"type": "json", "value": {"rows": [1, 2]}},
+                {"type": "resource_link", "uri": "file:///srv/a.txt", "name": "a.txt",
+                    "mime_type": "text/plain"},
+            ])
+        );
+        let back: Content = serde_json::from_value(value).unwrap();
+        assert_eq!(back, content);
+        assert_eq!(content.text(), "", "JSON and links are not text parts");
     }
 
     #[test]

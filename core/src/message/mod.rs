@@ -2,6 +2,9 @@
 
 mod content;
 mod history;
+mod resource_link;
+mod rewrite;
+mod text_lossy;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -15,6 +18,7 @@ pub use history::{HistoryError, validate_history};
 pub(crate) use history::{
     check_editable, close_interior, close_pending, rename_repeated_ids, repeated_call_id,
 };
+pub use resource_link::ResourceLink;
 
 /// Who wrote a [`Message`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -33,8 +37,10 @@ pub enum Role {
 
 /// One message of a conversation.
 ///
-/// Its [`Content`] is text, or parts: text, images, the model's reasoning. An assistant message may carry [`ToolCall`]s; a tool message answers exactly
-/// one of them through [`tool_call_id`](Self::tool_call_id), and names the tool.
+/// Its [`Content`] is text, or parts: text, images, the model's reasoning, and in a tool message
+/// what the tool returned (structured JSON, links to resources). An assistant message may carry
+/// [`ToolCall`]s; a tool message answers exactly one of them through
+/// [`tool_call_id`](Self::tool_call_id), and names the tool.
 ///
 /// Its serde form is part of checkpoints and threads: fields are added with defaults, so what an
 /// older version wrote still loads.
@@ -183,6 +189,27 @@ impl ToolCall {
 
 /// The outcome of one tool call, as the model will read it.
 ///
+/// Its [`content`](Self::content) is text, or parts: images, structured JSON, links to
+/// resources (see [`ContentPart`]). Text-only content serializes as the string it was before
+/// results could hold parts, so older checkpoints and threads still load.
+///
+/// ```
+/// use hookchain::ToolResult;
+/// use hookchain::message::ContentPart;
+///
+/// let plain = ToolResult::ok("call_1", "18°C and sunny");
+/// assert_eq!(plain.text(), "18°C and sunny");
+///
+/// let chart = ToolResult::ok(
+///     "call_2",
+///     vec![
+///         ContentPart::text("The chart:"),
+///         ContentPart::image_base64("image/png", "iVBORw0KGgo="),
+///     ],
+/// );
+/// assert_eq!(chart.content.parts().len(), 2);
+/// ```
+///
 /// Failures are results too: an unknown tool, arguments that do not match the schema, an error or
 /// a panic in the tool all become a result with [`is_error`](Self::is_error) set, so the model can
 /// read what went wrong and the run goes on.
@@ -191,7 +218,7 @@ pub struct ToolResult {
     /// The id of the [`ToolCall`] this result answers.
     pub call_id: String,
     /// What the tool returned, or what went wrong.
-    pub content: String,
+    pub content: Content,
     /// Whether the call failed.
     #[serde(default)]
     pub is_error: bool,
@@ -204,8 +231,8 @@ pub struct ToolResult {
 }
 
 impl ToolResult {
-    /// A successful result.
-    pub fn ok(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+    /// A successful result: text, a [`ContentPart`], a `Vec` of them or [`Content`].
+    pub fn ok(call_id: impl Into<String>, content: impl Into<Content>) -> Self {
         Self {
             call_id: call_id.into(),
             content: content.into(),
@@ -216,7 +243,7 @@ impl ToolResult {
     }
 
     /// A failed result; `content` tells the model what went wrong.
-    pub fn error(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+    pub fn error(call_id: impl Into<String>, content: impl Into<Content>) -> Self {
         Self {
             call_id: call_id.into(),
             content: content.into(),
@@ -239,9 +266,16 @@ impl ToolResult {
     /// The content the model reads: the failure's message.
     fn with_content_from_failure(mut self) -> Self {
         if let Some(failure) = &self.failure {
-            self.content = failure.message().to_owned();
+            self.content = failure.message().into();
         }
         self
+    }
+
+    /// The text parts of the content, joined (see [`Content::text`]); for all of it as text
+    /// (JSON, links, placeholders for images), [`Content::to_text_lossy`].
+    #[must_use]
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        self.content.text()
     }
 
     /// Why the call failed, classified, with the full error: set on the results the agent
@@ -276,5 +310,46 @@ impl ToolResult {
 impl From<ToolResult> for Message {
     fn from(result: ToolResult) -> Self {
         Message::tool(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_tool_result_written_as_a_string_still_loads() {
+        let old = json!({"call_id": "call_1", "content": "18°C", "is_error": false});
+        let result: ToolResult = serde_json::from_value(old.clone()).unwrap();
+        assert_eq!(result, ToolResult::ok("call_1", "18°C"));
+        assert_eq!(
+            serde_json::to_value(&result).unwrap(),
+            old,
+            "and is written the same"
+        );
+        let message: Message = serde_json::from_value(
+            json!({"role": "tool", "content": "18°C", "tool_call_id": "call_1", "name": "weather"}),
+        )
+        .unwrap();
+        assert_eq!(message, Message::tool(result).with_name("weather"));
+    }
+
+    #[test]
+    fn a_rich_tool_result_round_trips_into_its_message() {
+        let result = ToolResult::ok(
+            "call_1",
+            vec![
+                ContentPart::json(json!({"celsius": 18})),
+                ContentPart::image_url("https://example.com/sky.png"),
+            ],
+        );
+        let back: ToolResult =
+            serde_json::from_value(serde_json::to_value(&result).unwrap()).unwrap();
+        assert_eq!(back, result);
+        let message = Message::tool(result.clone());
+        assert_eq!(message.content, result.content);
+        assert_eq!(message.role, Role::Tool);
     }
 }

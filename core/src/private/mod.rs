@@ -18,8 +18,8 @@ pub use probe::{
 };
 
 pub use tool::{
-    Argument, ArgumentsSchema, FallibleToolOutput, ToolArgument, ToolOutput, ToolResultOutput,
-    answer_as_text, argument_object,
+    Argument, ArgumentsSchema, ContentOutput, FallibleToolOutput, ToolArgument, ToolOutput,
+    ToolResultOutput, answer_as_content, argument_object,
 };
 
 pub use serde_json::Value;
@@ -41,6 +41,7 @@ impl Internal {
 pub use crate::chain::{ChainChecks, Constraints, Identified, Named};
 pub use crate::error::BoxError;
 pub use crate::interrupt::Answer;
+pub use crate::message::Content;
 pub use crate::middleware::{
     Bool, Contributions, Emit, False, Flow, Hook, HookSet, Jump, JumpSet, Middleware,
     MiddlewareState, ModelNext, ModelWrap, Shareable, Splice, ToolNext, ToolWrap, True, phase,

@@ -13,6 +13,7 @@ use serde::de::{DeserializeOwned, Error as _, Unexpected};
 use serde_json::{Map, Value};
 
 use crate::error::BoxError;
+use crate::message::Content;
 use crate::tool::{ToolError, clean_schema};
 
 /// A type a tool function can take as an argument.
@@ -179,16 +180,17 @@ impl Default for ArgumentsSchema {
     note = "rename your own type, or return it through `Result<T, E>`"
 )]
 pub trait ToolResultOutput {
-    /// The text the model reads, or the failure whose message it reads.
-    fn into_tool_output(self, tool: &str) -> Result<String, ToolError>;
+    /// The content the model reads, or the failure whose message it reads.
+    fn into_tool_output(self, tool: &str) -> Result<Content, ToolError>;
 }
 
 impl ToolResultOutput for crate::ToolResult {
-    fn into_tool_output(self, tool: &str) -> Result<String, ToolError> {
+    fn into_tool_output(self, tool: &str) -> Result<Content, ToolError> {
         if self.is_error {
+            // A failure's message is text: an error result's other parts are written as text.
             Err(ToolError::ForModel {
                 tool: tool.to_owned(),
-                message: self.content,
+                message: self.content.to_text_lossy().into_owned(),
             })
         } else {
             Ok(self.content)
@@ -197,7 +199,7 @@ impl ToolResultOutput for crate::ToolResult {
 }
 
 impl<E: Into<BoxError>> ToolResultOutput for Result<crate::ToolResult, E> {
-    fn into_tool_output(self, tool: &str) -> Result<String, ToolError> {
+    fn into_tool_output(self, tool: &str) -> Result<Content, ToolError> {
         match self {
             Ok(result) => ToolResultOutput::into_tool_output(result, tool),
             Err(error) => Err(crate::tool::fn_tool::tool_error(tool, error)),
@@ -205,10 +207,38 @@ impl<E: Into<BoxError>> ToolResultOutput for Result<crate::ToolResult, E> {
     }
 }
 
+/// What a tool function returns when it returns hookchain's [`Content`] (or a `Result` of
+/// one): the content as it is — serialized, the model would read its parts as JSON text.
+/// Chosen by the macro from the return type's name.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not hookchain's `Content`",
+    label = "a tool function returning a type named `Content` must return `hookchain::message::Content`",
+    note = "rename your own type, or name it through an alias (`type Page = Content;`): the macro \
+            finds hookchain's `Content` by its name"
+)]
+pub trait ContentOutput {
+    /// The content the model reads, or the tool's failure.
+    fn into_tool_output(self, tool: &str) -> Result<Content, ToolError>;
+}
+
+impl ContentOutput for Content {
+    #[inline]
+    fn into_tool_output(self, _tool: &str) -> Result<Content, ToolError> {
+        Ok(self)
+    }
+}
+
+impl<E: Into<BoxError>> ContentOutput for Result<Content, E> {
+    #[inline]
+    fn into_tool_output(self, tool: &str) -> Result<Content, ToolError> {
+        self.map_err(|error| crate::tool::fn_tool::tool_error(tool, error))
+    }
+}
+
 /// An answer to the tool's interrupt as its result, for a tool function that takes no context
 /// (and so cannot read the answer itself).
-pub fn answer_as_text(answer: &Value) -> String {
-    crate::tool::fn_tool::answer_as_text(answer)
+pub fn answer_as_content(answer: &Value) -> Content {
+    crate::tool::fn_tool::answer_as_content(answer)
 }
 
 /// What a tool function returns, when it does not return a `Result`.
@@ -218,15 +248,15 @@ pub fn answer_as_text(answer: &Value) -> String {
     note = "a `String` is the text the model reads; anything else is serialized to JSON"
 )]
 pub trait ToolOutput {
-    /// The text the model reads.
-    fn into_tool_output(self, tool: &str) -> Result<String, ToolError>;
+    /// The content the model reads.
+    fn into_tool_output(self, tool: &str) -> Result<Content, ToolError>;
 }
 
 #[diagnostic::do_not_recommend]
 impl<T: Serialize> ToolOutput for T {
     #[inline]
-    fn into_tool_output(self, tool: &str) -> Result<String, ToolError> {
-        crate::tool::fn_tool::output_as_text(tool, Ok::<T, ToolError>(self))
+    fn into_tool_output(self, tool: &str) -> Result<Content, ToolError> {
+        crate::tool::fn_tool::output_as_content(tool, Ok::<T, ToolError>(self))
     }
 }
 
@@ -240,14 +270,14 @@ impl<T: Serialize> ToolOutput for T {
             `hookchain::ToolError`"
 )]
 pub trait FallibleToolOutput {
-    /// The text the model reads, or the tool's failure.
-    fn into_tool_output(self, tool: &str) -> Result<String, ToolError>;
+    /// The content the model reads, or the tool's failure.
+    fn into_tool_output(self, tool: &str) -> Result<Content, ToolError>;
 }
 
 #[diagnostic::do_not_recommend]
 impl<T: Serialize, E: Into<BoxError>> FallibleToolOutput for Result<T, E> {
     #[inline]
-    fn into_tool_output(self, tool: &str) -> Result<String, ToolError> {
-        crate::tool::fn_tool::output_as_text(tool, self)
+    fn into_tool_output(self, tool: &str) -> Result<Content, ToolError> {
+        crate::tool::fn_tool::output_as_content(tool, self)
     }
 }

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Tool, ToolError, ToolSpec};
 use crate::context::ToolContext;
+use crate::message::Content;
 
 /// The tool's name.
 pub const ASK_USER: &str = "ask_user";
@@ -142,13 +143,14 @@ impl Tool for AskUser {
         &self,
         cx: ToolContext<'_>,
         arguments: serde_json::Value,
-    ) -> Result<String, ToolError> {
+    ) -> Result<Content, ToolError> {
         let question = question(arguments)?;
         // Resumed with the answer: it is the result (checked again, in case the run resumed
         // without `check_answer`).
         if let Some(answer) = cx.resume_value() {
             return question
                 .check(answer)
+                .map(Content::from)
                 .map_err(|error| ToolError::failed(ASK_USER, error));
         }
         let payload = serde_json::to_value(&question).map_err(|source| ToolError::Output {

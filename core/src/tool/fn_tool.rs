@@ -1,5 +1,6 @@
 //! Tools made from async closures, with the argument schema derived by `schemars`.
 
+use std::any::Any;
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
@@ -11,12 +12,15 @@ use serde::de::DeserializeOwned;
 use super::{Tool, ToolError, ToolSpec};
 use crate::context::ToolContext;
 use crate::error::BoxError;
+use crate::message::Content;
 
 /// A tool made from an async closure taking typed arguments.
 ///
 /// The argument type `A` gives the schema (through `schemars::JsonSchema`) and is deserialized
 /// from the model's JSON; arguments that do not match become an error result for the model. The
-/// closure's `Ok` value is turned into text: a string as is, anything else as JSON. Its error
+/// closure's `Ok` value is what the model reads: a [`Content`] as it is (images, JSON parts,
+/// links: see [`Tool`'s results](Tool#results)), a string as its text, anything else as JSON
+/// text. Its error
 /// is the tool's failure, whose text the model does not read — unless it is a [`ToolError`]
 /// (such as [`ToolError::for_model`]), which is kept as it is.
 ///
@@ -35,6 +39,15 @@ use crate::error::BoxError;
 ///     Ok::<_, std::convert::Infallible>(args.a + args.b)
 /// });
 /// assert_eq!(add.spec().name, "add");
+///
+/// // Content, for more than text.
+/// use hookchain::message::{Content, ContentPart};
+///
+/// let chart = FnTool::new("chart", "Draws the sales.", |_: Add| async move {
+///     let parts = vec![ContentPart::image_base64("image/png", "iVBORw0KGgo=")];
+///     Ok::<_, std::convert::Infallible>(Content::from(parts))
+/// });
+/// # let _ = chart;
 /// ```
 pub struct FnTool<A, F> {
     spec: ToolSpec,
@@ -47,7 +60,7 @@ where
     A: DeserializeOwned + JsonSchema + Send + 'static,
     F: Fn(A) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<T, E>> + Send,
-    T: Serialize,
+    T: Serialize + 'static,
     E: Into<BoxError>,
 {
     /// A tool named `name`, described to the model by `description`, running `run`.
@@ -75,7 +88,7 @@ where
     A: DeserializeOwned + JsonSchema + Send + 'static,
     F: Fn(A) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<T, E>> + Send,
-    T: Serialize,
+    T: Serialize + 'static,
     E: Into<BoxError>,
 {
     fn spec(&self) -> ToolSpec {
@@ -95,15 +108,18 @@ where
         &self,
         cx: ToolContext<'_>,
         arguments: serde_json::Value,
-    ) -> Result<String, ToolError> {
+    ) -> Result<Content, ToolError> {
         // The closure cannot see the context, so it cannot read the answer to an interrupt it
         // raised: the answer is the result.
         if let Some(answer) = cx.resume_value() {
-            return Ok(answer_as_text(answer));
+            return Ok(answer_as_content(answer));
         }
         let name = &self.spec.name;
         let arguments = arguments_as::<A>(name, arguments)?;
-        output_as_text(name, (self.run)(arguments).await)
+        let output = (self.run)(arguments)
+            .await
+            .map_err(|error| tool_error(name, error))?;
+        returned_content(name, output)
     }
 }
 
@@ -128,17 +144,30 @@ pub(crate) fn tool_error(tool: &str, error: impl Into<BoxError>) -> ToolError {
     }
 }
 
-/// What a tool function returned, as the text the model reads: a string as is, anything else
-/// as JSON. Its error is the tool's failure, unless it is a [`ToolError`] (one meant for the
-/// model, say), which stays as it is.
-pub(crate) fn output_as_text<T: Serialize, E: Into<BoxError>>(
+/// What a closure returned, as the content the model reads: a [`Content`] as it is (found by
+/// its type: the closure's `Ok` type is any `Serialize` type, and `Content` is one, whose
+/// serialized form would be read as JSON text), anything else as [`output_as_content`] makes it.
+fn returned_content<T: Serialize + 'static>(
+    tool: &str,
+    mut output: T,
+) -> Result<Content, ToolError> {
+    if let Some(content) = (&mut output as &mut dyn Any).downcast_mut::<Content>() {
+        return Ok(std::mem::take(content));
+    }
+    output_as_content(tool, Ok::<T, ToolError>(output))
+}
+
+/// What a tool function returned, as the content the model reads: a string as its text,
+/// anything else as JSON text. Its error is the tool's failure, unless it is a [`ToolError`]
+/// (one meant for the model, say), which stays as it is.
+pub(crate) fn output_as_content<T: Serialize, E: Into<BoxError>>(
     tool: &str,
     output: Result<T, E>,
-) -> Result<String, ToolError> {
+) -> Result<Content, ToolError> {
     let output = output.map_err(|error| tool_error(tool, error))?;
     match serde_json::to_value(output) {
-        Ok(serde_json::Value::String(text)) => Ok(text),
-        Ok(value) => Ok(value.to_string()),
+        Ok(serde_json::Value::String(text)) => Ok(text.into()),
+        Ok(value) => Ok(value.to_string().into()),
         Err(source) => Err(ToolError::Output {
             tool: tool.to_owned(),
             source,
@@ -147,10 +176,10 @@ pub(crate) fn output_as_text<T: Serialize, E: Into<BoxError>>(
 }
 
 /// An answer to a tool's interrupt as the tool's result, for tools that do not read it
-/// themselves: a JSON string as its text, anything else as JSON.
-pub(crate) fn answer_as_text(answer: &serde_json::Value) -> String {
+/// themselves: a JSON string as its text, anything else as JSON text.
+pub(crate) fn answer_as_content(answer: &serde_json::Value) -> Content {
     match answer {
-        serde_json::Value::String(text) => text.clone(),
-        other => other.to_string(),
+        serde_json::Value::String(text) => text.as_str().into(),
+        other => other.to_string().into(),
     }
 }

@@ -26,6 +26,7 @@ pub(crate) use registry::{panic_message, result_of};
 pub use schema::{clean_schema, parameters_schema};
 
 use crate::context::ToolContext;
+use crate::message::Content;
 
 /// What the model is told about a tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -63,6 +64,7 @@ impl ToolSpec {
 /// Implement the trait directly for tools with their own schema or dispatch:
 ///
 /// ```
+/// use hookchain::message::Content;
 /// use hookchain::tool::parameters_schema;
 /// use hookchain::{Tool, ToolContext, ToolError, ToolSpec};
 /// use schemars::JsonSchema;
@@ -89,8 +91,41 @@ impl ToolSpec {
 ///         &self,
 ///         cx: ToolContext<'_>,
 ///         arguments: serde_json::Value,
-///     ) -> Result<String, ToolError> {
-///         Ok(format!("{}: {}", cx.call_id(), arguments["text"]))
+///     ) -> Result<Content, ToolError> {
+///         Ok(format!("{}: {}", cx.call_id(), arguments["text"]).into())
+///     }
+/// }
+/// ```
+///
+/// # Results
+///
+/// A tool returns [`Content`]: most often one piece of text (`Ok(text.into())`), and
+/// otherwise parts (see [`ContentPart`](crate::message::ContentPart)): images the model looks
+/// at, structured JSON, links to resources. Each provider sends what its API takes in a tool
+/// result and turns the rest into text (its docs say how); what any part becomes as text is
+/// [`Content::to_text_lossy`].
+///
+/// ```
+/// use hookchain::message::{Content, ContentPart};
+/// use hookchain::{Tool, ToolContext, ToolError, ToolSpec};
+///
+/// struct Chart;
+///
+/// impl Tool for Chart {
+///     fn spec(&self) -> ToolSpec {
+///         ToolSpec::new("chart", "Draws this week's sales.", serde_json::json!({"type": "object"}))
+///     }
+///
+///     async fn call(
+///         &self,
+///         _cx: ToolContext<'_>,
+///         _arguments: serde_json::Value,
+///     ) -> Result<Content, ToolError> {
+///         Ok(Content::from(vec![
+///             ContentPart::text("Sales rose on Thursday."),
+///             ContentPart::image_base64("image/png", "iVBORw0KGgo="),
+///             ContentPart::json(serde_json::json!({"thursday": 1204})),
+///         ]))
 ///     }
 /// }
 /// ```
@@ -106,7 +141,8 @@ pub trait Tool: Send + Sync + 'static {
     /// The tool's name, description and argument schema.
     fn spec(&self) -> ToolSpec;
 
-    /// Runs the tool on the model's arguments; the `Ok` text is what the model reads.
+    /// Runs the tool on the model's arguments; the `Ok` content is what the model reads (see
+    /// [Results](#results)).
     ///
     /// `cx` is the call: its id, the run's [`Context`](crate::Context) (through `Deref`), and
     /// on a resumed call the answer to the interrupt this tool raised
@@ -115,7 +151,7 @@ pub trait Tool: Send + Sync + 'static {
         &self,
         cx: ToolContext<'c>,
         arguments: serde_json::Value,
-    ) -> impl Future<Output = Result<String, ToolError>> + Send;
+    ) -> impl Future<Output = Result<Content, ToolError>> + Send;
 
     /// Checks `arguments` without running the tool (for an answer that edits a call's
     /// arguments, before the run resumes). By default, the arguments must be a JSON object;

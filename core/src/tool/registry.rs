@@ -11,7 +11,7 @@ use futures::future::BoxFuture;
 
 use super::{Tool, ToolError, ToolFailure, ToolSpec};
 use crate::context::{CallFrame, Context, ToolContext};
-use crate::message::{ToolCall, ToolResult};
+use crate::message::{Content, ToolCall, ToolResult};
 use crate::shared::Shared;
 
 /// Object-safe form of [`Tool`], so tools of different types can share one registry.
@@ -22,7 +22,7 @@ pub(super) trait ErasedTool: Send + Sync {
         &'a self,
         cx: ToolContext<'a>,
         arguments: serde_json::Value,
-    ) -> BoxFuture<'a, Result<String, ToolError>>;
+    ) -> BoxFuture<'a, Result<Content, ToolError>>;
 
     fn check_arguments(&self, arguments: &serde_json::Value) -> Result<(), ToolError>;
 
@@ -38,7 +38,7 @@ impl<T: Tool> ErasedTool for T {
         &'a self,
         cx: ToolContext<'a>,
         arguments: serde_json::Value,
-    ) -> BoxFuture<'a, Result<String, ToolError>> {
+    ) -> BoxFuture<'a, Result<Content, ToolError>> {
         Box::pin(self.call(cx, arguments))
     }
 
@@ -188,7 +188,7 @@ impl ToolRegistry {
 
     /// Runs `call` outside an agent, reporting failures as [`ToolError`] (see
     /// [`execute`](Self::execute) for the context the tool gets).
-    pub async fn try_execute(&self, call: &ToolCall) -> Result<String, ToolError> {
+    pub async fn try_execute(&self, call: &ToolCall) -> Result<Content, ToolError> {
         let run = Context::new(Vec::new());
         let frame = CallFrame::new(call.id.clone(), call.name.clone());
         self.try_execute_in(ToolContext::new(&run, &frame), call)
@@ -205,7 +205,7 @@ impl ToolRegistry {
         &self,
         cx: ToolContext<'_>,
         call: &ToolCall,
-    ) -> Result<String, ToolError> {
+    ) -> Result<Content, ToolError> {
         let entry = self.entry(call)?;
         guard(call, entry.tool.call_boxed(cx, call.arguments.clone())).await
     }
@@ -250,7 +250,7 @@ impl ToolRegistry {
 
 /// The result the model reads for `call`, given what the tool did: a failure becomes an error
 /// result with the failure's message.
-pub(crate) fn result_of(call: &ToolCall, outcome: Result<String, ToolError>) -> ToolResult {
+pub(crate) fn result_of(call: &ToolCall, outcome: Result<Content, ToolError>) -> ToolResult {
     match outcome {
         Ok(content) => ToolResult::ok(&call.id, content),
         Err(error) => ToolResult::failed(&call.id, ToolFailure::from_tool_error(&call.name, error)),
@@ -260,8 +260,8 @@ pub(crate) fn result_of(call: &ToolCall, outcome: Result<String, ToolError>) -> 
 /// Runs a tool's future; a panicking tool must not take the run down: it becomes an error.
 pub(super) async fn guard(
     call: &ToolCall,
-    run: impl Future<Output = Result<String, ToolError>>,
-) -> Result<String, ToolError> {
+    run: impl Future<Output = Result<Content, ToolError>>,
+) -> Result<Content, ToolError> {
     AssertUnwindSafe(run)
         .catch_unwind()
         .await

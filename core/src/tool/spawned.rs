@@ -17,7 +17,7 @@ use tracing::Instrument;
 use super::registry::guard;
 use super::{ToolError, ToolRegistry, panic_message};
 use crate::context::{CallFrame, Raiser, ToolContext};
-use crate::message::ToolCall;
+use crate::message::{Content, ToolCall};
 
 impl ToolRegistry {
     /// Runs `call` in a task of its own on the current tokio runtime, or — outside any runtime
@@ -28,7 +28,7 @@ impl ToolRegistry {
         &self,
         cx: ToolContext<'_>,
         call: &ToolCall,
-    ) -> Result<String, ToolError> {
+    ) -> Result<Content, ToolError> {
         let Ok(runtime) = Handle::try_current() else {
             return self.try_execute_in(cx, call).await;
         };

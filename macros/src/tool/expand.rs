@@ -181,7 +181,7 @@ fn tool_impl(
     } else {
         quote! {
             if let #p::Some(answer) = #cx.resume_value() {
-                return #p::Result::Ok(#p::answer_as_text(answer));
+                return #p::Result::Ok(#p::answer_as_content(answer));
             }
         }
     };
@@ -190,6 +190,7 @@ fn tool_impl(
         Returns::Plain(span) => conversion(p, span, quote!(ToolOutput), &output, name),
         Returns::Fallible(span) => conversion(p, span, quote!(FallibleToolOutput), &output, name),
         Returns::ToolResult(span) => conversion(p, span, quote!(ToolResultOutput), &output, name),
+        Returns::Content(span) => conversion(p, span, quote!(ContentOutput), &output, name),
     };
     // Located at the function's name: a future that is not `Send` is reported there.
     let body = quote_spanned! {fn_span=>
@@ -206,7 +207,7 @@ fn tool_impl(
             &self,
             #cx: #pf::ToolContext<'c>,
             arguments: #pf::Value,
-        ) -> impl #pf::Future<Output = #pf::Result<#pf::String, #pf::ToolError>> + #pf::Send {
+        ) -> impl #pf::Future<Output = #pf::Result<#pf::Content, #pf::ToolError>> + #pf::Send {
             #body
         }
     };
@@ -274,7 +275,7 @@ fn inert_tool(p: &Private, self_ty: &TokenStream) -> TokenStream {
                     &self,
                     _: #p::ToolContext<'c>,
                     _: #p::Value,
-                ) -> impl #p::Future<Output = #p::Result<#p::String, #p::ToolError>> + #p::Send {
+                ) -> impl #p::Future<Output = #p::Result<#p::Content, #p::ToolError>> + #p::Send {
                     async { ::core::unreachable!() }
                 }
             }

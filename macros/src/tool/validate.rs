@@ -45,6 +45,9 @@ pub(crate) enum Returns {
     /// `-> ToolResult` or `-> Result<ToolResult, E>`: its error flag is kept (serialized, the
     /// model would read an error result as a success); spanned at the type.
     ToolResult(Span),
+    /// `-> Content` or `-> Result<Content, E>`: the content is kept as it is (serialized, the
+    /// model would read its images and JSON as JSON text); spanned at the type.
+    Content(Span),
 }
 
 /// The rules for a free function.
@@ -227,7 +230,8 @@ fn signature<'a>(
     }
     let returns = match &sig.output {
         syn::ReturnType::Default => Returns::Plain(sig.ident.span()),
-        syn::ReturnType::Type(_, ty) if returns_tool_result(ty) => Returns::ToolResult(ty.span()),
+        syn::ReturnType::Type(_, ty) if returns(ty, "ToolResult") => Returns::ToolResult(ty.span()),
+        syn::ReturnType::Type(_, ty) if returns(ty, "Content") => Returns::Content(ty.span()),
         syn::ReturnType::Type(_, ty) if is_named(ty, "Result") => Returns::Fallible(ty.span()),
         syn::ReturnType::Type(_, ty) => Returns::Plain(ty.span()),
     };
@@ -307,12 +311,9 @@ fn owned(ctxt: &Ctxt, ty: &Type) -> bool {
     }
 }
 
-/// Whether the type's last path segment is `name`: `Result<..>` by any path
-/// (`std::io::Result<T>`, `anyhow::Result<T>`, an alias) is an `Ok` value or an error, and
-/// `Option<..>` an argument that may be left out.
-/// `ToolResult`, or `Result<ToolResult, E>` (by name: the macro sees no types).
-fn returns_tool_result(ty: &Type) -> bool {
-    if is_named(ty, "ToolResult") {
+/// Whether the type is `name`, or `Result<name, E>` (by name: the macro sees no types).
+fn returns(ty: &Type, name: &str) -> bool {
+    if is_named(ty, name) {
         return true;
     }
     let Type::Path(path) = ty else { return false };
@@ -323,9 +324,12 @@ fn returns_tool_result(ty: &Type) -> bool {
         return false;
     };
     last.ident == "Result"
-        && matches!(arguments.args.first(), Some(syn::GenericArgument::Type(ok)) if is_named(ok, "ToolResult"))
+        && matches!(arguments.args.first(), Some(syn::GenericArgument::Type(ok)) if is_named(ok, name))
 }
 
+/// Whether the type's last path segment is `name`: `Result<..>` by any path
+/// (`std::io::Result<T>`, `anyhow::Result<T>`, an alias) is an `Ok` value or an error, and
+/// `Option<..>` an argument that may be left out.
 fn is_named(ty: &Type, name: &str) -> bool {
     match ty {
         Type::Path(path) => path

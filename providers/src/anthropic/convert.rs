@@ -11,7 +11,8 @@ use hookchain_core::{
 use serde_json::json;
 
 use super::wire::{
-    ContentBlock, MessagesRequest, MessagesResponse, RequestBlock, RequestMessage, Tool, WireUsage,
+    ContentBlock, MessagesRequest, MessagesResponse, RequestBlock, RequestMessage, Tool,
+    ToolResultContent, WireUsage,
 };
 use crate::http::malformed;
 
@@ -109,7 +110,7 @@ fn turns(messages: &[Message]) -> Vec<RequestMessage<'_>> {
                 "user",
                 vec![RequestBlock::ToolResult {
                     tool_use_id: message.tool_call_id.as_deref().unwrap_or_default(),
-                    content: message.text(),
+                    content: tool_result_content(&message.content),
                     is_error: message.is_error,
                 }],
             ),
@@ -142,7 +143,9 @@ fn blocks(message: &Message) -> Vec<RequestBlock<'_>> {
         .parts()
         .iter()
         .filter_map(|part| match part {
-            ContentPart::Text { text } if !text.is_empty() => Some(RequestBlock::Text { text }),
+            ContentPart::Text { text } if !text.is_empty() => {
+                Some(RequestBlock::Text { text: text.into() })
+            }
             ContentPart::Image { source } if !assistant => Some(RequestBlock::Image { source }),
             ContentPart::Reasoning(reasoning) if assistant => {
                 let signature = reasoning.signature.as_deref()?;
@@ -157,6 +160,31 @@ fn blocks(message: &Message) -> Vec<RequestBlock<'_>> {
             _ => None,
         })
         .collect()
+}
+
+/// A tool result's content: a string when it is text only (as it always was), otherwise
+/// blocks — text and images as they are (an image by URL or base64), a JSON part as a text
+/// block of compact JSON, a resource link as a text block (`Resource: <name> <<uri>>`, see
+/// `Content::to_text_lossy`); empty text and reasoning are left out.
+fn tool_result_content(content: &Content) -> ToolResultContent<'_> {
+    if content.is_text() {
+        return ToolResultContent::Text(content.text());
+    }
+    let blocks: Vec<_> = content
+        .parts()
+        .iter()
+        .filter_map(|part| match part {
+            ContentPart::Image { source } => Some(RequestBlock::Image { source }),
+            other => Some(other.to_text_lossy())
+                .filter(|text| !text.is_empty())
+                .map(|text| RequestBlock::Text { text }),
+        })
+        .collect();
+    if blocks.is_empty() {
+        // Only reasoning, say: no block Anthropic accepts, and an empty array is refused.
+        return ToolResultContent::Text("".into());
+    }
+    ToolResultContent::Blocks(blocks)
 }
 
 fn tool_choice(choice: &ToolChoice, parallel: Option<bool>) -> Option<serde_json::Value> {

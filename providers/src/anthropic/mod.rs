@@ -7,6 +7,18 @@
 //! builder's default. Usage counts the cached input tokens in the input, and apart as
 //! `cache_read_tokens` / `cache_write_tokens`.
 //!
+//! # What a request keeps of each message
+//!
+//! - User messages: text and image blocks (an image by URL or inline, base64).
+//! - Tool results: a `tool_result` whose content is the string it always was when the result
+//!   is text only, and otherwise blocks: text, images (by URL or base64) as image blocks, a
+//!   JSON part as a text block of compact JSON, a resource link as a text block
+//!   (`Resource: <title, else name> <<uri>>`, as
+//!   [`Content::to_text_lossy`](hookchain_core::message::Content::to_text_lossy) writes it).
+//!   Nothing a tool returns is dropped; empty text is left out (Anthropic refuses it).
+//! - Assistant messages: text, tool calls, and thinking that carries Anthropic's signature
+//!   (signed or redacted); another provider's unsigned reasoning is left out.
+//!
 //! ```no_run
 //! use hookchain::Agent;
 //! use hookchain::providers::anthropic::AnthropicModel;

@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 
-use hookchain_core::message::ContentPart;
+use hookchain_core::message::{ContentPart, ResourceLink};
 use hookchain_core::model::{ModelEvent, ModelSettings, ToolChoice};
 use hookchain_core::{
     Message, ModelErrorKind, ModelRequest, StopReason, ToolCall, ToolResult, ToolSpec, Usage,
@@ -388,6 +388,43 @@ fn thinking_goes_back_signed_before_the_tool_use_and_images_as_image_blocks() {
             {"type": "text", "text": "Looking."},
             {"type": "tool_use", "id": "toolu_1", "name": "locate", "input": {}},
         ])
+    );
+}
+
+#[test]
+fn a_rich_tool_result_goes_as_text_and_image_blocks() {
+    let link = ResourceLink::new("https://example.com/q3.csv", "q3.csv").with_title("Q3 sales");
+    let request = ModelRequest::new(vec![
+        Message::user("Chart Q3."),
+        Message::assistant_with_tool_calls("", [ToolCall::new("toolu_1", "chart", json!({}))]),
+        Message::tool(ToolResult::error(
+            "toolu_1",
+            vec![
+                ContentPart::text("Half drawn:"),
+                ContentPart::text(""),
+                ContentPart::image_base64("image/png", "iVBORw0KGgo="),
+                ContentPart::image_url("https://example.com/q3.png"),
+                ContentPart::json(json!({"q3": 1204})),
+                ContentPart::from(link),
+            ],
+        )),
+    ]);
+    let wire = on_wire(&messages_request(&request, options(false)));
+    assert_eq!(
+        wire["messages"][2]["content"],
+        json!([{
+            "type": "tool_result",
+            "tool_use_id": "toolu_1",
+            "content": [
+                {"type": "text", "text": "Half drawn:"},
+                {"type": "image", "source":
+                    {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}},
+                {"type": "image", "source": {"type": "url", "url": "https://example.com/q3.png"}},
+                {"type": "text", "text": "{\"q3\":1204}"},
+                {"type": "text", "text": "Resource: Q3 sales <https://example.com/q3.csv>"},
+            ],
+            "is_error": true,
+        }])
     );
 }
 

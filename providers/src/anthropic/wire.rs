@@ -45,7 +45,7 @@ pub(crate) struct RequestMessage<'a> {
 #[serde(tag = "type", rename_all = "snake_case")]
 pub(crate) enum RequestBlock<'a> {
     Text {
-        text: &'a str,
+        text: Cow<'a, str>,
     },
     /// Our image sources have Anthropic's form.
     Image {
@@ -65,10 +65,19 @@ pub(crate) enum RequestBlock<'a> {
     },
     ToolResult {
         tool_use_id: &'a str,
-        content: Cow<'a, str>,
+        content: ToolResultContent<'a>,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         is_error: bool,
     },
+}
+
+/// The content of a tool result: a string (text only, the common case), or text and image
+/// blocks.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub(crate) enum ToolResultContent<'a> {
+    Text(Cow<'a, str>),
+    Blocks(Vec<RequestBlock<'a>>),
 }
 
 /// A tool offered to the model.

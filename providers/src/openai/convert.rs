@@ -113,23 +113,30 @@ fn message(message: &Message) -> RequestMessage<'_> {
 
 /// A message's content on the wire: images go as parts of user messages (the only ones that
 /// take them); reasoning is not sent back (the servers that send it want it left out).
+/// Everything else is text, as [`Content::to_text_lossy`] writes it: a tool result's JSON as
+/// compact JSON, a resource link as a line with its URI, and an image in a tool result (which
+/// a `tool` message cannot hold) as a placeholder naming its media type. One piece of text is
+/// sent as the string it is.
 fn content(message: &Message) -> WireContent<'_> {
     let parts = message.content.parts();
     let has_image = |part: &ContentPart| matches!(part, ContentPart::Image { .. });
     if message.role != Role::User || !parts.iter().any(has_image) {
-        return WireContent::Text(message.content.text());
+        return WireContent::Text(message.content.to_text_lossy());
     }
     WireContent::Parts(
         parts
             .iter()
             .filter_map(|part| match part {
-                ContentPart::Text { text } => Some(WirePart::Text { text }),
+                ContentPart::Text { text } => Some(WirePart::Text { text: text.into() }),
                 ContentPart::Image { source } => Some(WirePart::ImageUrl {
                     image_url: ImageUrl {
                         url: source.to_url(),
                     },
                 }),
-                _ => None,
+                // JSON and links as text; reasoning (written as nothing) left out.
+                other => Some(other.to_text_lossy())
+                    .filter(|text| !text.is_empty())
+                    .map(|text| WirePart::Text { text }),
             })
             .collect(),
     )

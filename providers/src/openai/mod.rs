@@ -17,6 +17,18 @@
 //! after the finish without `[DONE]`. llama.cpp treats a named `tool_choice` as `auto`: the
 //! model may then call another tool, or none.
 //!
+//! # What a request keeps of each message
+//!
+//! - User messages: text and images (as `image_url` parts; an inline image as a `data:` URL).
+//!   A JSON part or a resource link is sent as a text part, as
+//!   [`Content::to_text_lossy`](hookchain_core::message::Content::to_text_lossy) writes it.
+//! - Tool results: a `tool` message takes text only, so the whole result is one string,
+//!   written by `Content::to_text_lossy`: text as it is, JSON as compact JSON, a resource link
+//!   as `Resource: <name> <<uri>>`, and an **image as a placeholder** (`[image: image/png]`):
+//!   the model is told an image was returned but does not see it. A result that is one piece
+//!   of text is sent as that string, as it always was.
+//! - Assistant messages: text and tool calls; reasoning is not sent back.
+//!
 //! ```no_run
 //! use hookchain::Agent;
 //! use hookchain::providers::openai::OpenAiModel;

@@ -2,7 +2,7 @@
 
 use std::collections::VecDeque;
 
-use hookchain_core::message::ContentPart;
+use hookchain_core::message::{ContentPart, ResourceLink};
 use hookchain_core::model::{ModelEvent, ModelSettings, ToolChoice};
 use hookchain_core::{
     Message, ModelErrorKind, ModelRequest, StopReason, ToolCall, ToolResult, ToolSpec, Usage,
@@ -431,6 +431,34 @@ fn images_go_as_parts_of_user_messages_and_reasoning_stays_home() {
         ])
     );
     assert_eq!(wire["messages"][1]["content"], "Lisbon.");
+}
+
+#[test]
+fn a_rich_tool_result_is_text_in_the_tool_message_with_a_placeholder_for_its_image() {
+    let link = ResourceLink::new("https://example.com/q3.csv", "q3.csv").with_mime_type("text/csv");
+    let request = ModelRequest::new(vec![
+        Message::user("Chart Q3."),
+        Message::assistant_with_tool_calls("", [ToolCall::new("call_1", "chart", json!({}))]),
+        Message::tool(ToolResult::ok(
+            "call_1",
+            vec![
+                ContentPart::text("The chart:"),
+                ContentPart::image_base64("image/png", "iVBORw0KGgo="),
+                ContentPart::json(json!({"q3": 1204, "rise": true})),
+                ContentPart::from(link),
+            ],
+        )),
+    ]);
+    let wire = on_wire(&chat_request(&request, options(false)));
+    assert_eq!(
+        wire["messages"][2],
+        json!({
+            "role": "tool",
+            "content": "The chart:\n[image: image/png]\n{\"q3\":1204,\"rise\":true}\n\
+                        Resource: q3.csv <https://example.com/q3.csv> (text/csv)",
+            "tool_call_id": "call_1",
+        })
+    );
 }
 
 mod props;

@@ -64,7 +64,7 @@ pub(crate) enum WireContent<'a> {
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub(crate) enum WirePart<'a> {
-    Text { text: &'a str },
+    Text { text: std::borrow::Cow<'a, str> },
     ImageUrl { image_url: ImageUrl<'a> },
 }
 

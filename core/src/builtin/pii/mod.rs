@@ -28,7 +28,9 @@
 //!   hash (stable: the documented SHA-256 prefix).
 //! - Where: the input (user and system messages, at the start of every run; on by default),
 //!   the model's answers (its text and reasoning, after every model call) and tool results
-//!   (as each call returns); each switched on or off by itself.
+//!   (as each call returns); each switched on or off by itself. In every message, all of its
+//!   text is read: every text part, reasoning, the strings inside a tool result's JSON (not
+//!   its object keys), a resource link's name, title and description (not its URI).
 //! - What is found is rewritten **in the history**, not in a copy sent to the model: the
 //!   checkpoints, the thread, the logs, a summarizer and every later model call see only the
 //!   rewritten text. Tool-call arguments are not rewritten (the tools need them as written).
@@ -75,7 +77,7 @@ use self::scan::{Rule, find_all, releasable, rewrite};
 use super::ConfigError;
 use crate::context::{Context, ToolContext};
 use crate::error::Error;
-use crate::message::{ContentPart, Message, Role, ToolCall, ToolResult};
+use crate::message::{Content, Message, Role, ToolCall, ToolResult};
 use crate::middleware::{Emit, ToolNext};
 use crate::model::{ModelEvent, ModelResponse};
 
@@ -167,25 +169,28 @@ impl Pii {
         Ok((text, cut))
     }
 
-    /// Rewrites the text (and reasoning) parts of `message`; whether anything changed.
+    /// Rewrites the text of `message`: its text and reasoning parts, and a tool result's JSON
+    /// and resource links; whether anything changed.
     fn redact_message(&self, message: &mut Message, place: PiiPlace) -> Result<bool, PiiBlocked> {
-        let mut changed = false;
-        let mut parts = message.content.parts().to_vec();
-        for part in &mut parts {
-            let text = match part {
-                ContentPart::Text { text } => text,
-                ContentPart::Reasoning(reasoning) => &mut reasoning.text,
-                _ => continue,
-            };
-            if let Cow::Owned(rewritten) = self.redact(text, place)? {
-                *text = rewritten;
-                changed = true;
-            }
-        }
-        if changed {
-            message.content = parts.into_iter().collect();
-        }
-        Ok(changed)
+        let Some(rewritten) = self.redact_content(&message.content, place)? else {
+            return Ok(false);
+        };
+        message.content = rewritten;
+        Ok(true)
+    }
+
+    /// `content` with the personal data in every piece of its text rewritten (see
+    /// `Content::try_rewrite_text`: text, reasoning, the strings of JSON, a link's name, title
+    /// and description); `None` when there was none.
+    fn redact_content(
+        &self,
+        content: &Content,
+        place: PiiPlace,
+    ) -> Result<Option<Content>, PiiBlocked> {
+        content.try_rewrite_text(|text| match self.redact(text, place)? {
+            Cow::Owned(rewritten) => Ok(Some(rewritten)),
+            Cow::Borrowed(_) => Ok(None),
+        })
     }
 }
 
@@ -430,9 +435,9 @@ impl Pii {
         if result.is_paused() {
             return Ok(result);
         }
-        match self.redact(&result.content, PiiPlace::ToolResult) {
-            Ok(Cow::Borrowed(_)) => {}
-            Ok(Cow::Owned(rewritten)) => {
+        match self.redact_content(&result.content, PiiPlace::ToolResult) {
+            Ok(None) => {}
+            Ok(Some(rewritten)) => {
                 tracing::debug!(tool = %name, "personal data rewritten in a tool result");
                 result.content = rewritten;
             }

@@ -101,7 +101,7 @@ impl ToolRetry {
             )
         });
         if let Some(text) = text {
-            result.content = text;
+            result.content = text.into();
         }
         result
     }

@@ -10,7 +10,9 @@ use crate::message::Message;
 /// Four characters per token is the usual rule of thumb for English with OpenAI's and
 /// Anthropic's tokenizers; code, numbers and other languages take more tokens per character,
 /// so set a lower ratio (3, say) to err on the safe side. Tool calls count their name and
-/// their arguments as JSON text; reasoning counts as text.
+/// their arguments as JSON text; reasoning counts as text; so does a tool result's JSON
+/// (written out compactly) and the fields of a resource link. An image counts 85 whatever its
+/// size (OpenAI's price of a low-detail image): the counter cannot see its size.
 ///
 /// ```
 /// use hookchain::Message;
@@ -128,5 +130,20 @@ mod tests {
         assert_eq!(counter.count_message(&message), 9);
         let image = Message::user(vec![ContentPart::image_url("https://x/y.png")]);
         assert_eq!(counter.count_message(&image), IMAGE_TOKENS + 4);
+    }
+
+    #[test]
+    fn a_rich_tool_result_counts_its_json_links_and_images() {
+        let counter = ApproximateCounter::new();
+        let result = Message::user(vec![
+            ContentPart::text("abcd"),
+            // {"q":"paris"}: 13 chars.
+            ContentPart::json(json!({ "q": "paris" })),
+            // "a:b" and "cd": 5 chars.
+            ContentPart::resource_link("a:b", "cd"),
+            ContentPart::image_url("https://x/y.png"),
+        ]);
+        // 4 + 13 + 5 = 22 chars: 6 tokens, + an image, + 4 of framing.
+        assert_eq!(counter.count_message(&result), 6 + IMAGE_TOKENS + 4);
     }
 }

@@ -57,7 +57,8 @@ use crate::message::{ContentPart, Message};
 /// ```
 pub trait TokenCounter: Send + Sync {
     /// The tokens of `message`: its text, reasoning, tool calls (name and arguments), images,
-    /// and its framing.
+    /// a tool result's JSON (as compact JSON text) and resource links (their URI, name, title,
+    /// description and media type, as text), and its framing.
     fn count_message(&self, message: &Message) -> u64;
 
     /// The tokens of `messages` (by default the sum of each message's count).
@@ -108,6 +109,15 @@ pub(crate) fn visit_pieces<'a>(message: &'a Message, mut visit: impl FnMut(Piece
             ContentPart::Reasoning(reasoning) => visit(Piece::Text(&reasoning.text)),
             ContentPart::RedactedReasoning { data } => visit(Piece::Text(data)),
             ContentPart::Image { .. } => visit(Piece::Image),
+            // What the providers send for them: compact JSON, a link's line of text.
+            ContentPart::Json { value } => visit(Piece::Json(value)),
+            ContentPart::ResourceLink(link) => {
+                [Some(&link.uri), Some(&link.name)]
+                    .into_iter()
+                    .chain([&link.title, &link.description, &link.mime_type].map(Option::as_ref))
+                    .flatten()
+                    .for_each(|text| visit(Piece::Text(text)));
+            }
         }
     }
     for call in &message.tool_calls {

@@ -8,9 +8,11 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::lock::lock;
+use crate::message::Content;
 
 /// Keeps cached tool results by key, each for a time. Implement it for a shared store (Redis,
-/// a database); [`InMemoryCache`] is the default. An `Arc` of a store is a store too, so one
+/// a database: [`Content`] is `Serialize`, and its serialized text is a JSON string when it is
+/// one piece of text); [`InMemoryCache`] is the default. An `Arc` of a store is a store too, so one
 /// store can serve several caches (or agents) and still be read by the application.
 ///
 /// A key is the call's scope (see [`CacheScope`](super::CacheScope)), a NUL, the tool's name,
@@ -19,18 +21,18 @@ use crate::lock::lock;
 /// `run:<len>:<id>`, `key:<len>:<key>` (the length of what follows, in bytes) or `shared`.
 pub trait CacheStore: Send + Sync {
     /// The result stored under `key`, unless none is or it has expired.
-    fn get(&self, key: &str) -> impl Future<Output = Option<String>> + Send;
+    fn get(&self, key: &str) -> impl Future<Output = Option<Content>> + Send;
 
     /// Stores `content` under `key` for `ttl`.
-    fn put(&self, key: String, content: String, ttl: Duration) -> impl Future<Output = ()> + Send;
+    fn put(&self, key: String, content: Content, ttl: Duration) -> impl Future<Output = ()> + Send;
 }
 
 impl<T: CacheStore> CacheStore for Arc<T> {
-    fn get(&self, key: &str) -> impl Future<Output = Option<String>> + Send {
+    fn get(&self, key: &str) -> impl Future<Output = Option<Content>> + Send {
         (**self).get(key)
     }
 
-    fn put(&self, key: String, content: String, ttl: Duration) -> impl Future<Output = ()> + Send {
+    fn put(&self, key: String, content: Content, ttl: Duration) -> impl Future<Output = ()> + Send {
         (**self).put(key, content, ttl)
     }
 }
@@ -78,7 +80,7 @@ struct Entries {
 
 #[derive(Debug)]
 struct Entry {
-    content: String,
+    content: Content,
     expires: Instant,
     used: u64,
 }
@@ -144,7 +146,7 @@ impl InMemoryCache {
 // A panic while the lock was held cannot leave the maps out of step (no user code runs under
 // it): `lock` recovers a poisoned mutex.
 impl CacheStore for InMemoryCache {
-    async fn get(&self, key: &str) -> Option<String> {
+    async fn get(&self, key: &str) -> Option<Content> {
         let mut entries = lock(&self.inner);
         let entry = entries.by_key.get(key)?;
         let (expired, last_used) = (Instant::now() >= entry.expires, entry.used);
@@ -162,7 +164,7 @@ impl CacheStore for InMemoryCache {
         Some(entry.content.clone())
     }
 
-    async fn put(&self, key: String, content: String, ttl: Duration) {
+    async fn put(&self, key: String, content: Content, ttl: Duration) {
         if self.capacity == 0 {
             return;
         }
@@ -206,17 +208,29 @@ mod tests {
         cache.put("a".into(), "1".into(), TTL).await;
         cache.put("b".into(), "2".into(), TTL).await;
         // Reading `a` makes `b` the least recently used.
-        assert_eq!(cache.get("a").await.as_deref(), Some("1"));
+        assert_eq!(
+            cache.get("a").await.as_ref().and_then(Content::as_text),
+            Some("1")
+        );
         cache.put("c".into(), "3".into(), TTL).await;
         assert_eq!(cache.len(), 2);
         assert_eq!(cache.get("b").await, None);
-        assert_eq!(cache.get("a").await.as_deref(), Some("1"));
-        assert_eq!(cache.get("c").await.as_deref(), Some("3"));
+        assert_eq!(
+            cache.get("a").await.as_ref().and_then(Content::as_text),
+            Some("1")
+        );
+        assert_eq!(
+            cache.get("c").await.as_ref().and_then(Content::as_text),
+            Some("3")
+        );
         // Writing a key again replaces it, and makes it the most recent.
         cache.put("a".into(), "4".into(), TTL).await;
         cache.put("d".into(), "5".into(), TTL).await;
         assert_eq!(cache.get("c").await, None);
-        assert_eq!(cache.get("a").await.as_deref(), Some("4"));
+        assert_eq!(
+            cache.get("a").await.as_ref().and_then(Content::as_text),
+            Some("4")
+        );
         let entries = lock(&cache.inner);
         assert_eq!(entries.by_key.len(), entries.by_use.len());
     }
@@ -229,7 +243,10 @@ mod tests {
         }
         assert_eq!(cache.len(), InMemoryCache::DEFAULT_CAPACITY);
         assert_eq!(cache.get("k0").await, None);
-        assert_eq!(cache.get("k1999").await.as_deref(), Some("v"));
+        assert_eq!(
+            cache.get("k1999").await.as_ref().and_then(Content::as_text),
+            Some("v")
+        );
 
         let none = InMemoryCache::with_capacity(0);
         none.put("k".into(), "v".into(), TTL).await;
