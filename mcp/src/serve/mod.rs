@@ -52,7 +52,7 @@ pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
 /// ```no_run
 /// use std::sync::Arc;
 ///
-/// use hookchain::mcp::McpToolServer;
+/// use hookchain_mcp::McpToolServer;
 /// use hookchain::prelude::*;
 /// use hookchain::tool;
 ///
