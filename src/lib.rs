@@ -65,7 +65,8 @@
 //!   default), or each in a tokio task of its own (feature `tokio`) for tools that block.
 //! - [`chain::Description`]: `chain.describe()` lists, per hook, the order the middleware run in.
 //! - `hookchain::mcp` (feature `mcp`): the tools of MCP servers, stdio or streamable HTTP, as
-//!   [`Tool`]s (the crate `hookchain-mcp`).
+//!   [`Tool`]s (the crate `hookchain-mcp`); with `mcp-serve`, the other way: an agent's tools
+//!   served as an MCP server (`McpToolServer`), each call through the agent's chain.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]

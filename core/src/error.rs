@@ -4,7 +4,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::agent::ThreadError;
-use crate::interrupt::{CheckpointError, Interruption, ResumeError};
+use crate::interrupt::{CheckpointError, Interrupt, Interruption, ResumeError};
 use crate::message::HistoryError;
 use crate::middleware::{Hook, Jump};
 
@@ -76,6 +76,17 @@ pub enum Error {
     /// [`validate_history`](crate::message::validate_history)).
     #[error("the input history is not valid")]
     History(#[source] HistoryError),
+    /// A tool call made outside a run ([`Agent::call_tool`](crate::Agent::call_tool)) raised
+    /// an interrupt (an approval a [`HumanInTheLoop`](crate::builtin::HumanInTheLoop) asks
+    /// for, say): there is no run to pause and resume, so the call did not complete. The
+    /// interrupt says who asked, and what.
+    #[error(
+        "tool call `{}` needs an answer from outside (asked by `{}`), which a call outside a \
+         run cannot wait for: it did not complete",
+        .0.tool_call_id.as_deref().unwrap_or("?"),
+        .0.source
+    )]
+    ToolCallInterrupted(Box<Interrupt>),
 }
 
 // The rare, large errors are boxed so that `Result<Flow, Error>`, which every hook returns,

@@ -314,5 +314,6 @@ fn run_error_type(error: &Error) -> &'static str {
         Error::Thread(_) => "thread",
         Error::History(_) => "history",
         Error::Build(_) => "build",
+        Error::ToolCallInterrupted(_) => "tool_call_interrupted",
     }
 }

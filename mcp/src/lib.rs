@@ -68,11 +68,19 @@
 //! message from a server is at most 16 MiB (rmcp's limit, stdio and HTTP), and a stdio
 //! server's stderr is read line by line (4 KiB a line) and logged, never buffered whole.
 //!
+//! # Serving an agent's tools (feature `serve`)
+//!
+//! The other way round: an [`McpToolServer`] serves an agent's tools to MCP clients, over
+//! stdio (a process an MCP client starts) or streamable HTTP, each call through the agent's
+//! chain ([`Agent::call_tool`](hookchain_core::Agent::call_tool)) as when its own model calls
+//! the tool. With the facade: `hookchain = { features = ["mcp-serve"] }`.
+//!
 //! # Not yet
 //!
 //! Results as rich content (images given to the model), new tools announced by
-//! `list_changed` (only removed ones are noticed), elicitation, progress, sampling, and
-//! serving hookchain tools as an MCP server.
+//! `list_changed` (only removed ones are noticed), elicitation, progress, sampling; on the
+//! serving side, an approval asked of the client (elicitation) and middleware state kept per
+//! client session.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -84,6 +92,8 @@ mod limits;
 mod names;
 mod output;
 mod schema;
+#[cfg(feature = "serve")]
+mod serve;
 mod server;
 mod stdio;
 mod tool;
@@ -93,6 +103,9 @@ pub use error::Error;
 pub use names::{MAX_NAME_LEN, is_provider_safe, provider_safe_names};
 /// The MCP SDK this crate is built on, for its model types (`rmcp::model`).
 pub use rmcp;
+#[cfg(feature = "serve")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
+pub use serve::{DEFAULT_MAX_ARGUMENT_BYTES, McpToolServer, ServeError};
 pub use server::{DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_TOOLS, McpServer};
 pub use tool::McpTool;
 pub use toolset::McpToolset;

@@ -37,6 +37,7 @@
 
 mod build_error;
 mod builder;
+mod call_tool;
 mod carry_over;
 mod durable;
 mod entry;

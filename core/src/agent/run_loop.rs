@@ -417,7 +417,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         Ok(flow)
     }
 
-    async fn after_model(
+    pub(super) async fn after_model(
         &self,
         cx: &mut Context,
         state: &mut States<C>,
@@ -597,7 +597,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// One tool call through the chain's onion; every failure becomes an error result, an
     /// interrupt raised anywhere on the call's path comes back as such (whatever the wraps made
     /// of the call's result).
-    async fn call_through(
+    pub(super) async fn call_through(
         &self,
         cx: &Context,
         state: &States<C>,
@@ -675,7 +675,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     }
 
     /// The interrupt a sequential hook raised, with its id.
-    fn hook_interrupt(
+    pub(super) fn hook_interrupt(
         &self,
         cx: &Context,
         hook: Hook,
@@ -857,7 +857,11 @@ fn repeated_id(call: &ToolCall) -> Error {
 }
 
 /// The interrupt raised on the path of `call`, with its id.
-fn tool_interrupt(cx: &Context, call: &ToolCall, interruption: Interruption) -> Interrupt {
+pub(super) fn tool_interrupt(
+    cx: &Context,
+    call: &ToolCall,
+    interruption: Interruption,
+) -> Interrupt {
     let source = interruption.source.unwrap_or_default();
     let member = (!interruption.by_tool).then_some(interruption.member);
     Interrupt {
@@ -907,7 +911,7 @@ fn model_response(response: Result<ModelResponse, Error>) -> Result<ModelRespons
 }
 
 /// The result a hook supplied for `call_id`, if any.
-fn take_answer(cx: &mut Context, call_id: &str) -> Option<ToolResult> {
+pub(super) fn take_answer(cx: &mut Context, call_id: &str) -> Option<ToolResult> {
     let at = cx
         .answered
         .iter()

@@ -15,8 +15,8 @@ use crate::model::Model;
 #[derive(Debug)]
 #[must_use = "call `run`, `run_in`, `resume`, `resume_in` or a `stream` form on it"]
 pub struct AgentWith<'a, M, C> {
-    agent: &'a Agent<M, C>,
-    run_context: RunContext,
+    pub(super) agent: &'a Agent<M, C>,
+    pub(super) run_context: RunContext,
 }
 
 impl<M, C> Agent<M, C> {

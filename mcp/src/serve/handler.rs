@@ -1,0 +1,142 @@
+//! The MCP requests an [`McpToolServer`] answers: `initialize`, `tools/list`, `tools/call`.
+
+use std::sync::Arc;
+
+use hookchain_core::{Error, Middleware, Model, ToolCall, ToolSpec};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Tool as McpToolInfo,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+
+use super::McpToolServer;
+use super::content::call_tool_result;
+use crate::schema::object_schema;
+
+/// How `tools/list` shows a tool of the agent: its name, description and an object schema.
+pub(super) fn tool_info(spec: &ToolSpec) -> McpToolInfo {
+    let schema = match &spec.parameters {
+        serde_json::Value::Object(schema) => object_schema(schema),
+        // A tool whose schema is not an object (none is made so, but `ToolSpec` is open)
+        // takes no named arguments as MCP sees it.
+        _ => object_schema(&JsonObject::new()),
+    };
+    let schema = match schema {
+        serde_json::Value::Object(schema) => schema,
+        _ => JsonObject::new(),
+    };
+    let description = (!spec.description.is_empty()).then(|| spec.description.clone().into());
+    McpToolInfo::new_with_raw(spec.name.clone(), description, Arc::new(schema))
+}
+
+impl<M, C> ServerHandler for McpToolServer<M, C>
+where
+    M: Model + Send + Sync + 'static,
+    C: Middleware + Send + Sync + 'static,
+{
+    fn get_info(&self) -> ServerConfig {
+        let settings = &self.settings;
+        let config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new(&settings.name, &settings.version));
+        match &settings.instructions {
+            Some(instructions) => config.with_instructions(instructions),
+            None => config,
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        // One page: the agent's tools are a list the application wrote, not a data set.
+        Ok(ListToolsResult::with_all_items(
+            self.settings.tools.as_ref().clone(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let call = self.checked_call(request, &context)?;
+        let name = call.name.clone();
+        // rmcp cancels the request's token on `notifications/cancelled` but keeps polling the
+        // handler; dropping the call's future is what stops the tool.
+        let outcome = tokio::select! {
+            outcome = self.agent.call_tool(call) => outcome,
+            () = context.ct.cancelled() => {
+                tracing::debug!(tool = %name, "MCP tool call cancelled by the client");
+                return Err(McpError::internal_error("the call was cancelled", None));
+            }
+        };
+        Ok(match outcome {
+            Ok(result) => call_tool_result(result),
+            Err(Error::ToolCallInterrupted(interrupt)) => {
+                tracing::info!(
+                    tool = %name,
+                    source = %interrupt.source,
+                    "an MCP tool call needs an answer from outside, which MCP cannot wait for"
+                );
+                CallToolResult::error(vec![ContentBlock::text(format!(
+                    "tool `{name}` needs an answer from outside before it can complete (asked \
+                     by `{}`: an approval, say), which this MCP server cannot ask for; the \
+                     call did not complete",
+                    interrupt.source
+                ))])
+            }
+            Err(error) => {
+                // A hook's error ends the call as it would end a run: the operator gets why,
+                // the client a result without the server's internals.
+                tracing::warn!(
+                    tool = %name,
+                    error = %hookchain_core::error::Report(&error),
+                    "an MCP tool call failed in the agent's chain"
+                );
+                CallToolResult::error(vec![ContentBlock::text(format!(
+                    "tool `{name}` failed in the server"
+                ))])
+            }
+        }
+        .into())
+    }
+}
+
+impl<M, C> McpToolServer<M, C> {
+    /// The call a `tools/call` request asks for, or the JSON-RPC error that refuses it: a tool
+    /// the agent does not have, arguments too large.
+    fn checked_call(
+        &self,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ToolCall, McpError> {
+        let name = request.name.into_owned();
+        if self.agent.tools().spec(&name).is_none() {
+            return Err(McpError::invalid_params(
+                format!("unknown tool: `{}`", crate::limits::cut(&name, 256)),
+                None,
+            ));
+        }
+        let arguments = request.arguments.unwrap_or_default();
+        let max = self.settings.max_argument_bytes;
+        let bytes = serde_json::to_vec(&arguments).map_or(usize::MAX, |json| json.len());
+        if bytes > max {
+            return Err(McpError::invalid_params(
+                format!(
+                    "the arguments of `{name}` have {bytes} bytes; this server takes at most {max}"
+                ),
+                None,
+            ));
+        }
+        // The call's id, for the chain and its logs: the request's, which the client chose.
+        let id = format!("mcp-{}", context.id);
+        Ok(ToolCall::new(
+            id,
+            name,
+            serde_json::Value::Object(arguments),
+        ))
+    }
+}
