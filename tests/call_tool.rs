@@ -38,7 +38,7 @@ async fn greet(cx: ToolContext<'_>, name: String) -> String {
 async fn shout(cx: ToolContext<'_>, call: ToolCall, mut next: impl ToolNext) -> ToolResult {
     let mut result = next.call(cx, call).await;
     if !result.is_error {
-        result.content = result.content.to_uppercase();
+        result.content = result.text().to_uppercase().into();
     }
     result
 }
@@ -98,7 +98,7 @@ async fn failures_are_error_results_as_in_a_run() {
         .await
         .unwrap();
     assert!(unknown.is_error, "{unknown:?}");
-    assert!(unknown.content.contains("nope"), "{unknown:?}");
+    assert!(unknown.text().contains("nope"), "{unknown:?}");
     let failed = agent
         .call_tool(ToolCall::new("c2", "broken", json!({})))
         .await

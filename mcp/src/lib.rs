@@ -47,9 +47,12 @@
 //! # Calls
 //!
 //! A call sends `tools/call` with the original name and the model's arguments, and ends at
-//! the server's [call timeout](McpServer::call_timeout) (60 s by default). The model reads the
-//! result's text parts, joined; the `structuredContent` as compact JSON when there is no text;
-//! images, audio and resources as short placeholders (`[image: image/png]`). A result with
+//! the server's [call timeout](McpServer::call_timeout) (60 s by default). The result is the
+//! tool's [`Content`](hookchain_core::message::Content), part by part: text, images, resource
+//! links (and a binary resource's link), an embedded text resource's text, the
+//! `structuredContent` as JSON when there is no text, audio as a placeholder (`[audio:
+//! audio/wav]`); each provider sends the model what it can of them (see its docs: OpenAI's
+//! tool messages are text, an image written as a placeholder). A result with
 //! `isError: true` is an error the model reads with the server's text, and so are a tool the
 //! server no longer offers (after it announced `notifications/tools/list_changed`) and a call
 //! it refused (a JSON-RPC error: unknown tool, invalid arguments). A call that times out, and a
@@ -77,8 +80,7 @@
 //!
 //! # Not yet
 //!
-//! Results as rich content (images given to the model), new tools announced by
-//! `list_changed` (only removed ones are noticed), elicitation, progress, sampling; on the
+//! New tools announced by `list_changed` (only removed ones are noticed), elicitation, progress, sampling; on the
 //! serving side, an approval asked of the client (elicitation) and middleware state kept per
 //! client session.
 

@@ -1,54 +1,75 @@
 //! What the model reads of an MCP tool's result.
 
 use hookchain_core::ToolError;
+use hookchain_core::message::{Content, ContentPart, ResourceLink};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
-/// The tool's output for the model from the MCP result of a call of `tool`: the text parts
-/// joined by newlines; the `structuredContent` as compact JSON when there is no text part;
-/// images, audio and resources as short placeholders (`[image: image/png]`). A result with
-/// `isError: true` is a [`ToolError::ForModel`]: the model reads the server's text, as MCP
-/// means it to (the tool ran and says what went wrong).
+/// What the model reads of the MCP result of a call of `tool`, part by part:
 ///
-/// To become rich `Content` (images, structured JSON, resource links given to the model as
-/// they are) when `Tool::call` returns it: this is the one place that turns an MCP result
-/// into what the model reads.
-pub(crate) fn tool_output(tool: &str, result: CallToolResult) -> Result<String, ToolError> {
-    let mut parts = Vec::with_capacity(result.content.len());
-    let mut has_text = false;
-    for block in &result.content {
-        match block {
-            ContentBlock::Text(text) => {
-                has_text = true;
-                parts.push(text.text.clone());
-            }
-            ContentBlock::Image(image) => parts.push(format!("[image: {}]", image.mime_type)),
-            ContentBlock::Audio(audio) => parts.push(format!("[audio: {}]", audio.mime_type)),
-            ContentBlock::Resource(embedded) => parts.push(match &embedded.resource {
-                ResourceContents::TextResourceContents { uri, .. } => format!("[resource: {uri}]"),
-                ResourceContents::BlobResourceContents { uri, .. } => format!("[resource: {uri}]"),
-                _ => "[resource]".to_owned(),
-            }),
-            ContentBlock::ResourceLink(link) => {
-                parts.push(format!("[resource link: {}]", link.uri))
-            }
-            // A kind of content newer than this crate: say so rather than drop it silently.
-            _ => parts.push("[content]".to_owned()),
-        }
+/// | MCP | hookchain |
+/// |---|---|
+/// | text | a text part |
+/// | image (base64) | an image part (a provider that takes no images in tool results writes a placeholder: see its docs) |
+/// | resource link | a resource link part |
+/// | embedded text resource | a text part with its text |
+/// | embedded binary resource | a resource link part (its URI and media type; the bytes are not sent to the model) |
+/// | audio | a text placeholder (`[audio: audio/wav]`): no provider takes audio in a tool result |
+/// | `structuredContent`, when there is no text part | a JSON part |
+///
+/// A result with `isError: true` is a [`ToolError::ForModel`] with the result's text (its
+/// parts written as text: [`Content::to_text_lossy`]): the model reads the server's account,
+/// as MCP means it to (the tool ran and says what went wrong).
+pub(crate) fn tool_output(tool: &str, result: CallToolResult) -> Result<Content, ToolError> {
+    let has_text = result
+        .content
+        .iter()
+        .any(|block| matches!(block, ContentBlock::Text(_)));
+    let mut parts = Vec::with_capacity(result.content.len() + 1);
+    if !has_text && let Some(structured) = result.structured_content {
+        parts.push(ContentPart::json(structured));
     }
-    if !has_text && let Some(structured) = &result.structured_content {
-        // Placeholders of other parts stay after the JSON.
-        parts.insert(0, structured.to_string());
-    }
-    let text = parts.join("\n");
+    parts.extend(result.content.into_iter().map(part_of));
+    let content = Content::from(parts);
     if result.is_error == Some(true) {
-        let message = if text.is_empty() {
+        let message = content.to_text_lossy();
+        let message = if message.is_empty() {
             "the tool reported an error".to_owned()
         } else {
-            text
+            message.into_owned()
         };
         return Err(ToolError::for_model(tool, message));
     }
-    Ok(text)
+    Ok(content)
+}
+
+/// The hookchain part of one MCP content block.
+fn part_of(block: ContentBlock) -> ContentPart {
+    match block {
+        ContentBlock::Text(text) => ContentPart::text(text.text),
+        ContentBlock::Image(image) => ContentPart::image_base64(image.mime_type, image.data),
+        ContentBlock::Audio(audio) => ContentPart::text(format!("[audio: {}]", audio.mime_type)),
+        ContentBlock::Resource(embedded) => match embedded.resource {
+            ResourceContents::TextResourceContents { text, .. } => ContentPart::text(text),
+            ResourceContents::BlobResourceContents { uri, mime_type, .. } => {
+                let link = ResourceLink::new(uri.clone(), uri);
+                ContentPart::from(match mime_type {
+                    Some(mime_type) => link.with_mime_type(mime_type),
+                    None => link,
+                })
+            }
+            // A kind of resource newer than this crate: say so rather than drop it silently.
+            _ => ContentPart::text("[resource]"),
+        },
+        ContentBlock::ResourceLink(resource) => {
+            let mut link = ResourceLink::new(resource.uri, resource.name);
+            link.title = resource.title;
+            link.description = resource.description;
+            link.mime_type = resource.mime_type;
+            ContentPart::from(link)
+        }
+        // A kind of content newer than this crate: say so rather than drop it silently.
+        _ => ContentPart::text("[content]"),
+    }
 }
 
 #[cfg(test)]
@@ -62,23 +83,35 @@ mod tests {
         serde_json::from_value(value).expect("a CallToolResult")
     }
 
-    #[test]
-    fn text_parts_are_joined_by_newlines() {
-        let result =
-            CallToolResult::success(vec![ContentBlock::text("a"), ContentBlock::text("b")]);
-        assert_eq!(tool_output("t", result).unwrap(), "a\nb");
+    fn parts(content: &Content) -> Vec<ContentPart> {
+        content.parts().to_vec()
     }
 
     #[test]
-    fn structured_content_is_compact_json_when_there_is_no_text() {
-        let output = tool_output(
+    fn text_parts_stay_parts() {
+        let result =
+            CallToolResult::success(vec![ContentBlock::text("a"), ContentBlock::text("b")]);
+        let content = tool_output("t", result).unwrap();
+        assert_eq!(
+            parts(&content),
+            [ContentPart::text("a"), ContentPart::text("b")]
+        );
+    }
+
+    #[test]
+    fn structured_content_is_a_json_part_when_there_is_no_text() {
+        let content = tool_output(
             "t",
             result(json!({"content": [], "structuredContent": {"temperature": 21.5, "unit": "C"}})),
         )
         .unwrap();
-        assert_eq!(output, r#"{"temperature":21.5,"unit":"C"}"#);
-        // With a text part, the text is what the model reads.
-        let output = tool_output(
+        assert_eq!(
+            parts(&content),
+            [ContentPart::json(json!({"temperature": 21.5, "unit": "C"}))]
+        );
+        // With a text part (MCP asks servers to write the structured result as text too), the
+        // text is what the model reads.
+        let content = tool_output(
             "t",
             result(json!({
                 "content": [{"type": "text", "text": "21.5 C"}],
@@ -86,25 +119,54 @@ mod tests {
             })),
         )
         .unwrap();
-        assert_eq!(output, "21.5 C");
+        assert_eq!(content, "21.5 C");
     }
 
     #[test]
-    fn images_and_resources_are_short_placeholders() {
-        let output = tool_output(
+    fn images_links_and_resources_keep_what_they_are() {
+        let content = tool_output(
             "t",
             result(json!({"content": [
                 {"type": "text", "text": "Here:"},
                 {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
                 {"type": "resource", "resource": {"uri": "file:///a.txt", "text": "long text"}},
-                {"type": "resource_link", "uri": "file:///b.txt", "name": "b"}
+                {"type": "resource", "resource": {"uri": "file:///a.bin", "blob": "AAAA", "mimeType": "application/octet-stream"}},
+                {"type": "resource_link", "uri": "file:///b.txt", "name": "b", "title": "B"},
+                {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}
             ]})),
         )
         .unwrap();
         assert_eq!(
-            output,
-            "Here:\n[image: image/png]\n[resource: file:///a.txt]\n[resource link: file:///b.txt]"
+            parts(&content),
+            [
+                ContentPart::text("Here:"),
+                ContentPart::image_base64("image/png", "iVBORw0KGgo="),
+                ContentPart::text("long text"),
+                ContentPart::from(
+                    ResourceLink::new("file:///a.bin", "file:///a.bin")
+                        .with_mime_type("application/octet-stream")
+                ),
+                ContentPart::from(ResourceLink::new("file:///b.txt", "b").with_title("B")),
+                ContentPart::text("[audio: audio/wav]"),
+            ]
         );
+    }
+
+    #[test]
+    fn an_error_result_with_an_image_is_read_as_text() {
+        let error = tool_output(
+            "t",
+            result(json!({"content": [
+                {"type": "text", "text": "the chart failed:"},
+                {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
+            ], "isError": true})),
+        )
+        .unwrap_err();
+        let ToolError::ForModel { message, .. } = &error else {
+            panic!("{error:?}");
+        };
+        assert!(message.starts_with("the chart failed:"), "{message}");
+        assert!(message.contains("[image: image/png]"), "{message}");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use hookchain_core::message::Content;
 use hookchain_core::{Tool, ToolContext, ToolError, ToolSpec};
 
 use crate::connection::{CallError, Connection};
@@ -16,8 +17,8 @@ use crate::output::tool_output;
 /// schema (with `"properties"` where it had none); a call sends `tools/call` with the
 /// server's own name for the tool. What the model reads:
 ///
-/// - the result's text (see [`McpToolset`](crate::McpToolset) for images and structured
-///   content);
+/// - the result's content: text, images, resource links, structured JSON (part by part: see
+///   the crate's docs);
 /// - for a result with `isError: true`, the server's text, as a [`ToolError::ForModel`];
 /// - for a tool the server no longer offers (it announced a changed list), or a call it
 ///   refused with a JSON-RPC error (an unknown tool, invalid arguments), a short message
@@ -81,7 +82,7 @@ impl Tool for McpTool {
         &self,
         _cx: ToolContext<'_>,
         arguments: serde_json::Value,
-    ) -> Result<String, ToolError> {
+    ) -> Result<Content, ToolError> {
         let name = &self.spec.name;
         let arguments = match arguments {
             serde_json::Value::Object(arguments) => Some(arguments),

@@ -12,6 +12,7 @@ use hookchain::builtin::human_in_the_loop::{
     ApprovalRequest, ApprovalResponse, HumanInTheLoop, ToolPolicy,
 };
 use hookchain::interrupt::Checkpoint;
+use hookchain::message::{ContentPart, ImageSource};
 use hookchain::prelude::*;
 use hookchain::{EndReason, InterruptId, chain};
 use hookchain::{Tool, ToolRegistry};
@@ -152,13 +153,35 @@ async fn call_once(
 }
 
 #[tokio::test]
-async fn structured_content_and_images_are_read_as_text() {
+async fn images_reach_the_model_as_images_and_structured_content_as_json() {
     guard(async {
         let toolset = McpToolset::connect([everything_stdio("everything")])
             .await
             .unwrap();
-        let (image, is_error) = call_once(&toolset, "get-tiny-image", json!({})).await;
-        assert!(!is_error && image.contains("[image: image/png]"), "{image}");
+        let model = ScriptedModel::new([
+            ModelResponse::tool_calls([ToolCall::new("c1", "get-tiny-image", json!({}))]),
+            ModelResponse::text("done"),
+        ]);
+        let mut tools = ToolRegistry::new();
+        toolset.register(&mut tools);
+        let agent = Agent::builder(model).tools(tools).build().unwrap();
+        let output = agent.run("go").await.unwrap();
+        let message = tool_messages(&output.messages)[0];
+        assert!(!message.is_error, "{message:?}");
+        let image = message.content.parts().iter().find_map(|part| match part {
+            ContentPart::Image { source } => Some(source),
+            _ => None,
+        });
+        let Some(image) = image else {
+            panic!("no image part: {:?}", message.content);
+        };
+        assert!(
+            matches!(&**image, ImageSource::Base64 { media_type, data } if media_type == "image/png" && !data.is_empty()),
+            "{image:?}"
+        );
+        // And its text parts, as the server wrote them.
+        assert!(message.text().contains("MCP logo"), "{}", message.text());
+
         let (weather, is_error) = call_once(
             &toolset,
             "get-structured-content",

@@ -1,20 +1,62 @@
 //! What an MCP client reads of a hookchain tool result.
 
 use hookchain_core::ToolResult;
-use rmcp::model::{CallToolResult, ContentBlock};
+use hookchain_core::message::{ContentPart, ImageSource};
+use rmcp::model::{CallToolResult, ContentBlock, Resource};
 
-/// The MCP result of a hookchain tool result: its content as one text block, `isError` set
-/// for an error result (the tool failed, or the chain made an error result of the call).
+/// The MCP result of a hookchain tool result, part by part, `isError` set for an error result
+/// (the tool failed, or the chain made an error result of the call):
 ///
-/// The one place that reads a tool result's content on the serving side: when results become
-/// rich content (images, structured JSON), this is what maps each part to its MCP block.
+/// | hookchain | MCP |
+/// |---|---|
+/// | text | a text block |
+/// | image, inline (base64) | an image block |
+/// | image, by URL | a resource link to the URL (MCP images are inline only) |
+/// | JSON | a text block of compact JSON; a result that is one JSON object is also the result's `structuredContent` |
+/// | resource link | a resource link block |
+/// | reasoning | nothing (a model's, never a tool's) |
 pub(crate) fn call_tool_result(result: ToolResult) -> CallToolResult {
-    let content = vec![ContentBlock::text(result.content)];
-    if result.is_error {
+    let parts = result.content.parts();
+    let structured = match parts {
+        [ContentPart::Json { value }] if value.is_object() => Some((**value).clone()),
+        _ => None,
+    };
+    let content: Vec<ContentBlock> = parts.iter().filter_map(block_of).collect();
+    let mut mcp = if result.is_error {
         CallToolResult::error(content)
     } else {
         CallToolResult::success(content)
-    }
+    };
+    mcp.structured_content = structured;
+    mcp
+}
+
+/// The MCP block of one part of a tool result, if it has one.
+fn block_of(part: &ContentPart) -> Option<ContentBlock> {
+    Some(match part {
+        ContentPart::Text { text } => ContentBlock::text(text.clone()),
+        ContentPart::Image { source } => match &**source {
+            ImageSource::Base64 { media_type, data } => {
+                ContentBlock::image(data.clone(), media_type.clone())
+            }
+            ImageSource::Url { url } => {
+                ContentBlock::resource_link(Resource::new(url.clone(), "image"))
+            }
+            // A kind of source newer than this crate: its text, as other readers get it.
+            _ => ContentBlock::text(part.to_text_lossy().into_owned()),
+        },
+        ContentPart::Json { value } => ContentBlock::text(value.to_string()),
+        ContentPart::ResourceLink(link) => {
+            let mut resource = Resource::new(link.uri.clone(), link.name.clone());
+            resource.title = link.title.clone();
+            resource.description = link.description.clone();
+            resource.mime_type = link.mime_type.clone();
+            ContentBlock::resource_link(resource)
+        }
+        // Reasoning is a model's; a kind of part newer than this crate is written as text.
+        ContentPart::Reasoning(_) | ContentPart::RedactedReasoning { .. } => return None,
+        other => ContentBlock::text(other.to_text_lossy().into_owned()),
+    })
 }
 
 #[cfg(test)]
@@ -33,5 +75,43 @@ mod tests {
         assert_eq!(error.is_error, Some(true));
         let error = serde_json::to_value(error).unwrap();
         assert_eq!(error["content"][0]["text"], "the disk is full");
+    }
+
+    #[test]
+    fn each_part_becomes_its_block() {
+        use hookchain_core::message::{Content, ResourceLink};
+        use serde_json::json;
+
+        let content = Content::from(vec![
+            ContentPart::text("a chart:"),
+            ContentPart::image_base64("image/png", "iVBORw0KGgo="),
+            ContentPart::image_url("https://example.com/cat.png"),
+            ContentPart::json(json!([1, 2])),
+            ContentPart::from(
+                ResourceLink::new("file:///r.csv", "r.csv").with_mime_type("text/csv"),
+            ),
+            ContentPart::reasoning("never a tool's"),
+        ]);
+        let mcp = serde_json::to_value(call_tool_result(ToolResult::ok("c1", content))).unwrap();
+        assert_eq!(
+            mcp["content"],
+            json!([
+                {"type": "text", "text": "a chart:"},
+                {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+                {"type": "resource_link", "uri": "https://example.com/cat.png", "name": "image"},
+                {"type": "text", "text": "[1,2]"},
+                {"type": "resource_link", "uri": "file:///r.csv", "name": "r.csv", "mimeType": "text/csv"}
+            ])
+        );
+        assert!(mcp.get("structuredContent").is_none(), "{mcp}");
+
+        // One JSON object: the structured result too, and its text for older clients.
+        let object = ToolResult::ok("c2", Content::from(ContentPart::json(json!({"sum": 5}))));
+        let mcp = serde_json::to_value(call_tool_result(object)).unwrap();
+        assert_eq!(mcp["structuredContent"], json!({"sum": 5}));
+        assert_eq!(
+            mcp["content"],
+            json!([{"type": "text", "text": "{\"sum\":5}"}])
+        );
     }
 }

@@ -40,7 +40,7 @@ async fn shout(cx: ToolContext<'_>, call: ToolCall, mut next: impl ToolNext) -> 
     let greeting = call.name == "greet";
     let mut result = next.call(cx, call).await;
     if greeting && !result.is_error {
-        result.content = result.content.to_uppercase();
+        result.content = result.text().to_uppercase().into();
     }
     result
 }
