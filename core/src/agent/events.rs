@@ -11,6 +11,7 @@ use super::RunOutput;
 use crate::interrupt::Interrupt;
 use crate::message::{Message, ToolCall, ToolResult};
 use crate::model::{ModelEvent, ModelResponse};
+use crate::tool::ToolProgress;
 
 /// One event of a streamed run ([`Agent::stream`](crate::Agent::stream)), in the order things
 /// happen; the last is [`Output`](AgentEvent::Output) (or an error).
@@ -41,6 +42,9 @@ pub enum AgentEvent {
     MessageAdded(Message),
     /// A tool call is about to run (through the `wrap_tool_call` hooks).
     ToolCallStarted(ToolCall),
+    /// A running tool call said how far it got (an MCP server's progress notification, a long
+    /// tool's report through [`ToolContext::progress`](crate::ToolContext::progress)).
+    ToolProgress(ToolProgress),
     /// A tool call has its result (the tool's, or a hook's).
     ToolCallFinished(ToolResult),
     /// An interrupt paused the run; [`Output`](AgentEvent::Output) follows, with the checkpoint

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Context;
 use crate::interrupt::Interruption;
+use crate::tool::ToolProgress;
 
 /// The context of one tool call, as a `wrap_tool_call` hook sees it: the run's [`Context`]
 /// (through `Deref`), the call's id, and — on a resumed step — the answer to the interrupt
@@ -164,6 +165,22 @@ impl<'a> ToolContext<'a> {
     #[must_use]
     pub fn tool(&self) -> &'a str {
         &self.frame.tool
+    }
+
+    /// Tells a streamed run's consumer how far the call got: `progress`, out of `total` if
+    /// known, doing `message` ([`AgentEvent::ToolProgress`](crate::AgentEvent::ToolProgress)).
+    /// Does nothing (and allocates nothing) when the run is not streamed.
+    ///
+    /// The event reaches the consumer while the call goes on (when the tool next waits); a
+    /// consumer that is slower than the reports holds the run back, as with every event.
+    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        self.run.emit(|| {
+            let report = ToolProgress::new(self.call_id(), self.tool(), progress, total);
+            crate::agent::AgentEvent::ToolProgress(match message {
+                Some(message) => report.with_message(message),
+                None => report,
+            })
+        });
     }
 
     /// When the run resumes from an interrupt this hook raised for this call, the answer to

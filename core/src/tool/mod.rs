@@ -6,6 +6,7 @@ mod error;
 mod execution;
 mod failure;
 pub(crate) mod fn_tool;
+mod progress;
 mod registry;
 pub(crate) mod schema;
 #[cfg(feature = "tokio")]
@@ -21,6 +22,7 @@ pub use execution::ToolExecution;
 pub(crate) use failure::MessagePolicy;
 pub use failure::{ToolFailure, ToolFailureKind};
 pub use fn_tool::FnTool;
+pub use progress::ToolProgress;
 pub use registry::ToolRegistry;
 pub(crate) use registry::{panic_message, result_of};
 pub use schema::{clean_schema, parameters_schema};
