@@ -7,13 +7,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, ClientRequest,
-    Implementation, JsonObject, PingRequest, Tool as McpToolInfo,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
+    ClientRequest, Implementation, JsonObject, PingRequest, ProgressNotificationParam,
+    ServerResult, Tool as McpToolInfo,
 };
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
 
 use crate::error::Error;
+use crate::progress::{CancelOnDrop, ProgressRoutes};
 use crate::server::{Endpoint, McpServer};
 use crate::stdio::{self, StderrTail};
 use crate::{http, limits};
@@ -29,13 +31,24 @@ const PING_TIMEOUT: Duration = Duration::from_secs(5);
 /// error to quote it.
 const STDERR_GRACE: Duration = Duration::from_millis(500);
 
-/// The client side of a session: says who we are, and notes `tools/list_changed`.
+/// The client side of a session: says who we are, notes `tools/list_changed`, and hands each
+/// progress notification to the call it is about.
 #[derive(Debug, Clone)]
 pub(crate) struct Handler {
     list_changed: Arc<AtomicBool>,
+    progress: ProgressRoutes,
 }
 
 impl ClientHandler for Handler {
+    fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        self.progress.route(params);
+        std::future::ready(())
+    }
+
     fn on_tool_list_changed(
         &self,
         _context: NotificationContext<RoleClient>,
@@ -106,6 +119,7 @@ pub(crate) struct Connection {
     server: McpServer,
     stderr: StderrTail,
     list_changed: Arc<AtomicBool>,
+    progress: ProgressRoutes,
     live: tokio::sync::Mutex<Option<Live>>,
     generations: std::sync::atomic::AtomicU64,
 }
@@ -125,6 +139,7 @@ impl Connection {
             server,
             stderr: StderrTail::default(),
             list_changed: Arc::new(AtomicBool::new(false)),
+            progress: ProgressRoutes::default(),
             live: tokio::sync::Mutex::new(None),
             generations: std::sync::atomic::AtomicU64::new(0),
         });
@@ -151,18 +166,44 @@ impl Connection {
     /// first; a session that breaks during the call is dropped, for the next call to open
     /// a new one.
     ///
-    /// Dropping the returned future mid-call sends `notifications/cancelled` for the
-    /// request (rmcp does, for a `tools/call` whose future is dropped), as does the timeout.
+    /// The server's progress notifications for the call go to `on_progress` as they come.
+    /// Dropping the returned future mid-call sends `notifications/cancelled` for the request,
+    /// as does the timeout.
     pub(crate) async fn call(
         &self,
         original: &str,
         arguments: Option<JsonObject>,
+        on_progress: impl Fn(&ProgressNotificationParam),
     ) -> Result<CallToolResult, CallError> {
         let (session, generation) = self.session(original).await?;
         let mut params = CallToolRequestParams::new(original.to_owned());
         params.arguments = arguments;
         let timeout = self.server.call_timeout;
-        match tokio::time::timeout(timeout, session.peer().call_tool(params)).await {
+        let peer = session.peer();
+        let calling = async {
+            // rmcp gives every request a progress token of its own: its handle says which.
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+            let handle = peer
+                .send_request_with_option(request, PeerRequestOptions::no_options())
+                .await?;
+            let mut abandoned = CancelOnDrop::new(peer, handle.id.clone());
+            let mut reports = self.progress.subscribe(handle.progress_token.clone());
+            let answer = handle.await_response();
+            tokio::pin!(answer);
+            let answer = loop {
+                tokio::select! {
+                    biased;
+                    answer = &mut answer => break answer,
+                    Some(report) = reports.next() => on_progress(&report),
+                }
+            };
+            abandoned.disarm();
+            match answer? {
+                ServerResult::CallToolResult(result) => Ok(result),
+                _ => Err(ServiceError::UnexpectedResponse),
+            }
+        };
+        match tokio::time::timeout(timeout, calling).await {
             Ok(Ok(result)) => Ok(result),
             Ok(Err(ServiceError::McpError(error))) => Err(CallError::Refused {
                 server: self.server.name.clone(),
@@ -300,6 +341,7 @@ impl Connection {
         let opening = async {
             let handler = Handler {
                 list_changed: self.list_changed.clone(),
+                progress: self.progress.clone(),
             };
             let (session, process_id) = match &server.endpoint {
                 Endpoint::Stdio(command) => {

@@ -62,7 +62,11 @@
 //! stdio server is started again; an HTTP server gets a new handshake); after a timeout, the
 //! next call pings the server first and starts a new session if it does not answer. A call
 //! whose future is dropped (the run was cancelled, a `Timeout` middleware fired) sends
-//! `notifications/cancelled` to the server (rmcp does it for us).
+//! `notifications/cancelled` to the server. The server's progress notifications for a call
+//! reach a streamed run's consumer as
+//! [`AgentEvent::ToolProgress`](hookchain_core::AgentEvent::ToolProgress) while the call goes
+//! on (a consumer slower than the server loses reports, never holds up the server's other
+//! calls).
 //!
 //! # Limits
 //!
@@ -80,9 +84,9 @@
 //!
 //! # Not yet
 //!
-//! New tools announced by `list_changed` (only removed ones are noticed), elicitation, progress, sampling; on the
-//! serving side, an approval asked of the client (elicitation) and middleware state kept per
-//! client session.
+//! New tools announced by `list_changed` (only removed ones are noticed), elicitation,
+//! sampling; on the serving side, an approval asked of the client (elicitation) and middleware
+//! state kept per client session.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -93,6 +97,7 @@ mod http;
 mod limits;
 mod names;
 mod output;
+mod progress;
 mod schema;
 #[cfg(feature = "serve")]
 mod serve;

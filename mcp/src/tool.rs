@@ -80,7 +80,7 @@ impl Tool for McpTool {
 
     async fn call(
         &self,
-        _cx: ToolContext<'_>,
+        cx: ToolContext<'_>,
         arguments: serde_json::Value,
     ) -> Result<Content, ToolError> {
         let name = &self.spec.name;
@@ -95,7 +95,15 @@ impl Tool for McpTool {
                 ));
             }
         };
-        match self.connection.call(&self.original, arguments).await {
+        // The server's progress notifications, to a streamed run's consumer.
+        let on_progress = |report: &rmcp::model::ProgressNotificationParam| {
+            cx.progress(report.progress, report.total, report.message.as_deref());
+        };
+        match self
+            .connection
+            .call(&self.original, arguments, on_progress)
+            .await
+        {
             Ok(result) => tool_output(name, result),
             Err(error) => Err(tool_error(name, error)),
         }

@@ -7,6 +7,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
 use hookchain::builtin::ToolRetry;
 use hookchain::builtin::human_in_the_loop::{
     ApprovalRequest, ApprovalResponse, HumanInTheLoop, ToolPolicy,
@@ -189,6 +190,62 @@ async fn images_reach_the_model_as_images_and_structured_content_as_json() {
         )
         .await;
         assert!(!is_error && weather.contains("temperature"), "{weather}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_servers_progress_reaches_a_streamed_runs_consumer() {
+    guard(async {
+        let toolset = McpToolset::connect([everything_stdio("everything")])
+            .await
+            .unwrap();
+        let model = ScriptedModel::new([
+            ModelResponse::tool_calls([ToolCall::new(
+                "c1",
+                "trigger-long-running-operation",
+                json!({"duration": 1, "steps": 4}),
+            )]),
+            ModelResponse::text("done"),
+        ]);
+        let mut tools = ToolRegistry::new();
+        toolset.register(&mut tools);
+        let agent = Agent::builder(model).tools(tools).build().unwrap();
+        let events: Vec<AgentEvent> = agent
+            .stream("go")
+            .map(|event| event.unwrap())
+            .collect()
+            .await;
+        let mut seen = Vec::new();
+        for event in &events {
+            match event {
+                AgentEvent::ToolCallStarted(_) => seen.push("started".to_owned()),
+                AgentEvent::ToolProgress(report) => {
+                    assert_eq!(
+                        (report.call_id.as_str(), report.tool.as_str()),
+                        ("c1", "trigger-long-running-operation")
+                    );
+                    seen.push(format!("{}/{:?}", report.progress, report.total));
+                }
+                AgentEvent::ToolCallFinished(result) => {
+                    assert!(!result.is_error, "{result:?}");
+                    seen.push("finished".to_owned());
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(
+            seen,
+            [
+                "started",
+                "1/Some(4.0)",
+                "2/Some(4.0)",
+                "3/Some(4.0)",
+                "4/Some(4.0)",
+                "finished"
+            ]
+        );
+        toolset.close().await;
     })
     .await;
 }

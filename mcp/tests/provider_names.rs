@@ -5,10 +5,10 @@
 
 mod support;
 
-use hookchain::{Message, Model, ModelRequest, ToolSpec};
-use hookchain_mcp::{is_provider_safe, provider_safe_names};
 use hookchain::providers::anthropic::AnthropicModel;
 use hookchain::providers::openai::OpenAiModel;
+use hookchain::{Message, Model, ModelRequest, ToolSpec};
+use hookchain_mcp::{is_provider_safe, provider_safe_names};
 use serde_json::json;
 use support::capture::{ANTHROPIC_ANSWER, Capture, OPENAI_ANSWER};
 use support::provider_accepts;
