@@ -198,6 +198,11 @@ impl Connection {
                 }
             };
             abandoned.disarm();
+            // Reports routed while the answer came. (One the session's task has yet to route
+            // is lost: MCP does not order a call's progress before its answer for us.)
+            while let Some(report) = reports.try_next() {
+                on_progress(&report);
+            }
             match answer? {
                 ServerResult::CallToolResult(result) => Ok(result),
                 _ => Err(ServiceError::UnexpectedResponse),

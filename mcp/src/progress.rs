@@ -63,6 +63,11 @@ impl ProgressReports {
     pub(crate) async fn next(&mut self) -> Option<ProgressNotificationParam> {
         self.receiver.recv().await
     }
+
+    /// A report already waiting, if any.
+    pub(crate) fn try_next(&mut self) -> Option<ProgressNotificationParam> {
+        self.receiver.try_recv().ok()
+    }
 }
 
 impl Drop for ProgressReports {
@@ -145,7 +150,7 @@ mod tests {
             routes.route(report(1, f64::from(step)));
         }
         let mut taken = Vec::new();
-        while let Ok(report) = slow.receiver.try_recv() {
+        while let Some(report) = slow.try_next() {
             taken.push(report.progress);
         }
         assert_eq!(taken.len(), WAITING_REPORTS);

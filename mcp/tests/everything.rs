@@ -234,17 +234,23 @@ async fn the_servers_progress_reaches_a_streamed_runs_consumer() {
                 _ => {}
             }
         }
+        // Every report between the call's start and end, in order. The last may be lost: the
+        // server sends it just before its answer, and MCP does not order the two for the client
+        // (seen in CI: 3 of 4).
         assert_eq!(
-            seen,
-            [
-                "started",
-                "1/Some(4.0)",
-                "2/Some(4.0)",
-                "3/Some(4.0)",
-                "4/Some(4.0)",
-                "finished"
-            ]
+            seen.first().map(String::as_str),
+            Some("started"),
+            "{seen:?}"
         );
+        assert_eq!(
+            seen.last().map(String::as_str),
+            Some("finished"),
+            "{seen:?}"
+        );
+        let reports = &seen[1..seen.len() - 1];
+        assert!(reports.len() >= 3, "{seen:?}");
+        let expected = ["1/Some(4.0)", "2/Some(4.0)", "3/Some(4.0)", "4/Some(4.0)"];
+        assert_eq!(reports, &expected[..reports.len()], "{seen:?}");
         toolset.close().await;
     })
     .await;
