@@ -77,7 +77,7 @@
 //!
 //! # Serving an agent's tools (feature `serve`)
 //!
-//! The other way round: an [`McpToolServer`] serves an agent's tools to MCP clients, over
+//! The other way round: an `McpToolServer` serves an agent's tools to MCP clients, over
 //! stdio (a process an MCP client starts) or streamable HTTP, each call through the agent's
 //! chain ([`Agent::call_tool`](hookchain_core::Agent::call_tool)) as when its own model calls
 //! the tool. With the facade: `hookchain = { features = ["mcp-serve"] }`.
