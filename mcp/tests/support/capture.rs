@@ -3,8 +3,10 @@
 
 use std::sync::{Arc, Mutex};
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
+
+use super::fake::read_request;
 
 /// A chat completion that says "ok".
 pub const OPENAI_ANSWER: &str = r#"{"id":"chatcmpl-1","object":"chat.completion","created":0,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}"#;
@@ -31,7 +33,7 @@ impl Capture {
             while let Ok((mut stream, _)) = listener.accept().await {
                 let kept = kept.clone();
                 tokio::spawn(async move {
-                    let Some(body) = read_request(&mut stream).await else {
+                    let Some((_method, body)) = read_request(&mut stream).await else {
                         return;
                     };
                     if let Ok(json) = serde_json::from_slice(&body) {
@@ -52,36 +54,4 @@ impl Capture {
     pub fn bodies(&self) -> Vec<serde_json::Value> {
         self.bodies.lock().unwrap().clone()
     }
-}
-
-/// The body of one HTTP/1.1 request with a `content-length` (what reqwest sends for JSON).
-async fn read_request(stream: &mut tokio::net::TcpStream) -> Option<Vec<u8>> {
-    let mut buffer = Vec::new();
-    let mut chunk = [0u8; 8192];
-    let header_end = loop {
-        let read = stream.read(&mut chunk).await.ok()?;
-        if read == 0 {
-            return None;
-        }
-        buffer.extend_from_slice(&chunk[..read]);
-        if let Some(at) = buffer.windows(4).position(|window| window == b"\r\n\r\n") {
-            break at + 4;
-        }
-        if buffer.len() > 1 << 20 {
-            return None;
-        }
-    };
-    let headers = String::from_utf8_lossy(&buffer[..header_end]).to_ascii_lowercase();
-    let length: usize = headers
-        .lines()
-        .find_map(|line| line.strip_prefix("content-length:"))
-        .and_then(|value| value.trim().parse().ok())?;
-    while buffer.len() < header_end + length {
-        let read = stream.read(&mut chunk).await.ok()?;
-        if read == 0 {
-            return None;
-        }
-        buffer.extend_from_slice(&chunk[..read]);
-    }
-    Some(buffer[header_end..header_end + length].to_vec())
 }

@@ -147,8 +147,9 @@ async fn serve(mut stream: TcpStream, handler: Arc<Handler>, received: Arc<Mutex
     }
 }
 
-/// The method and body of one HTTP/1.1 request.
-async fn read_request(stream: &mut TcpStream) -> Option<(String, Vec<u8>)> {
+/// The method and body of one HTTP/1.1 request (at most 1 MiB of headers; the body as long as
+/// its `content-length`).
+pub(super) async fn read_request(stream: &mut TcpStream) -> Option<(String, Vec<u8>)> {
     let mut buffer = Vec::new();
     let mut chunk = [0u8; 8192];
     let header_end = loop {
