@@ -1,7 +1,7 @@
 //! One tool call through the agent's chain, outside a run: for whoever calls an agent's tools
 //! without its model (an MCP server serving them, a test, an admin command).
 
-use super::run_loop::{States, take_answer, tool_interrupt};
+use super::run_loop::{States, not_executed, take_answer, tool_interrupt};
 use super::{Agent, AgentWith};
 use crate::context::{Context, RunContext};
 use crate::error::Error;
@@ -91,7 +91,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         // ids of interrupts, see what they would in a run's first step.
         cx.counters.step = 1;
         let mut state = States::<C>::fresh(C::ThreadState::default());
-        let id = call.id.clone();
+        let (id, tool) = (call.id.clone(), call.name.clone());
         let mut response = ModelResponse::tool_calls([call]);
         let flow = self.after_model(&mut cx, &mut state, &mut response).await?;
         match flow {
@@ -100,9 +100,10 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 return Err(Error::ToolCallInterrupted(Box::new(interrupt)));
             }
             Flow::Jump(Jump::Model | Jump::End) => {
-                return Ok(ToolResult::error(
-                    id,
-                    "the call was not executed: a middleware stopped it before it ran",
+                return Ok(not_executed(
+                    &id,
+                    &tool,
+                    "a middleware stopped it before it ran",
                 ));
             }
             _ => {}
@@ -113,9 +114,10 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         }
         let calls = response.message.tool_calls;
         let Some(call) = calls.into_iter().find(|call| call.id == id) else {
-            return Ok(ToolResult::error(
-                id,
-                "the call was not executed: a middleware removed it before it ran",
+            return Ok(not_executed(
+                &id,
+                &tool,
+                "a middleware removed it before it ran",
             ));
         };
         match self.call_through(&cx, &state, call.clone()).await {

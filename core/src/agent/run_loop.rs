@@ -950,16 +950,20 @@ fn take_pending(cx: &mut Context) -> Option<ModelResponse> {
 /// executed, and why.
 fn skip_calls(cx: &mut Context, calls: &[ToolCall], why: &str) {
     for call in calls {
-        let result = take_answer(cx, &call.id).unwrap_or_else(|| {
-            ToolResult::error(
-                &call.id,
-                format!("tool call `{}` was not executed: {why}", call.name),
-            )
-        });
+        let result =
+            take_answer(cx, &call.id).unwrap_or_else(|| not_executed(&call.id, &call.name, why));
         add_message(cx, Message::tool(result).with_name(&call.name));
     }
     cx.counters.tool_calls = cx.counters.tool_calls.saturating_add(calls.len());
     cx.answered.clear();
+}
+
+/// The error result of the call `call_id` of `tool`, which did not run, and why.
+pub(super) fn not_executed(call_id: &str, tool: &str, why: &str) -> ToolResult {
+    ToolResult::error(
+        call_id,
+        format!("tool call `{tool}` was not executed: {why}"),
+    )
 }
 
 /// Adds `message` to the history, and tells the consumer of a streamed run.
