@@ -24,7 +24,7 @@ use hookchain::builtin::human_in_the_loop::{
 };
 use hookchain::mcp::{McpServer, McpToolset};
 use hookchain::prelude::*;
-use hookchain::{EndReason, Role, ToolRegistry, chain, hook};
+use hookchain::{EndReason, Role, chain, hook};
 use serde_json::json;
 
 /// Logs each tool call and how long it took (the chain's innermost wrap: the time is the
@@ -126,10 +126,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
 
-    let mut tools = ToolRegistry::new();
-    toolset.register(&mut tools);
     let agent = Agent::builder(model())
-        .tools(tools)
+        .tools(toolset.registry())
         .chain(chain![
             HumanInTheLoop::new().interrupt_on("convert_time", ToolPolicy::always()),
             ToolRetry::new(),

@@ -12,7 +12,6 @@
 //!
 //! ```no_run
 //! use hookchain::prelude::*;
-//! use hookchain::ToolRegistry;
 //! use hookchain_mcp::{McpServer, McpToolset};
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -25,10 +24,8 @@
 //!         .prefix("docs"),
 //! ])
 //! .await?;
-//! let mut tools = ToolRegistry::new();
-//! toolset.register(&mut tools);
 //! # let model = ScriptedModel::new([ModelResponse::text("ok")]);
-//! let agent = Agent::builder(model).tools(tools).build()?;
+//! let agent = Agent::builder(model).tools(toolset.registry()).build()?;
 //! let output = agent.run("What time is it in Tokyo?").await?;
 //! # let _ = output;
 //! # Ok(())

@@ -25,7 +25,6 @@ use crate::tool::McpTool;
 ///
 /// ```no_run
 /// use hookchain::prelude::*;
-/// use hookchain::ToolRegistry;
 /// use hookchain_mcp::{McpServer, McpToolset};
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -36,10 +35,8 @@ use crate::tool::McpTool;
 ///         .prefix("repo"),
 /// ])
 /// .await?;
-/// let mut tools = ToolRegistry::new();
-/// toolset.register(&mut tools);
 /// # let model = ScriptedModel::new([ModelResponse::text("ok")]);
-/// let agent = Agent::builder(model).tools(tools).build()?;
+/// let agent = Agent::builder(model).tools(toolset.registry()).build()?;
 /// # let _ = agent;
 /// # Ok(())
 /// # }
@@ -137,6 +134,16 @@ impl McpToolset {
     #[must_use]
     pub fn original_name(&self, name: &str) -> Option<&str> {
         self.tool(name).map(McpTool::original_name)
+    }
+
+    /// A registry of every tool, for [`AgentBuilder::tools`](hookchain_core::AgentBuilder::tools)
+    /// (which replaces the agent's tools: to add them to tools of your own, see
+    /// [`register`](Self::register)).
+    #[must_use]
+    pub fn registry(&self) -> ToolRegistry {
+        let mut registry = ToolRegistry::new();
+        self.register(&mut registry);
+        registry
     }
 
     /// Adds every tool to `registry` (for [`AgentBuilder::tools`](hookchain_core::AgentBuilder::tools)).

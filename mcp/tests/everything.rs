@@ -8,6 +8,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use hookchain::Tool;
 use hookchain::builtin::ToolRetry;
 use hookchain::builtin::human_in_the_loop::{
     ApprovalRequest, ApprovalResponse, HumanInTheLoop, ToolPolicy,
@@ -16,7 +17,6 @@ use hookchain::interrupt::Checkpoint;
 use hookchain::message::{ContentPart, ImageSource};
 use hookchain::prelude::*;
 use hookchain::{EndReason, InterruptId, chain};
-use hookchain::{Tool, ToolRegistry};
 use hookchain_mcp::{McpServer, McpToolset};
 use serde_json::json;
 use support::servers::{EverythingHttp, everything_stdio, kill, process_exists, wait_until_gone};
@@ -46,10 +46,8 @@ async fn echo_and_sum(toolset: &McpToolset) -> Vec<(String, bool)> {
         ]),
         ModelResponse::text("done"),
     ]);
-    let mut tools = ToolRegistry::new();
-    toolset.register(&mut tools);
     let agent = Agent::builder(model)
-        .tools(tools)
+        .tools(toolset.registry())
         .chain(chain![
             ToolRetry::new(),
             HumanInTheLoop::new().interrupt_on("echo", ToolPolicy::always())
@@ -141,9 +139,10 @@ async fn call_once(
         ModelResponse::tool_calls([ToolCall::new("c1", name, arguments)]),
         ModelResponse::text("done"),
     ]);
-    let mut tools = ToolRegistry::new();
-    toolset.register(&mut tools);
-    let agent = Agent::builder(model).tools(tools).build().unwrap();
+    let agent = Agent::builder(model)
+        .tools(toolset.registry())
+        .build()
+        .unwrap();
     let output = agent.run("go").await.unwrap();
     let messages = tool_messages(&output.messages);
     let mut text = messages[0].text().into_owned();
@@ -163,9 +162,7 @@ async fn images_reach_the_model_as_images_and_structured_content_as_json() {
             ModelResponse::tool_calls([ToolCall::new("c1", "get-tiny-image", json!({}))]),
             ModelResponse::text("done"),
         ]);
-        let mut tools = ToolRegistry::new();
-        toolset.register(&mut tools);
-        let agent = Agent::builder(model).tools(tools).build().unwrap();
+        let agent = Agent::builder(model).tools(toolset.registry()).build().unwrap();
         let output = agent.run("go").await.unwrap();
         let message = tool_messages(&output.messages)[0];
         assert!(!message.is_error, "{message:?}");
@@ -208,9 +205,10 @@ async fn the_servers_progress_reaches_a_streamed_runs_consumer() {
             )]),
             ModelResponse::text("done"),
         ]);
-        let mut tools = ToolRegistry::new();
-        toolset.register(&mut tools);
-        let agent = Agent::builder(model).tools(tools).build().unwrap();
+        let agent = Agent::builder(model)
+            .tools(toolset.registry())
+            .build()
+            .unwrap();
         let events: Vec<AgentEvent> = agent
             .stream("go")
             .map(|event| event.unwrap())
@@ -272,9 +270,10 @@ async fn a_server_killed_mid_call_gives_an_error_result_and_the_next_call_restar
             ModelResponse::tool_calls([ToolCall::new("c2", "echo", json!({"message": "again"}))]),
             ModelResponse::text("done"),
         ]);
-        let mut tools = ToolRegistry::new();
-        toolset.register(&mut tools);
-        let agent = Agent::builder(model).tools(tools).build().unwrap();
+        let agent = Agent::builder(model)
+            .tools(toolset.registry())
+            .build()
+            .unwrap();
         let killer = tokio::spawn(async move {
             tokio::time::sleep(Duration::from_millis(1500)).await;
             kill(first);

@@ -9,10 +9,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use hookchain::Tool;
 use hookchain::builtin::ToolRetry;
 use hookchain::chain;
 use hookchain::prelude::*;
-use hookchain::{Tool, ToolRegistry};
 use hookchain_mcp::{Error, McpServer, McpToolset};
 use serde_json::{Value, json};
 use support::fake::{FakeServer, Reply, text_result, tool};
@@ -26,9 +26,10 @@ async fn call_once(toolset: &McpToolset, name: &str, arguments: Value) -> Vec<(S
         ModelResponse::tool_calls([ToolCall::new("c1", name, arguments)]),
         ModelResponse::text("done"),
     ]);
-    let mut tools = ToolRegistry::new();
-    toolset.register(&mut tools);
-    let agent = Agent::builder(model).tools(tools).build().unwrap();
+    let agent = Agent::builder(model)
+        .tools(toolset.registry())
+        .build()
+        .unwrap();
     let output = agent.run("go").await.unwrap();
     let mut failures = failures(&output).into_iter();
     tool_messages(&output.messages)
@@ -117,9 +118,10 @@ async fn a_dropped_call_sends_notifications_cancelled() {
             ModelResponse::tool_calls([ToolCall::new("c1", "slow", json!({}))]),
             ModelResponse::text("done"),
         ]);
-        let mut tools = ToolRegistry::new();
-        toolset.register(&mut tools);
-        let agent = Agent::builder(model).tools(tools).build().unwrap();
+        let agent = Agent::builder(model)
+            .tools(toolset.registry())
+            .build()
+            .unwrap();
         // The run is cancelled (its future dropped) while the call waits for the server.
         let cancelled = tokio::time::timeout(Duration::from_millis(500), agent.run("go")).await;
         assert!(cancelled.is_err());
@@ -263,14 +265,12 @@ async fn a_tool_retry_retries_a_call_the_server_dropped_on_a_new_session() {
             ModelResponse::tool_calls([ToolCall::new("c1", "flaky", json!({}))]),
             ModelResponse::text("done"),
         ]);
-        let mut tools = ToolRegistry::new();
-        toolset.register(&mut tools);
         let retry = ToolRetry::builder()
             .initial_delay(Duration::from_millis(10))
             .build()
             .unwrap();
         let agent = Agent::builder(model)
-            .tools(tools)
+            .tools(toolset.registry())
             .chain(chain![retry])
             .build()
             .unwrap();

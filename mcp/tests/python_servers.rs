@@ -6,7 +6,6 @@ mod support;
 
 use std::time::Instant;
 
-use hookchain::ToolRegistry;
 use hookchain::builtin::ToolRetry;
 use hookchain::builtin::human_in_the_loop::{
     ApprovalRequest, ApprovalResponse, HumanInTheLoop, ToolPolicy,
@@ -47,10 +46,8 @@ async fn an_agent_asks_the_time_and_the_status_of_a_repository() {
             ]),
             ModelResponse::text("done"),
         ]);
-        let mut tools = ToolRegistry::new();
-        toolset.register(&mut tools);
         let agent = Agent::builder(model)
-            .tools(tools)
+            .tools(toolset.registry())
             .chain(chain![
                 ToolRetry::new(),
                 HumanInTheLoop::new().interrupt_on("repo_git_status", ToolPolicy::always())
@@ -101,9 +98,10 @@ async fn an_error_of_the_server_is_a_tool_error_the_model_reads() {
             )]),
             ModelResponse::text("done"),
         ]);
-        let mut tools = ToolRegistry::new();
-        toolset.register(&mut tools);
-        let agent = Agent::builder(model).tools(tools).build().unwrap();
+        let agent = Agent::builder(model)
+            .tools(toolset.registry())
+            .build()
+            .unwrap();
         let output = agent.run("go").await.unwrap();
         let messages = tool_messages(&output.messages);
         assert!(messages[0].is_error, "{:?}", messages[0]);
