@@ -20,7 +20,7 @@ use hookchain::{EndReason, InterruptId, chain};
 use hookchain_mcp::{McpServer, McpToolset};
 use serde_json::json;
 use support::servers::{EverythingHttp, everything_stdio, kill, process_exists, wait_until_gone};
-use support::{failures, guard, provider_accepts, tool_messages};
+use support::{call_once, failures, guard, provider_accepts, tool_messages};
 
 /// Approves every call a paused run asks about.
 fn approve_all(checkpoint: &Checkpoint) -> Vec<(InterruptId, serde_json::Value)> {
@@ -127,31 +127,6 @@ async fn the_tools_names_and_schemas_are_what_providers_accept() {
     .await;
 }
 
-/// A tool called directly through a one-tool agent: the model calls `name` with `arguments`
-/// (then answers). Returns the tool message's text (and, for a failure, why: its error chain,
-/// on the next line) and whether it is an error.
-async fn call_once(
-    toolset: &McpToolset,
-    name: &str,
-    arguments: serde_json::Value,
-) -> (String, bool) {
-    let model = ScriptedModel::new([
-        ModelResponse::tool_calls([ToolCall::new("c1", name, arguments)]),
-        ModelResponse::text("done"),
-    ]);
-    let agent = Agent::builder(model)
-        .tools(toolset.registry())
-        .build()
-        .unwrap();
-    let output = agent.run("go").await.unwrap();
-    let messages = tool_messages(&output.messages);
-    let mut text = messages[0].text().into_owned();
-    for failure in failures(&output) {
-        text.push_str(&format!("\n{failure}"));
-    }
-    (text, messages[0].is_error)
-}
-
 #[tokio::test]
 async fn images_reach_the_model_as_images_and_structured_content_as_json() {
     guard(async {
@@ -185,7 +160,8 @@ async fn images_reach_the_model_as_images_and_structured_content_as_json() {
             "get-structured-content",
             json!({"location": "New York"}),
         )
-        .await;
+        .await
+        .remove(0);
         assert!(!is_error && weather.contains("temperature"), "{weather}");
     })
     .await;
@@ -328,7 +304,9 @@ async fn a_server_that_died_between_calls_is_started_again_for_the_next() {
             wait_until_gone(first).await,
             "the killed server was not reaped"
         );
-        let (text, is_error) = call_once(&toolset, "echo", json!({"message": "back"})).await;
+        let (text, is_error) = call_once(&toolset, "echo", json!({"message": "back"}))
+            .await
+            .remove(0);
         assert!(!is_error && text.contains("back"), "{text}");
         let second = toolset
             .process_id("everything")
@@ -353,7 +331,8 @@ async fn a_call_past_its_timeout_ends_at_the_timeout_and_the_server_stays() {
             "trigger-long-running-operation",
             json!({"duration": 30, "steps": 30}),
         )
-        .await;
+        .await
+        .remove(0);
         let took = started.elapsed();
         eprintln!("a call with a {timeout:?} timeout took {took:?}");
         assert!(is_error && text.contains("did not answer within"), "{text}");
@@ -362,7 +341,9 @@ async fn a_call_past_its_timeout_ends_at_the_timeout_and_the_server_stays() {
             "{took:?}"
         );
         // The server answers a ping: the same process serves the next call.
-        let (text, is_error) = call_once(&toolset, "echo", json!({"message": "still here"})).await;
+        let (text, is_error) = call_once(&toolset, "echo", json!({"message": "still here"}))
+            .await
+            .remove(0);
         assert!(!is_error && text.contains("still here"), "{text}");
         assert_eq!(toolset.process_id("everything").await, Some(first));
     })

@@ -16,35 +16,7 @@ use hookchain::prelude::*;
 use hookchain_mcp::{Error, McpServer, McpToolset};
 use serde_json::{Value, json};
 use support::fake::{FakeServer, Reply, text_result, tool};
-use support::{failures, guard, provider_accepts, tool_messages};
-
-/// A run in which the model calls `name` with `arguments` once, then answers; the tool
-/// messages of the run: text (and, for a failure, why: its error chain, on the next line) and
-/// whether it is an error.
-async fn call_once(toolset: &McpToolset, name: &str, arguments: Value) -> Vec<(String, bool)> {
-    let model = ScriptedModel::new([
-        ModelResponse::tool_calls([ToolCall::new("c1", name, arguments)]),
-        ModelResponse::text("done"),
-    ]);
-    let agent = Agent::builder(model)
-        .tools(toolset.registry())
-        .build()
-        .unwrap();
-    let output = agent.run("go").await.unwrap();
-    let mut failures = failures(&output).into_iter();
-    tool_messages(&output.messages)
-        .into_iter()
-        .map(|message| {
-            let mut text = message.text().into_owned();
-            if message.is_error
-                && let Some(failure) = failures.next()
-            {
-                text.push_str(&format!("\n{failure}"));
-            }
-            (text, message.is_error)
-        })
-        .collect()
-}
+use support::{call_once, guard, provider_accepts, tool_messages};
 
 fn listing(tools: Vec<Value>) -> Reply {
     Reply::Result(json!({ "tools": tools }))

@@ -11,7 +11,9 @@ pub mod servers;
 use std::future::Future;
 use std::time::Duration;
 
+use hookchain::prelude::*;
 use hookchain::{Message, RunOutput};
+use hookchain_mcp::McpToolset;
 
 /// The longest a test may take: a server that hangs fails the test instead of hanging CI.
 pub const TEST_TIMEOUT: Duration = Duration::from_secs(120);
@@ -54,6 +56,38 @@ pub fn failures(output: &RunOutput) -> Vec<String> {
                 source = error.source();
             }
             chain
+        })
+        .collect()
+}
+
+/// A run in which the model calls `name` with `arguments` once, then answers; the tool
+/// messages of the run: text (and, for a failure, why: its error chain, on the next line) and
+/// whether it is an error.
+pub async fn call_once(
+    toolset: &McpToolset,
+    name: &str,
+    arguments: serde_json::Value,
+) -> Vec<(String, bool)> {
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([ToolCall::new("c1", name, arguments)]),
+        ModelResponse::text("done"),
+    ]);
+    let agent = Agent::builder(model)
+        .tools(toolset.registry())
+        .build()
+        .unwrap();
+    let output = agent.run("go").await.unwrap();
+    let mut failures = failures(&output).into_iter();
+    tool_messages(&output.messages)
+        .into_iter()
+        .map(|message| {
+            let mut text = message.text().into_owned();
+            if message.is_error
+                && let Some(failure) = failures.next()
+            {
+                text.push_str(&format!("\n{failure}"));
+            }
+            (text, message.is_error)
         })
         .collect()
 }
