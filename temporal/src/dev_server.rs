@@ -28,8 +28,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-/// The most of the server's log that an error carries (its end, where the reason is).
-const LOG_TAIL: usize = 4 * 1024;
+/// The most of the server's log that an error carries.
+const LOG_EXCERPT: usize = 4 * 1024;
+
+/// How many times a server that exits before it answers is started (on fresh ports).
+const START_ATTEMPTS: u32 = 3;
 
 /// Why a dev server could not be started, or could not answer.
 #[derive(Debug, thiserror::Error)]
@@ -50,14 +53,13 @@ pub enum DevServerError {
         #[source]
         source: io::Error,
     },
-    /// The server exited before it answered.
-    #[error(
-        "the Temporal dev server exited ({status}) before it answered; the end of its log:\n{log}"
-    )]
+    /// The server exited before it answered, as many times as it was started.
+    #[error("the Temporal dev server exited ({status}) before it answered; its log:\n{log}")]
     Exited {
         /// How it exited.
         status: ExitStatus,
-        /// The end of its log.
+        /// Its log: from the first line of a Go panic when there is one (where the reason is;
+        /// the stack that follows is long), else its end.
         log: String,
     },
     /// The server did not answer in time.
@@ -119,11 +121,24 @@ impl DevServerBuilder {
     /// [`DevServerError`]: the CLI is missing, the server exited or did not answer in time (the
     /// error carries the end of its log).
     pub fn start(self) -> Result<DevServer, DevServerError> {
-        static COUNT: AtomicU32 = AtomicU32::new(0);
-        let cli = match self.cli {
-            Some(cli) => cli,
+        let cli = match &self.cli {
+            Some(cli) => cli.clone(),
             None => temporal_cli()?,
         };
+        // The ports are free when chosen, not reserved: a server that exits before it answers
+        // (another process took one of its ports meanwhile, or one the CLI chose for its
+        // internal services) is started again on fresh ones.
+        let mut attempt = 1;
+        loop {
+            match self.launch(&cli) {
+                Err(DevServerError::Exited { .. }) if attempt < START_ATTEMPTS => attempt += 1,
+                result => return result,
+            }
+        }
+    }
+
+    fn launch(&self, cli: &Path) -> Result<DevServer, DevServerError> {
+        static COUNT: AtomicU32 = AtomicU32::new(0);
         let dir = env::temp_dir().join(format!(
             "hookchain-temporal-{}-{}",
             std::process::id(),
@@ -137,7 +152,7 @@ impl DevServerBuilder {
             .map_err(io_error("share the dev server's log"))?;
         let port = free_port()?;
         let started = Instant::now();
-        let mut command = Command::new(&cli);
+        let mut command = Command::new(cli);
         command
             .args(["server", "start-dev", "--headless", "--ip", "127.0.0.1"])
             .args(["--port", &port.to_string()])
@@ -157,8 +172,8 @@ impl DevServerBuilder {
         let watchdog = spawn_watchdog(server.id());
         let mut me = DevServer {
             address: format!("127.0.0.1:{port}"),
-            namespace: self.namespace,
-            cli,
+            namespace: self.namespace.clone(),
+            cli: cli.to_owned(),
             log,
             ready_in: Duration::ZERO,
             server,
@@ -263,7 +278,7 @@ impl DevServer {
             if let Ok(Some(status)) = self.server.try_wait() {
                 return Err(DevServerError::Exited {
                     status,
-                    log: self.log_tail(),
+                    log: self.exit_excerpt(),
                 });
             }
             if started.elapsed() > timeout {
@@ -292,11 +307,24 @@ impl DevServer {
             .is_ok_and(|status| status.success())
     }
 
-    /// The end of the log, at most [`LOG_TAIL`] bytes of it.
+    /// The end of the log, at most [`LOG_EXCERPT`] bytes of it.
     fn log_tail(&self) -> String {
         let log = fs::read(&self.log).unwrap_or_default();
-        let tail = &log[log.len().saturating_sub(LOG_TAIL)..];
+        let tail = &log[log.len().saturating_sub(LOG_EXCERPT)..];
         String::from_utf8_lossy(tail).into_owned()
+    }
+
+    /// What tells why the server exited: its log from the first `panic:` line (Go prints the
+    /// reason there, then stacks long enough to push it out of any tail), else its end.
+    fn exit_excerpt(&self) -> String {
+        let log = fs::read(&self.log).unwrap_or_default();
+        match find_panic(&log) {
+            Some(start) => {
+                let end = log.len().min(start + LOG_EXCERPT);
+                String::from_utf8_lossy(&log[start..end]).into_owned()
+            }
+            None => self.log_tail(),
+        }
     }
 }
 
@@ -337,6 +365,17 @@ fn spawn_watchdog(server: u32) -> Option<Child> {
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
     command.spawn().ok()
+}
+
+/// Where the first line that starts with `panic: ` begins.
+fn find_panic(log: &[u8]) -> Option<usize> {
+    const PANIC: &[u8] = b"panic: ";
+    if log.starts_with(PANIC) {
+        return Some(0);
+    }
+    log.windows(PANIC.len() + 1)
+        .position(|window| window[0] == b'\n' && &window[1..] == PANIC)
+        .map(|newline| newline + 1)
 }
 
 /// A loopback port that was free a moment ago.
@@ -462,8 +501,87 @@ mod tests {
         let DevServerError::Exited { log, .. } = &error else {
             panic!("{error:?}");
         };
-        assert!(log.len() <= LOG_TAIL, "{}", log.len());
+        assert!(log.len() <= LOG_EXCERPT, "{}", log.len());
         assert!(log.ends_with("line 1999\n"), "{log}");
+        let _ = fs::remove_dir_all(cli.parent().unwrap());
+    }
+
+    #[test]
+    fn a_go_panic_is_told_from_its_reason_not_from_the_end_of_its_stack() {
+        let cli = fake_cli(
+            "panics",
+            "echo 'starting'; echo 'panic: listen tcp 127.0.0.1:7235: bind: address already in use'; \
+             i=0; while [ $i -lt 2000 ]; do echo \"goroutine frame $i\"; i=$((i+1)); done; exit 2",
+        );
+        let error = DevServer::builder().cli(&cli).start().unwrap_err();
+        let DevServerError::Exited { log, .. } = &error else {
+            panic!("{error:?}");
+        };
+        assert!(
+            log.starts_with("panic: listen tcp 127.0.0.1:7235: bind: address already in use"),
+            "{log}"
+        );
+        assert!(log.len() <= LOG_EXCERPT, "{}", log.len());
+        let _ = fs::remove_dir_all(cli.parent().unwrap());
+    }
+
+    #[test]
+    fn a_server_that_exits_at_once_is_started_again_on_fresh_ports() {
+        // Exits on its first two starts (counted in a file), answers nothing on its third:
+        // three starts, each with a port of its own.
+        let dir = env::temp_dir().join(format!("hookchain-fake-starts-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let starts = dir.join("starts");
+        let cli = fake_cli(
+            "flaky",
+            &format!(
+                "echo \"$@\" >> {starts}; \
+                 if [ $(wc -l < {starts}) -lt 3 ]; then echo 'panic: bind'; exit 2; fi; \
+                 exec sleep 31338",
+                starts = starts.display()
+            ),
+        );
+        let error = DevServer::builder()
+            .cli(&cli)
+            .ready_timeout(Duration::from_millis(200))
+            .start()
+            .unwrap_err();
+        assert!(
+            matches!(error, DevServerError::NotReady { .. }),
+            "{error:?}"
+        );
+        let starts = fs::read_to_string(&starts).unwrap();
+        let ports: std::collections::HashSet<&str> = starts
+            .lines()
+            .map(|line| {
+                line.split("--port ")
+                    .nth(1)
+                    .unwrap()
+                    .split(' ')
+                    .next()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(starts.lines().count(), 3, "{starts}");
+        assert_eq!(ports.len(), 3, "{starts}");
+        let _ = fs::remove_dir_all(&dir);
+        let _ = fs::remove_dir_all(cli.parent().unwrap());
+    }
+
+    #[test]
+    fn a_server_that_always_exits_is_given_up_after_its_attempts() {
+        let dir = env::temp_dir().join(format!("hookchain-fake-exits-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let starts = dir.join("starts");
+        let cli = fake_cli(
+            "always-exits",
+            &format!("echo x >> {}; exit 4", starts.display()),
+        );
+        let error = DevServer::builder().cli(&cli).start().unwrap_err();
+        assert!(matches!(error, DevServerError::Exited { .. }), "{error:?}");
+        let count = fs::read_to_string(&starts).unwrap().lines().count();
+        assert_eq!(count, START_ATTEMPTS as usize);
+        let _ = fs::remove_dir_all(&dir);
         let _ = fs::remove_dir_all(cli.parent().unwrap());
     }
 }
