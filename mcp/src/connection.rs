@@ -8,12 +8,15 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
-    ClientRequest, Implementation, JsonObject, PingRequest, ProgressNotificationParam,
+    ClientRequest, ElicitRequestParams, ElicitResult, ElicitationCapability,
+    FormElicitationCapability, Implementation, JsonObject, PingRequest, ProgressNotificationParam,
     ServerResult, Tool as McpToolInfo,
 };
-use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
-use rmcp::{ClientHandler, RoleClient, ServiceError, ServiceExt};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceError, ServiceExt};
 
+use crate::elicitation::ElicitationAnswer;
+use crate::elicitation::routes::{Asked, ElicitationRoutes};
 use crate::error::Error;
 use crate::progress::{CancelOnDrop, ProgressRoutes};
 use crate::server::{Endpoint, McpServer};
@@ -31,12 +34,16 @@ const PING_TIMEOUT: Duration = Duration::from_secs(5);
 /// error to quote it.
 const STDERR_GRACE: Duration = Duration::from_millis(500);
 
-/// The client side of a session: says who we are, notes `tools/list_changed`, and hands each
-/// progress notification to the call it is about.
+/// The client side of a session: says who we are, notes `tools/list_changed`, hands each
+/// progress notification to the call it is about, and answers elicitations for the call in
+/// flight.
 #[derive(Debug, Clone)]
 pub(crate) struct Handler {
+    server: String,
     list_changed: Arc<AtomicBool>,
     progress: ProgressRoutes,
+    /// `None` when the server was told the client does not elicit.
+    elicitation: Option<ElicitationRoutes>,
 }
 
 impl ClientHandler for Handler {
@@ -57,12 +64,38 @@ impl ClientHandler for Handler {
         std::future::ready(())
     }
 
+    fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> impl Future<Output = Result<ElicitResult, ErrorData>> + Send + '_ {
+        let result = match &self.elicitation {
+            Some(routes) => routes.answer(&self.server, request),
+            // Not declared: a server that asks anyway is declined, as rmcp's default does.
+            None => ElicitResult::new(rmcp::model::ElicitationAction::Decline),
+        };
+        std::future::ready(Ok(result))
+    }
+
     fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        if self.elicitation.is_some() {
+            capabilities.elicitation =
+                Some(ElicitationCapability::new().with_form(FormElicitationCapability::default()));
+        }
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("hookchain-mcp", env!("CARGO_PKG_VERSION")),
         )
     }
+}
+
+/// A call's answer, and what the server asked during it that had no answer (the call then
+/// pauses the run rather than give the result).
+#[derive(Debug)]
+pub(crate) struct Answered {
+    pub(crate) result: CallToolResult,
+    pub(crate) unanswered: Option<Asked>,
 }
 
 /// Why a call did not get a result from the server.
@@ -120,6 +153,7 @@ pub(crate) struct Connection {
     stderr: StderrTail,
     list_changed: Arc<AtomicBool>,
     progress: ProgressRoutes,
+    elicitation: ElicitationRoutes,
     live: tokio::sync::Mutex<Option<Live>>,
     generations: std::sync::atomic::AtomicU64,
 }
@@ -140,6 +174,7 @@ impl Connection {
             stderr: StderrTail::default(),
             list_changed: Arc::new(AtomicBool::new(false)),
             progress: ProgressRoutes::default(),
+            elicitation: ElicitationRoutes::default(),
             live: tokio::sync::Mutex::new(None),
             generations: std::sync::atomic::AtomicU64::new(0),
         });
@@ -166,16 +201,19 @@ impl Connection {
     /// first; a session that breaks during the call is dropped, for the next call to open
     /// a new one.
     ///
-    /// The server's progress notifications for the call go to `on_progress` as they come.
+    /// The server's progress notifications for the call go to `on_progress` as they come;
+    /// its elicitations are answered with `answers`, in order (see [`crate::elicitation`]).
     /// Dropping the returned future mid-call sends `notifications/cancelled` for the request,
     /// as does the timeout.
     pub(crate) async fn call(
         &self,
         original: &str,
         arguments: Option<JsonObject>,
+        answers: Vec<ElicitationAnswer>,
         on_progress: impl Fn(&ProgressNotificationParam),
-    ) -> Result<CallToolResult, CallError> {
+    ) -> Result<Answered, CallError> {
         let (session, generation) = self.session(original).await?;
+        let elicitations = self.elicitation.enter(answers);
         let mut params = CallToolRequestParams::new(original.to_owned());
         params.arguments = arguments;
         let timeout = self.server.call_timeout;
@@ -209,7 +247,10 @@ impl Connection {
             }
         };
         match tokio::time::timeout(timeout, calling).await {
-            Ok(Ok(result)) => Ok(result),
+            Ok(Ok(result)) => Ok(Answered {
+                result,
+                unanswered: elicitations.unanswered(),
+            }),
             Ok(Err(ServiceError::McpError(error))) => Err(CallError::Refused {
                 server: self.server.name.clone(),
                 message: limits::cut(&error.message, limits::MAX_REFUSAL_BYTES),
@@ -345,8 +386,10 @@ impl Connection {
         let server = &self.server;
         let opening = async {
             let handler = Handler {
+                server: server.name.clone(),
                 list_changed: self.list_changed.clone(),
                 progress: self.progress.clone(),
+                elicitation: server.elicitation.then(|| self.elicitation.clone()),
             };
             let (session, process_id) = match &server.endpoint {
                 Endpoint::Stdio(command) => {

@@ -65,6 +65,17 @@
 //! on (a consumer slower than the server loses reports, never holds up the server's other
 //! calls).
 //!
+//! # Elicitation
+//!
+//! A server that asks the user something during a call (`elicitation/create`, a form) pauses
+//! the run: the call raises an interrupt whose payload is an
+//! [`Elicitation`](elicitation::Elicitation) (the server, the tool, the message and the form's
+//! schema), stored in the run's checkpoint like an approval. Resume the run — later, in
+//! another process — with [`Elicitation::answer`](elicitation::Elicitation::answer): the tool
+//! is called again, and the server's elicitation gets the user's answer. See
+//! [`elicitation`] for the details and what it costs (the server's tool runs again up to its
+//! elicitation); [`McpServer::elicitation`] turns it off.
+//!
 //! # Limits
 //!
 //! A server's tool list is refused ([`Error::TooLarge`]) beyond [`McpServer::max_tools`]
@@ -81,14 +92,15 @@
 //!
 //! # Not yet
 //!
-//! New tools announced by `list_changed` (only removed ones are noticed), elicitation,
-//! sampling; on the serving side, an approval asked of the client (elicitation) and middleware
-//! state kept per client session.
+//! New tools announced by `list_changed` (only removed ones are noticed), sampling, URL-mode
+//! elicitation; on the serving side, an approval asked of the client (elicitation) and
+//! middleware state kept per client session.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod connection;
+pub mod elicitation;
 mod error;
 mod http;
 mod limits;

@@ -40,6 +40,7 @@ pub struct McpServer {
     pub(crate) call_timeout: Duration,
     pub(crate) connect_timeout: Duration,
     pub(crate) max_tools: usize,
+    pub(crate) elicitation: bool,
 }
 
 /// Where the server is.
@@ -106,6 +107,7 @@ impl McpServer {
             call_timeout: DEFAULT_CALL_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             max_tools: DEFAULT_MAX_TOOLS,
+            elicitation: true,
         }
     }
 
@@ -203,6 +205,17 @@ impl McpServer {
         self
     }
 
+    /// Whether the server is told that this client answers elicitations (forms): on by
+    /// default. A call whose server elicits then pauses the run with an interrupt, and goes on
+    /// when the run is resumed with the user's answer (see [`crate::elicitation`]). Off, the
+    /// server is told nothing (servers then offer no tools that need an answer, or refuse to
+    /// ask), and an elicitation it sends anyway is declined.
+    #[must_use]
+    pub fn elicitation(mut self, enabled: bool) -> Self {
+        self.elicitation = enabled;
+        self
+    }
+
     /// The server's name.
     #[must_use]
     pub fn name(&self) -> &str {
@@ -219,6 +232,7 @@ impl fmt::Debug for McpServer {
             .field("call_timeout", &self.call_timeout)
             .field("connect_timeout", &self.connect_timeout)
             .field("max_tools", &self.max_tools)
+            .field("elicitation", &self.elicitation)
             .finish()
     }
 }

@@ -6,6 +6,7 @@ use hookchain_core::message::Content;
 use hookchain_core::{Tool, ToolContext, ToolError, ToolSpec};
 
 use crate::connection::{CallError, Connection};
+use crate::elicitation::{Elicitation, ElicitationReply};
 use crate::output::tool_output;
 
 /// A tool of an MCP server, as the agent sees it: a [`Tool`] like any other, so every
@@ -95,17 +96,38 @@ impl Tool for McpTool {
                 ));
             }
         };
+        // Resumed after an elicitation: the answers for the server's elicitations, in order.
+        let answers = match cx.resume_value() {
+            Some(value) => {
+                ElicitationReply::from_resume_value(value)
+                    .map_err(|error| ToolError::for_model(name.as_str(), error))?
+                    .answers
+            }
+            None => Vec::new(),
+        };
+        let given = answers.clone();
         // The server's progress notifications, to a streamed run's consumer.
         let on_progress = |report: &rmcp::model::ProgressNotificationParam| {
             cx.progress(report.progress, report.total, report.message.as_deref());
         };
-        match self
+        let answered = self
             .connection
-            .call(&self.original, arguments, on_progress)
+            .call(&self.original, arguments, answers, on_progress)
             .await
-        {
-            Ok(result) => tool_output(name, result),
-            Err(error) => Err(tool_error(name, error)),
+            .map_err(|error| tool_error(name, error))?;
+        match answered.unanswered {
+            // The server's result followed a `cancel` it was given for want of an answer: set
+            // aside, the run pauses for the user's.
+            Some(asked) => {
+                let elicitation = Elicitation::new(self.server(), name, asked, given);
+                let payload =
+                    serde_json::to_value(elicitation).map_err(|source| ToolError::Output {
+                        tool: name.clone(),
+                        source,
+                    })?;
+                Err(ToolError::Interrupt { payload })
+            }
+            None => tool_output(name, answered.result),
         }
     }
 
@@ -118,6 +140,18 @@ impl Tool for McpTool {
                 "the arguments must be a JSON object",
             ))
         }
+    }
+
+    /// An answer to the elicitation interrupt a call raised must be
+    /// [`Elicitation::answer`]'s value: refused before the run resumes otherwise.
+    fn check_answer(
+        &self,
+        _arguments: &serde_json::Value,
+        answer: &serde_json::Value,
+    ) -> Result<(), ToolError> {
+        ElicitationReply::from_resume_value(answer)
+            .map(drop)
+            .map_err(|error| ToolError::failed(self.spec.name.as_str(), error))
     }
 }
 

@@ -1,0 +1,243 @@
+//! A server's elicitation as a durable interrupt, against `@modelcontextprotocol/server-everything`
+//! (its `trigger-elicitation-request` asks for a form, and says what it got).
+//!
+//! The main test runs the agent in a child process (its own binary, `current_exe() --exact
+//! <name>` with `HOOKCHAIN_ELICIT_DIR` set): the run pauses on the elicitation, its checkpoint
+//! in a file store. The parent — another process, with another server process — reads the
+//! question from the store, resumes with the answer, and the server's tool gets it; a second
+//! resume with the same answer is refused and runs nothing.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use hookchain::builtin::ToolRetry;
+use hookchain::builtin::human_in_the_loop::{
+    ApprovalRequest, ApprovalResponse, HumanInTheLoop, ToolPolicy,
+};
+use hookchain::interrupt::{Checkpointer, FileCheckpointer, Record};
+use hookchain::prelude::*;
+use hookchain::{Durability, EndReason, ResumeFrom, Role, Thread, ThreadId, chain};
+use hookchain_mcp::McpToolset;
+use hookchain_mcp::elicitation::{Elicitation, ElicitationAnswer};
+use serde_json::json;
+use support::servers::everything_stdio;
+use support::{guard, tool_messages};
+
+const DIR: &str = "HOOKCHAIN_ELICIT_DIR";
+const THREAD: &str = "signup-1";
+const TOOL: &str = "trigger-elicitation-request";
+
+/// The agent of both processes: the model calls the tool (which needs approval, and may be
+/// retried), then answers with what it read.
+fn agent(toolset: &McpToolset, dir: &Path) -> Agent<ScriptedModel, (ToolRetry, HumanInTheLoop)> {
+    let model = ScriptedModel::from_rule(|request| {
+        Ok(
+            match request.messages.iter().rfind(|m| m.role == Role::Tool) {
+                Some(result) => ModelResponse::text(format!("read: {}", result.text())),
+                None => ModelResponse::tool_calls([ToolCall::new("c1", TOOL, json!({}))]),
+            },
+        )
+    });
+    Agent::builder(model)
+        .tools(toolset.registry())
+        .chain(chain![
+            ToolRetry::new(),
+            HumanInTheLoop::new().interrupt_on(TOOL, ToolPolicy::always())
+        ])
+        .checkpointer(
+            Arc::new(FileCheckpointer::new(dir.join("store"))),
+            Durability::EveryStep,
+        )
+        .build()
+        .unwrap()
+}
+
+fn thread_file(dir: &Path) -> PathBuf {
+    dir.join("thread.json")
+}
+
+/// The child: the call is approved, then the elicitation pauses the run; its thread is left
+/// in a file.
+async fn pause_in_this_process(dir: &Path) {
+    let toolset = McpToolset::connect([everything_stdio("everything")])
+        .await
+        .unwrap();
+    let agent = agent(&toolset, dir);
+    let mut thread: Thread<_> = Thread::with_id(ThreadId::new(THREAD));
+    let to_approve = agent.run_in(&mut thread, "Sign me up.").await.unwrap();
+    let checkpoint = to_approve.checkpoint.expect("paused for the approval");
+    let approval = &checkpoint.interrupts()[0];
+    let request = ApprovalRequest::from_interrupt(approval).expect("an approval");
+    let approve = ApprovalResponse::approve_all(&request).answer(approval);
+    let paused = agent
+        .resume_in(&mut thread, checkpoint.clone(), [approve])
+        .await
+        .unwrap();
+    assert_eq!(paused.end, EndReason::Interrupted, "{paused:?}");
+    let elicited = &paused
+        .checkpoint
+        .as_ref()
+        .expect("paused again")
+        .interrupts()[0];
+    assert!(
+        Elicitation::from_interrupt(elicited).is_some(),
+        "{elicited:?}"
+    );
+    std::fs::write(thread_file(dir), serde_json::to_string(&thread).unwrap()).unwrap();
+    toolset.close().await;
+    println!("child: paused");
+}
+
+#[tokio::test]
+async fn an_elicitation_pauses_the_run_and_another_process_resumes_it_with_the_answer() {
+    if let Some(dir) = std::env::var_os(DIR) {
+        return guard(pause_in_this_process(Path::new(&dir))).await;
+    }
+    guard(async {
+        let dir = std::env::temp_dir().join(format!("hookchain-mcp-elicit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let child = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "an_elicitation_pauses_the_run_and_another_process_resumes_it_with_the_answer",
+                "--nocapture",
+            ])
+            .env(DIR, &dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&child.stdout);
+        assert!(
+            child.status.success() && said.contains("child: paused"),
+            "{said}\n{}",
+            String::from_utf8_lossy(&child.stderr)
+        );
+
+        // This process: what the store holds is the question to put to the user.
+        let store = FileCheckpointer::new(dir.join("store"));
+        let Some(Record::Checkpoint(checkpoint)) = store.get(THREAD).await.unwrap() else {
+            panic!("no checkpoint stored under {THREAD}");
+        };
+        let [interrupt] = checkpoint.interrupts() else {
+            panic!("{:?}", checkpoint.interrupts());
+        };
+        let asked = Elicitation::from_interrupt(interrupt).expect("an elicitation");
+        assert_eq!(asked.server, "everything");
+        assert_eq!(asked.tool, TOOL);
+        assert!(
+            asked.message.contains("Please provide"),
+            "{}",
+            asked.message
+        );
+        assert_eq!(
+            asked.requested_schema["properties"]["name"]["type"],
+            "string"
+        );
+        assert!(asked.answered.is_empty());
+        let answer = asked.answer(
+            ElicitationAnswer::accept(json!({"name": "Ada Lovelace", "check": true, "integer": 7}))
+                .unwrap(),
+        );
+
+        let toolset = McpToolset::connect([everything_stdio("everything")])
+            .await
+            .unwrap();
+        let agent = agent(&toolset, &dir);
+        let mut thread: Thread<_> =
+            serde_json::from_str(&std::fs::read_to_string(thread_file(&dir)).unwrap()).unwrap();
+        let output = agent
+            .resume_in(
+                &mut thread,
+                ResumeFrom::stored(THREAD),
+                [(interrupt.id.clone(), answer.clone())],
+            )
+            .await
+            .unwrap();
+        assert_eq!(output.end, EndReason::Finished, "{output:?}");
+        let results = tool_messages(&output.messages);
+        assert_eq!(results.len(), 1, "one result for the one call: {results:?}");
+        let text = results[0].text();
+        assert!(!results[0].is_error, "{text}");
+        assert!(
+            text.contains("User provided the requested information"),
+            "{text}"
+        );
+        assert!(text.contains("Name: Ada Lovelace"), "{text}");
+        assert!(text.contains("Favorite Integer: 7"), "{text}");
+
+        // The same answer again (a client's retry, a replayed request): refused, nothing runs.
+        let mut again: Thread<_> =
+            serde_json::from_str(&std::fs::read_to_string(thread_file(&dir)).unwrap()).unwrap();
+        let replay = agent
+            .resume_in(
+                &mut again,
+                ResumeFrom::stored(THREAD),
+                [(interrupt.id.clone(), answer)],
+            )
+            .await;
+        assert!(replay.is_err(), "{replay:?}");
+        toolset.close().await;
+        let _ = std::fs::remove_dir_all(&dir);
+    })
+    .await;
+}
+
+/// A declined form reaches the server as `decline`, in one process with the in-memory store.
+#[tokio::test]
+async fn a_declined_elicitation_reaches_the_server_as_declined() {
+    guard(async {
+        let toolset = McpToolset::connect([everything_stdio("everything")])
+            .await
+            .unwrap();
+        let model = ScriptedModel::new([
+            ModelResponse::tool_calls([ToolCall::new("c1", TOOL, json!({}))]),
+            ModelResponse::text("ok"),
+        ]);
+        let agent = Agent::builder(model)
+            .tools(toolset.registry())
+            .build()
+            .unwrap();
+        let paused = agent.run("Sign me up.").await.unwrap();
+        assert_eq!(paused.end, EndReason::Interrupted);
+        let checkpoint = paused.checkpoint.expect("a checkpoint");
+        let interrupt = &checkpoint.interrupts()[0];
+        let asked = Elicitation::from_interrupt(interrupt).expect("an elicitation");
+        // An answer that is not `Elicitation::answer`'s is refused before anything runs.
+        let refused = agent
+            .resume(checkpoint.clone(), [(interrupt.id.clone(), json!("Ada"))])
+            .await;
+        assert!(refused.is_err(), "{refused:?}");
+        let answer = asked.answer(ElicitationAnswer::Decline);
+        let output = agent
+            .resume(checkpoint.clone(), [(interrupt.id.clone(), answer)])
+            .await
+            .unwrap();
+        let results = tool_messages(&output.messages);
+        assert!(results[0].text().contains("declined"), "{results:?}");
+        toolset.close().await;
+    })
+    .await;
+}
+
+/// A client that says it does not elicit is offered no tool that needs it (the server only
+/// registers `trigger-elicitation-request` for clients that declare elicitation).
+#[tokio::test]
+async fn without_elicitation_the_server_offers_no_tool_that_needs_it() {
+    guard(async {
+        let with = McpToolset::connect([everything_stdio("everything")])
+            .await
+            .unwrap();
+        let without = McpToolset::connect([everything_stdio("everything").elicitation(false)])
+            .await
+            .unwrap();
+        assert!(with.tool(TOOL).is_some(), "{:?}", with.tools());
+        assert!(without.tool(TOOL).is_none(), "{:?}", without.tools());
+        with.close().await;
+        without.close().await;
+    })
+    .await;
+}
