@@ -24,6 +24,7 @@ pub mod middleware;
 pub mod model;
 pub mod plugin;
 mod shared;
+pub mod subagent;
 mod telemetry;
 pub mod tool;
 

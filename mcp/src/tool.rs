@@ -147,9 +147,9 @@ impl Tool for McpTool {
     fn check_answer(
         &self,
         _arguments: &serde_json::Value,
-        answer: &serde_json::Value,
+        answer: &hookchain_core::interrupt::Answer<'_>,
     ) -> Result<(), ToolError> {
-        ElicitationReply::from_resume_value(answer)
+        ElicitationReply::from_resume_value(answer.value())
             .map(drop)
             .map_err(|error| ToolError::failed(self.spec.name.as_str(), error))
     }

@@ -18,7 +18,7 @@ use super::{
     Agent, EndReason, PauseMark, ResumeFrom, RunInput, RunOutput, Thread, ThreadError, ThreadId,
 };
 use crate::__private::Internal;
-use crate::context::{Context, Ledger, Raiser, ResumePoint, RunContext};
+use crate::context::{Context, LayerAnswer, Ledger, Raiser, ResumePoint, RunContext};
 use crate::error::Error;
 use crate::interrupt::{
     Answer, Checkpoint, CheckpointError, InterruptId, Members, Position, ResumeError,
@@ -423,7 +423,11 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                     cx.tool_answers
                         .entry(answer.call_id)
                         .or_default()
-                        .push((answer.raiser, answer.answer));
+                        .push(LayerAnswer {
+                            raiser: answer.raiser,
+                            answer: answer.answer,
+                            asked: answer.asked,
+                        });
                 }
                 for (i, interrupt) in interrupts.iter().enumerate() {
                     let Some(call_id) = &interrupt.tool_call_id else {
@@ -452,7 +456,11 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                     cx.tool_answers
                         .entry(call_id.clone())
                         .or_default()
-                        .push((raiser, answer));
+                        .push(LayerAnswer {
+                            raiser,
+                            answer,
+                            asked: interrupt.payload.clone(),
+                        });
                 }
             }
             Position::Step => {}
@@ -480,7 +488,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                     .iter()
                     .find(|call| Some(&call.id) == interrupt.tool_call_id.as_ref())
                     .map_or(Ok(()), |call| {
-                        self.tools.check_answer(call, value).map_err(Into::into)
+                        self.tools.check_answer(call, &answer).map_err(Into::into)
                     }),
                 (None, _) => Ok(()),
             };

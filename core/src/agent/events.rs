@@ -52,6 +52,23 @@ pub enum AgentEvent {
     Interrupted(Interrupt),
     /// The run's output, as [`Agent::run`](crate::Agent::run) returns it: the last event.
     Output(Box<RunOutput>),
+    /// An event of a sub-agent's run, inside one of this run's tool calls
+    /// ([`AgentTool`](crate::subagent::AgentTool)): every event of the child's run but its
+    /// output (which becomes the call's result), tagged with the call and the child. A
+    /// grandchild's events come nested one level deeper.
+    SubAgent(SubAgentEvent),
+}
+
+/// An event of a sub-agent's run, in its parent's stream ([`AgentEvent::SubAgent`]).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SubAgentEvent {
+    /// The parent's tool call the child runs in.
+    pub call_id: String,
+    /// The child agent's name.
+    pub agent: String,
+    /// The child's event.
+    pub event: Box<AgentEvent>,
 }
 
 impl AgentEvent {

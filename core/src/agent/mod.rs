@@ -62,7 +62,7 @@ pub(crate) use durable::Held;
 
 use crate::interrupt::Members;
 use crate::shared::Shared;
-pub use events::AgentEvent;
+pub use events::{AgentEvent, SubAgentEvent};
 pub(crate) use events::{Delivered, RunEvents};
 pub use input::RunInput;
 pub use output::{CleanupError, EndReason, RunOutput};
@@ -135,6 +135,11 @@ impl<M: Model> Agent<M> {
 }
 
 impl<M, C> Agent<M, C> {
+    /// Whether it keeps its runs in a checkpointer.
+    pub(crate) fn keeps_runs(&self) -> bool {
+        self.durable.is_some()
+    }
+
     /// The agent's name ([`AgentBuilder::name`]; [`DEFAULT_AGENT_NAME`] by default), as its
     /// runs' `invoke_agent` spans give it.
     pub fn name(&self) -> &str {

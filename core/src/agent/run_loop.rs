@@ -511,6 +511,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 Err(interruption) => interrupts.push(tool_interrupt(cx, &calls[i], interruption)),
             }
         }
+        cx.take_tool_usage();
         if !interrupts.is_empty() {
             let position = tools_position(cx, calls, results);
             cx.tool_answers.clear();
@@ -740,10 +741,11 @@ fn tools_position(
         .filter(|(_, result)| result.is_none())
         .filter_map(|(call, _)| Some((call, cx.tool_answers.get(&call.id)?)))
         .flat_map(|(call, answers)| {
-            answers.iter().map(|(raiser, answer)| ToolAnswer {
+            answers.iter().map(|answered| ToolAnswer {
                 call_id: call.id.clone(),
-                raiser: *raiser,
-                answer: answer.clone(),
+                raiser: answered.raiser,
+                answer: answered.answer.clone(),
+                asked: answered.asked.clone(),
             })
         })
         .collect();

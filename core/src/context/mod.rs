@@ -20,6 +20,7 @@ use crate::tool::ToolFailure;
 pub use run_context::{RunContext, SavedValueError};
 pub use tool::ToolContext;
 pub use tool::{CallFrame, Raiser, ToolAnswer};
+pub(crate) use tool::LayerAnswer;
 
 /// What every hook sees of the run: the conversation history, the run's counters, and the
 /// values the caller gave to the run ([`RunContext`], read with [`get`](Self::get)).
@@ -42,7 +43,7 @@ pub struct Context {
     /// being run) and its answer.
     pub(crate) resume: Option<ResumePoint>,
     /// On a resumed tool phase: the answers by tool call id, each with the layer it is for.
-    pub(crate) tool_answers: HashMap<String, Vec<(Raiser, serde_json::Value)>>,
+    pub(crate) tool_answers: HashMap<String, Vec<LayerAnswer>>,
     /// Results hooks supplied for tool calls, which then do not run.
     pub(crate) answered: Vec<ToolResult>,
     /// The tool calls of this run (in this process) that failed, in history order.
@@ -68,6 +69,10 @@ pub struct Context {
     /// The answer `after_model` reads is calls taken from the history (the input's, a jump's),
     /// not the model's: a streamed run's consumer has it already.
     pub(crate) replaying_pending: bool,
+    /// What the tool calls of the step in progress spent on models of their own (a
+    /// sub-agent's), told with [`ToolContext::add_usage`]: added to the run's usage when the
+    /// step's calls are done. Shared with the calls' contexts (a spawned call's too).
+    pub(crate) tool_usage: std::sync::Arc<std::sync::Mutex<Usage>>,
 }
 
 /// A thread's spending when a run of it started, and the run's usage then: the thread's now is
@@ -372,6 +377,20 @@ impl Context {
             stepping: Stepping::Off,
             replaying_pending: false,
             ledger: self.ledger.clone(),
+            tool_usage: self.tool_usage.clone(),
+        }
+    }
+
+    /// Adds what the step's tool calls spent on models of their own to the run's usage.
+    pub(crate) fn take_tool_usage(&mut self) {
+        let spent = std::mem::take(
+            &mut *self
+                .tool_usage
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        if spent != Usage::default() {
+            self.counters.usage = self.counters.usage + spent;
         }
     }
 

@@ -24,8 +24,8 @@ pub struct ToolContext<'a> {
     frame: &'a CallFrame,
     /// The position (in the flattened chain) of the member holding this view.
     member: usize,
-    /// The answer meant for the holder of this view, if any.
-    answer: Option<&'a serde_json::Value>,
+    /// The answer meant for the holder of this view, if any, with what it was asked.
+    answer: Option<&'a LayerAnswer>,
 }
 
 /// Who on a tool call's path raised an interrupt, and so who reads its answer.
@@ -46,6 +46,19 @@ pub struct ToolAnswer {
     pub(crate) call_id: String,
     pub(crate) raiser: Raiser,
     pub(crate) answer: serde_json::Value,
+    /// The payload of the interrupt it answers (`null` in checkpoints written before it was
+    /// kept).
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub(crate) asked: serde_json::Value,
+}
+
+/// The answer to an interrupt a layer of a tool call raised, with the payload it was raised
+/// with: what the layer reads when the call runs again.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LayerAnswer {
+    pub(crate) raiser: Raiser,
+    pub(crate) answer: serde_json::Value,
+    pub(crate) asked: serde_json::Value,
 }
 
 /// What the agent keeps for one tool call while it runs through the onion: its id, the answers
@@ -60,7 +73,7 @@ pub struct ToolAnswer {
 pub struct CallFrame {
     call_id: String,
     tool: String,
-    answers: Vec<(Raiser, serde_json::Value)>,
+    answers: Vec<LayerAnswer>,
     pause: OnceLock<Interruption>,
 }
 
@@ -83,7 +96,7 @@ impl CallFrame {
     pub(crate) fn with_answers(
         call_id: String,
         tool: String,
-        answers: Vec<(Raiser, serde_json::Value)>,
+        answers: Vec<LayerAnswer>,
     ) -> Self {
         CallFrame {
             call_id,
@@ -183,6 +196,19 @@ impl<'a> ToolContext<'a> {
         });
     }
 
+    /// Counts `usage` — tokens this call spent on a model of its own (a sub-agent's run, a
+    /// tool that asks a model) — in the run's usage, with the model calls of the run's own:
+    /// in [`RunOutput::usage`](crate::RunOutput::usage), the thread's ledger, and the budgets
+    /// of the steps after this one.
+    pub fn add_usage(&self, usage: crate::model::Usage) {
+        let mut spent = self
+            .run
+            .tool_usage
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *spent = *spent + usage;
+    }
+
     /// When the run resumes from an interrupt this hook raised for this call, the answer to
     /// it; `None` everywhere else.
     ///
@@ -190,12 +216,24 @@ impl<'a> ToolContext<'a> {
     /// later, this hook reads its own answer again on the next resume.
     #[must_use]
     pub fn resume_value(&self) -> Option<&'a serde_json::Value> {
-        self.answer
+        self.answer.map(|answered| &answered.answer)
     }
 
     /// [`resume_value`](Self::resume_value), deserialized.
     pub fn resume_as<T: DeserializeOwned>(&self) -> Option<Result<T, serde_json::Error>> {
-        self.answer.map(T::deserialize)
+        self.resume_value().map(T::deserialize)
+    }
+
+    /// When the run resumes from an interrupt this hook (or tool) raised for this call, the
+    /// payload it raised it with, as the checkpoint kept it; `None` everywhere else.
+    ///
+    /// What a layer needs to go on that is not the answer's to give: a tool that paused on
+    /// behalf of something else (a sub-agent's own checkpoint, say) finds it here. The
+    /// payload is as trusted as the checkpoint (a checkpoint that passed through a client is
+    /// signed: see [`Checkpoint`](crate::Checkpoint)); the answer is whatever the client sent.
+    #[must_use]
+    pub fn interrupt_payload(&self) -> Option<&'a serde_json::Value> {
+        self.answer.map(|answered| &answered.asked)
     }
 
     /// The view of the layer `raiser`: its own answer, none of the others'.
@@ -207,8 +245,7 @@ impl<'a> ToolContext<'a> {
             self.frame
                 .answers
                 .iter()
-                .find(|(holder, _)| *holder == raiser)
-                .map(|(_, answer)| answer)
+                .find(|answered| answered.raiser == raiser)
         };
         let member = match raiser {
             Raiser::Member(at) => at,
@@ -241,7 +278,7 @@ impl fmt::Debug for ToolContext<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolContext")
             .field("call_id", &self.frame.call_id)
-            .field("resume_value", &self.answer)
+            .field("resume_value", &self.resume_value())
             .finish_non_exhaustive()
     }
 }

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Tool, ToolError, ToolSpec};
 use crate::context::ToolContext;
+use crate::interrupt::Answer;
 use crate::message::Content;
 
 /// The tool's name.
@@ -163,11 +164,11 @@ impl Tool for AskUser {
     fn check_answer(
         &self,
         arguments: &serde_json::Value,
-        answer: &serde_json::Value,
+        answer: &Answer<'_>,
     ) -> Result<(), ToolError> {
         let question = question(arguments.clone())?;
         question
-            .check(answer)
+            .check(answer.value())
             .map(drop)
             .map_err(|error| ToolError::failed(ASK_USER, error))
     }

@@ -28,6 +28,7 @@ pub(crate) use registry::{panic_message, result_of};
 pub use schema::{clean_schema, parameters_schema};
 
 use crate::context::ToolContext;
+use crate::interrupt::Answer;
 use crate::message::Content;
 
 /// What the model is told about a tool.
@@ -171,11 +172,13 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Checks the `answer` to an interrupt this tool raised for a call with `arguments`, before
     /// the run resumes: an answer refused here makes `resume` fail before anything runs.
-    /// Accepts every answer by default.
+    /// [`answer.value()`](Answer::value) is the answer given, and
+    /// [`answer.interrupt()`](Answer::interrupt) the interrupt it answers (with the payload the
+    /// tool raised it with). Accepts every answer by default.
     fn check_answer(
         &self,
         arguments: &serde_json::Value,
-        answer: &serde_json::Value,
+        answer: &Answer<'_>,
     ) -> Result<(), ToolError> {
         let _ = (arguments, answer);
         Ok(())

@@ -11,6 +11,7 @@ use futures::future::BoxFuture;
 
 use super::{Tool, ToolError, ToolFailure, ToolSpec};
 use crate::context::{CallFrame, Context, ToolContext};
+use crate::interrupt::Answer;
 use crate::message::{Content, ToolCall, ToolResult};
 use crate::shared::Shared;
 
@@ -29,7 +30,7 @@ pub(super) trait ErasedTool: Send + Sync {
     fn check_answer(
         &self,
         arguments: &serde_json::Value,
-        answer: &serde_json::Value,
+        answer: &Answer<'_>,
     ) -> Result<(), ToolError>;
 }
 
@@ -49,7 +50,7 @@ impl<T: Tool> ErasedTool for T {
     fn check_answer(
         &self,
         arguments: &serde_json::Value,
-        answer: &serde_json::Value,
+        answer: &Answer<'_>,
     ) -> Result<(), ToolError> {
         Tool::check_answer(self, arguments, answer)
     }
@@ -222,11 +223,7 @@ impl ToolRegistry {
 
     /// Checks the `answer` to an interrupt the tool of `call` raised (see
     /// [`Tool::check_answer`]).
-    pub fn check_answer(
-        &self,
-        call: &ToolCall,
-        answer: &serde_json::Value,
-    ) -> Result<(), ToolError> {
+    pub fn check_answer(&self, call: &ToolCall, answer: &Answer<'_>) -> Result<(), ToolError> {
         self.entry(call)?.tool.check_answer(&call.arguments, answer)
     }
 

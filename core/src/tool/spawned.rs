@@ -16,7 +16,7 @@ use tracing::Instrument;
 
 use super::registry::guard;
 use super::{ToolError, ToolRegistry, panic_message};
-use crate::context::{CallFrame, Raiser, ToolContext};
+use crate::context::{CallFrame, LayerAnswer, Raiser, ToolContext};
 use crate::message::{Content, ToolCall};
 
 impl ToolRegistry {
@@ -36,7 +36,13 @@ impl ToolRegistry {
         let run = cx.run().for_spawned_tool();
         let answers = cx
             .resume_value()
-            .map(|answer| vec![(Raiser::Tool, answer.clone())])
+            .map(|answer| {
+                vec![LayerAnswer {
+                    raiser: Raiser::Tool,
+                    answer: answer.clone(),
+                    asked: cx.interrupt_payload().cloned().unwrap_or_default(),
+                }]
+            })
             .unwrap_or_default();
         let call = call.clone();
         let name = call.name.clone();
