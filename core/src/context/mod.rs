@@ -18,9 +18,9 @@ use crate::shared::Shared;
 use crate::tool::ToolFailure;
 
 pub use run_context::{RunContext, SavedValueError};
+pub(crate) use tool::LayerAnswer;
 pub use tool::ToolContext;
 pub use tool::{CallFrame, Raiser, ToolAnswer};
-pub(crate) use tool::LayerAnswer;
 
 /// What every hook sees of the run: the conversation history, the run's counters, and the
 /// values the caller gave to the run ([`RunContext`], read with [`get`](Self::get)).

@@ -93,11 +93,7 @@ impl CallFrame {
         Self::with_answers(call_id.into(), tool.into(), Vec::new())
     }
 
-    pub(crate) fn with_answers(
-        call_id: String,
-        tool: String,
-        answers: Vec<LayerAnswer>,
-    ) -> Self {
+    pub(crate) fn with_answers(call_id: String, tool: String, answers: Vec<LayerAnswer>) -> Self {
         CallFrame {
             call_id,
             tool,

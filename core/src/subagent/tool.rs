@@ -255,12 +255,11 @@ where
                 }
             }
             _ => {
-                let input = I::deserialize(arguments).map_err(|source| {
-                    ToolError::InvalidArguments {
+                let input =
+                    I::deserialize(arguments).map_err(|source| ToolError::InvalidArguments {
                         tool: name.to_owned(),
                         source,
-                    }
-                })?;
+                    })?;
                 Start::Run((self.to_input)(input))
             }
         };
@@ -276,7 +275,10 @@ where
         match output.end {
             EndReason::Interrupted => {
                 let Some(checkpoint) = output.checkpoint else {
-                    return Err(ToolError::failed(name, "the sub-agent paused without a checkpoint"));
+                    return Err(ToolError::failed(
+                        name,
+                        "the sub-agent paused without a checkpoint",
+                    ));
                 };
                 let pause = SubAgentPause::new(self.agent.name(), name, checkpoint, output.usage);
                 let payload = serde_json::to_value(pause).map_err(|source| ToolError::Output {
