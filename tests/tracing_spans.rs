@@ -571,3 +571,41 @@ async fn a_failed_tool_calls_warning_never_quotes_its_arguments() {
         ]
     );
 }
+
+/// A sub-agent's run is an `invoke_agent` span under the parent's `execute_tool` span of the
+/// call it runs in, with its own `chat` spans under it: one trace, nested.
+#[tokio::test(flavor = "current_thread")]
+async fn a_sub_agents_invoke_agent_span_is_under_the_parents_execute_tool() {
+    let child = Agent::builder(ScriptedModel::new([ModelResponse::text("found it")]))
+        .name("researcher")
+        .build()
+        .unwrap();
+    let parent = Agent::builder(ScriptedModel::new([
+        ModelResponse::tool_calls([ToolCall::new("c1", "research", json!({"task": "Find it."}))]),
+        ModelResponse::text("done"),
+    ]))
+    .name("lead")
+    .tool(child.into_tool("research", "Researches.").unwrap())
+    .build()
+    .unwrap();
+    let (output, seen) = traced(parent.run("go")).await;
+    assert_eq!(output.unwrap().text().as_deref(), Some("done"));
+
+    let runs = seen.named("invoke_agent");
+    assert_eq!(runs.len(), 2, "{:#?}", seen.spans);
+    let (lead, researcher) = (runs[0], runs[1]);
+    assert_eq!(seen.field(lead, "gen_ai.agent.name"), Some("lead"));
+    assert_eq!(
+        seen.field(researcher, "gen_ai.agent.name"),
+        Some("researcher")
+    );
+    let call = seen.one("execute_tool");
+    assert_eq!(seen.spans[call].parent, Some(lead));
+    assert_eq!(seen.spans[researcher].parent, Some(call));
+    let chats: Vec<Option<usize>> = seen
+        .named("chat")
+        .into_iter()
+        .map(|chat| seen.spans[chat].parent)
+        .collect();
+    assert_eq!(chats, [Some(lead), Some(researcher), Some(lead)]);
+}
