@@ -519,12 +519,22 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         }
         cx.tool_answers.clear();
         cx.counters.tool_calls = cx.counters.tool_calls.saturating_add(results.len());
+        // A call that answers for the whole run ends it (the first, in call order).
+        let final_answer = results
+            .iter()
+            .flatten()
+            .find_map(|result| result.ends_run.clone());
         for (call, result) in calls.iter().zip(results) {
             let Some(result) = result else { continue };
             if let Some(failure) = &result.failure {
                 cx.failures.push(ToolFailure::clone(failure));
             }
             add_message(cx, Message::tool(result).with_name(&call.name));
+        }
+        if let Some(answer) = final_answer {
+            add_message(cx, answer.into_message());
+            cx.delivered().await;
+            return Ok(Next::End(Ending::Finished));
         }
         cx.delivered().await;
         Ok(Next::Step(None))
@@ -641,13 +651,14 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 "tool call short-circuited"
             );
         }
-        let (id, tool, pause) = frame.into_parts();
+        let (id, tool, pause, finish) = frame.into_parts();
         if let Some(interruption) = pause {
             return Err(interruption);
         }
         let mut result = match result {
             Ok(result) => ToolResult {
                 call_id: id,
+                ends_run: finish.map(Box::new),
                 ..result
             },
             Err(payload) => {

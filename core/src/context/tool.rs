@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Context;
 use crate::interrupt::Interruption;
-use crate::tool::ToolProgress;
+use crate::tool::{FinalAnswer, ToolProgress};
 
 /// The context of one tool call, as a `wrap_tool_call` hook sees it: the run's [`Context`]
 /// (through `Deref`), the call's id, and — on a resumed step — the answer to the interrupt
@@ -75,6 +75,7 @@ pub struct CallFrame {
     tool: String,
     answers: Vec<LayerAnswer>,
     pause: OnceLock<Interruption>,
+    finish: OnceLock<FinalAnswer>,
 }
 
 impl fmt::Debug for CallFrame {
@@ -99,13 +100,19 @@ impl CallFrame {
             tool,
             answers,
             pause: OnceLock::new(),
+            finish: OnceLock::new(),
         }
     }
 
-    /// The call's id, and the interrupt raised on its path, if any (the first, if a retrying
-    /// wrap made several).
-    pub(crate) fn into_parts(self) -> (String, String, Option<Interruption>) {
-        (self.call_id, self.tool, self.pause.into_inner())
+    /// The call's id, its tool, the interrupt raised on its path, if any (the first, if a
+    /// retrying wrap made several), and the answer it ends the run with, if any.
+    pub(crate) fn into_parts(self) -> (String, String, Option<Interruption>, Option<FinalAnswer>) {
+        (
+            self.call_id,
+            self.tool,
+            self.pause.into_inner(),
+            self.finish.into_inner(),
+        )
     }
 }
 
@@ -190,6 +197,15 @@ impl<'a> ToolContext<'a> {
                 None => report,
             })
         });
+    }
+
+    /// Ends the run with `answer` once the step's tool calls are done: it enters the history as
+    /// the assistant's answer (after the calls' results), and the model is not called again.
+    /// The first answer given in a step wins (calls run concurrently: in call order when
+    /// several calls give one). The call's own result still goes to the history and to the
+    /// wraps around it.
+    pub fn end_run_with(&self, answer: FinalAnswer) {
+        let _ = self.frame.finish.set(answer);
     }
 
     /// Counts `usage` — tokens this call spent on a model of its own (a sub-agent's run, a

@@ -228,6 +228,10 @@ pub struct ToolResult {
     /// Why the call failed, for wraps and the application (never sent to the model).
     #[serde(skip)]
     pub(crate) failure: Option<Arc<ToolFailure>>,
+    /// The answer the call gives the whole run, ending it (see [`ends_run`](Self::ends_run)):
+    /// kept in a checkpoint with the result, so that a step resumed after a pause still ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) ends_run: Option<Box<crate::tool::FinalAnswer>>,
 }
 
 impl ToolResult {
@@ -239,6 +243,7 @@ impl ToolResult {
             is_error: false,
             paused: false,
             failure: None,
+            ends_run: None,
         }
     }
 
@@ -250,6 +255,7 @@ impl ToolResult {
             is_error: true,
             paused: false,
             failure: None,
+            ends_run: None,
         }
     }
 
@@ -276,6 +282,13 @@ impl ToolResult {
     #[must_use]
     pub fn text(&self) -> std::borrow::Cow<'_, str> {
         self.content.text()
+    }
+
+    /// The answer this call gives the whole run, if its tool ended the run with one
+    /// ([`ToolContext::end_run_with`](crate::ToolContext::end_run_with)).
+    #[must_use]
+    pub fn ends_run(&self) -> Option<&crate::tool::FinalAnswer> {
+        self.ends_run.as_deref()
     }
 
     /// Why the call failed, classified, with the full error: set on the results the agent

@@ -29,6 +29,15 @@
 //! # }).unwrap();
 //! ```
 //!
+//! # Handoffs
+//!
+//! [`Agent::into_handoff`](crate::Agent::into_handoff) makes a `transfer_to_<agent>` tool
+//! that hands the conversation to another agent (the OpenAI Agents SDK's shape): the receiver
+//! runs on the conversation so far (filtered by [`Handoff::history`]), and its answer is the
+//! run's — it enters the history named after the receiver, so a thread records who answered —
+//! without the first agent's model being called again
+//! ([`ToolContext::end_run_with`](crate::ToolContext::end_run_with)).
+//!
 //! # Interrupts cross the boundary
 //!
 //! A child that pauses (an approval, [`AskUser`](crate::tool::AskUser), an MCP elicitation)
@@ -60,12 +69,15 @@
 //!   reads why), which stops agents that delegate to each other in a loop;
 //!   [`AgentTool::max_depth`] sets it.
 
+mod child;
 mod depth;
+mod handoff;
 mod pause;
 mod task;
 mod tool;
 
 pub use depth::DEFAULT_MAX_DEPTH;
+pub use handoff::{Handoff, HistoryFilter, last_user_message};
 pub use pause::{SUB_AGENT_PAUSE, SubAgentPause};
 pub use task::Task;
 pub use tool::{AgentTool, IntoToolError};

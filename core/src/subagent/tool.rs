@@ -4,21 +4,19 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use futures::StreamExt;
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::depth::{DEFAULT_MAX_DEPTH, Depth};
-use super::pause::{ChildAnswers, SubAgentPause};
+use super::child::{Child, check_child_answer, unfinished};
+use super::depth::DEFAULT_MAX_DEPTH;
 use super::task::Task;
-use crate::agent::{Agent, AgentEvent, EndReason, RunInput, RunOutput, SubAgentEvent};
-use crate::context::{RunContext, ToolContext};
-use crate::error::Error;
-use crate::interrupt::{Answer, Checkpoint, InterruptId};
+use crate::agent::{Agent, EndReason, RunInput, RunOutput};
+use crate::context::ToolContext;
+use crate::interrupt::Answer;
 use crate::message::Content;
 use crate::middleware::Middleware;
-use crate::model::{Model, Usage};
+use crate::model::Model;
 use crate::tool::{Tool, ToolError, ToolSpec, parameters_schema};
 
 /// Why an agent cannot be a tool.
@@ -210,12 +208,7 @@ where
         _arguments: &serde_json::Value,
         answer: &Answer<'_>,
     ) -> Result<(), ToolError> {
-        let name = self.spec.name.as_str();
-        let pause = SubAgentPause::from_interrupt(answer.interrupt())
-            .ok_or_else(|| ToolError::failed(name, "the interrupt is not a sub-agent's pause"))?;
-        ChildAnswers::read(answer.value(), &pause)
-            .map(drop)
-            .map_err(|error| ToolError::failed(name, error))
+        check_child_answer(&self.spec.name, answer)
     }
 
     async fn call(
@@ -224,157 +217,28 @@ where
         arguments: serde_json::Value,
     ) -> Result<Content, ToolError> {
         let name = self.spec.name.as_str();
-        let depth = cx.run_context.get::<Depth>().map_or(0, |depth| depth.0) + 1;
-        if depth > self.max_depth {
-            return Err(ToolError::for_model(
-                name,
-                format!(
-                    "`{name}` was not run: it would be agent number {depth} in a chain of agents \
-                     calling agents, past the limit of {}; do the task without it",
-                    self.max_depth
-                ),
-            ));
-        }
-        let mut run_context = if self.inherit_context {
-            cx.run_context.clone()
-        } else {
-            RunContext::new()
+        let child = Child {
+            agent: &self.agent,
+            tool: name,
+            max_depth: self.max_depth,
+            inherit_context: self.inherit_context,
         };
-        run_context.insert(Depth(depth));
-        let start = match (cx.resume_value(), cx.interrupt_payload()) {
-            (Some(answer), Some(asked)) => {
-                let pause = SubAgentPause::from_payload(asked).ok_or_else(|| {
-                    ToolError::failed(name, "the interrupt is not a sub-agent's pause")
-                })?;
-                let answers = ChildAnswers::read(answer, &pause)
-                    .map_err(|error| ToolError::failed(name, error))?;
-                Start::Resume {
-                    checkpoint: Box::new(pause.checkpoint),
-                    answers: answers.answers.into_iter().collect(),
-                    spent: pause.usage,
-                }
-            }
-            _ => {
+        let output = child
+            .run(cx, || {
                 let input =
                     I::deserialize(arguments).map_err(|source| ToolError::InvalidArguments {
                         tool: name.to_owned(),
                         source,
                     })?;
-                Start::Run((self.to_input)(input))
-            }
-        };
-        let spent = start.spent();
-        let output = self
-            .go(cx, &run_context, start)
-            .await
-            .map_err(|error| ToolError::failed(name, error))?
-            .ok_or_else(|| {
-                ToolError::failed(name, "the sub-agent's stream ended without its output")
-            })?;
-        cx.add_usage(output.usage.since(spent));
+                Ok((self.to_input)(input))
+            })
+            .await?;
         match output.end {
-            EndReason::Interrupted => {
-                let Some(checkpoint) = output.checkpoint else {
-                    return Err(ToolError::failed(
-                        name,
-                        "the sub-agent paused without a checkpoint",
-                    ));
-                };
-                let pause = SubAgentPause::new(self.agent.name(), name, checkpoint, output.usage);
-                let payload = serde_json::to_value(pause).map_err(|source| ToolError::Output {
-                    tool: name.to_owned(),
-                    source,
-                })?;
-                Err(ToolError::Interrupt { payload })
-            }
             EndReason::Finished => {
                 (self.output)(&output).map_err(|error| ToolError::for_model(name, error))
             }
-            other => Err(ToolError::for_model(
-                name,
-                format!(
-                    "the agent `{}` did not finish its task ({other:?}){}",
-                    self.agent.name(),
-                    output
-                        .text()
-                        .map(|text| format!("; what it had: {text}"))
-                        .unwrap_or_default()
-                ),
-            )),
+            other => Err(unfinished(self.agent.name(), name, other, &output)),
         }
-    }
-}
-
-/// How the child's run starts: afresh, or from its pause.
-enum Start {
-    Run(RunInput),
-    Resume {
-        checkpoint: Box<Checkpoint>,
-        answers: Vec<(InterruptId, serde_json::Value)>,
-        /// What the child had spent at its pause: counted in the parent's usage already.
-        spent: Usage,
-    },
-}
-
-impl Start {
-    fn spent(&self) -> Usage {
-        match self {
-            Start::Run(_) => Usage::default(),
-            Start::Resume { spent, .. } => *spent,
-        }
-    }
-}
-
-impl<M, C, I> AgentTool<M, C, I>
-where
-    M: Model + 'static,
-    C: Middleware + 'static,
-{
-    /// Runs the child: streamed when the parent is (its events forwarded, tagged, one at a
-    /// time as the parent's consumer takes them), else plainly.
-    async fn go(
-        &self,
-        cx: ToolContext<'_>,
-        run_context: &RunContext,
-        start: Start,
-    ) -> Result<Option<RunOutput>, Error> {
-        let child = self.agent.with_context(run_context.clone());
-        if cx.run().events.is_none() {
-            return match start {
-                Start::Run(input) => child.run(input).await,
-                Start::Resume {
-                    checkpoint,
-                    answers,
-                    ..
-                } => child.resume(*checkpoint, answers).await,
-            }
-            .map(Some);
-        }
-        let mut events = match start {
-            Start::Run(input) => child.stream(input),
-            Start::Resume {
-                checkpoint,
-                answers,
-                ..
-            } => child.stream_resume(*checkpoint, answers),
-        };
-        while let Some(event) = events.next().await {
-            match event? {
-                AgentEvent::Output(output) => return Ok(Some(*output)),
-                event => {
-                    cx.run().emit(|| {
-                        AgentEvent::SubAgent(SubAgentEvent {
-                            call_id: cx.call_id().to_owned(),
-                            agent: self.agent.name().to_owned(),
-                            event: Box::new(event),
-                        })
-                    });
-                    cx.run().delivered().await;
-                }
-            }
-        }
-        // A stream ends with its output or an error: this is not reached.
-        Ok(None)
     }
 }
 

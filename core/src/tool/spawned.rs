@@ -50,14 +50,24 @@ impl ToolRegistry {
             let frame = CallFrame::with_answers(call.id.clone(), call.name.clone(), answers);
             let cx = ToolContext::new(&run, &frame).view(Raiser::Tool);
             // The tool's future is made inside the guard, so a panic making it is caught too.
-            guard(&call, async {
+            let outcome = guard(&call, async {
                 tool.call_boxed(cx, call.arguments.clone()).await
             })
-            .await
+            .await;
+            (outcome, frame.into_parts().3)
         };
         // The task reports to the run's span, as a call in the run's task does.
         let task = AbortOnDrop(runtime.spawn(task.in_current_span()));
-        task.await.unwrap_or_else(|error| Err(lost(&name, error)))
+        match task.await {
+            Ok((outcome, finish)) => {
+                // An answer for the whole run given in the task: the run's frame keeps it.
+                if let Some(answer) = finish {
+                    cx.end_run_with(answer);
+                }
+                outcome
+            }
+            Err(error) => Err(lost(&name, error)),
+        }
     }
 }
 
