@@ -95,6 +95,7 @@ pub mod rate_limit;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod retry;
+pub mod sub_agents;
 pub mod summarization;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
@@ -127,6 +128,7 @@ pub use pii::{Pii, PiiBlocked, PiiPlace, PiiStrategy, PiiType};
 pub use rate_limit::RateLimit;
 #[cfg(feature = "tokio")]
 pub use retry::{ModelRetry, ToolRetry};
+pub use sub_agents::SubAgents;
 pub use summarization::Summarization;
 #[cfg(feature = "tokio")]
 pub use timeout::Timeout;

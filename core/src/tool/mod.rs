@@ -26,7 +26,7 @@ pub use final_answer::FinalAnswer;
 pub use fn_tool::FnTool;
 pub use progress::ToolProgress;
 pub use registry::ToolRegistry;
-pub(crate) use registry::{panic_message, result_of};
+pub(crate) use registry::{ErasedTool, panic_message, result_of};
 pub use schema::{clean_schema, parameters_schema};
 
 use crate::context::ToolContext;

@@ -18,7 +18,7 @@ use crate::shared::Shared;
 /// Object-safe form of [`Tool`], so tools of different types can share one registry.
 ///
 /// The registry is the one place that boxes: one future per tool call, off the middleware chain.
-pub(super) trait ErasedTool: Send + Sync {
+pub(crate) trait ErasedTool: Send + Sync {
     fn call_boxed<'a>(
         &'a self,
         cx: ToolContext<'a>,
