@@ -562,3 +562,38 @@ fn an_agent_with_a_checkpointer_cannot_be_a_tool() {
     let error = agent.into_tool("keep", "Keeps.").unwrap_err();
     assert!(error.to_string().contains("keeper"), "{error}");
 }
+
+/// The parent's budgets count the children's model calls: a child that spends the budget stops
+/// the parent's next model call.
+#[tokio::test]
+async fn the_parents_budget_counts_what_its_children_spent() {
+    use hookchain::builtin::token_budget::{Budget, TokenBudget};
+    let child = Agent::builder(ScriptedModel::new([
+        ModelResponse::text("a long answer").with_usage(Usage::new(500, 400))
+    ]))
+    .build()
+    .unwrap();
+    let parent = Agent::builder(ScriptedModel::new([
+        ModelResponse::tool_calls([ToolCall::new("c1", "delegate", json!({"task": "Write."}))])
+            .with_usage(Usage::new(10, 5)),
+        ModelResponse::text("never sent"),
+    ]))
+    .tool(child.into_tool("delegate", "Writes.").unwrap())
+    .chain(
+        TokenBudget::builder()
+            .run(Budget::new().output_tokens(100))
+            .build()
+            .unwrap(),
+    )
+    .build()
+    .unwrap();
+    let output = parent.run("Write").await.unwrap();
+    assert_eq!(output.end, EndReason::Jumped);
+    assert_eq!(output.model_calls, 1);
+    assert_eq!(output.usage.output_tokens, 405);
+    assert!(
+        output.text().unwrap().contains("output-token budget of 100"),
+        "{:?}",
+        output.text()
+    );
+}

@@ -390,7 +390,7 @@ impl Context {
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         );
         if spent != Usage::default() {
-            self.counters.usage = self.counters.usage + spent;
+            self.counters.usage += spent;
         }
     }
 

@@ -218,7 +218,7 @@ impl<'a> ToolContext<'a> {
             .tool_usage
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        *spent = *spent + usage;
+        *spent += usage;
     }
 
     /// When the run resumes from an interrupt this hook raised for this call, the answer to
