@@ -49,7 +49,7 @@ use super::{Tool, ToolSpec};
 ///     }
 /// }
 ///
-/// impl ToolSource for std::sync::Arc<Plugins> {
+/// impl ToolSource for Plugins {
 ///     fn version(&self) -> u64 {
 ///         self.version.load(Ordering::Acquire)
 ///     }
@@ -62,8 +62,10 @@ use super::{Tool, ToolSpec};
 /// #[derive(Deserialize, JsonSchema)]
 /// struct Nothing {}
 ///
+/// // The registry holds one handle (a source behind an `Arc` is a source), the application
+/// // another.
 /// let plugins = std::sync::Arc::new(Plugins::default());
-/// let registry = ToolRegistry::new().with_source(plugins.clone());
+/// let registry = ToolRegistry::new().with_source(std::sync::Arc::clone(&plugins));
 /// assert!(registry.is_empty());
 ///
 /// plugins.add(SourcedTool::new(FnTool::new(
@@ -84,6 +86,17 @@ pub trait ToolSource: Send + Sync + 'static {
 
     /// The tools now, in the order the model is to be offered them.
     fn tools(&self) -> Vec<SourcedTool>;
+}
+
+/// A source shared with the application, which changes it through its own handle.
+impl<S: ToolSource> ToolSource for Arc<S> {
+    fn version(&self) -> u64 {
+        S::version(self)
+    }
+
+    fn tools(&self) -> Vec<SourcedTool> {
+        S::tools(self)
+    }
 }
 
 /// A tool as a [`ToolSource`] hands it out: any [`Tool`], shared (cloning it is a reference

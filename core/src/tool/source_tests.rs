@@ -30,7 +30,7 @@ impl Changing {
     }
 }
 
-impl ToolSource for Arc<Changing> {
+impl ToolSource for Changing {
     fn version(&self) -> u64 {
         self.version.load(Ordering::Acquire)
     }
