@@ -2,8 +2,8 @@
 //! answering.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -31,12 +31,14 @@ const PING_TIMEOUT: Duration = Duration::from_secs(5);
 /// error to quote it.
 const STDERR_GRACE: Duration = Duration::from_millis(500);
 
-/// The client side of a session: says who we are, notes `tools/list_changed`, and hands each
-/// progress notification to the call it is about.
+/// The client side of a session: says who we are, lists the tools again on
+/// `tools/list_changed`, and hands each progress notification to the call it is about.
 #[derive(Debug, Clone)]
 pub(crate) struct Handler {
     list_changed: Arc<AtomicBool>,
     progress: ProgressRoutes,
+    /// Weak: the connection owns the session, which owns the handler.
+    connection: Weak<Connection>,
 }
 
 impl ClientHandler for Handler {
@@ -54,6 +56,12 @@ impl ClientHandler for Handler {
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + Send + '_ {
         self.list_changed.store(true, Ordering::Release);
+        // At once, in a task of its own (rmcp runs this handler in one already, but the
+        // listing is a request on the same session, and may take until the connect timeout):
+        // new tools reach the model at its next call, not after a call of this server's.
+        if let Some(connection) = self.connection.upgrade() {
+            tokio::spawn(async move { connection.relist_changed().await });
+        }
         std::future::ready(())
     }
 
@@ -114,14 +122,20 @@ struct Live {
     process_id: Option<u32>,
 }
 
+/// Told each new listing of the server's tools (after a changed list, or on a new session).
+pub(crate) type OnListed = Box<dyn Fn(&[McpToolInfo]) + Send + Sync>;
+
 /// A connection to one server: a session, opened again when needed.
 pub(crate) struct Connection {
+    /// Itself, for the handler of each session.
+    me: Weak<Connection>,
     server: McpServer,
     stderr: StderrTail,
     list_changed: Arc<AtomicBool>,
     progress: ProgressRoutes,
     live: tokio::sync::Mutex<Option<Live>>,
     generations: std::sync::atomic::AtomicU64,
+    on_listed: OnceLock<OnListed>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -135,13 +149,15 @@ impl std::fmt::Debug for Connection {
 impl Connection {
     /// Connects to `server` and lists its tools.
     pub(crate) async fn connect(server: McpServer) -> Result<(Arc<Self>, Vec<McpToolInfo>), Error> {
-        let connection = Arc::new(Connection {
+        let connection = Arc::new_cyclic(|me| Connection {
+            me: me.clone(),
             server,
             stderr: StderrTail::default(),
             list_changed: Arc::new(AtomicBool::new(false)),
             progress: ProgressRoutes::default(),
             live: tokio::sync::Mutex::new(None),
             generations: std::sync::atomic::AtomicU64::new(0),
+            on_listed: OnceLock::new(),
         });
         let (live, tools) = connection.open().await?;
         *connection.live.lock().await = Some(live);
@@ -150,6 +166,31 @@ impl Connection {
 
     pub(crate) fn server(&self) -> &McpServer {
         &self.server
+    }
+
+    /// Tells `on_listed` every later listing of the server's tools (once: a connection
+    /// belongs to one toolset).
+    pub(crate) fn on_listed(&self, on_listed: OnListed) {
+        let _ = self.on_listed.set(on_listed);
+    }
+
+    /// The server said its tool list changed: lists it now on the live session, unless a
+    /// call did meanwhile (the flag is taken under the session's lock, so one listing answers
+    /// one notification). Without a live session there is nothing to do: the next call opens
+    /// one, and lists its tools.
+    async fn relist_changed(&self) {
+        let mut live = self.live.lock().await;
+        if let Some(current) = live.as_mut()
+            && self.list_changed.swap(false, Ordering::AcqRel)
+        {
+            self.relist(current).await;
+        }
+    }
+
+    fn listed(&self, tools: &[McpToolInfo]) {
+        if let Some(on_listed) = self.on_listed.get() {
+            on_listed(tools);
+        }
     }
 
     /// The process id of a stdio server's current process.
@@ -274,11 +315,13 @@ impl Connection {
         let current = match live.take() {
             Some(current) => current,
             None => {
-                let (fresh, _tools) =
+                let (fresh, tools) =
                     self.open().await.map_err(|source| CallError::Unavailable {
                         server: self.server.name.clone(),
                         source,
                     })?;
+                // A server started again may offer other tools.
+                self.listed(&tools);
                 fresh
             }
         };
@@ -301,16 +344,14 @@ impl Connection {
     }
 
     /// Lists the tools of `live` again, after the server said its list changed, within the
-    /// connect timeout. On failure the old list stays (a call of a removed tool then gets the
-    /// server's own refusal).
+    /// connect timeout, and tells the toolset. On failure the old list stays (a call of a
+    /// removed tool then gets the server's own refusal).
     async fn relist(&self, live: &mut Live) {
         let listing = limits::list_tools(&self.server, live.session.peer());
         match tokio::time::timeout(self.server.connect_timeout, listing).await {
             Ok(Ok(tools)) => {
-                live.offered = tools
-                    .into_iter()
-                    .map(|tool| tool.name.into_owned())
-                    .collect();
+                live.offered = tools.iter().map(|tool| tool.name.to_string()).collect();
+                self.listed(&tools);
             }
             Ok(Err(error)) => {
                 tracing::warn!(server = %self.server.name, %error, "listing the changed tools failed");
@@ -347,6 +388,7 @@ impl Connection {
             let handler = Handler {
                 list_changed: self.list_changed.clone(),
                 progress: self.progress.clone(),
+                connection: self.me.clone(),
             };
             let (session, process_id) = match &server.endpoint {
                 Endpoint::Stdio(command) => {
