@@ -48,23 +48,28 @@ impl Sources {
     /// The tools offered now beside the fixed ones (`fixed`; `is_fixed` says whether a name
     /// is one of theirs): the last merge while every source's version is the one it was made
     /// at, a new one otherwise.
+    ///
+    /// The lock is held only to read or replace the last merge, never while a source is
+    /// asked: a source's code cannot deadlock the registry, nor hold up other model calls.
+    /// Two calls that both see a change both merge; the later merge stored is kept, and one
+    /// older than the sources is made again at the next call.
     pub(super) fn current(
         &self,
         fixed: &Shared<Vec<ToolSpec>>,
         is_fixed: &dyn Fn(&str) -> bool,
     ) -> Arc<Offered> {
-        let mut last = lock(&self.last);
-        if let Some(offered) = last.as_ref()
+        let last = lock(&self.last).clone();
+        if let Some(offered) = last
             && offered
                 .versions
                 .iter()
                 .zip(&self.sources)
                 .all(|(seen, source)| *seen == source.version())
         {
-            return Arc::clone(offered);
+            return offered;
         }
         let offered = Arc::new(self.merge(fixed, is_fixed));
-        *last = Some(Arc::clone(&offered));
+        *lock(&self.last) = Some(Arc::clone(&offered));
         offered
     }
 

@@ -15,8 +15,8 @@ use super::{Tool, ToolSpec};
 /// when a version differs from the one it saw last does it ask for the [`tools`](Self::tools)
 /// and make the list the model is offered again. Otherwise the model requests share the
 /// list made last time, as they share an agent's fixed tools. A call by name goes to the
-/// source's tool of that name as of the last such check; a tool the source no longer has gets
-/// the unknown-tool error the model reads.
+/// source's tool of that name when the call is made (the versions are checked again then); a
+/// tool the source no longer has gets the unknown-tool error the model reads.
 ///
 /// Names: the agent's own (fixed) tools come first, then the sources in the order they were
 /// registered. A source's tool whose name is taken by one of them is left out, with a

@@ -191,3 +191,59 @@ fn without_sources_every_request_shares_the_registry_s_list() {
         assert!(request.tools.ptr_eq(&registry));
     }
 }
+
+#[cfg(feature = "tokio")]
+#[tokio::test]
+async fn a_source_s_tool_runs_in_a_task_of_its_own_when_calls_are_spawned() {
+    use crate::tool::ToolExecution;
+
+    let source = Arc::new(Changing::default());
+    source.set(vec![answering("greet", "hello")]);
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([
+            ToolCall::new("c1", "greet", json!({})),
+            ToolCall::new("c2", "missing", json!({})),
+        ]),
+        ModelResponse::text("done"),
+    ]);
+    let agent = Agent::builder(model)
+        .tools(ToolRegistry::new().with_source(source))
+        .tool_execution(ToolExecution::Spawned)
+        .build()
+        .unwrap();
+    let output = agent.run("go").await.unwrap();
+    let results = tool_texts(&output.messages);
+    assert_eq!(results[0], ("hello".to_owned(), false));
+    assert!(results[1].1 && results[1].0.contains("unknown tool `missing`"));
+}
+
+#[test]
+fn a_request_resumed_from_a_checkpoint_gets_the_source_s_specs() {
+    use crate::Shared;
+    use crate::model::ModelRequest;
+    use crate::tool::ToolSpec;
+
+    let source = Arc::new(Changing::default());
+    source.set(vec![answering("kept", "kept")]);
+    let registry = ToolRegistry::new().with_source(source);
+    // A checkpoint names the tools only; one of them the source has no longer.
+    let mut request = ModelRequest {
+        tools: Shared::new(vec![
+            ToolSpec::new("kept", "", json!(null)),
+            ToolSpec::new("dropped", "", json!(null)),
+        ]),
+        ..ModelRequest::default()
+    };
+    registry.fill_specs(&mut request);
+    assert_eq!(*request.tools, [answering("kept", "kept").spec().clone()]);
+
+    let mut request = ModelRequest {
+        tools: Shared::new(vec![ToolSpec::new("kept", "", json!(null))]),
+        ..ModelRequest::default()
+    };
+    registry.fill_specs(&mut request);
+    assert!(
+        request.tools.ptr_eq(&registry.shared_specs()),
+        "all of them: shared"
+    );
+}
