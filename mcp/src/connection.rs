@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -125,6 +125,14 @@ struct Live {
 /// Told each new listing of the server's tools (after a changed list, or on a new session).
 pub(crate) type OnListed = Box<dyn Fn(&[McpToolInfo]) + Send + Sync>;
 
+/// Where a connection's new listings go.
+enum Listings {
+    /// Nowhere yet (the toolset waits for its other servers): the last one is kept for it.
+    Unclaimed(Option<Vec<McpToolInfo>>),
+    /// To the toolset.
+    Reported(OnListed),
+}
+
 /// A connection to one server: a session, opened again when needed.
 pub(crate) struct Connection {
     /// Itself, for the handler of each session.
@@ -135,7 +143,7 @@ pub(crate) struct Connection {
     progress: ProgressRoutes,
     live: tokio::sync::Mutex<Option<Live>>,
     generations: std::sync::atomic::AtomicU64,
-    on_listed: OnceLock<OnListed>,
+    listings: Mutex<Listings>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -157,10 +165,14 @@ impl Connection {
             progress: ProgressRoutes::default(),
             live: tokio::sync::Mutex::new(None),
             generations: std::sync::atomic::AtomicU64::new(0),
-            on_listed: OnceLock::new(),
+            listings: Mutex::new(Listings::Unclaimed(None)),
         });
-        let (live, tools) = connection.open().await?;
-        *connection.live.lock().await = Some(live);
+        // Locked while it opens, as for a call: a listing for a `list_changed` that comes
+        // meanwhile waits for the session, rather than finding none.
+        let mut live = connection.live.lock().await;
+        let (fresh, tools) = connection.open().await?;
+        *live = Some(fresh);
+        drop(live);
         Ok((connection, tools))
     }
 
@@ -168,10 +180,15 @@ impl Connection {
         &self.server
     }
 
-    /// Tells `on_listed` every later listing of the server's tools (once: a connection
-    /// belongs to one toolset).
+    /// Tells `on_listed` every later listing of the server's tools, and at once the one made
+    /// since the connection was opened, if any (a server may change its list while the
+    /// toolset still waits for its other servers). A connection belongs to one toolset.
     pub(crate) fn on_listed(&self, on_listed: OnListed) {
-        let _ = self.on_listed.set(on_listed);
+        let mut listings = self.listings();
+        if let Listings::Unclaimed(Some(tools)) = &*listings {
+            on_listed(tools);
+        }
+        *listings = Listings::Reported(on_listed);
     }
 
     /// The server said its tool list changed: lists it now on the live session, unless a
@@ -188,9 +205,16 @@ impl Connection {
     }
 
     fn listed(&self, tools: &[McpToolInfo]) {
-        if let Some(on_listed) = self.on_listed.get() {
-            on_listed(tools);
+        // Under the lock, so that a listing made while the toolset claims them is not lost.
+        match &mut *self.listings() {
+            Listings::Reported(on_listed) => on_listed(tools),
+            Listings::Unclaimed(last) => *last = Some(tools.to_vec()),
         }
+    }
+
+    fn listings(&self) -> std::sync::MutexGuard<'_, Listings> {
+        // What it holds is replaced whole, never left half-written by a panic.
+        self.listings.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The process id of a stdio server's current process.

@@ -301,6 +301,49 @@ async fn a_tool_the_server_adds_is_offered_and_called_in_a_later_step() {
     .await;
 }
 
+#[tokio::test]
+async fn a_change_announced_while_the_toolset_connects_is_not_lost() {
+    guard(async {
+        let listed = Arc::new(AtomicUsize::new(0));
+        let lists = listed.clone();
+        let server = FakeServer::start(move |method, _| match method {
+            // The first listing says, before its result, that the list changed already.
+            "tools/list" if lists.fetch_add(1, Ordering::SeqCst) == 0 => Reply::NotifyThenResult(
+                vec![list_changed()],
+                json!({"tools": [tool("early", json!({}))]}),
+            ),
+            "tools/list" => listing(vec![tool("early", json!({})), tool("late", json!({}))]),
+            _ => Reply::Close,
+        })
+        .await;
+        // A second server, slow to list its tools, keeps the toolset waiting: the first one's
+        // new listing comes before the toolset is made.
+        let slow = FakeServer::start(move |method, _| match method {
+            "tools/list" => Reply::ResultAfter(
+                Duration::from_millis(500),
+                json!({"tools": [tool("slow", json!({}))]}),
+            ),
+            _ => Reply::Close,
+        })
+        .await;
+        let toolset = McpToolset::connect([
+            McpServer::http("fake", &server.url),
+            McpServer::http("slow", &slow.url),
+        ])
+        .await
+        .unwrap();
+        until_listed(&toolset, "late", true).await;
+        assert_eq!(listed.load(Ordering::SeqCst), 2);
+        let names: Vec<String> = toolset
+            .tools()
+            .iter()
+            .map(|tool| tool.name().to_owned())
+            .collect();
+        assert_eq!(names, ["early", "late", "slow"]);
+    })
+    .await;
+}
+
 /// A server with one tool, `flaky`, whose first call drops the connection (the server gone
 /// mid-call) and whose next calls answer `fine`; and a toolset connected to it.
 async fn flaky_server() -> (FakeServer, McpToolset) {
