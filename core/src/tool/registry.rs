@@ -80,7 +80,7 @@ pub struct ToolRegistry {
     specs: Shared<Vec<ToolSpec>>,
     /// The first name given to two tools: an agent with this registry is not built.
     registered_twice: Option<String>,
-    /// None for most agents, which then pay nothing for them.
+    /// Empty for most agents, which then pay one `is_empty` check per model call for them.
     sources: Sources,
 }
 
