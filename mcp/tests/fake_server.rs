@@ -344,6 +344,61 @@ async fn a_change_announced_while_the_toolset_connects_is_not_lost() {
     .await;
 }
 
+#[tokio::test]
+async fn a_new_tool_under_a_name_another_server_has_is_left_out() {
+    guard(async {
+        let first = FakeServer::start(|method, _| match method {
+            "tools/list" => listing(vec![tool("echo", json!({}))]),
+            "tools/call" => Reply::Result(text_result("the first echo")),
+            _ => Reply::Close,
+        })
+        .await;
+        let listed = Arc::new(AtomicUsize::new(0));
+        let lists = listed.clone();
+        let second = FakeServer::start(move |method, _| match method {
+            "tools/list" if lists.fetch_add(1, Ordering::SeqCst) == 0 => {
+                listing(vec![tool("change", json!({}))])
+            }
+            "tools/list" => listing(vec![
+                tool("change", json!({})),
+                tool("echo", json!({})),
+                tool("extra", json!({})),
+            ]),
+            "tools/call" => Reply::NotifyThenResult(vec![list_changed()], text_result("changed")),
+            _ => Reply::Close,
+        })
+        .await;
+        let toolset = McpToolset::connect([
+            McpServer::http("first", &first.url),
+            McpServer::http("second", &second.url),
+        ])
+        .await
+        .unwrap();
+        call_once(&toolset, "change", json!({})).await;
+        until_listed(&toolset, "extra", true).await;
+
+        let tools: Vec<(String, String)> = toolset
+            .tools()
+            .iter()
+            .map(|tool| (tool.name().to_owned(), tool.server().to_owned()))
+            .collect();
+        let owned = |name: &str, server: &str| (name.to_owned(), server.to_owned());
+        assert_eq!(
+            tools,
+            [
+                owned("echo", "first"),
+                owned("change", "second"),
+                owned("extra", "second")
+            ]
+        );
+        assert_eq!(
+            call_once(&toolset, "echo", json!({})).await,
+            [("the first echo".to_owned(), false)]
+        );
+    })
+    .await;
+}
+
 /// A server with one tool, `flaky`, whose first call drops the connection (the server gone
 /// mid-call) and whose next calls answer `fine`; and a toolset connected to it.
 async fn flaky_server() -> (FakeServer, McpToolset) {
