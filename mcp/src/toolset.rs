@@ -48,8 +48,9 @@ use crate::tool::McpTool;
 /// A server that sends `notifications/tools/list_changed` is listed again at once (in a task
 /// of its own, within its [connect timeout](McpServer::connect_timeout)), and so is a server
 /// on a new session (started again after it died). Its new tools are named by the same rules
-/// (a name can depend on the other tools: a new tool whose name cleans up to an existing
-/// one's gives both a suffix), and from the next model call on an agent with the toolset's
+/// (a name can depend on the other tools: a tool whose name was cleaned up, `files.read` as
+/// `files_read`, gets a suffix when a new tool cleans up to the same name, `files/read`), and
+/// from the next model call on an agent with the toolset's
 /// [`registry`](Self::registry) is offered them, and no longer offered the removed ones: a
 /// call of one gets the unknown-tool error (or, called before the new list came, a message
 /// that the server no longer offers it). A new tool that would have the name of another is
