@@ -148,7 +148,10 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     if paused.end != EndReason::Interrupted {
         return Err(format!("expected a pause for the approval, got {:?}", paused.end).into());
     }
-    println!("paused: {} approval(s) asked inside the team", paused.interrupts().len());
+    println!(
+        "paused: {} approval(s) asked inside the team",
+        paused.interrupts().len()
+    );
     let answers = approve(paused.interrupts());
     let checkpoint = paused.checkpoint.ok_or("a paused run has a checkpoint")?;
     let done = lead.resume(checkpoint, answers).await?;

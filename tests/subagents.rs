@@ -592,7 +592,10 @@ async fn the_parents_budget_counts_what_its_children_spent() {
     assert_eq!(output.model_calls, 1);
     assert_eq!(output.usage.output_tokens, 405);
     assert!(
-        output.text().unwrap().contains("output-token budget of 100"),
+        output
+            .text()
+            .unwrap()
+            .contains("output-token budget of 100"),
         "{:?}",
         output.text()
     );

@@ -102,8 +102,8 @@ fn registry_spec_lookup_matches_the_tool_spec() {
     let registry = registry();
     assert_eq!(registry.len(), 2);
     assert!(!registry.is_empty());
-    assert_eq!(registry.spec("add"), Some(&add_tool().spec()));
-    assert_eq!(registry.spec("shout"), Some(&shout_tool().spec()));
+    assert_eq!(registry.spec("add"), Some(add_tool().spec()));
+    assert_eq!(registry.spec("shout"), Some(shout_tool().spec()));
     assert_eq!(registry.spec("missing"), None);
     assert!(ToolRegistry::new().is_empty());
 }
@@ -365,7 +365,8 @@ async fn registering_an_existing_name_keeps_the_first_and_reports_the_name() {
     assert_eq!(registry.registered_twice(), Some("greet"));
     assert_eq!(registry.len(), 2);
     assert_eq!(registry.specs().len(), registry.len());
-    let names: Vec<&str> = registry.specs().iter().map(|s| s.name.as_str()).collect();
+    let specs = registry.specs();
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["greet", "add"]);
     assert_eq!(
         registry.spec("greet").unwrap().description,
@@ -443,11 +444,8 @@ fn registry_specs_keep_registration_order() {
     for name in ["zeta", "alpha", "mid", "beta"] {
         registry.register(named(name));
     }
-    let names: Vec<&str> = registry
-        .specs()
-        .iter()
-        .map(|spec| spec.name.as_str())
-        .collect();
+    let specs = registry.specs();
+    let names: Vec<&str> = specs.iter().map(|spec| spec.name.as_str()).collect();
     assert_eq!(names, ["zeta", "alpha", "mid", "beta"]);
     assert_eq!(registry.specs()[1].description, "The alpha tool.");
 }

@@ -2,8 +2,8 @@
 //! answering.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -34,9 +34,9 @@ const PING_TIMEOUT: Duration = Duration::from_secs(5);
 /// error to quote it.
 const STDERR_GRACE: Duration = Duration::from_millis(500);
 
-/// The client side of a session: says who we are, notes `tools/list_changed`, hands each
-/// progress notification to the call it is about, and answers elicitations for the call in
-/// flight.
+/// The client side of a session: says who we are, lists the tools again on
+/// `tools/list_changed`, hands each progress notification to the call it is about, and
+/// answers elicitations for the call in flight.
 #[derive(Debug, Clone)]
 pub(crate) struct Handler {
     server: String,
@@ -44,6 +44,8 @@ pub(crate) struct Handler {
     progress: ProgressRoutes,
     /// `None` when the server was told the client does not elicit.
     elicitation: Option<ElicitationRoutes>,
+    /// Weak: the connection owns the session, which owns the handler.
+    connection: Weak<Connection>,
 }
 
 impl ClientHandler for Handler {
@@ -61,6 +63,12 @@ impl ClientHandler for Handler {
         _context: NotificationContext<RoleClient>,
     ) -> impl Future<Output = ()> + Send + '_ {
         self.list_changed.store(true, Ordering::Release);
+        // At once, in a task of its own (rmcp runs this handler in one already, but the
+        // listing is a request on the same session, and may take until the connect timeout):
+        // new tools reach the model at its next call, not after a call of this server's.
+        if let Some(connection) = self.connection.upgrade() {
+            tokio::spawn(async move { connection.relist_changed().await });
+        }
         std::future::ready(())
     }
 
@@ -147,8 +155,21 @@ struct Live {
     process_id: Option<u32>,
 }
 
+/// Told each new listing of the server's tools (after a changed list, or on a new session).
+pub(crate) type OnListed = Box<dyn Fn(&[McpToolInfo]) + Send + Sync>;
+
+/// Where a connection's new listings go.
+enum Listings {
+    /// Nowhere yet (the toolset waits for its other servers): the last one is kept for it.
+    Unclaimed(Option<Vec<McpToolInfo>>),
+    /// To the toolset.
+    Reported(OnListed),
+}
+
 /// A connection to one server: a session, opened again when needed.
 pub(crate) struct Connection {
+    /// Itself, for the handler of each session.
+    me: Weak<Connection>,
     server: McpServer,
     stderr: StderrTail,
     list_changed: Arc<AtomicBool>,
@@ -156,6 +177,7 @@ pub(crate) struct Connection {
     elicitation: ElicitationRoutes,
     live: tokio::sync::Mutex<Option<Live>>,
     generations: std::sync::atomic::AtomicU64,
+    listings: Mutex<Listings>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -169,7 +191,8 @@ impl std::fmt::Debug for Connection {
 impl Connection {
     /// Connects to `server` and lists its tools.
     pub(crate) async fn connect(server: McpServer) -> Result<(Arc<Self>, Vec<McpToolInfo>), Error> {
-        let connection = Arc::new(Connection {
+        let connection = Arc::new_cyclic(|me| Connection {
+            me: me.clone(),
             server,
             stderr: StderrTail::default(),
             list_changed: Arc::new(AtomicBool::new(false)),
@@ -177,14 +200,56 @@ impl Connection {
             elicitation: ElicitationRoutes::default(),
             live: tokio::sync::Mutex::new(None),
             generations: std::sync::atomic::AtomicU64::new(0),
+            listings: Mutex::new(Listings::Unclaimed(None)),
         });
-        let (live, tools) = connection.open().await?;
-        *connection.live.lock().await = Some(live);
+        // Locked while it opens, as for a call: a listing for a `list_changed` that comes
+        // meanwhile waits for the session, rather than finding none.
+        let mut live = connection.live.lock().await;
+        let (fresh, tools) = connection.open().await?;
+        *live = Some(fresh);
+        drop(live);
         Ok((connection, tools))
     }
 
     pub(crate) fn server(&self) -> &McpServer {
         &self.server
+    }
+
+    /// Tells `on_listed` every later listing of the server's tools, and at once the one made
+    /// since the connection was opened, if any (a server may change its list while the
+    /// toolset still waits for its other servers). A connection belongs to one toolset.
+    pub(crate) fn on_listed(&self, on_listed: OnListed) {
+        let mut listings = self.listings();
+        if let Listings::Unclaimed(Some(tools)) = &*listings {
+            on_listed(tools);
+        }
+        *listings = Listings::Reported(on_listed);
+    }
+
+    /// The server said its tool list changed: lists it now on the live session, unless a
+    /// call did meanwhile (the flag is taken under the session's lock, so one listing answers
+    /// one notification). Without a live session there is nothing to do: the next call opens
+    /// one, and lists its tools.
+    async fn relist_changed(&self) {
+        let mut live = self.live.lock().await;
+        if let Some(current) = live.as_mut()
+            && self.list_changed.swap(false, Ordering::AcqRel)
+        {
+            self.relist(current).await;
+        }
+    }
+
+    fn listed(&self, tools: &[McpToolInfo]) {
+        // Under the lock, so that a listing made while the toolset claims them is not lost.
+        match &mut *self.listings() {
+            Listings::Reported(on_listed) => on_listed(tools),
+            Listings::Unclaimed(last) => *last = Some(tools.to_vec()),
+        }
+    }
+
+    fn listings(&self) -> std::sync::MutexGuard<'_, Listings> {
+        // What it holds is replaced whole, never left half-written by a panic.
+        self.listings.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The process id of a stdio server's current process.
@@ -315,11 +380,13 @@ impl Connection {
         let current = match live.take() {
             Some(current) => current,
             None => {
-                let (fresh, _tools) =
+                let (fresh, tools) =
                     self.open().await.map_err(|source| CallError::Unavailable {
                         server: self.server.name.clone(),
                         source,
                     })?;
+                // A server started again may offer other tools.
+                self.listed(&tools);
                 fresh
             }
         };
@@ -342,16 +409,14 @@ impl Connection {
     }
 
     /// Lists the tools of `live` again, after the server said its list changed, within the
-    /// connect timeout. On failure the old list stays (a call of a removed tool then gets the
-    /// server's own refusal).
+    /// connect timeout, and tells the toolset. On failure the old list stays (a call of a
+    /// removed tool then gets the server's own refusal).
     async fn relist(&self, live: &mut Live) {
         let listing = limits::list_tools(&self.server, live.session.peer());
         match tokio::time::timeout(self.server.connect_timeout, listing).await {
             Ok(Ok(tools)) => {
-                live.offered = tools
-                    .into_iter()
-                    .map(|tool| tool.name.into_owned())
-                    .collect();
+                live.offered = tools.iter().map(|tool| tool.name.to_string()).collect();
+                self.listed(&tools);
             }
             Ok(Err(error)) => {
                 tracing::warn!(server = %self.server.name, %error, "listing the changed tools failed");
@@ -390,6 +455,7 @@ impl Connection {
                 list_changed: self.list_changed.clone(),
                 progress: self.progress.clone(),
                 elicitation: server.elicitation.then(|| self.elicitation.clone()),
+                connection: self.me.clone(),
             };
             let (session, process_id) = match &server.endpoint {
                 Endpoint::Stdio(command) => {

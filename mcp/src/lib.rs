@@ -76,6 +76,16 @@
 //! [`elicitation`] for the details and what it costs (the server's tool runs again up to its
 //! elicitation); [`McpServer::elicitation`] turns it off.
 //!
+//! # Changed tool lists
+//!
+//! A server that sends `notifications/tools/list_changed` is listed again at once, in a task
+//! of its own (and so is a server on a new session, after it was started again). From the
+//! next model call on, an agent with the toolset's [`registry`](McpToolset::registry) is
+//! offered the server's new tools, named by the same rules, and no longer its removed ones
+//! (the registry holds the toolset as a
+//! [`ToolSource`](hookchain_core::tool::ToolSource)); a call of a removed tool gets the
+//! unknown-tool error. See [`McpToolset`'s Changed lists](McpToolset#changed-lists).
+//!
 //! # Limits
 //!
 //! A server's tool list is refused ([`Error::TooLarge`]) beyond [`McpServer::max_tools`]
@@ -92,13 +102,14 @@
 //!
 //! # Not yet
 //!
-//! New tools announced by `list_changed` (only removed ones are noticed), sampling, URL-mode
-//! elicitation; on the serving side, an approval asked of the client (elicitation) and
-//! middleware state kept per client session.
+//! Sampling, URL-mode elicitation; on the serving side, an approval asked of the client
+//! (elicitation), middleware state kept per client session, and `list_changed` for an agent
+//! whose tools change (its tools are listed once, when the server is made).
 
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod catalog;
 mod connection;
 pub mod elicitation;
 mod error;

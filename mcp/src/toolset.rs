@@ -1,15 +1,12 @@
 //! The tools of several MCP servers, named for the model.
 
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
-use hookchain_core::{ToolRegistry, ToolSpec};
+use hookchain_core::ToolRegistry;
 
+use crate::catalog::{Catalog, CatalogSource};
 use crate::connection::Connection;
 use crate::error::Error;
-use crate::names::provider_safe_names;
-use crate::schema::object_schema;
 use crate::server::McpServer;
 use crate::tool::McpTool;
 
@@ -42,12 +39,27 @@ use crate::tool::McpTool;
 /// # }
 /// ```
 ///
-/// The servers live as long as the toolset or any of its tools: a stdio server's process is
-/// killed and reaped when the last of them is dropped, or at once by [`close`](Self::close).
+/// The servers live as long as the toolset, a registry made of it or any of its tools: a stdio
+/// server's process is killed and reaped when the last of them is dropped, or at once by
+/// [`close`](Self::close).
+///
+/// # Changed lists
+///
+/// A server that sends `notifications/tools/list_changed` is listed again at once (in a task
+/// of its own, within its [connect timeout](McpServer::connect_timeout)), and so is a server
+/// on a new session (started again after it died). Its new tools are named by the same rules
+/// (a name can depend on the other tools: a tool whose name was cleaned up, `files.read` as
+/// `files_read`, gets a suffix when a new tool cleans up to the same name, `files/read`), and
+/// from the next model call on an agent with the toolset's
+/// [`registry`](Self::registry) is offered them, and no longer offered the removed ones: a
+/// call of one gets the unknown-tool error (or, called before the new list came, a message
+/// that the server no longer offers it). A new tool that would have the name of another is
+/// left out with a warning, where [`connect`](Self::connect) refuses the toolset. A listing
+/// that fails keeps the last tools. [`tools`](Self::tools) returns a snapshot: ask again for
+/// the tools of the moment.
 #[derive(Debug)]
 pub struct McpToolset {
-    connections: Vec<Arc<Connection>>,
-    tools: Vec<McpTool>,
+    catalog: Arc<Catalog>,
 }
 
 impl McpToolset {
@@ -67,78 +79,37 @@ impl McpToolset {
         }
         let connected =
             futures::future::try_join_all(servers.into_iter().map(Connection::connect)).await?;
-
-        // Every tool with its full name (the prefix included), in server order.
-        let mut listed = Vec::new();
-        for (connection, tools) in &connected {
-            for tool in tools {
-                let full = match &connection.server().prefix {
-                    Some(prefix) => format!("{prefix}_{}", tool.name),
-                    None => tool.name.to_string(),
-                };
-                listed.push((connection, tool, full));
-            }
-        }
-        let mapped = provider_safe_names(listed.iter().map(|(_, _, full)| full));
-
-        let mut tools = Vec::with_capacity(listed.len());
-        let mut taken: HashMap<&str, (&str, &str)> = HashMap::with_capacity(listed.len());
-        for ((connection, tool, _full), name) in listed.iter().zip(&mapped) {
-            match taken.entry(name.as_str()) {
-                Entry::Occupied(first) => {
-                    let (first_server, first_tool) = *first.get();
-                    return Err(Error::DuplicateToolName {
-                        name: name.clone(),
-                        first_server: first_server.to_owned(),
-                        first_tool: first_tool.to_owned(),
-                        second_server: connection.server().name.clone(),
-                        second_tool: tool.name.to_string(),
-                    });
-                }
-                Entry::Vacant(slot) => {
-                    slot.insert((connection.server().name.as_str(), &tool.name));
-                }
-            }
-            let spec = ToolSpec::new(
-                name.clone(),
-                tool.description.as_deref().unwrap_or_default(),
-                object_schema(&tool.input_schema),
-            );
-            tools.push(McpTool::new(
-                spec,
-                tool.name.to_string(),
-                Arc::clone(connection),
-            ));
-        }
-        drop(taken);
-        let connections = connected
-            .into_iter()
-            .map(|(connection, _)| connection)
-            .collect();
-        Ok(Self { connections, tools })
+        Ok(Self {
+            catalog: Catalog::new(connected)?,
+        })
     }
 
-    /// Every tool, in server order and then in the order each server listed them.
+    /// Every tool now, in server order and then in the order each server listed them: a
+    /// snapshot, which a server's changed list does not change (ask again).
     #[must_use]
-    pub fn tools(&self) -> &[McpTool] {
-        &self.tools
+    pub fn tools(&self) -> Arc<[McpTool]> {
+        self.catalog.tools()
     }
 
-    /// The tool the model calls `name`.
+    /// The tool the model calls `name`, now.
     #[must_use]
-    pub fn tool(&self, name: &str) -> Option<&McpTool> {
-        self.tools.iter().find(|tool| tool.name() == name)
+    pub fn tool(&self, name: &str) -> Option<McpTool> {
+        self.tools()
+            .iter()
+            .find(|tool| tool.name() == name)
+            .cloned()
     }
 
-    /// The server's own name for the tool the model calls `name` (the mapping back).
+    /// The server's own name for the tool the model calls `name` (the mapping back), now.
     #[must_use]
-    pub fn original_name(&self, name: &str) -> Option<&str> {
-        self.tool(name).map(McpTool::original_name)
+    pub fn original_name(&self, name: &str) -> Option<String> {
+        self.tool(name).map(|tool| tool.original_name().to_owned())
     }
 
     /// A registry of every tool, for [`AgentBuilder::tools`](hookchain_core::AgentBuilder::tools)
     /// (which replaces the agent's tools: to add them to tools of your own, see
-    /// [`register`](Self::register)).
+    /// [`register`](Self::register)). The agent is offered the tools of the moment (see
+    /// [Changed lists](#changed-lists)).
     #[must_use]
     pub fn registry(&self) -> ToolRegistry {
         let mut registry = ToolRegistry::new();
@@ -146,20 +117,22 @@ impl McpToolset {
         registry
     }
 
-    /// Adds every tool to `registry` (for [`AgentBuilder::tools`](hookchain_core::AgentBuilder::tools)).
-    /// A tool whose name the registry has already is refused by the agent when it is built
-    /// ([`ToolRegistry::register`]).
+    /// Adds the toolset's tools to `registry` (for
+    /// [`AgentBuilder::tools`](hookchain_core::AgentBuilder::tools)), as a
+    /// [`ToolSource`](hookchain_core::tool::ToolSource): at each model call, the model is
+    /// offered the tools of the moment (see [Changed lists](#changed-lists)). A tool whose
+    /// name one of the registry's own tools has is left out, with a warning: the registry's
+    /// tool stays.
     pub fn register(&self, registry: &mut ToolRegistry) {
-        for tool in &self.tools {
-            registry.register(tool.clone());
-        }
+        registry.register_source(CatalogSource(Arc::clone(&self.catalog)));
     }
 
     /// The process id of the stdio server `server` (`None` for an HTTP server, an unknown
     /// name, or a server not running now).
     pub async fn process_id(&self, server: &str) -> Option<u32> {
         let connection = self
-            .connections
+            .catalog
+            .connections()
             .iter()
             .find(|connection| connection.server().name == server)?;
         connection.process_id().await
@@ -169,16 +142,22 @@ impl McpToolset {
     /// (then sent SIGTERM, then killed), and reaped. A tool still held by an agent starts its
     /// server again if it is called.
     pub async fn close(self) {
-        futures::future::join_all(self.connections.iter().map(|connection| connection.close()))
-            .await;
+        futures::future::join_all(
+            self.catalog
+                .connections()
+                .iter()
+                .map(|connection| connection.close()),
+        )
+        .await;
     }
 }
 
-impl<'a> IntoIterator for &'a McpToolset {
-    type Item = &'a McpTool;
-    type IntoIter = std::slice::Iter<'a, McpTool>;
+/// The tools now (see [`McpToolset::tools`]).
+impl IntoIterator for &McpToolset {
+    type Item = McpTool;
+    type IntoIter = std::vec::IntoIter<McpTool>;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.tools.iter()
+        self.tools().to_vec().into_iter()
     }
 }

@@ -119,7 +119,7 @@ async fn the_tools_names_and_schemas_are_what_providers_accept() {
             assert_eq!(spec.parameters["type"], "object", "{}", spec.name);
             assert!(spec.parameters["properties"].is_object(), "{}", spec.name);
             assert_eq!(
-                toolset.original_name(&spec.name),
+                toolset.original_name(&spec.name).as_deref(),
                 Some(tool.original_name())
             );
         }
@@ -389,7 +389,7 @@ async fn two_servers_with_the_same_tools_need_a_prefix() {
                 .await
                 .unwrap();
         assert!(toolset.tool("echo").is_some() && toolset.tool("b_echo").is_some());
-        assert_eq!(toolset.original_name("b_echo"), Some("echo"));
+        assert_eq!(toolset.original_name("b_echo").as_deref(), Some("echo"));
         assert_eq!(toolset.tool("b_echo").unwrap().server(), "two");
     })
     .await;

@@ -1,7 +1,7 @@
 //! Against an MCP server of the test's own (streamable HTTP on loopback; needs no installed
 //! server): names and schemas mapped and the original name called, a dropped call cancelled,
-//! limits of the tool list, a tool the server no longer offers, a server gone mid-call, and a
-//! call timeout on tokio's paused clock.
+//! limits of the tool list, tools the server removes or adds (`list_changed`), a server gone
+//! mid-call, and a call timeout on tokio's paused clock.
 
 mod support;
 
@@ -9,10 +9,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use hookchain::Tool;
 use hookchain::builtin::ToolRetry;
 use hookchain::chain;
 use hookchain::prelude::*;
+use hookchain::{FnTool, Tool, ToolRegistry};
 use hookchain_mcp::{Error, McpServer, McpToolset};
 use serde_json::{Value, json};
 use support::fake::{FakeServer, Reply, text_result, tool};
@@ -45,14 +45,14 @@ async fn odd_names_are_mapped_and_the_server_is_called_with_the_original() {
         let toolset = McpToolset::connect([McpServer::http("fake", &server.url).prefix("fs")])
             .await
             .unwrap();
-        let names: Vec<&str> = toolset.tools().iter().map(|tool| tool.name()).collect();
+        let tools = toolset.tools();
+        let names: Vec<&str> = tools.iter().map(|tool| tool.name()).collect();
         assert!(names.iter().all(|name| provider_accepts(name)), "{names:?}");
         for tool in &toolset {
             let spec = tool.spec();
             assert!(spec.parameters["properties"].is_object(), "{spec:?}");
         }
-        let slash = toolset
-            .tools()
+        let slash = tools
             .iter()
             .find(|tool| tool.original_name() == "files/read")
             .expect("files/read");
@@ -154,8 +154,21 @@ async fn a_tool_list_that_never_ends_or_is_too_long_is_refused() {
     .await;
 }
 
+/// The notification a server sends when its tool list changed.
+fn list_changed() -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+}
+
+/// Waits until `toolset` has (or, for `false`, no longer has) the tool `name`: a changed list
+/// is listed again in the background.
+async fn until_listed(toolset: &McpToolset, name: &str, present: bool) {
+    while toolset.tool(name).is_some() != present {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 #[tokio::test]
-async fn a_tool_the_server_no_longer_offers_gives_a_clear_error() {
+async fn a_tool_the_server_removed_is_no_longer_offered() {
     guard(async {
         let listed = Arc::new(AtomicUsize::new(0));
         let lists = listed.clone();
@@ -168,28 +181,219 @@ async fn a_tool_the_server_no_longer_offers_gives_a_clear_error() {
                     listing(vec![tool("stays", json!({}))])
                 }
             }
-            "tools/call" => Reply::NotifyThenResult(
-                vec![json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})],
-                text_result("ok"),
-            ),
+            "tools/call" => Reply::NotifyThenResult(vec![list_changed()], text_result("ok")),
             _ => Reply::Close,
         })
         .await;
         let toolset = McpToolset::connect([McpServer::http("fake", &server.url)])
             .await
             .unwrap();
+        let gone = toolset.tool("gone").expect("listed at connect");
         assert_eq!(
             call_once(&toolset, "stays", json!({})).await,
             [("ok".to_owned(), false)]
         );
+        until_listed(&toolset, "gone", false).await;
+
+        // The toolset's registry no longer has it: the model reads the unknown-tool error.
         let results = call_once(&toolset, "gone", json!({})).await;
         assert!(results[0].1, "{results:?}");
-        assert!(results[0].0.contains("no longer offered"), "{results:?}");
+        assert!(results[0].0.contains("unknown tool `gone`"), "{results:?}");
+        // The tool, held from before, is not sent to the server either.
+        let registry = ToolRegistry::new().with(gone);
+        let result = registry
+            .execute(&ToolCall::new("c1", "gone", json!({})))
+            .await;
+        assert!(result.is_error, "{result:?}");
+        assert!(
+            result.content.text().contains("no longer offered"),
+            "{result:?}"
+        );
         assert_eq!(listed.load(Ordering::SeqCst), 2);
         assert_eq!(
             server.received_of("tools/call").len(),
             1,
             "`gone` was not called"
+        );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_tool_the_server_adds_is_offered_and_called_in_a_later_step() {
+    guard(async {
+        let listed = Arc::new(AtomicUsize::new(0));
+        let lists = listed.clone();
+        let server = FakeServer::start(move |method, params| match method {
+            "tools/list" => {
+                // After the first listing, the server has a second tool.
+                if lists.fetch_add(1, Ordering::SeqCst) == 0 {
+                    listing(vec![tool("first", json!({}))])
+                } else {
+                    listing(vec![
+                        tool("first", json!({})),
+                        tool("added.tool", json!({})),
+                    ])
+                }
+            }
+            "tools/call" if params["name"] == "first" => {
+                Reply::NotifyThenResult(vec![list_changed()], text_result("first done"))
+            }
+            "tools/call" => Reply::Result(text_result(&format!(
+                "{} answered",
+                params["name"].as_str().unwrap_or("?")
+            ))),
+            _ => Reply::Close,
+        })
+        .await;
+        let toolset = Arc::new(
+            McpToolset::connect([McpServer::http("fake", &server.url)])
+                .await
+                .unwrap(),
+        );
+        // A tool of the application's that waits for the new listing, which runs in the
+        // background (as it would while a real model thinks).
+        let watched = Arc::clone(&toolset);
+        let wait = FnTool::new(
+            "wait_for_tools",
+            "Waits until the server's new tool is listed.",
+            move |_: Value| {
+                let toolset = Arc::clone(&watched);
+                async move {
+                    until_listed(&toolset, "added_tool", true).await;
+                    Ok::<_, std::convert::Infallible>("listed")
+                }
+            },
+        );
+        let model = ScriptedModel::new([
+            ModelResponse::tool_calls([ToolCall::new("c1", "first", json!({}))]),
+            ModelResponse::tool_calls([ToolCall::new("c2", "wait_for_tools", json!({}))]),
+            ModelResponse::tool_calls([ToolCall::new("c3", "added_tool", json!({}))]),
+            ModelResponse::text("done"),
+        ]);
+        let mut registry = toolset.registry();
+        registry.register(wait);
+        let agent = Agent::builder(model).tools(registry).build().unwrap();
+
+        let output = agent.run("go").await.unwrap();
+
+        let texts: Vec<String> = tool_messages(&output.messages)
+            .iter()
+            .map(|message| message.text().into_owned())
+            .collect();
+        assert_eq!(texts, ["first done", "listed", "added.tool answered"]);
+        let offered: Vec<Vec<String>> = agent
+            .model()
+            .requests()
+            .iter()
+            .map(|request| request.tools.iter().map(|spec| spec.name.clone()).collect())
+            .collect();
+        assert_eq!(offered[0], ["wait_for_tools", "first"]);
+        assert_eq!(offered[2], ["wait_for_tools", "first", "added_tool"]);
+        let called: Vec<Value> = server
+            .received_of("tools/call")
+            .iter()
+            .map(|call| call["params"]["name"].clone())
+            .collect();
+        assert_eq!(called, ["first", "added.tool"]);
+        assert_eq!(listed.load(Ordering::SeqCst), 2);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_change_announced_while_the_toolset_connects_is_not_lost() {
+    guard(async {
+        let listed = Arc::new(AtomicUsize::new(0));
+        let lists = listed.clone();
+        let server = FakeServer::start(move |method, _| match method {
+            // The first listing says, before its result, that the list changed already.
+            "tools/list" if lists.fetch_add(1, Ordering::SeqCst) == 0 => Reply::NotifyThenResult(
+                vec![list_changed()],
+                json!({"tools": [tool("early", json!({}))]}),
+            ),
+            "tools/list" => listing(vec![tool("early", json!({})), tool("late", json!({}))]),
+            _ => Reply::Close,
+        })
+        .await;
+        // A second server, slow to list its tools, keeps the toolset waiting: the first one's
+        // new listing comes before the toolset is made.
+        let slow = FakeServer::start(move |method, _| match method {
+            "tools/list" => Reply::ResultAfter(
+                Duration::from_millis(500),
+                json!({"tools": [tool("slow", json!({}))]}),
+            ),
+            _ => Reply::Close,
+        })
+        .await;
+        let toolset = McpToolset::connect([
+            McpServer::http("fake", &server.url),
+            McpServer::http("slow", &slow.url),
+        ])
+        .await
+        .unwrap();
+        until_listed(&toolset, "late", true).await;
+        assert_eq!(listed.load(Ordering::SeqCst), 2);
+        let names: Vec<String> = toolset
+            .tools()
+            .iter()
+            .map(|tool| tool.name().to_owned())
+            .collect();
+        assert_eq!(names, ["early", "late", "slow"]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_new_tool_under_a_name_another_server_has_is_left_out() {
+    guard(async {
+        let first = FakeServer::start(|method, _| match method {
+            "tools/list" => listing(vec![tool("echo", json!({}))]),
+            "tools/call" => Reply::Result(text_result("the first echo")),
+            _ => Reply::Close,
+        })
+        .await;
+        let listed = Arc::new(AtomicUsize::new(0));
+        let lists = listed.clone();
+        let second = FakeServer::start(move |method, _| match method {
+            "tools/list" if lists.fetch_add(1, Ordering::SeqCst) == 0 => {
+                listing(vec![tool("change", json!({}))])
+            }
+            "tools/list" => listing(vec![
+                tool("change", json!({})),
+                tool("echo", json!({})),
+                tool("extra", json!({})),
+            ]),
+            "tools/call" => Reply::NotifyThenResult(vec![list_changed()], text_result("changed")),
+            _ => Reply::Close,
+        })
+        .await;
+        let toolset = McpToolset::connect([
+            McpServer::http("first", &first.url),
+            McpServer::http("second", &second.url),
+        ])
+        .await
+        .unwrap();
+        call_once(&toolset, "change", json!({})).await;
+        until_listed(&toolset, "extra", true).await;
+
+        let tools: Vec<(String, String)> = toolset
+            .tools()
+            .iter()
+            .map(|tool| (tool.name().to_owned(), tool.server().to_owned()))
+            .collect();
+        let owned = |name: &str, server: &str| (name.to_owned(), server.to_owned());
+        assert_eq!(
+            tools,
+            [
+                owned("echo", "first"),
+                owned("change", "second"),
+                owned("extra", "second")
+            ]
+        );
+        assert_eq!(
+            call_once(&toolset, "echo", json!({})).await,
+            [("the first echo".to_owned(), false)]
         );
     })
     .await;

@@ -29,9 +29,15 @@ async fn an_agent_asks_the_time_and_the_status_of_a_repository() {
         for tool in &toolset {
             assert!(provider_accepts(tool.name()), "{}", tool.name());
         }
-        assert_eq!(toolset.original_name("repo_git_status"), Some("git_status"));
         assert_eq!(
-            toolset.tool("get_current_time").map(|tool| tool.server()),
+            toolset.original_name("repo_git_status").as_deref(),
+            Some("git_status")
+        );
+        assert_eq!(
+            toolset
+                .tool("get_current_time")
+                .map(|tool| tool.server().to_owned())
+                .as_deref(),
             Some("time")
         );
 

@@ -122,7 +122,7 @@ impl Contributions {
     ) -> Result<(), crate::agent::AgentBuildError> {
         use crate::agent::AgentBuildError;
         for (i, tool) in self.tools.iter().enumerate() {
-            if registry.spec(&tool.name).is_some() {
+            if registry.has_fixed(&tool.name) {
                 return Err(AgentBuildError::ToolTaken {
                     tool: tool.name.clone(),
                     middleware: tool.member,

@@ -1,5 +1,6 @@
-//! Tools the model can call: the [`Tool`] trait, tools made from async closures ([`FnTool`]), and
-//! the [`ToolRegistry`] that dispatches calls by name.
+//! Tools the model can call: the [`Tool`] trait, tools made from async closures ([`FnTool`]),
+//! the [`ToolRegistry`] that dispatches calls by name, and [`ToolSource`]s for sets of tools
+//! that change while the agent runs.
 
 mod ask_user;
 mod error;
@@ -7,9 +8,11 @@ mod execution;
 mod failure;
 mod final_answer;
 pub(crate) mod fn_tool;
+mod offered;
 mod progress;
 mod registry;
 pub(crate) mod schema;
+mod source;
 #[cfg(feature = "tokio")]
 mod spawned;
 
@@ -28,6 +31,7 @@ pub use progress::ToolProgress;
 pub use registry::ToolRegistry;
 pub(crate) use registry::{ErasedTool, panic_message, result_of};
 pub use schema::{clean_schema, parameters_schema};
+pub use source::{SourcedTool, ToolSource};
 
 use crate::context::ToolContext;
 use crate::interrupt::Answer;

@@ -3,13 +3,15 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
+use std::ops::Deref;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
 
-use super::{Tool, ToolError, ToolFailure, ToolSpec};
+use super::offered::{Offered, Sources};
+use super::{Tool, ToolError, ToolFailure, ToolSource, ToolSpec};
 use crate::context::{CallFrame, Context, ToolContext};
 use crate::interrupt::Answer;
 use crate::message::{Content, ToolCall, ToolResult};
@@ -65,15 +67,50 @@ struct Entry {
 
 /// The tools of an agent, by name.
 ///
+/// Its tools are fixed ones ([`register`](Self::register)) and, when the set changes while
+/// the agent runs, those of [`ToolSource`]s ([`register_source`](Self::register_source)):
+/// what the model is offered, and what a call by name runs, are the sources' tools as of
+/// the model call (see [`ToolSource`] for names that clash).
+///
 /// [`execute`](Self::execute) never fails: an unknown tool, bad arguments, a tool error or a
 /// panicking tool each become an error [`ToolResult`] that the model can read.
 #[derive(Default)]
 pub struct ToolRegistry {
     tools: BTreeMap<String, Entry>,
-    /// Shared with every model request (no copy per request).
+    /// The fixed tools' specs, shared with every model request (no copy per request).
     specs: Shared<Vec<ToolSpec>>,
     /// The first name given to two tools: an agent with this registry is not built.
     registered_twice: Option<String>,
+    /// Empty for most agents, which then pay one `is_empty` check per model call for them.
+    sources: Sources,
+}
+
+/// A tool found by name: a fixed one is borrowed, a source's is held (its source may drop it
+/// meanwhile).
+enum Found<'a> {
+    Fixed(&'a Arc<dyn ErasedTool>),
+    Sourced(Arc<dyn ErasedTool>),
+}
+
+impl Found<'_> {
+    #[cfg(feature = "tokio")]
+    fn shared(&self) -> Arc<dyn ErasedTool> {
+        match self {
+            Found::Fixed(tool) => Arc::clone(tool),
+            Found::Sourced(tool) => Arc::clone(tool),
+        }
+    }
+}
+
+impl Deref for Found<'_> {
+    type Target = dyn ErasedTool;
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            Found::Fixed(tool) => &***tool,
+            Found::Sourced(tool) => &**tool,
+        }
+    }
 }
 
 impl ToolRegistry {
@@ -98,6 +135,24 @@ impl ToolRegistry {
         let at = self.specs.len() - 1;
         let tool = Arc::new(tool);
         self.tools.insert(name, Entry { spec: at, tool });
+        self.sources.forget();
+        self
+    }
+
+    /// Adds the tools of `source`, a set that changes while the agent runs: at each model
+    /// call, the model is offered its tools of the moment (see [`ToolSource`]). A name taken
+    /// by a fixed tool or an earlier source's is left out, with a warning, rather than refused
+    /// (the names are only known at run time).
+    pub fn register_source(&mut self, source: impl ToolSource) -> &mut Self {
+        self.sources.add(Box::new(source));
+        self
+    }
+
+    /// Adds the tools of `source` and returns the registry, for chaining (see
+    /// [`register_source`](Self::register_source)).
+    #[must_use]
+    pub fn with_source(mut self, source: impl ToolSource) -> Self {
+        self.register_source(source);
         self
     }
 
@@ -115,37 +170,62 @@ impl ToolRegistry {
         self
     }
 
-    /// The specs of every tool, in registration order (as the model is told about them).
+    /// The specs of every tool, as the model is told about them now: the fixed tools in
+    /// registration order, then the sources' (see [`shared_specs`](Self::shared_specs)).
     #[must_use]
-    pub fn specs(&self) -> &[ToolSpec] {
-        &self.specs
+    pub fn specs(&self) -> Shared<Vec<ToolSpec>> {
+        self.shared_specs()
     }
 
     /// The specs, shared: what every model request holds (a reference count, not a copy).
+    ///
+    /// Without sources, every call returns the same list. With sources, the list is made
+    /// again when a source's version changed since the last call, and shared until then.
     #[must_use]
     pub fn shared_specs(&self) -> Shared<Vec<ToolSpec>> {
-        self.specs.clone()
+        match self.offered() {
+            None => self.specs.clone(),
+            Some(offered) => offered.specs.clone(),
+        }
+    }
+
+    /// The sources' tools merged with the fixed ones, as of now (`None` without sources).
+    fn offered(&self) -> Option<Arc<Offered>> {
+        if self.sources.is_empty() {
+            return None;
+        }
+        Some(
+            self.sources
+                .current(&self.specs, &|name| self.tools.contains_key(name)),
+        )
+    }
+
+    /// Whether `name` is the name of a fixed tool (one a source offers may clash with it:
+    /// the fixed one stays).
+    pub(crate) fn has_fixed(&self, name: &str) -> bool {
+        self.tools.contains_key(name)
     }
 
     /// Puts this registry's specs in place of `request`'s tools, which a checkpoint names
     /// only: shared when they are all of them, in order; a tool this registry does not have is
     /// dropped from the request (with a warning: the agent no longer has it).
     pub(crate) fn fill_specs(&self, request: &mut crate::model::ModelRequest) {
-        let all = request.tools.len() == self.specs.len()
+        let current = self.shared_specs();
+        let all = request.tools.len() == current.len()
             && request
                 .tools
                 .iter()
-                .zip(self.specs.iter())
+                .zip(current.iter())
                 .all(|(named, spec)| named.name == spec.name);
         if all {
-            request.tools = self.shared_specs();
+            request.tools = current;
             return;
         }
         let specs = request
             .tools
             .iter()
             .filter_map(|named| {
-                let spec = self.spec(&named.name);
+                let spec = current.iter().find(|spec| spec.name == named.name);
                 if spec.is_none() {
                     tracing::warn!(
                         tool = %named.name,
@@ -160,22 +240,38 @@ impl ToolRegistry {
         request.tools = Shared::new(specs);
     }
 
-    /// The spec of the tool named `name`.
+    /// The spec of the tool named `name` (a source's as of now).
     #[must_use]
-    pub fn spec(&self, name: &str) -> Option<&ToolSpec> {
-        self.tools.get(name).map(|entry| &self.specs[entry.spec])
+    pub fn spec(&self, name: &str) -> Option<ToolSpec> {
+        if let Some(entry) = self.tools.get(name) {
+            return Some(self.specs[entry.spec].clone());
+        }
+        let offered = self.offered()?;
+        offered.specs.iter().find(|spec| spec.name == name).cloned()
     }
 
-    /// The number of tools.
+    /// Whether there is a tool named `name` (a source's as of now).
+    #[must_use]
+    pub fn contains(&self, name: &str) -> bool {
+        self.tools.contains_key(name)
+            || self
+                .offered()
+                .is_some_and(|offered| offered.sourced.contains_key(name))
+    }
+
+    /// The number of tools (the sources' as of now).
     #[must_use]
     pub fn len(&self) -> usize {
-        self.tools.len()
+        match self.offered() {
+            None => self.tools.len(),
+            Some(offered) => offered.specs.len(),
+        }
     }
 
-    /// Whether there are no tools.
+    /// Whether there are no tools (as of now).
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
+        self.len() == 0
     }
 
     /// Runs `call` outside an agent (a unit test, a tool server), turning every failure into
@@ -207,8 +303,8 @@ impl ToolRegistry {
         cx: ToolContext<'_>,
         call: &ToolCall,
     ) -> Result<Content, ToolError> {
-        let entry = self.entry(call)?;
-        guard(call, entry.tool.call_boxed(cx, call.arguments.clone())).await
+        let tool = self.entry(call)?;
+        guard(call, tool.call_boxed(cx, call.arguments.clone())).await
     }
 
     /// Checks `arguments` for the tool `name` without running it (see
@@ -218,29 +314,45 @@ impl ToolRegistry {
         name: &str,
         arguments: &serde_json::Value,
     ) -> Result<(), ToolError> {
-        self.named(name)?.tool.check_arguments(arguments)
+        self.named(name)?.check_arguments(arguments)
     }
 
     /// Checks the `answer` to an interrupt the tool of `call` raised (see
     /// [`Tool::check_answer`]).
     pub fn check_answer(&self, call: &ToolCall, answer: &Answer<'_>) -> Result<(), ToolError> {
-        self.entry(call)?.tool.check_answer(&call.arguments, answer)
+        self.entry(call)?.check_answer(&call.arguments, answer)
     }
 
     /// The tool of `call`, shared (for a call that runs in a task of its own).
     #[cfg(feature = "tokio")]
     pub(super) fn shared(&self, call: &ToolCall) -> Result<Arc<dyn ErasedTool>, ToolError> {
-        self.entry(call).map(|entry| Arc::clone(&entry.tool))
+        self.entry(call).map(|tool| tool.shared())
     }
 
-    fn entry(&self, call: &ToolCall) -> Result<&Entry, ToolError> {
+    fn entry(&self, call: &ToolCall) -> Result<Found<'_>, ToolError> {
         self.named(&call.name)
     }
 
-    fn named(&self, name: &str) -> Result<&Entry, ToolError> {
-        self.tools.get(name).ok_or_else(|| ToolError::UnknownTool {
+    /// The tool named `name`: a fixed one, or a source's as of now.
+    fn named(&self, name: &str) -> Result<Found<'_>, ToolError> {
+        if let Some(entry) = self.tools.get(name) {
+            return Ok(Found::Fixed(&entry.tool));
+        }
+        let offered = self.offered();
+        if let Some(tool) = offered
+            .as_ref()
+            .and_then(|offered| offered.sourced.get(name))
+        {
+            return Ok(Found::Sourced(Arc::clone(tool)));
+        }
+        let mut available: Vec<&str> = self.tools.keys().map(String::as_str).collect();
+        if let Some(offered) = &offered {
+            available.extend(offered.sourced.keys().map(String::as_str));
+            available.sort_unstable();
+        }
+        Err(ToolError::UnknownTool {
             name: name.to_owned(),
-            available: self.tools.keys().cloned().collect::<Vec<_>>().join(", "),
+            available: available.join(", "),
         })
     }
 }
@@ -273,7 +385,7 @@ pub(super) async fn guard(
 impl fmt::Debug for ToolRegistry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list()
-            .entries(self.specs.iter().map(|spec| &spec.name))
+            .entries(self.shared_specs().iter().map(|spec| &spec.name))
             .finish()
     }
 }

@@ -114,7 +114,7 @@ impl<M, C> McpToolServer<M, C> {
         context: &RequestContext<RoleServer>,
     ) -> Result<ToolCall, McpError> {
         let name = request.name.into_owned();
-        if self.agent.tools().spec(&name).is_none() {
+        if !self.agent.tools().contains(&name) {
             return Err(McpError::invalid_params(
                 format!("unknown tool: `{}`", crate::limits::cut(&name, 256)),
                 None,

@@ -14,6 +14,8 @@ use tokio::net::{TcpListener, TcpStream};
 pub enum Reply {
     /// The request's `result`.
     Result(Value),
+    /// The request's `result`, after a while (a server slow to answer).
+    ResultAfter(std::time::Duration, Value),
     /// Notifications, then the request's `result`, as an SSE stream.
     NotifyThenResult(Vec<Value>, Value),
     /// No answer: the connection stays open until the server is dropped.
@@ -122,13 +124,10 @@ async fn serve(mut stream: TcpStream, handler: Arc<Handler>, received: Arc<Mutex
     };
     let response = |result: Value| json!({"jsonrpc": "2.0", "id": id, "result": result});
     match reply {
-        Reply::Result(result) => {
-            let body = response(result).to_string();
-            let head = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = stream.write_all(format!("{head}{body}").as_bytes()).await;
+        Reply::Result(result) => write_json(&mut stream, &response(result)).await,
+        Reply::ResultAfter(delay, result) => {
+            tokio::time::sleep(delay).await;
+            write_json(&mut stream, &response(result)).await;
         }
         Reply::NotifyThenResult(notifications, result) => {
             let mut body = String::new();
@@ -145,6 +144,16 @@ async fn serve(mut stream: TcpStream, handler: Arc<Handler>, received: Arc<Mutex
         Reply::Hang => std::future::pending::<()>().await,
         Reply::Close => {}
     }
+}
+
+/// Answers with `message` as a JSON body.
+async fn write_json(stream: &mut TcpStream, message: &Value) {
+    let body = message.to_string();
+    let head = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    let _ = stream.write_all(format!("{head}{body}").as_bytes()).await;
 }
 
 /// The method and body of one HTTP/1.1 request (at most 1 MiB of headers; the body as long as
