@@ -5,11 +5,12 @@ use hookchain::tool::{gemini_schema, gemini_schema_problems, parameters_schema};
 use schemars::JsonSchema;
 use serde_json::{Value, json};
 
-/// The mapped `schema`, checked against the subset.
+/// The mapped `schema`, checked against the subset; mapping it again changes nothing.
 fn mapped(schema: &Value) -> Value {
     let gemini = gemini_schema(schema);
     let problems = gemini_schema_problems(&gemini);
     assert!(problems.is_empty(), "{problems:#?}\nin {gemini:#}");
+    assert_eq!(gemini_schema(&gemini), gemini, "mapped twice");
     gemini
 }
 
@@ -518,4 +519,29 @@ fn the_check_refuses_what_gemini_refuses() {
     assert_eq!(problems.len(), 1, "{problems:?}");
     assert!(problems[0].ends_with("/items: nested deeper than 64 levels"));
     drop_flat(deep);
+}
+
+#[test]
+fn a_wide_schema_is_cut_past_the_budget_and_its_alternatives_are_not_multiplied() {
+    let properties: serde_json::Map<String, Value> = (0..5_000)
+        .map(|index| (format!("p{index}"), json!({ "type": "integer" })))
+        .collect();
+    let branches: Vec<Value> = (0..1_000)
+        .map(|index| json!({ "required": [format!("p{index}")] }))
+        .collect();
+    let gemini = mapped(&json!({
+        "type": "object",
+        "properties": properties,
+        "anyOf": branches,
+    }));
+    assert_eq!(gemini["properties"]["p0"], json!({ "type": "INTEGER" }));
+    assert_eq!(
+        gemini["properties"]["p4999"],
+        json!({ "type": "INTEGER", "description": "Not expanded: the schema is too large." })
+    );
+    assert_eq!(
+        gemini["description"],
+        "It must also match one of several alternatives, not shown."
+    );
+    assert!(size(&gemini) < 50_000, "{}", size(&gemini));
 }

@@ -70,11 +70,12 @@ impl Draft {
         }
     }
 
-    /// Adds the JSON type `name` (ignoring types Gemini does not know).
+    /// Adds the JSON type `name`, in JSON Schema's spelling or Gemini's (ignoring types Gemini
+    /// does not know).
     pub(super) fn add_type(&mut self, name: &str) {
-        if name == "null" {
+        if name.eq_ignore_ascii_case("null") {
             self.nullable = true;
-        } else if let Some(known) = TYPES.iter().find(|known| **known == name)
+        } else if let Some(known) = TYPES.iter().find(|known| known.eq_ignore_ascii_case(name))
             && !self.types.contains(known)
         {
             self.types.push(known);
