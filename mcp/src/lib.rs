@@ -40,6 +40,9 @@
 //! where that would collide or cut; the toolset keeps the original, which is what the server
 //! is called with ([`McpToolset::original_name`]). Input schemas get a top-level
 //! `"type": "object"` and `"properties"` where they lack them; nothing else is changed.
+//! Gemini takes a narrower subset of JSON Schema (no `$ref`, `const`, `additionalProperties`
+//! or type lists): a Gemini provider maps every tool schema with
+//! [`hookchain_core::tool::gemini_schema`] (tested on the schemas of the servers above).
 //!
 //! # Calls
 //!

@@ -3,7 +3,8 @@
 //! `schemars` writes a schema for validators: a `$schema` URI, a `title`, and a `format` on
 //! every number (`int64`, `uint32`, `double`). Providers read tool schemas more narrowly: the
 //! noise costs tokens, some reject unknown integer formats, and strict modes (OpenAI's
-//! `strict`, Gemini's function declarations) want `"additionalProperties": false` on objects.
+//! `strict`) want `"additionalProperties": false` on objects. Gemini's function declarations
+//! take a narrower subset still, which [`gemini_schema`](super::gemini_schema) maps to.
 
 use schemars::JsonSchema;
 use schemars::generate::{SchemaGenerator, SchemaSettings};
