@@ -1,5 +1,7 @@
 //! `SubAgents`: a team behind one `task` tool — one rule per test.
 
+mod support;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -9,7 +11,7 @@ use hookchain::builtin::human_in_the_loop::{
 };
 use hookchain::prelude::*;
 use hookchain::subagent::SubAgentPause;
-use hookchain::{EndReason, Role, chain, tool};
+use hookchain::{EndReason, chain, tool};
 use serde_json::json;
 
 /// An agent that answers `"<name>: <task>"`.
@@ -26,12 +28,7 @@ fn echoing(name: &'static str) -> Agent<ScriptedModel> {
 /// A lead whose model sends `calls` to `task`, then answers with the results joined.
 fn lead(team: SubAgents, calls: Vec<ToolCall>) -> Agent<ScriptedModel, SubAgents> {
     Agent::builder(ScriptedModel::from_rule(move |request| {
-        let results: Vec<String> = request
-            .messages
-            .iter()
-            .filter(|message| message.role == Role::Tool)
-            .map(|message| message.text().into_owned())
-            .collect();
+        let results: Vec<String> = support::tool_texts(&request.messages);
         Ok(if results.is_empty() {
             ModelResponse::tool_calls(calls.clone())
         } else {

@@ -61,12 +61,7 @@ fn task_of(request: &ModelRequest) -> String {
 /// Its model is a rule, so that two runs of it at once answer alike.
 fn accountant(runs: &Arc<Runs>) -> Agent<ScriptedModel, (HumanInTheLoop,)> {
     let model = ScriptedModel::from_rule(|request| {
-        let results: Vec<String> = request
-            .messages
-            .iter()
-            .filter(|message| message.role == Role::Tool)
-            .map(|message| message.text().into_owned())
-            .collect();
+        let results: Vec<String> = support::tool_texts(&request.messages);
         let task = task_of(request);
         let response = match results.len() {
             0 => {
@@ -109,12 +104,7 @@ fn lead(
         ToolCall::new(format!("delegate-{i}"), "accounts", json!({ "task": task }))
     }));
     let model = ScriptedModel::from_rule(move |request| {
-        let results: Vec<String> = request
-            .messages
-            .iter()
-            .filter(|message| message.role == Role::Tool)
-            .map(|message| message.text().into_owned())
-            .collect();
+        let results: Vec<String> = support::tool_texts(&request.messages);
         Ok(if results.is_empty() {
             ModelResponse::tool_calls(calls.clone()).with_usage(usage(10, 5))
         } else {
@@ -144,6 +134,20 @@ fn child_pauses(interrupts: &[Interrupt]) -> Vec<(InterruptId, SubAgentPause)> {
             (interrupt.id.clone(), pause)
         })
         .collect()
+}
+
+/// Resumes `paused` with each child's approvals approved (or rejected, with `reject`).
+async fn resume_deciding(
+    lead: &Agent<ScriptedModel>,
+    paused: &hookchain::RunOutput,
+    reject: bool,
+) -> hookchain::RunOutput {
+    lead.resume(
+        paused.checkpoint.clone().unwrap(),
+        decide(paused.interrupts(), reject),
+    )
+    .await
+    .unwrap()
 }
 
 /// The parent's answers: each child's approvals approved (or rejected, with `reject`).
@@ -245,13 +249,7 @@ async fn two_children_paused_in_one_step_are_answered_together() {
     let paused = lead.run("Settle the month.").await.unwrap();
     assert_eq!(paused.interrupts().len(), 2, "{:?}", paused.interrupts());
     assert_eq!(runs.counts(), [1, 2, 0]);
-    let done = lead
-        .resume(
-            paused.checkpoint.clone().unwrap(),
-            decide(paused.interrupts(), false),
-        )
-        .await
-        .unwrap();
+    let done = resume_deciding(&lead, &paused, false).await;
     assert_eq!(done.end, EndReason::Finished);
     assert_eq!(runs.counts(), [1, 2, 2]);
     let text = done.text().unwrap();
@@ -265,13 +263,7 @@ async fn a_rejected_child_approval_runs_nothing_and_the_parent_goes_on() {
     let runs = Arc::new(Runs::default());
     let lead = lead(&runs, &["Pay INV-7."], None);
     let paused = lead.run("Settle the month.").await.unwrap();
-    let done = lead
-        .resume(
-            paused.checkpoint.clone().unwrap(),
-            decide(paused.interrupts(), true),
-        )
-        .await
-        .unwrap();
+    let done = resume_deciding(&lead, &paused, true).await;
     assert_eq!(done.end, EndReason::Finished);
     assert_eq!(runs.counts(), [1, 1, 0], "pay never ran");
     let text = done.text().unwrap();
@@ -306,13 +298,7 @@ async fn the_parents_usage_counts_the_childrens_model_calls_once() {
     let paused = lead.run("Settle the month.").await.unwrap();
     // The parent's first call and the child's two (`log`, then `pay`, which waits).
     assert_eq!(paused.usage.input_tokens, 10 + 2 * 100);
-    let done = lead
-        .resume(
-            paused.checkpoint.clone().unwrap(),
-            decide(paused.interrupts(), false),
-        )
-        .await
-        .unwrap();
+    let done = resume_deciding(&lead, &paused, false).await;
     // Two calls of the parent, three of the child.
     assert_eq!(done.usage.input_tokens, 2 * 10 + 3 * 100);
     assert_eq!(done.usage.output_tokens, 2 * 5 + 3 * 50);

@@ -21,7 +21,7 @@ use hookchain::builtin::human_in_the_loop::{
 use hookchain::interrupt::{Checkpointer, DynCheckpointer, Record};
 use hookchain::prelude::*;
 use hookchain::subagent::SubAgentPause;
-use hookchain::{Durability, EndReason, ResumeFrom, Role, Thread, ThreadId, chain};
+use hookchain::{Durability, EndReason, ResumeFrom, Thread, ThreadId, chain};
 use serde_json::json;
 use support::{EffectTool, Effects};
 
@@ -53,12 +53,7 @@ fn effect(name: &'static str, dir: &Path) -> EffectTool {
 /// The model of each agent: the tool calls of `plan`, one step each, then its tool results.
 fn scripted(plan: &'static [(&'static str, &'static str)]) -> ScriptedModel {
     ScriptedModel::from_rule(move |request| {
-        let results: Vec<String> = request
-            .messages
-            .iter()
-            .filter(|message| message.role == Role::Tool)
-            .map(|message| message.text().into_owned())
-            .collect();
+        let results: Vec<String> = support::tool_texts(&request.messages);
         Ok(match plan.get(results.len()) {
             Some((id, tool)) => ModelResponse::tool_calls([ToolCall::new(
                 *id,

@@ -26,6 +26,16 @@ pub(crate) use effects::{EffectTool, Effects, temp_dir};
 #[allow(unused_imports)] // Each test binary uses part of them.
 pub(crate) use polls::{YieldOnce, stopped_after};
 
+/// The texts of the tool results in `messages`, in order (what a scripted model's rule reads
+/// to decide its next answer).
+pub(crate) fn tool_texts(messages: &[hookchain::Message]) -> Vec<String> {
+    messages
+        .iter()
+        .filter(|message| message.role == Role::Tool)
+        .map(|message| message.text().into_owned())
+        .collect()
+}
+
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicUsize, Ordering};
