@@ -586,3 +586,56 @@ async fn the_parents_budget_counts_what_its_children_spent() {
         output.text()
     );
 }
+
+/// The parent's `wrap_tool_call` middleware wrap a delegation as any call: an approval before
+/// delegating (the child does not run until it is given), and a limit on delegations.
+#[tokio::test]
+async fn the_parents_middleware_gate_and_limit_delegations() {
+    use hookchain::builtin::ToolCallLimit;
+    let child_calls = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&child_calls);
+    let child = Agent::builder(ScriptedModel::from_rule(move |_| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        Ok(ModelResponse::text("done"))
+    }))
+    .build()
+    .unwrap();
+    let parent = Agent::builder(ScriptedModel::from_rule(|request| {
+        Ok(if support::tool_texts(&request.messages).is_empty() {
+            ModelResponse::tool_calls([
+                ToolCall::new("d1", "delegate", json!({"task": "One."})),
+                ToolCall::new("d2", "delegate", json!({"task": "Two."})),
+            ])
+        } else {
+            ModelResponse::text(support::tool_texts(&request.messages).join(" | "))
+        })
+    }))
+    .tool(child.into_tool("delegate", "Does tasks.").unwrap())
+    .chain(chain![
+        HumanInTheLoop::new().interrupt_on("delegate", ToolPolicy::always()),
+        ToolCallLimit::builder()
+            .tool("delegate")
+            .run_limit(1)
+            .build()
+            .unwrap()
+    ])
+    .build()
+    .unwrap();
+    let paused = parent.run("Go").await.unwrap();
+    assert_eq!(paused.end, EndReason::Interrupted);
+    assert_eq!(
+        child_calls.load(Ordering::SeqCst),
+        0,
+        "not before the approval"
+    );
+    let checkpoint = paused.checkpoint.clone().unwrap();
+    let answers = support::approve_all(&checkpoint);
+    let done = parent.resume(checkpoint, answers).await.unwrap();
+    assert_eq!(
+        child_calls.load(Ordering::SeqCst),
+        1,
+        "one delegation, the limit"
+    );
+    let text = done.text().unwrap();
+    assert!(text.starts_with("done | "), "{text}");
+}
