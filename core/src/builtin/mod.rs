@@ -109,6 +109,7 @@ pub mod tool_emulator;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod tool_result_cache;
+pub mod validated_output;
 
 #[cfg(feature = "tokio")]
 pub use circuit_breaker::CircuitBreaker;
@@ -140,3 +141,4 @@ pub use tool_emulator::ToolEmulator;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub use tool_result_cache::ToolResultCache;
+pub use validated_output::ValidatedOutput;
