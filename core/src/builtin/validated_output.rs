@@ -42,7 +42,7 @@
 //!
 //! - Every model request asks for `T`'s JSON schema as its response format
 //!   ([`ResponseFormat::of`]), unless the agent or an earlier hook set one.
-//! - A final answer (no tool calls, finished: [`StopReason::is_answer`]) is parsed as a `T`
+//! - A final answer (no tool calls, finished: [`StopReason::is_answer`](crate::StopReason::is_answer)) is parsed as a `T`
 //!   (the text may sit in a code fence), then given to the validator, if any. An answer that
 //!   was refused, filtered or cut off is left alone: the run ends as such
 //!   ([`EndReason::Refused`](crate::EndReason) …).

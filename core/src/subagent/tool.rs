@@ -201,7 +201,7 @@ where
             })
     }
 
-    /// The answer to a child's pause must be [`SubAgentPause::answer`]'s value, answering
+    /// The answer to a child's pause must be [`SubAgentPause::answer`](super::SubAgentPause::answer)'s value, answering
     /// interrupts the child has.
     fn check_answer(
         &self,
