@@ -381,6 +381,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             response_format: self.response_format.clone(),
             tool_choice: ToolChoice::Auto,
             settings: self.settings.clone(),
+            prompt_cache: None,
         }
     }
 

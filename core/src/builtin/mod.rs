@@ -89,6 +89,7 @@ pub mod model_call_limit;
 #[cfg(feature = "pii")]
 #[cfg_attr(docsrs, doc(cfg(feature = "pii")))]
 pub mod pii;
+pub mod prompt_caching;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod rate_limit;
@@ -125,6 +126,7 @@ pub use model_call_limit::ModelCallLimit;
 #[cfg(feature = "pii")]
 #[cfg_attr(docsrs, doc(cfg(feature = "pii")))]
 pub use pii::{Pii, PiiBlocked, PiiPlace, PiiStrategy, PiiType};
+pub use prompt_caching::PromptCaching;
 #[cfg(feature = "tokio")]
 pub use rate_limit::RateLimit;
 #[cfg(feature = "tokio")]

@@ -17,7 +17,9 @@ use super::{Checkpoint, Interrupt, Members, Position};
 use crate::agent::ThreadId;
 use crate::context::{Counters, ToolAnswer};
 use crate::message::{Message, ToolCall, ToolResult};
-use crate::model::{ModelRequest, ModelResponse, ModelSettings, ResponseFormat, ToolChoice};
+use crate::model::{
+    ModelRequest, ModelResponse, ModelSettings, PromptCache, ResponseFormat, ToolChoice,
+};
 use crate::shared::Shared;
 use crate::tool::ToolSpec;
 
@@ -98,6 +100,8 @@ struct WireRequest<'a> {
     response_format: Option<Cow<'a, ResponseFormat>>,
     #[serde(default)]
     settings: Cow<'a, ModelSettings>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    prompt_cache: Option<Cow<'a, PromptCache>>,
 }
 
 impl Serialize for Checkpoint {
@@ -174,6 +178,7 @@ impl<'a> WireRequest<'a> {
             tool_choice: Cow::Borrowed(&request.tool_choice),
             response_format: request.response_format.as_ref().map(Cow::Borrowed),
             settings: Cow::Borrowed(&request.settings),
+            prompt_cache: request.prompt_cache.as_ref().map(Cow::Borrowed),
         }
     }
 
@@ -188,6 +193,7 @@ impl<'a> WireRequest<'a> {
             tool_choice: self.tool_choice.into_owned(),
             response_format: self.response_format.map(Cow::into_owned),
             settings: self.settings.into_owned(),
+            prompt_cache: self.prompt_cache.map(Cow::into_owned),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The [`Model`] trait and the types of a model call.
 
 mod assemble;
+mod cache;
 mod event;
 mod output;
 mod replay;
@@ -14,6 +15,7 @@ use std::future::Future;
 use futures::Stream;
 
 pub use assemble::ResponseAssembler;
+pub use cache::{CacheTtl, PromptCache};
 pub use event::ModelEvent;
 pub(crate) use output::parse_answer;
 pub use output::{OutputError, ResponseFormat};

@@ -48,6 +48,10 @@ pub struct ModelRequest {
     /// Sampling and length settings.
     #[serde(default)]
     pub settings: ModelSettings,
+    /// What of the prompt the provider should cache, if anything (see
+    /// [`PromptCaching`](crate::builtin::PromptCaching)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_cache: Option<super::PromptCache>,
 }
 
 impl ModelRequest {
@@ -92,6 +96,13 @@ impl ModelRequest {
     #[must_use]
     pub fn with_response_format(mut self, format: ResponseFormat) -> Self {
         self.response_format = Some(format);
+        self
+    }
+
+    /// The request asking the provider to cache its prompt as `cache` says.
+    #[must_use]
+    pub fn with_prompt_cache(mut self, cache: super::PromptCache) -> Self {
+        self.prompt_cache = Some(cache);
         self
     }
 

@@ -10,9 +10,11 @@ use hookchain_core::{
 };
 use serde_json::json;
 
+use hookchain_core::model::{CacheTtl, PromptCache};
+
 use super::wire::{
-    ContentBlock, MessagesRequest, MessagesResponse, RequestBlock, RequestMessage, Tool,
-    ToolResultContent, WireUsage,
+    Block, CacheControl, ContentBlock, MessagesRequest, MessagesResponse, RequestBlock,
+    RequestMessage, System, SystemBlock, Tool, ToolResultContent, WireUsage,
 };
 use crate::http::malformed;
 
@@ -59,18 +61,45 @@ pub(crate) fn messages_request<'a>(
         .filter(|text| !text.is_empty())
         .collect();
     let has_tools = !request.tools.is_empty();
+    let cache = request.prompt_cache.as_ref();
+    let breakpoint = cache.map(cache_control);
+    let system = (!system.is_empty()).then(|| system.join("\n\n"));
+    // The tools come before the system text in the prompt: a breakpoint on the system text
+    // caches both; without one, the last tool carries it.
+    let prefix = cache.is_some_and(|cache| cache.prefix);
+    let cached_system = prefix && system.is_some();
+    let cached_tools = prefix && !cached_system && has_tools;
+    let tool_count = request.tools.len();
+    let (mut messages, ends) = turns(&request.messages);
+    if let Some(cache) = cache {
+        mark_breakpoints(
+            &mut messages,
+            &ends,
+            cache,
+            usize::from(prefix && (cached_system || cached_tools)),
+        );
+    }
     MessagesRequest {
         model: options.model,
         max_tokens: request.settings.max_tokens.unwrap_or(options.max_tokens),
-        system: (!system.is_empty()).then(|| system.join("\n\n")),
-        messages: turns(&request.messages),
+        system: system.map(|text| match breakpoint.filter(|_| cached_system) {
+            Some(cache_control) => System::Cached([SystemBlock {
+                kind: "text",
+                text,
+                cache_control,
+            }]),
+            None => System::Text(text),
+        }),
+        messages,
         tools: request
             .tools
             .iter()
-            .map(|spec| Tool {
+            .enumerate()
+            .map(|(i, spec)| Tool {
                 name: &spec.name,
                 description: &spec.description,
                 input_schema: &spec.parameters,
+                cache_control: breakpoint.filter(|_| cached_tools && i + 1 == tool_count),
             })
             .collect(),
         tool_choice: if has_tools {
@@ -89,13 +118,61 @@ pub(crate) fn messages_request<'a>(
     }
 }
 
-/// The conversation as turns. Consecutive messages of one role share a turn: Anthropic wants
-/// the results of one round of tool calls in a single user turn.
-fn turns(messages: &[Message]) -> Vec<RequestMessage<'_>> {
+/// The most cache breakpoints Anthropic takes in one request.
+const MAX_BREAKPOINTS: usize = 4;
+
+/// A breakpoint with `cache`'s TTL.
+fn cache_control(cache: &PromptCache) -> CacheControl {
+    CacheControl {
+        kind: "ephemeral",
+        ttl: match cache.ttl {
+            CacheTtl::OneHour => Some("1h"),
+            // The default (5 minutes), and TTLs this client does not know yet.
+            _ => None,
+        },
+    }
+}
+
+/// Puts a breakpoint on the last block of each message of `cache.breakpoints` (a message
+/// that sent no block — a system message, an empty one — gives its breakpoint to the message
+/// before it), the last ones first, within Anthropic's limit with `taken` used already.
+fn mark_breakpoints(
+    turns: &mut [RequestMessage<'_>],
+    ends: &[Option<(usize, usize)>],
+    cache: &PromptCache,
+    taken: usize,
+) {
+    let mut left = MAX_BREAKPOINTS.saturating_sub(taken);
+    for &index in cache.breakpoints.iter().rev() {
+        if left == 0 {
+            break;
+        }
+        let at = ends
+            .get(..=index.min(ends.len().saturating_sub(1)))
+            .and_then(|ends| ends.iter().rev().flatten().next());
+        let Some(&(turn, block)) = at else {
+            continue;
+        };
+        let slot = &mut turns[turn].content[block].cache_control;
+        if slot.is_none() {
+            *slot = Some(cache_control(cache));
+            left -= 1;
+        }
+    }
+}
+
+/// The conversation as turns, and where each message's last block is (turn, block). Consecutive
+/// messages of one role share a turn: Anthropic wants the results of one round of tool calls in
+/// a single user turn.
+fn turns(messages: &[Message]) -> (Vec<RequestMessage<'_>>, Vec<Option<(usize, usize)>>) {
     let mut turns: Vec<RequestMessage<'_>> = Vec::new();
+    let mut ends = Vec::with_capacity(messages.len());
     for message in messages {
         let (role, blocks) = match message.role {
-            Role::System => continue,
+            Role::System => {
+                ends.push(None);
+                continue;
+            }
             Role::User => ("user", blocks(message)),
             Role::Assistant => {
                 let mut blocks = blocks(message);
@@ -119,17 +196,21 @@ fn turns(messages: &[Message]) -> Vec<RequestMessage<'_>> {
         };
         // Anthropic rejects empty turns and empty text blocks.
         if blocks.is_empty() {
+            ends.push(None);
             continue;
         }
+        let blocks = blocks.into_iter().map(Block::from);
         match turns.last_mut() {
             Some(last) if last.role == role => last.content.extend(blocks),
             _ => turns.push(RequestMessage {
                 role,
-                content: blocks,
+                content: blocks.collect(),
             }),
         }
+        let turn = turns.len() - 1;
+        ends.push(Some((turn, turns[turn].content.len() - 1)));
     }
-    turns
+    (turns, ends)
 }
 
 /// A message's content as blocks, in order: text (empty text left out, Anthropic rejects it),

@@ -470,3 +470,70 @@ fn an_answer_without_usage_has_unknown_usage_streamed_or_not() {
     assert_eq!(response.usage, Usage::unreported());
     assert!(!response.usage.is_known());
 }
+
+#[test]
+fn a_prompt_cache_puts_breakpoints_on_the_system_text_and_the_messages_last_blocks() {
+    use hookchain_core::model::{CacheTtl, PromptCache};
+    // Messages: 0 system, 1 user, 2 assistant (text + 2 calls), 3-4 results, 5 user.
+    let cache = PromptCache::new()
+        .with_prefix()
+        .breakpoint(0) // the system message: no block of its own, nothing before it
+        .breakpoint(2)
+        .breakpoint(4)
+        .breakpoint(5)
+        .ttl(CacheTtl::OneHour);
+    let request = parallel_round().with_prompt_cache(cache);
+    let wire = on_wire(&messages_request(&request, options(false)));
+    let hour = json!({"type": "ephemeral", "ttl": "1h"});
+    assert_eq!(
+        wire["system"],
+        json!([{
+            "type": "text",
+            "text": "You are a weather bot.\n\nAnswer in English.",
+            "cache_control": hour,
+        }])
+    );
+    assert!(
+        wire["tools"][0].get("cache_control").is_none(),
+        "the system's covers the tools"
+    );
+    let messages = wire["messages"].as_array().unwrap();
+    // The assistant turn's last block (its second tool use), the second result, the follow-up.
+    assert_eq!(messages[1]["content"][2]["cache_control"], hour);
+    assert_eq!(messages[2]["content"][1]["cache_control"], hour);
+    assert_eq!(messages[2]["content"][2]["cache_control"], hour);
+    let marked: usize = messages
+        .iter()
+        .flat_map(|turn| turn["content"].as_array().unwrap())
+        .filter(|block| block.get("cache_control").is_some())
+        .count();
+    assert_eq!(
+        marked, 3,
+        "4 breakpoints at most, the system's included: {wire:#}"
+    );
+}
+
+#[test]
+fn without_a_system_text_the_last_tool_carries_the_prefix_and_no_cache_changes_nothing() {
+    use hookchain_core::model::PromptCache;
+    let request = ModelRequest::new(vec![Message::user("Hi")])
+        .with_tools(vec![weather_spec()])
+        .with_prompt_cache(PromptCache::new().with_prefix().breakpoint(0));
+    let wire = on_wire(&messages_request(&request, options(false)));
+    assert_eq!(
+        wire["tools"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
+    assert_eq!(
+        wire["messages"][0]["content"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
+
+    // No prompt cache: the bytes of a request are what they were.
+    let plain = on_wire(&messages_request(&parallel_round(), options(false)));
+    assert_eq!(
+        plain["system"],
+        json!("You are a weather bot.\n\nAnswer in English.")
+    );
+    assert!(!plain.to_string().contains("cache_control"));
+}

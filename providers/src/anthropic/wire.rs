@@ -12,7 +12,7 @@ pub(crate) struct MessagesRequest<'a> {
     pub(crate) model: &'a str,
     pub(crate) max_tokens: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) system: Option<String>,
+    pub(crate) system: Option<System>,
     pub(crate) messages: Vec<RequestMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) tools: Vec<Tool<'a>>,
@@ -33,11 +33,55 @@ pub(crate) struct MessagesRequest<'a> {
     pub(crate) extra: &'a serde_json::Map<String, serde_json::Value>,
 }
 
+/// The system text: a string, or one text block with a cache breakpoint.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub(crate) enum System {
+    Text(String),
+    Cached([SystemBlock; 1]),
+}
+
+/// The system text as a block.
+#[derive(Debug, Serialize)]
+pub(crate) struct SystemBlock {
+    #[serde(rename = "type")]
+    pub(crate) kind: &'static str,
+    pub(crate) text: String,
+    pub(crate) cache_control: CacheControl,
+}
+
+/// A prompt-cache breakpoint: the prompt up to this block is cached.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub(crate) struct CacheControl {
+    #[serde(rename = "type")]
+    pub(crate) kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) ttl: Option<&'static str>,
+}
+
 /// One turn of the conversation: a role and its content blocks.
 #[derive(Debug, Serialize)]
 pub(crate) struct RequestMessage<'a> {
     pub(crate) role: &'static str,
-    pub(crate) content: Vec<RequestBlock<'a>>,
+    pub(crate) content: Vec<Block<'a>>,
+}
+
+/// A content block of a turn, with a cache breakpoint on it if the prompt is cached up to it.
+#[derive(Debug, Serialize)]
+pub(crate) struct Block<'a> {
+    #[serde(flatten)]
+    pub(crate) block: RequestBlock<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cache_control: Option<CacheControl>,
+}
+
+impl<'a> From<RequestBlock<'a>> for Block<'a> {
+    fn from(block: RequestBlock<'a>) -> Self {
+        Block {
+            block,
+            cache_control: None,
+        }
+    }
 }
 
 /// A content block of the request.
@@ -86,6 +130,8 @@ pub(crate) struct Tool<'a> {
     pub(crate) name: &'a str,
     pub(crate) description: &'a str,
     pub(crate) input_schema: &'a serde_json::Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) cache_control: Option<CacheControl>,
 }
 
 /// The answer of an unstreamed call.

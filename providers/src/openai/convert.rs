@@ -77,6 +77,10 @@ pub(crate) fn chat_request<'a>(request: &'a ModelRequest, options: Options<'a>) 
                 },
             })
         }),
+        prompt_cache_key: request
+            .prompt_cache
+            .as_ref()
+            .and_then(|cache| cache.key.as_deref()),
         extra: &request.settings.extra,
     }
 }

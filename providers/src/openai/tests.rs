@@ -462,3 +462,18 @@ fn a_rich_tool_result_is_text_in_the_tool_message_with_a_placeholder_for_its_ima
 }
 
 mod props;
+
+#[test]
+fn a_prompt_caches_key_is_sent_as_prompt_cache_key() {
+    use hookchain_core::model::PromptCache;
+    let request = after_tool_round().with_prompt_cache(
+        PromptCache::new()
+            .with_prefix()
+            .breakpoint(2)
+            .key("thread-7"),
+    );
+    let wire = on_wire(&chat_request(&request, options(false)));
+    assert_eq!(wire["prompt_cache_key"], "thread-7");
+    let plain = on_wire(&chat_request(&after_tool_round(), options(false)));
+    assert!(plain.get("prompt_cache_key").is_none());
+}

@@ -29,6 +29,10 @@ pub(crate) struct ChatRequest<'a> {
     pub(crate) stream_options: Option<StreamOptions>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) response_format: Option<serde_json::Value>,
+    /// Routes requests that share a prefix to the same prompt cache (OpenAI; compatible
+    /// servers ignore it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) prompt_cache_key: Option<&'a str>,
     /// Provider extras from the settings, as they are.
     #[serde(flatten)]
     pub(crate) extra: &'a serde_json::Map<String, serde_json::Value>,
