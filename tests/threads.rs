@@ -9,9 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use hookchain::builtin::human_in_the_loop::{
-    ApprovalRequest, ApprovalResponse, HumanInTheLoop, ToolPolicy,
-};
+use hookchain::builtin::human_in_the_loop::{ApprovalResponse, HumanInTheLoop, ToolPolicy};
 use hookchain::interrupt::{
     Checkpointer, Claim, FileCheckpointer, InMemoryCheckpointer, Lease, Record, ResumeError, Stored,
 };
@@ -42,14 +40,9 @@ fn resume_error(result: Result<RunOutput, Error>) -> ResumeError {
 
 /// Answers every interrupt of `output` by approving all its actions.
 fn approve_all(output: &RunOutput) -> Vec<(hookchain::InterruptId, serde_json::Value)> {
-    output
-        .interrupts()
-        .iter()
-        .map(|interrupt| {
-            let request = ApprovalRequest::from_interrupt(interrupt).expect("an approval");
-            ApprovalResponse::approve_all(&request).answer(interrupt)
-        })
-        .collect()
+    let answers = ApprovalResponse::approve_every(output.interrupts());
+    assert_eq!(answers.len(), output.interrupts().len(), "only approvals");
+    answers
 }
 
 /// A model that answers its first call and never answers the next ones.

@@ -10,9 +10,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use hookchain::Tool;
 use hookchain::builtin::ToolRetry;
-use hookchain::builtin::human_in_the_loop::{
-    ApprovalRequest, ApprovalResponse, HumanInTheLoop, ToolPolicy,
-};
+use hookchain::builtin::human_in_the_loop::{ApprovalResponse, HumanInTheLoop, ToolPolicy};
 use hookchain::interrupt::Checkpoint;
 use hookchain::message::{ContentPart, ImageSource};
 use hookchain::prelude::*;
@@ -24,14 +22,13 @@ use support::{call_once, failures, guard, provider_accepts, tool_messages};
 
 /// Approves every call a paused run asks about.
 fn approve_all(checkpoint: &Checkpoint) -> Vec<(InterruptId, serde_json::Value)> {
-    checkpoint
-        .interrupts()
-        .iter()
-        .map(|interrupt| {
-            let request = ApprovalRequest::from_interrupt(interrupt).expect("an approval");
-            ApprovalResponse::approve_all(&request).answer(interrupt)
-        })
-        .collect()
+    let answers = ApprovalResponse::approve_every(checkpoint.interrupts());
+    assert_eq!(
+        answers.len(),
+        checkpoint.interrupts().len(),
+        "only approvals"
+    );
+    answers
 }
 
 /// The model calls `echo` and `get-sum`, then answers; `echo` needs approval, every call may

@@ -1,16 +1,16 @@
 //! Answers to `HumanInTheLoop`'s interrupts.
 
-use hookchain::builtin::human_in_the_loop::{ApprovalRequest, ApprovalResponse};
+use hookchain::builtin::human_in_the_loop::ApprovalResponse;
 use hookchain::{Checkpoint, InterruptId};
 
-/// Approves every action `checkpoint` waits on.
+/// Approves every action `checkpoint` waits on (every interrupt must be an approval).
 pub(crate) fn approve_all(checkpoint: &Checkpoint) -> Vec<(InterruptId, serde_json::Value)> {
-    checkpoint
-        .interrupts()
-        .iter()
-        .map(|interrupt| {
-            let request = ApprovalRequest::from_interrupt(interrupt).expect("an approval");
-            ApprovalResponse::approve_all(&request).answer(interrupt)
-        })
-        .collect()
+    let answers = ApprovalResponse::approve_every(checkpoint.interrupts());
+    assert_eq!(
+        answers.len(),
+        checkpoint.interrupts().len(),
+        "an interrupt that is not an approval: {:?}",
+        checkpoint.interrupts()
+    );
+    answers
 }

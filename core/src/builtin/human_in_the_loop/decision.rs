@@ -83,6 +83,27 @@ impl ApprovalResponse {
         let value = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
         (interrupt.id.clone(), value)
     }
+
+    /// Answers approving every action of every approval among `interrupts` (the others are
+    /// left unanswered): for a test, a demo, or an operator's "approve all".
+    ///
+    /// ```
+    /// # use hookchain::builtin::human_in_the_loop::ApprovalResponse;
+    /// # fn resume(paused: &hookchain::RunOutput) {
+    /// let answers = ApprovalResponse::approve_every(paused.interrupts());
+    /// # let _ = answers;
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn approve_every(interrupts: &[Interrupt]) -> Vec<(InterruptId, serde_json::Value)> {
+        interrupts
+            .iter()
+            .filter_map(|interrupt| {
+                let request = ApprovalRequest::from_interrupt(interrupt)?;
+                Some(Self::approve_all(&request).answer(interrupt))
+            })
+            .collect()
+    }
 }
 
 /// What a person decided about one call.
