@@ -512,3 +512,45 @@ fn every_schema_tool_writes_for_typical_arguments_is_accepted_by_gemini_after_ma
         assert_eq!(mapped["type"], "OBJECT", "{}", spec.name);
     }
 }
+
+/// The shared bounds hold on Gemini's two URLs (`tests/bounds.rs` tests them at length): a
+/// huge answer and an endless line of a stream fail at their limits, unread past them.
+#[tokio::test]
+async fn a_huge_answer_and_an_endless_stream_line_fail_at_their_limits() {
+    guard(async {
+        const MIB: usize = 1024 * 1024;
+        let server = Server::start([
+            Reply::json(200, r#"{"candidates":[{"content":{"parts":[{"text":""#).filler(
+                b'a',
+                64 * MIB,
+                r#""}]},"finishReason":"STOP"}]}"#,
+            ),
+            Reply::sse("data: ").filler(b'x', 64 * MIB, "\n\n"),
+        ])
+        .await;
+        let model = GeminiModel::builder("gemini-2.5-flash")
+            .base_url(server.url("/v1beta"))
+            .max_answer_size(MIB)
+            .build()
+            .unwrap();
+        let error = fails(&model).await;
+        assert_eq!(error.kind(), ModelErrorKind::MalformedResponse, "{error}");
+        assert!(error.to_string().contains("limit of 1 MiB"), "{error}");
+        let items: Vec<_> = model.stream(weather_request()).collect().await;
+        let [Err(error)] = &items[..] else {
+            panic!("{items:?}")
+        };
+        assert!(
+            error
+                .to_string()
+                .contains("line of the stream is longer than the limit of 8 MiB"),
+            "{error}"
+        );
+        let sent = server.sent();
+        // Announced too large, the answer is not read at all: the server could send no more
+        // than the sockets' buffers hold.
+        assert!(sent[0] < 16 * MIB, "the server sent {sent:?}");
+        assert!(sent[1] < 24 * MIB, "the server sent {sent:?}");
+    })
+    .await;
+}
