@@ -74,7 +74,7 @@
 pub use hookchain_core::*;
 pub use hookchain_macros::{chain, hook, middleware, tool};
 
-/// Real models: HTTP clients for model providers (features `openai`, `anthropic`).
+/// Real models: HTTP clients for model providers (features `openai`, `anthropic`, `gemini`).
 ///
 /// Each provider is a module behind the cargo feature of the same name, off by default so
 /// that programs without one build no HTTP stack:
@@ -82,12 +82,18 @@ pub use hookchain_macros::{chain, hook, middleware, tool};
 /// ```toml
 /// hookchain = { version = "0.1", features = ["openai"] }
 /// ```
-#[cfg(any(feature = "openai", feature = "anthropic"))]
-#[cfg_attr(docsrs, doc(cfg(any(feature = "openai", feature = "anthropic"))))]
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "openai", feature = "anthropic", feature = "gemini")))
+)]
 pub mod providers {
     #[cfg(feature = "anthropic")]
     #[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
     pub use hookchain_providers::anthropic;
+    #[cfg(feature = "gemini")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "gemini")))]
+    pub use hookchain_providers::gemini;
     #[cfg(feature = "openai")]
     #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
     pub use hookchain_providers::openai;

@@ -13,7 +13,8 @@
         feature = "postgres",
         feature = "sqlite",
         feature = "openai",
-        feature = "anthropic"
+        feature = "anthropic",
+        feature = "gemini"
     ),
     ignore = "the macros' diagnostics are checked by the run without these features"
 )]

@@ -5,8 +5,9 @@
 //!   OpenAI, Azure-style endpoints, Ollama, vLLM, llama.cpp's server, Groq, DeepSeek,
 //!   OpenRouter, Mistral and more; the server is chosen by its base URL.
 //! - `anthropic` (feature `anthropic`): Anthropic's Messages API.
+//! - `gemini` (feature `gemini`): Google's Gemini API (`generateContent`).
 //!
-//! Both features are off by default. Through the facade, enable `hookchain`'s features of the
+//! Every feature is off by default. Through the facade, enable `hookchain`'s features of the
 //! same names and use `hookchain::providers::openai::…`.
 //!
 //! # Rules every provider follows
@@ -44,17 +45,20 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-// The code both providers share is built with either (the feature `http` alone only brings the
-// dependencies: without a provider, the code would be dead).
-#[cfg(any(feature = "openai", feature = "anthropic"))]
+// The code the providers share is built with any of them (the feature `http` alone only brings
+// the dependencies: without a provider, the code would be dead).
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod http;
 
-#[cfg(any(feature = "openai", feature = "anthropic"))]
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 pub use http::{ApiError, BuildError};
 
 #[cfg(feature = "anthropic")]
 #[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
 pub mod anthropic;
+#[cfg(feature = "gemini")]
+#[cfg_attr(docsrs, doc(cfg(feature = "gemini")))]
+pub mod gemini;
 #[cfg(feature = "openai")]
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 pub mod openai;

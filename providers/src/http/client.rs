@@ -123,7 +123,8 @@ impl fmt::Debug for HttpConfig {
 
 impl HttpConfig {
     /// A client that POSTs to `base_url` + `/` + `path` (a query of the base URL kept after
-    /// the path); `provider` names it in errors.
+    /// the path, then the query of `path` if it has one: `…:streamGenerateContent?alt=sse`);
+    /// `provider` names it in errors.
     pub(crate) fn build(
         &self,
         provider: &'static str,
@@ -139,7 +140,12 @@ impl HttpConfig {
             return Err(invalid("a base URL needs a host and a path".into()));
         }
         let base_path = endpoint.path().trim_end_matches('/').to_owned();
+        let (path, query) = path.split_once('?').unwrap_or((path, ""));
         endpoint.set_path(&format!("{base_path}/{path}"));
+        for pair in query.split('&').filter(|pair| !pair.is_empty()) {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            endpoint.query_pairs_mut().append_pair(name, value);
+        }
         endpoint.set_fragment(None);
         let mut headers = HeaderMap::new();
         let mut secrets = self.secrets.clone();
@@ -508,6 +514,13 @@ mod tests {
             "https://[redacted]@gw.example/v1/chat/completions?[redacted]"
         );
         assert_eq!(client.secrets, ["pw-secret", "k-1"]);
+        let client = config
+            .build("gcp.gemini", "models/m:streamGenerateContent?alt=sse")
+            .unwrap();
+        assert_eq!(
+            client.endpoint.as_str(),
+            "https://u:pw-secret@gw.example/v1/models/m:streamGenerateContent?key=k-1&v=2&alt=sse"
+        );
         config.base_url = "http://gw.example".into();
         let client = config.build("anthropic", "messages").unwrap();
         assert_eq!(client.endpoint.as_str(), "http://gw.example/messages");

@@ -48,7 +48,8 @@ impl ApiError {
 
     /// Reads an error body leniently: `{"error": {"message", "type", "code"}}` (OpenAI and
     /// most compatible servers), `{"type": "error", "error": {...}}` (Anthropic),
-    /// `{"error": "text"}` (Ollama), or any other text as the message.
+    /// `{"error": {"code": 429, "message", "status": "RESOURCE_EXHAUSTED"}}` (Gemini: its
+    /// `status` is the type), `{"error": "text"}` (Ollama), or any other text as the message.
     pub(crate) fn parse(status: Option<u16>, body: &str, secrets: &[String]) -> Self {
         let mut error = ApiError {
             status,
@@ -65,7 +66,13 @@ impl ApiError {
                     error.message = text_field(inner, "message")
                         .or_else(|| text_field(inner, "detail"))
                         .unwrap_or_else(|| shorten(body));
-                    error.error_type = text_field(inner, "type");
+                    // A textual `status` only: Azure sends the HTTP status as a number there.
+                    error.error_type = text_field(inner, "type").or_else(|| {
+                        inner
+                            .get("status")
+                            .and_then(serde_json::Value::as_str)
+                            .map(str::to_owned)
+                    });
                     error.code = text_field(inner, "code");
                 }
             }
@@ -138,6 +145,8 @@ fn kind_of(status: Option<u16>, error: &ApiError) -> ModelErrorKind {
             "maximum context",
             "prompt is too long",
             "exceed_context_size",
+            // Gemini: "The input token count (…) exceeds the maximum number of tokens allowed".
+            "exceeds the maximum number of tokens",
         ])
     {
         return ModelErrorKind::ContextLengthExceeded;
@@ -159,13 +168,25 @@ fn kind_of(status: Option<u16>, error: &ApiError) -> ModelErrorKind {
         Some(500..=599) => ModelErrorKind::Overloaded,
         Some(400..=499) => ModelErrorKind::InvalidRequest,
         Some(_) => ModelErrorKind::Other,
-        // An error event inside a stream: its type is all there is.
-        None if says(&["rate_limit"]) => ModelErrorKind::RateLimited,
-        None if says(&["authentication_error", "permission_error"]) => {
+        // An error event inside a stream: its type is all there is (Gemini's are gRPC
+        // statuses).
+        None if says(&["rate_limit", "resource_exhausted"]) => ModelErrorKind::RateLimited,
+        None if says(&[
+            "authentication_error",
+            "permission_error",
+            "unauthenticated",
+            "permission_denied",
+        ]) =>
+        {
             ModelErrorKind::Authentication
         }
-        None if says(&["invalid_request"]) => ModelErrorKind::InvalidRequest,
-        None if says(&["api_error", "server_error"]) => ModelErrorKind::Overloaded,
+        None if says(&["invalid_request", "invalid_argument", "failed_precondition"]) => {
+            ModelErrorKind::InvalidRequest
+        }
+        None if says(&["deadline_exceeded"]) => ModelErrorKind::Timeout,
+        None if says(&["api_error", "server_error", "unavailable", "internal"]) => {
+            ModelErrorKind::Overloaded
+        }
         None => ModelErrorKind::Other,
     }
 }
@@ -205,7 +226,23 @@ pub(crate) fn classify_status(
     secrets: &[String],
 ) -> ModelError {
     let error = ApiError::parse(Some(status.as_u16()), body, secrets);
-    classify_api_error(provider, error, retry_after(headers, SystemTime::now()))
+    let delay = retry_after(headers, SystemTime::now()).or_else(|| retry_delay_in_body(body));
+    classify_api_error(provider, error, delay)
+}
+
+/// The delay an error body asks for when no header does: Google's `RetryInfo` detail
+/// (`{"error": {"details": [{"@type": "…RetryInfo", "retryDelay": "37s"}]}}`, Gemini's 429).
+fn retry_delay_in_body(body: &str) -> Option<Duration> {
+    let value: serde_json::Value = serde_json::from_str(body).ok()?;
+    let details = value.get("error")?.get("details")?.as_array()?;
+    details.iter().find_map(|detail| {
+        let delay = detail
+            .get("retryDelay")?
+            .as_str()?
+            .trim()
+            .strip_suffix('s')?;
+        Duration::try_from_secs_f64(delay.parse().ok()?).ok()
+    })
 }
 
 /// How long the server asked to wait: `retry-after-ms` (OpenAI), or `retry-after` in seconds or
@@ -351,6 +388,37 @@ mod tests {
         );
         let quota = r#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}"#;
         assert!(!classify(429, quota).is_retryable());
+    }
+
+    #[test]
+    fn gemini_errors_keep_their_status_as_type_and_their_retry_delay() {
+        let body = r#"{"error":{"code":429,"message":"You exceeded your current quota.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"37s"}]}}"#;
+        let error = classify(429, body);
+        assert_eq!(error.kind(), ModelErrorKind::RateLimited);
+        assert_eq!(error.retry_after(), Some(Duration::from_secs(37)));
+        let api = std::error::Error::source(&error)
+            .unwrap()
+            .downcast_ref::<ApiError>()
+            .unwrap();
+        assert_eq!(api.error_type(), Some("RESOURCE_EXHAUSTED"));
+        assert_eq!(api.code(), Some("429"));
+        let long = r#"{"error":{"code":400,"message":"The input token count (1048577) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}"#;
+        assert_eq!(
+            classify(400, long).kind(),
+            ModelErrorKind::ContextLengthExceeded
+        );
+        for (status, kind) in [
+            ("RESOURCE_EXHAUSTED", ModelErrorKind::RateLimited),
+            ("UNAVAILABLE", ModelErrorKind::Overloaded),
+            ("INTERNAL", ModelErrorKind::Overloaded),
+            ("INVALID_ARGUMENT", ModelErrorKind::InvalidRequest),
+            ("PERMISSION_DENIED", ModelErrorKind::Authentication),
+            ("DEADLINE_EXCEEDED", ModelErrorKind::Timeout),
+        ] {
+            let body = format!(r#"{{"error":{{"code":1,"message":"m","status":"{status}"}}}}"#);
+            let api = ApiError::parse(None, &body, &[]);
+            assert_eq!(classify_api_error("g", api, None).kind(), kind, "{status}");
+        }
     }
 
     #[test]

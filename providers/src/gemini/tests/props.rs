@@ -1,0 +1,104 @@
+//! Property tests: the recorded answers and streams, corrupted, convert or fail with a clear
+//! error, never a panic.
+
+use std::collections::VecDeque;
+
+use hookchain_core::model::ModelEvent;
+use hookchain_core::{ModelError, ModelErrorKind, ModelResponse};
+use proptest::collection::vec;
+use proptest::prelude::*;
+
+use crate::gemini::stream::{ChunkDecoder, answer};
+use crate::gemini::wire::GenerateResponse;
+use crate::http::corrupt::{
+    any_corruption, any_stream_edit, config, corrupt, corrupt_stream, decode_checked,
+};
+use crate::http::{Decoder, Event, parse_transcript};
+
+fn answers() -> Vec<serde_json::Value> {
+    [
+        transcript!("gemini/final.json"),
+        transcript!("gemini/tool_call.json"),
+        transcript!("gemini/call_cut.json"),
+        transcript!("gemini/safety.json"),
+        transcript!("gemini/blocked.json"),
+    ]
+    .into_iter()
+    .map(|text| serde_json::from_str(text).unwrap())
+    .collect()
+}
+
+const STREAMS: [&str; 5] = [
+    transcript!("gemini/final.sse"),
+    transcript!("gemini/tool_call.sse"),
+    transcript!("gemini/call_cut.sse"),
+    transcript!("gemini/max_tokens.sse"),
+    transcript!("gemini/unavailable.sse"),
+];
+
+/// The decoder, its answer without the thought signatures: `decode_checked` compares the
+/// answer with the one its forwarded events assemble to, and signatures are no events (they
+/// travel in the message's metadata).
+struct WithoutSignatures(ChunkDecoder);
+
+impl Decoder for WithoutSignatures {
+    fn decode(
+        &mut self,
+        event: &Event,
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<bool, ModelError> {
+        self.0.decode(event, out)
+    }
+
+    fn end_of_body(&self) -> Result<(), ModelError> {
+        self.0.end_of_body()
+    }
+
+    fn finish(self) -> Result<ModelResponse, ModelError> {
+        let mut response = self.0.finish()?;
+        response.message.metadata.clear();
+        Ok(response)
+    }
+}
+
+proptest! {
+    #![proptest_config(config(512))]
+
+    /// "A malformed answer is a clear error, never a panic": any recorded answer with a few of
+    /// its values replaced, copied or removed converts, or fails with `MalformedResponse` (or
+    /// the error it reports).
+    #[test]
+    fn a_corrupt_answer_converts_or_is_malformed_never_a_panic(
+        which in 0..5_usize,
+        corruptions in vec(any_corruption(), 1..4),
+    ) {
+        let mut json = answers().swap_remove(which);
+        for corruption in &corruptions {
+            corrupt(&mut json, corruption);
+        }
+        // What does not fit the wire type fails in the client, as a decoding error.
+        let Ok(wire) = serde_json::from_value::<GenerateResponse>(json) else {
+            return Ok(());
+        };
+        let reports_error = wire.error.is_some();
+        if let Err(error) = answer(wire) {
+            prop_assert!(
+                error.kind() == ModelErrorKind::MalformedResponse || reports_error,
+                "{}", error
+            );
+        }
+    }
+
+    /// "A malformed stream is a clear error, never a panic": any recorded stream with chunks
+    /// dropped, repeated, swapped, corrupted or cut short, and the stream cut anywhere, decodes
+    /// to consistent events or fails with `MalformedResponse` (or the error the server sent).
+    #[test]
+    fn a_corrupt_stream_decodes_consistently_or_is_malformed_never_a_panic(
+        which in 0..STREAMS.len(),
+        edits in vec(any_stream_edit(), 0..5),
+        keep in proptest::option::of(any::<usize>()),
+    ) {
+        let events = corrupt_stream(parse_transcript(STREAMS[which]), &edits, keep);
+        decode_checked(WithoutSignatures(ChunkDecoder::new()), &events)?;
+    }
+}
