@@ -639,3 +639,57 @@ async fn the_parents_middleware_gate_and_limit_delegations() {
     let text = done.text().unwrap();
     assert!(text.starts_with("done | "), "{text}");
 }
+
+/// A child that pauses twice in one delegation (two approvals, one after the other): each
+/// resume goes on from the child's latest pause — what was approved first runs once.
+#[tokio::test]
+async fn a_child_that_pauses_twice_goes_on_from_its_latest_pause() {
+    let runs = Arc::new(Runs::default());
+    let model = ScriptedModel::from_rule(|request| {
+        Ok(match support::tool_texts(&request.messages).len() {
+            0 => ModelResponse::tool_calls([ToolCall::new("p1", "pay", json!({}))]),
+            1 => ModelResponse::tool_calls([ToolCall::new("l1", "log", json!({}))]),
+            _ => ModelResponse::text("paid and logged"),
+        })
+    });
+    let child = Agent::builder(model)
+        .name("accountant")
+        .tool(counting("pay", &runs, |runs| &runs.pay))
+        .tool(counting("log", &runs, |runs| &runs.log))
+        .chain(chain![
+            HumanInTheLoop::new()
+                .interrupt_on("pay", ToolPolicy::always())
+                .interrupt_on("log", ToolPolicy::always())
+        ])
+        .build()
+        .unwrap();
+    let parent = delegating_to(child.into_tool("delegate", "Pays.").unwrap());
+    let first = parent.run("go").await.unwrap();
+    assert_eq!(first.end, EndReason::Interrupted);
+    let second = parent
+        .resume(
+            first.checkpoint.clone().unwrap(),
+            decide(first.interrupts(), false),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        second.end,
+        EndReason::Interrupted,
+        "the child asks about `log` now"
+    );
+    assert_eq!(runs.counts(), [0, 0, 1]);
+    let pause = SubAgentPause::from_interrupt(&second.interrupts()[0]).unwrap();
+    let asked = ApprovalRequest::from_interrupt(&pause.interrupts()[0]).unwrap();
+    assert_eq!(asked.actions[0].name, "log");
+    let done = parent
+        .resume(
+            second.checkpoint.clone().unwrap(),
+            decide(second.interrupts(), false),
+        )
+        .await
+        .unwrap();
+    assert_eq!(done.end, EndReason::Finished, "{done:?}");
+    assert_eq!(runs.counts(), [0, 1, 1], "pay once, log once");
+    assert_eq!(done.text().as_deref(), Some("paid and logged"));
+}

@@ -210,3 +210,71 @@ async fn a_wrap_that_rewrites_failures_does_not_swallow_a_gate() {
     );
     assert_no_dangling(&done.messages);
 }
+
+/// Asks two questions, one per resume, and answers with both: the second resume must read the
+/// second answer (the first is spent once the tool asks again).
+struct TwoQuestions;
+
+impl hookchain::Tool for TwoQuestions {
+    fn spec(&self) -> hookchain::ToolSpec {
+        hookchain::ToolSpec::new(
+            "two_questions",
+            "Asks twice.",
+            serde_json::json!({"type": "object"}),
+        )
+    }
+
+    async fn call(
+        &self,
+        cx: hookchain::ToolContext<'_>,
+        _arguments: serde_json::Value,
+    ) -> Result<hookchain::Content, hookchain::ToolError> {
+        let asked = cx
+            .interrupt_payload()
+            .and_then(|payload| payload["first"].as_str());
+        match (cx.resume_value(), asked) {
+            (None, _) => Err(hookchain::ToolError::Interrupt {
+                payload: serde_json::json!({"question": "first?"}),
+            }),
+            (Some(first), None) => Err(hookchain::ToolError::Interrupt {
+                payload: serde_json::json!({"question": "second?", "first": first}),
+            }),
+            (Some(second), Some(first)) => {
+                Ok(format!("{first} then {}", second.as_str().unwrap_or("?")).into())
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_tool_that_asks_twice_reads_its_latest_answer_and_the_payload_it_raised() {
+    use hookchain::prelude::*;
+    let agent = Agent::builder(ScriptedModel::new([
+        ModelResponse::tool_calls([ToolCall::new("q1", "two_questions", serde_json::json!({}))]),
+        ModelResponse::text("done"),
+    ]))
+    .tool(TwoQuestions)
+    .build()
+    .unwrap();
+    let first = agent.run("go").await.unwrap();
+    let id = first.interrupts()[0].id.clone();
+    let second = agent
+        .resume(first.checkpoint.unwrap(), [(id, serde_json::json!("red"))])
+        .await
+        .unwrap();
+    assert_eq!(second.interrupts()[0].payload["question"], "second?");
+    let id = second.interrupts()[0].id.clone();
+    let done = agent
+        .resume(
+            second.checkpoint.unwrap(),
+            [(id, serde_json::json!("blue"))],
+        )
+        .await
+        .unwrap();
+    let result = done
+        .messages
+        .iter()
+        .find(|message| message.tool_call_id.as_deref() == Some("q1"))
+        .unwrap();
+    assert_eq!(result.text(), "red then blue");
+}

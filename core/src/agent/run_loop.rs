@@ -12,7 +12,7 @@ use super::innermost::{CallModel, CallTool};
 use super::{Agent, AgentEvent, CleanupError};
 use crate::__private::Internal;
 use crate::chain::ChainChecks;
-use crate::context::{CallFrame, Context, Counters, Stepping, ToolAnswer, ToolContext};
+use crate::context::{CallFrame, Context, Counters, Raiser, Stepping, ToolAnswer, ToolContext};
 use crate::error::Error;
 use crate::interrupt::{
     Checkpoint, CheckpointError, Interrupt, InterruptId, Interruption, Members, Position,
@@ -514,6 +514,16 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         }
         cx.take_tool_usage();
         if !interrupts.is_empty() {
+            // A layer that asked again has its new question: its earlier answer is spent.
+            for interrupt in &interrupts {
+                let Some(call_id) = &interrupt.tool_call_id else {
+                    continue;
+                };
+                let raiser = interrupt.member.map_or(Raiser::Tool, Raiser::Member);
+                if let Some(answers) = cx.tool_answers.get_mut(call_id) {
+                    answers.retain(|answered| answered.raiser != raiser);
+                }
+            }
             let position = tools_position(cx, calls, results);
             cx.tool_answers.clear();
             return self.pause(cx, state, position, interrupts);

@@ -257,7 +257,8 @@ impl<'a> ToolContext<'a> {
             self.frame
                 .answers
                 .iter()
-                .find(|answered| answered.raiser == raiser)
+                // The latest, should a layer have been answered twice.
+                .rfind(|answered| answered.raiser == raiser)
         };
         let member = match raiser {
             Raiser::Member(at) => at,
