@@ -241,3 +241,53 @@ async fn without_elicitation_the_server_offers_no_tool_that_needs_it() {
     })
     .await;
 }
+
+/// A tool that asks twice (a Python `mcp` server of the test's own): the run pauses on the
+/// first question, then on the second with the first answer carried, and the call ends with
+/// both answers — each question answered once, the latest answer read.
+#[tokio::test]
+async fn a_tool_that_asks_twice_pauses_twice_and_gets_both_answers() {
+    guard(async {
+        support::servers::require_python_module("mcp", "mcp");
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/elicit_twice.py");
+        let toolset =
+            McpToolset::connect([hookchain_mcp::McpServer::stdio("signup", "python3").arg(script)])
+                .await
+                .unwrap();
+        let model = ScriptedModel::new([
+            ModelResponse::tool_calls([ToolCall::new("c1", "sign_up", json!({}))]),
+            ModelResponse::text("ok"),
+        ]);
+        let agent = Agent::builder(model)
+            .tools(toolset.registry())
+            .build()
+            .unwrap();
+        let first = agent.run("Sign me up.").await.unwrap();
+        let interrupt = first.interrupts()[0].clone();
+        let asked = Elicitation::from_interrupt(&interrupt).expect("the first question");
+        assert_eq!(asked.message, "Your name?");
+        let answer = asked.answer(ElicitationAnswer::accept(json!({"name": "Ada"})).unwrap());
+        let second = agent
+            .resume(first.checkpoint.clone().unwrap(), [(interrupt.id, answer)])
+            .await
+            .unwrap();
+        let interrupt = second.interrupts()[0].clone();
+        let asked = Elicitation::from_interrupt(&interrupt).expect("the second question");
+        assert_eq!(asked.message, "Your city?");
+        assert_eq!(asked.answered.len(), 1, "the first answer, carried");
+        let answer = asked.answer(ElicitationAnswer::accept(json!({"city": "Lyon"})).unwrap());
+        let done = agent
+            .resume(second.checkpoint.clone().unwrap(), [(interrupt.id, answer)])
+            .await
+            .unwrap();
+        let results = tool_messages(&done.messages);
+        assert_eq!(results.len(), 1);
+        assert!(
+            results[0].text().contains("signed up Ada from Lyon"),
+            "{}",
+            results[0].text()
+        );
+        toolset.close().await;
+    })
+    .await;
+}
