@@ -201,8 +201,9 @@ where
             })
     }
 
-    /// The answer to a child's pause must be [`SubAgentPause::answer`](super::SubAgentPause::answer)'s value, answering
-    /// interrupts the child has.
+    /// The answer to a child's pause must be
+    /// [`SubAgentPause::answer`](super::SubAgentPause::answer)'s value, answering interrupts
+    /// the child has.
     fn check_answer(
         &self,
         _arguments: &serde_json::Value,
