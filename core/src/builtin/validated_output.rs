@@ -42,8 +42,9 @@
 //!
 //! - Every model request asks for `T`'s JSON schema as its response format
 //!   ([`ResponseFormat::of`]), unless the agent or an earlier hook set one.
-//! - A final answer (no tool calls, finished: [`StopReason::is_answer`](crate::StopReason::is_answer)) is parsed as a `T`
-//!   (the text may sit in a code fence), then given to the validator, if any. An answer that
+//! - A final answer (no tool calls, finished:
+//!   [`StopReason::is_answer`](crate::StopReason::is_answer)) is parsed as a `T` (the text may
+//!   sit in a code fence), then given to the validator, if any. An answer that
 //!   was refused, filtered or cut off is left alone: the run ends as such
 //!   ([`EndReason::Refused`](crate::EndReason) …).
 //! - An answer that does not parse or validate stays in the history, the model is called again,
@@ -229,13 +230,21 @@ impl<T: DeserializeOwned + JsonSchema + Send + Sync + 'static> ValidatedOutput<T
             return Ok(Flow::Continue);
         };
         if rejected.retries >= self.max_retries {
-            tracing::warn!(%error, retries = rejected.retries, "validated output: the answer is rejected; the run fails");
+            tracing::warn!(
+                %error,
+                retries = rejected.retries,
+                "validated output: the answer is rejected; the run fails"
+            );
             return Err(OutputRejected {
                 attempts: rejected.retries + 1,
                 error,
             });
         }
-        tracing::info!(%error, retry = rejected.retries + 1, "validated output: the answer goes back to the model");
+        tracing::info!(
+            %error,
+            retry = rejected.retries + 1,
+            "validated output: the answer goes back to the model"
+        );
         rejected.retries += 1;
         rejected.correction = Some(error);
         Ok(Flow::Jump(Jump::Model))

@@ -38,7 +38,8 @@ pub type HistoryFilter = Arc<dyn Fn(&[Message]) -> Vec<Message> + Send + Sync>;
 /// use hookchain::{EndReason, Role};
 ///
 /// # futures::executor::block_on(async {
-/// let billing = Agent::builder(ScriptedModel::new([ModelResponse::text("Your refund is on its way.")]))
+/// let answer = ModelResponse::text("Your refund is on its way.");
+/// let billing = Agent::builder(ScriptedModel::new([answer]))
 ///     .name("billing")
 ///     .build()?;
 /// let triage = Agent::builder(ScriptedModel::new([ModelResponse::tool_calls([ToolCall::new(
