@@ -141,7 +141,7 @@ impl ResponseDecoder {
             }
             "response.failed" => {
                 let error = event.response.and_then(|response| response.error);
-                return Err(api_error(error.unwrap_or(Value::Null)));
+                return Err(failure(error));
             }
             // Created, in progress, parts added and done, texts done: nothing new.
             _ => {}
@@ -270,7 +270,7 @@ impl ResponseDecoder {
     ) -> Result<(), ModelError> {
         let status = response.status.as_deref().unwrap_or("completed");
         match status {
-            "failed" => return Err(api_error(response.error.unwrap_or(Value::Null))),
+            "failed" => return Err(failure(response.error)),
             "completed" | "incomplete" => {}
             other => {
                 return Err(malformed(
@@ -312,6 +312,15 @@ impl ResponseDecoder {
 fn api_error(error: Value) -> ModelError {
     let body = json!({ "error": error }).to_string();
     classify_api_error(PROVIDER, ApiError::parse(None, &body, &[]), None)
+}
+
+/// The error of a failed response: the one it reports, or, without one, a response that
+/// cannot be understood (nothing says what went wrong, nor whether to retry).
+fn failure(error: Option<Value>) -> ModelError {
+    match error {
+        Some(error @ Value::Object(_)) => api_error(error),
+        _ => malformed(PROVIDER, "the response failed without an error"),
+    }
 }
 
 /// Our response for an unstreamed answer. One without output is malformed, unless the token
