@@ -535,3 +535,39 @@ async fn a_cut_stream_is_malformed_never_an_empty_answer() {
     })
     .await;
 }
+
+/// The shared bounds hold here too (`tests/bounds.rs` tests them at length): a huge answer
+/// and an endless line of a stream fail at their limits, unread past them.
+#[tokio::test]
+async fn a_huge_answer_and_an_endless_stream_line_fail_at_their_limits() {
+    guard(async {
+        const MIB: usize = 1024 * 1024;
+        let server = Server::start([
+            Reply::json(
+                200,
+                r#"{"status":"completed","output":[{"type":"message","content":[{"type":"output_text","text":""#,
+            )
+            .filler(b'a', 64 * MIB, r#""}]}]}"#),
+            Reply::sse("event: response.output_text.delta\ndata: ").filler(b'x', 64 * MIB, "\n\n"),
+        ])
+        .await;
+        let model = builder(&server).max_answer_size(MIB).build().unwrap();
+        let error = fails(&model).await;
+        assert_eq!(error.kind(), ModelErrorKind::MalformedResponse, "{error}");
+        assert!(error.to_string().contains("limit of 1 MiB"), "{error}");
+        let items: Vec<_> = model.stream(weather_request()).collect().await;
+        let [Err(error)] = &items[..] else {
+            panic!("{items:?}")
+        };
+        assert!(
+            error
+                .to_string()
+                .contains("line of the stream is longer than the limit of 8 MiB"),
+            "{error}"
+        );
+        let sent = server.sent();
+        assert!(sent[0] < 16 * MIB, "the server sent {sent:?}");
+        assert!(sent[1] < 24 * MIB, "the server sent {sent:?}");
+    })
+    .await;
+}

@@ -283,3 +283,24 @@ fn a_failed_stream_and_an_error_event_are_classified_and_a_cut_stream_is_malform
     let error = decoder.end_of_body().unwrap_err();
     assert_eq!(error.kind(), ModelErrorKind::MalformedResponse);
 }
+
+#[test]
+fn a_rich_tool_result_is_one_string_its_image_a_placeholder() {
+    let mut result = Content::text_only("The chart:");
+    result.push(ContentPart::Image {
+        source: Box::new(ImageSource::Base64 {
+            media_type: "image/png".into(),
+            data: "iVBORw0KGgo=".into(),
+        }),
+    });
+    result.push(ContentPart::Json {
+        value: Box::new(json!({"q3": 1204})),
+    });
+    let request = ModelRequest::new(vec![Message::tool(ToolResult::ok("call_1", result))]);
+    let wire = on_wire(&responses_request(&request, options(false)));
+    assert_eq!(
+        wire["input"],
+        json!([{"type": "function_call_output", "call_id": "call_1",
+            "output": "The chart:\n[image: image/png]\n{\"q3\":1204}"}])
+    );
+}
