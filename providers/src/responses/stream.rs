@@ -341,10 +341,17 @@ impl Decoder for ResponseDecoder {
         event: &Event,
         out: &mut VecDeque<ModelEvent>,
     ) -> Result<bool, ModelError> {
-        if event.data.trim().is_empty() {
+        let data = event.data.trim();
+        if data.is_empty() {
             return Ok(false);
         }
-        let value: Value = serde_json::from_str(&event.data).map_err(|error| {
+        // OpenAI sends none, but compatible servers may close the stream as Chat Completions
+        // does: the answer must be whole by then.
+        if data == "[DONE]" {
+            self.assembler.check_complete()?;
+            return Ok(true);
+        }
+        let value: Value = serde_json::from_str(data).map_err(|error| {
             malformed(PROVIDER, "an event of the stream is not JSON").with_source(error)
         })?;
         // An `error` event: `{"type": "error", "code", "message", "param"}`.

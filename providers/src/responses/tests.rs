@@ -282,6 +282,16 @@ fn a_failed_stream_and_an_error_event_are_classified_and_a_cut_stream_is_malform
     }
     let error = decoder.end_of_body().unwrap_err();
     assert_eq!(error.kind(), ModelErrorKind::MalformedResponse);
+    let done = crate::http::Event {
+        event: "message".into(),
+        data: "[DONE]".into(),
+    };
+    let error = decoder.decode(&done, &mut out).unwrap_err();
+    assert_eq!(
+        error.kind(),
+        ModelErrorKind::MalformedResponse,
+        "[DONE] too early"
+    );
 }
 
 #[test]
