@@ -20,9 +20,12 @@
 //! with [`ResponsesBuilder::reasoning_summary`]) is also the message's
 //! [`Reasoning`](hookchain_core::message::ContentPart::Reasoning), without a signature.
 //!
-//! [`Model::stream`](hookchain_core::Model::stream) yields events, which carry no metadata:
-//! an agent whose answers must keep their reasoning items calls [`Model::invoke`](hookchain_core::Model::invoke),
-//! streaming or not ([`ResponsesBuilder::streaming`]), as with Gemini's signatures.
+//! The reasoning items reach an answer assembled by [`Model::invoke`](hookchain_core::Model::invoke),
+//! streamed ([`ResponsesBuilder::streaming`]) or not: that is how an agent calls its model.
+//! [`Model::stream`](hookchain_core::Model::stream) yields events, which carry no metadata, so
+//! an agent that streams its model's events live (or has a hook on them) loses them, as it
+//! loses Gemini's signatures: the next request goes without that reasoning, which the model
+//! then does again.
 //!
 //! # What a request keeps of each message
 //!
