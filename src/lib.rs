@@ -97,6 +97,9 @@ pub mod providers {
     #[cfg(feature = "openai")]
     #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
     pub use hookchain_providers::openai;
+    #[cfg(feature = "openai")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
+    pub use hookchain_providers::responses;
     pub use hookchain_providers::{ApiError, BuildError};
 }
 

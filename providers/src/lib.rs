@@ -4,6 +4,8 @@
 //! - `openai` (feature `openai`): the OpenAI-compatible Chat Completions API, spoken by
 //!   OpenAI, Azure-style endpoints, Ollama, vLLM, llama.cpp's server, Groq, DeepSeek,
 //!   OpenRouter, Mistral and more; the server is chosen by its base URL.
+//! - `responses` (feature `openai`): OpenAI's Responses API (`/responses`), with reasoning
+//!   models' encrypted reasoning kept across turns and nothing stored at OpenAI by default.
 //! - `anthropic` (feature `anthropic`): Anthropic's Messages API.
 //! - `gemini` (feature `gemini`): Google's Gemini API (`generateContent`).
 //!
@@ -62,3 +64,6 @@ pub mod gemini;
 #[cfg(feature = "openai")]
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 pub mod openai;
+#[cfg(feature = "openai")]
+#[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
+pub mod responses;

@@ -229,7 +229,8 @@ pub(crate) fn corrupt_stream(
 
 /// Feeds `events` to `decoder` as a streamed call does (up to the first error or the closing
 /// event) and checks what a decoder promises, returning the events it forwarded:
-/// - an error is `MalformedResponse`, unless the server reported one (an error event);
+/// - an error is `MalformedResponse`, unless the server reported one (an error event, or
+///   data naming an error);
 /// - the forwarded events are a consistent stream: a fresh assembler takes every one of them,
 ///   and each tool call end carries the id and name of its start and its streamed arguments,
 ///   parsed (`{}` for none);
@@ -254,7 +255,9 @@ pub(crate) fn decode_checked<D: Decoder>(
             Err(error) => {
                 prop_assert!(
                     error.kind() == ModelErrorKind::MalformedResponse
-                        || event.data.contains("error"),
+                        || event.data.contains("error")
+                        // An event named `error` (the Responses API's), whatever its data.
+                        || event.event == "error",
                     "{error} on {}",
                     event.data
                 );

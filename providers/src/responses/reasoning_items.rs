@@ -1,0 +1,63 @@
+//! Reasoning items: a reasoning model's answer holds `reasoning` items (an id, the summary, and
+//! with `store: false` the reasoning itself, encrypted). Without storage on OpenAI's side, the
+//! model needs them back in the next request to go on from where it was (above all between a
+//! function call and its result). They are kept in the assistant message's metadata under
+//! [`METADATA_KEY`], which other providers ignore, as the API wrote them:
+//!
+//! ```json
+//! [{"type": "reasoning", "id": "rs_…", "summary": [{"type": "summary_text", "text": "…"}],
+//!   "encrypted_content": "gAAAAB…"}]
+//! ```
+//!
+//! The summary is also the message's [`Reasoning`](hookchain_core::message::ContentPart::Reasoning)
+//! text, without a signature: it is OpenAI's alone, and no other provider may be sent it as
+//! signed reasoning of its own.
+
+use hookchain_core::Message;
+use serde_json::{Value, json};
+
+use super::wire::OutputItem;
+
+/// The key of the reasoning items in an assistant message's metadata.
+pub const METADATA_KEY: &str = "openai.reasoning_items";
+
+/// The reasoning items of one answer, as they arrive.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct ReasoningItems {
+    items: Vec<Value>,
+}
+
+impl ReasoningItems {
+    /// Keeps a `reasoning` output item.
+    pub(crate) fn keep(&mut self, item: &OutputItem) {
+        let mut value = json!({"type": "reasoning", "summary": item.summary});
+        if let Some(id) = &item.id {
+            value["id"] = Value::String(id.clone());
+        }
+        if let Some(encrypted) = &item.encrypted_content {
+            value["encrypted_content"] = Value::String(encrypted.clone());
+        }
+        self.items.push(value);
+    }
+
+    /// Stores the items in `message`'s metadata, if there are any.
+    pub(crate) fn attach(self, message: &mut Message) {
+        if !self.items.is_empty() {
+            message
+                .metadata
+                .insert(METADATA_KEY.to_owned(), Value::Array(self.items));
+        }
+    }
+}
+
+/// The reasoning items kept with `message` (none for a message another provider wrote, or
+/// written by hand); entries that are not reasoning items are skipped.
+pub(crate) fn of(message: &Message) -> impl Iterator<Item = &Value> {
+    message
+        .metadata
+        .get(METADATA_KEY)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|item| item.get("type").and_then(Value::as_str) == Some("reasoning"))
+}

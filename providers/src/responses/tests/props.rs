@@ -1,0 +1,105 @@
+//! Property tests: the recorded answers and streams, corrupted, convert or fail with a clear
+//! error, never a panic.
+
+use std::collections::VecDeque;
+
+use hookchain_core::model::ModelEvent;
+use hookchain_core::{ModelError, ModelErrorKind, ModelResponse};
+use proptest::collection::vec;
+use proptest::prelude::*;
+
+use super::transcript;
+use crate::http::corrupt::{
+    any_corruption, any_stream_edit, config, corrupt, corrupt_stream, decode_checked,
+};
+use crate::http::{Decoder, Event, parse_transcript};
+use crate::responses::stream::{ResponseDecoder, answer};
+use crate::responses::wire::Response;
+
+fn answers() -> Vec<serde_json::Value> {
+    [
+        transcript!("responses/final.json"),
+        transcript!("responses/tool_call.json"),
+        transcript!("responses/call_cut.json"),
+        transcript!("responses/refusal.json"),
+    ]
+    .into_iter()
+    .map(|text| serde_json::from_str(text).unwrap())
+    .collect()
+}
+
+const STREAMS: [&str; 6] = [
+    transcript!("responses/final.sse"),
+    transcript!("responses/tool_call.sse"),
+    transcript!("responses/call_cut.sse"),
+    transcript!("responses/refusal.sse"),
+    transcript!("responses/failed.sse"),
+    transcript!("responses/error.sse"),
+];
+
+/// The decoder, its answer without the reasoning items: `decode_checked` compares the answer
+/// with the one its forwarded events assemble to, and reasoning items are no events (they
+/// travel in the message's metadata).
+struct WithoutReasoningItems(ResponseDecoder);
+
+impl Decoder for WithoutReasoningItems {
+    fn decode(
+        &mut self,
+        event: &Event,
+        out: &mut VecDeque<ModelEvent>,
+    ) -> Result<bool, ModelError> {
+        self.0.decode(event, out)
+    }
+
+    fn end_of_body(&self) -> Result<(), ModelError> {
+        self.0.end_of_body()
+    }
+
+    fn finish(self) -> Result<ModelResponse, ModelError> {
+        let mut response = self.0.finish()?;
+        response.message.metadata.clear();
+        Ok(response)
+    }
+}
+
+proptest! {
+    #![proptest_config(config(512))]
+
+    /// "A malformed answer is a clear error, never a panic": any recorded answer with a few of
+    /// its values replaced, copied or removed converts, or fails with `MalformedResponse` (or
+    /// the error it reports).
+    #[test]
+    fn a_corrupt_answer_converts_or_is_malformed_never_a_panic(
+        which in 0..4_usize,
+        corruptions in vec(any_corruption(), 1..4),
+    ) {
+        let mut json = answers().swap_remove(which);
+        for corruption in &corruptions {
+            corrupt(&mut json, corruption);
+        }
+        // What does not fit the wire type fails in the client, as a decoding error.
+        let Ok(wire) = serde_json::from_value::<Response>(json) else {
+            return Ok(());
+        };
+        let reports_error = wire.status.as_deref() == Some("failed");
+        if let Err(error) = answer(wire) {
+            prop_assert!(
+                error.kind() == ModelErrorKind::MalformedResponse || reports_error,
+                "{}", error
+            );
+        }
+    }
+
+    /// "A malformed stream is a clear error, never a panic": any recorded stream with events
+    /// dropped, repeated, swapped, corrupted or cut short, and the stream cut anywhere, decodes
+    /// to consistent events or fails with `MalformedResponse` (or the error the server sent).
+    #[test]
+    fn a_corrupt_stream_decodes_consistently_or_is_malformed_never_a_panic(
+        which in 0..STREAMS.len(),
+        edits in vec(any_stream_edit(), 0..5),
+        keep in proptest::option::of(any::<usize>()),
+    ) {
+        let events = corrupt_stream(parse_transcript(STREAMS[which]), &edits, keep);
+        decode_checked(WithoutReasoningItems(ResponseDecoder::new()), &events)?;
+    }
+}
