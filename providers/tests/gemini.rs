@@ -410,6 +410,39 @@ async fn the_agent_loop_runs_call_result_final_answer_with_the_signature_sent_ba
     .await;
 }
 
+/// An agent whose run is streamed reads its model through `Model::stream` and assembles the
+/// answer itself: the signatures come as a metadata event, and go back all the same.
+#[tokio::test]
+async fn a_streamed_agent_run_sends_the_signature_back_too() {
+    guard(async {
+        let server = Server::start([
+            Reply::sse(transcript("gemini/tool_call.sse")),
+            Reply::sse(transcript("gemini/final.sse")),
+        ])
+        .await;
+        let agent = Agent::builder(streaming(&server))
+            .system_prompt("You are a weather bot.")
+            .tool(get_weather)
+            .build()
+            .unwrap();
+        let events: Vec<_> = agent
+            .stream("What is the weather in Paris?")
+            .map(Result::unwrap)
+            .collect()
+            .await;
+        assert!(
+            events.iter().any(|event| matches!(
+                event,
+                hookchain::agent::AgentEvent::Model(ModelEvent::Metadata { key, .. })
+                    if key == METADATA_KEY
+            )),
+            "{events:#?}"
+        );
+        assert_tool_round_trip(&server.received()[1].json);
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_response_format_asks_for_json_with_the_schema_mapped() {
     guard(async {

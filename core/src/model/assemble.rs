@@ -54,6 +54,8 @@ pub struct ResponseAssembler {
     /// The running totals, once a usage event came.
     usage: Option<Usage>,
     stop_reason: Option<StopReason>,
+    /// The provider's data for the message's metadata ([`ModelEvent::Metadata`]).
+    metadata: BTreeMap<String, serde_json::Value>,
 }
 
 #[derive(Debug)]
@@ -180,6 +182,9 @@ impl ResponseAssembler {
                     unreported_calls: so_far.unreported_calls.max(usage.unreported_calls),
                 });
             }
+            ModelEvent::Metadata { key, value } => {
+                self.metadata.insert(key.clone(), value.clone());
+            }
             ModelEvent::Finish { stop_reason } => self.stop_reason = Some(*stop_reason),
         }
         Ok(())
@@ -288,11 +293,9 @@ impl ResponseAssembler {
                 Block::OpenCall { .. } => {}
             }
         }
-        Ok(ModelResponse::new(
-            Message::assistant_with_tool_calls(content, calls),
-            stop_reason,
-        )
-        .with_usage(usage))
+        let mut message = Message::assistant_with_tool_calls(content, calls);
+        message.metadata.extend(self.metadata);
+        Ok(ModelResponse::new(message, stop_reason).with_usage(usage))
     }
 }
 

@@ -70,6 +70,16 @@ pub enum ModelEvent {
     /// Tokens used so far. Each usage event is a running total: a later event's counts include
     /// the earlier ones, so the assembler keeps, per count, the largest value seen.
     Usage(Usage),
+    /// Data the provider needs kept with the answer and sent back with it in later requests
+    /// (Gemini's thought signatures, the Responses API's encrypted reasoning items): it goes
+    /// into the answer message's [`metadata`](crate::Message::metadata) under `key` (a later
+    /// event of the same key replaces it). Not text: nobody is shown it.
+    Metadata {
+        /// The metadata key (the provider's own: other providers ignore it).
+        key: String,
+        /// The value.
+        value: serde_json::Value,
+    },
     /// The model finished its answer.
     Finish {
         /// Why it stopped.

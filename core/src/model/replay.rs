@@ -64,6 +64,9 @@ impl ModelResponse {
             }
             index += 1;
         }
+        for (key, value) in message.metadata {
+            events.push(ModelEvent::Metadata { key, value });
+        }
         for call in message.tool_calls {
             events.push(ModelEvent::ToolCallStart {
                 index,

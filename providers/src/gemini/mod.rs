@@ -19,8 +19,10 @@
 //! Gemini signs the parts it writes (`thoughtSignature`, on function calls above all) and
 //! requires the signatures back on the same parts. They are kept in the answer message's
 //! [`metadata`](hookchain_core::Message::metadata) under [`METADATA_KEY`] and sent back with
-//! the history; other providers ignore them. A history that lost them (written by hand, or by
-//! another provider) is sent without.
+//! the history; other providers ignore them. A streamed answer carries them as a
+//! [`ModelEvent::Metadata`](hookchain_core::model::ModelEvent::Metadata) before its finish, so
+//! an agent that streams its model's events keeps them too. A history that lost them (written
+//! by hand, or by another provider) is sent without.
 //!
 //! # What a request keeps of each message
 //!

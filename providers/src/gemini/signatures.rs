@@ -12,6 +12,7 @@
 //! `text` is the signature of the answer's last non-call part (text or thought), sent back on
 //! the turn's last text part.
 
+use hookchain_core::model::ModelEvent;
 use hookchain_core::{Message, ToolCall};
 use serde_json::{Value, json};
 
@@ -41,19 +42,30 @@ impl Signatures {
         self.text = Some(signature);
     }
 
-    /// Stores the signatures in `message`'s metadata, if there are any.
-    pub(crate) fn attach(self, message: &mut Message) {
+    /// The event that puts the signatures in the answer message's metadata (so that a streamed
+    /// answer, assembled by whoever reads the stream, keeps them), if there are any.
+    pub(crate) fn event(&self) -> Option<ModelEvent> {
         if self.calls.is_empty() && self.text.is_none() {
-            return;
+            return None;
         }
         let mut value = json!({});
         if !self.calls.is_empty() {
-            value["calls"] = Value::Array(self.calls);
+            value["calls"] = Value::Array(self.calls.clone());
         }
-        if let Some(text) = self.text {
-            value["text"] = Value::String(text);
+        if let Some(text) = &self.text {
+            value["text"] = Value::String(text.clone());
         }
-        message.metadata.insert(METADATA_KEY.to_owned(), value);
+        Some(ModelEvent::Metadata {
+            key: METADATA_KEY.to_owned(),
+            value,
+        })
+    }
+
+    /// Stores the signatures in `message`'s metadata, if there are any.
+    pub(crate) fn attach(self, message: &mut Message) {
+        if let Some(ModelEvent::Metadata { key, value }) = self.event() {
+            message.metadata.insert(key, value);
+        }
     }
 }
 

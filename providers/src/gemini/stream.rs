@@ -181,7 +181,15 @@ impl ChunkDecoder {
             }
             out.push_back(self.assembler.end_tool_call(index)?);
         }
-        self.forward(vec![ModelEvent::Finish { stop_reason }], out)
+        // The signatures before the finish: a reader that assembles the stream keeps them.
+        let signatures = self.signatures.event();
+        self.forward(
+            signatures
+                .into_iter()
+                .chain([ModelEvent::Finish { stop_reason }])
+                .collect(),
+            out,
+        )
     }
 
     fn forward(

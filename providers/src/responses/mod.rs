@@ -20,12 +20,13 @@
 //! with [`ResponsesBuilder::reasoning_summary`]) is also the message's
 //! [`Reasoning`](hookchain_core::message::ContentPart::Reasoning), without a signature.
 //!
-//! The reasoning items reach an answer assembled by [`Model::invoke`](hookchain_core::Model::invoke),
-//! streamed ([`ResponsesBuilder::streaming`]) or not: that is how an agent calls its model.
-//! [`Model::stream`](hookchain_core::Model::stream) yields events, which carry no metadata, so
-//! an agent that streams its model's events live (or has a hook on them) loses them, as it
-//! loses Gemini's signatures: the next request goes without that reasoning, which the model
-//! then does again.
+//! The reasoning items reach the answer however it is read: [`Model::invoke`]
+//! (streamed with [`ResponsesBuilder::streaming`] or not), or [`Model::stream`], whose events
+//! carry them as a [`ModelEvent::Metadata`](hookchain_core::model::ModelEvent::Metadata)
+//! before the finish (so an agent that streams its model's events keeps them too).
+//!
+//! [`Model::invoke`]: hookchain_core::Model::invoke
+//! [`Model::stream`]: hookchain_core::Model::stream
 //!
 //! # What a request keeps of each message
 //!

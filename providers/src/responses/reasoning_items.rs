@@ -14,6 +14,7 @@
 //! signed reasoning of its own.
 
 use hookchain_core::Message;
+use hookchain_core::model::ModelEvent;
 use serde_json::{Value, json};
 
 use super::wire::OutputItem;
@@ -38,6 +39,15 @@ impl ReasoningItems {
             value["encrypted_content"] = Value::String(encrypted.clone());
         }
         self.items.push(value);
+    }
+
+    /// The event that puts the items in the answer message's metadata (so that a streamed
+    /// answer, assembled by whoever reads the stream, keeps them), if there are any.
+    pub(crate) fn event(&self) -> Option<ModelEvent> {
+        (!self.items.is_empty()).then(|| ModelEvent::Metadata {
+            key: METADATA_KEY.to_owned(),
+            value: Value::Array(self.items.clone()),
+        })
     }
 
     /// Stores the items in `message`'s metadata, if there are any.

@@ -297,6 +297,10 @@ impl ResponseDecoder {
             .and_then(|details| details.reason);
         let has_calls = self.calls.values().any(|call| call.ended);
         let stop_reason = stop_reason(status, reason.as_deref(), has_calls, self.refused);
+        // The reasoning items before the finish: a reader that assembles the stream keeps them.
+        if let Some(items) = self.reasoning_items.event() {
+            self.emit(items, out)?;
+        }
         self.emit(ModelEvent::Finish { stop_reason }, out)
     }
 

@@ -1,10 +1,7 @@
 //! Property tests: the recorded answers and streams, corrupted, convert or fail with a clear
 //! error, never a panic.
 
-use std::collections::VecDeque;
-
-use hookchain_core::model::ModelEvent;
-use hookchain_core::{ModelError, ModelErrorKind, ModelResponse};
+use hookchain_core::ModelErrorKind;
 use proptest::collection::vec;
 use proptest::prelude::*;
 
@@ -13,7 +10,7 @@ use crate::gemini::wire::GenerateResponse;
 use crate::http::corrupt::{
     any_corruption, any_stream_edit, config, corrupt, corrupt_stream, decode_checked,
 };
-use crate::http::{Decoder, Event, parse_transcript};
+use crate::http::parse_transcript;
 
 fn answers() -> Vec<serde_json::Value> {
     [
@@ -35,31 +32,6 @@ const STREAMS: [&str; 5] = [
     transcript!("gemini/max_tokens.sse"),
     transcript!("gemini/unavailable.sse"),
 ];
-
-/// The decoder, its answer without the thought signatures: `decode_checked` compares the
-/// answer with the one its forwarded events assemble to, and signatures are no events (they
-/// travel in the message's metadata).
-struct WithoutSignatures(ChunkDecoder);
-
-impl Decoder for WithoutSignatures {
-    fn decode(
-        &mut self,
-        event: &Event,
-        out: &mut VecDeque<ModelEvent>,
-    ) -> Result<bool, ModelError> {
-        self.0.decode(event, out)
-    }
-
-    fn end_of_body(&self) -> Result<(), ModelError> {
-        self.0.end_of_body()
-    }
-
-    fn finish(self) -> Result<ModelResponse, ModelError> {
-        let mut response = self.0.finish()?;
-        response.message.metadata.clear();
-        Ok(response)
-    }
-}
 
 proptest! {
     #![proptest_config(config(512))]
@@ -99,6 +71,6 @@ proptest! {
         keep in proptest::option::of(any::<usize>()),
     ) {
         let events = corrupt_stream(parse_transcript(STREAMS[which]), &edits, keep);
-        decode_checked(WithoutSignatures(ChunkDecoder::new()), &events)?;
+        decode_checked(ChunkDecoder::new(), &events)?;
     }
 }

@@ -1,10 +1,7 @@
 //! Property tests: the recorded answers and streams, corrupted, convert or fail with a clear
 //! error, never a panic.
 
-use std::collections::VecDeque;
-
-use hookchain_core::model::ModelEvent;
-use hookchain_core::{ModelError, ModelErrorKind, ModelResponse};
+use hookchain_core::ModelErrorKind;
 use proptest::collection::vec;
 use proptest::prelude::*;
 
@@ -12,7 +9,7 @@ use super::transcript;
 use crate::http::corrupt::{
     any_corruption, any_stream_edit, config, corrupt, corrupt_stream, decode_checked,
 };
-use crate::http::{Decoder, Event, parse_transcript};
+use crate::http::parse_transcript;
 use crate::responses::stream::{ResponseDecoder, answer};
 use crate::responses::wire::Response;
 
@@ -36,31 +33,6 @@ const STREAMS: [&str; 6] = [
     transcript!("responses/failed.sse"),
     transcript!("responses/error.sse"),
 ];
-
-/// The decoder, its answer without the reasoning items: `decode_checked` compares the answer
-/// with the one its forwarded events assemble to, and reasoning items are no events (they
-/// travel in the message's metadata).
-struct WithoutReasoningItems(ResponseDecoder);
-
-impl Decoder for WithoutReasoningItems {
-    fn decode(
-        &mut self,
-        event: &Event,
-        out: &mut VecDeque<ModelEvent>,
-    ) -> Result<bool, ModelError> {
-        self.0.decode(event, out)
-    }
-
-    fn end_of_body(&self) -> Result<(), ModelError> {
-        self.0.end_of_body()
-    }
-
-    fn finish(self) -> Result<ModelResponse, ModelError> {
-        let mut response = self.0.finish()?;
-        response.message.metadata.clear();
-        Ok(response)
-    }
-}
 
 proptest! {
     #![proptest_config(config(512))]
@@ -100,6 +72,6 @@ proptest! {
         keep in proptest::option::of(any::<usize>()),
     ) {
         let events = corrupt_stream(parse_transcript(STREAMS[which]), &edits, keep);
-        decode_checked(WithoutReasoningItems(ResponseDecoder::new()), &events)?;
+        decode_checked(ResponseDecoder::new(), &events)?;
     }
 }
