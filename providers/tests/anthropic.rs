@@ -8,10 +8,9 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use futures::StreamExt;
-use hookchain::model::{ModelEvent, ToolChoice};
+use hookchain::model::ModelEvent;
 use hookchain::{
-    Agent, FnTool, Message, Model, ModelError, ModelErrorKind, ModelRequest, StopReason, ToolCall,
-    ToolSpec, Usage,
+    Agent, FnTool, Model, ModelError, ModelErrorKind, ModelRequest, StopReason, ToolCall, Usage,
 };
 use hookchain_providers::anthropic::AnthropicModel;
 use schemars::JsonSchema;
@@ -39,14 +38,7 @@ fn streaming(server: &Server) -> AnthropicModel {
 }
 
 fn weather_request() -> ModelRequest {
-    ModelRequest::new(vec![Message::user("What is the weather in Paris?")])
-        .with_system_prompt("You are a weather bot.")
-        .with_tools(vec![ToolSpec::new(
-            "get_weather",
-            "The weather in a city.",
-            json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-        )])
-        .with_tool_choice(ToolChoice::Required)
+    support::weather_request()
 }
 
 fn paris(id: &str) -> ToolCall {

@@ -8,7 +8,7 @@ mod support;
 use std::time::Duration;
 
 use futures::StreamExt;
-use hookchain::model::{ModelEvent, ToolChoice};
+use hookchain::model::ModelEvent;
 use hookchain::tool::{gemini_schema, gemini_schema_problems};
 use hookchain::{
     Agent, Message, Model, ModelError, ModelErrorKind, ModelRequest, StopReason, Tool, ToolCall,
@@ -43,14 +43,7 @@ fn streaming(server: &Server) -> GeminiModel {
 }
 
 fn weather_request() -> ModelRequest {
-    ModelRequest::new(vec![Message::user("What is the weather in Paris?")])
-        .with_system_prompt("You are a weather bot.")
-        .with_tools(vec![ToolSpec::new(
-            "get_weather",
-            "The weather in a city.",
-            json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-        )])
-        .with_tool_choice(ToolChoice::Required)
+    support::weather_request()
 }
 
 fn paris() -> ToolCall {

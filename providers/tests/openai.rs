@@ -10,8 +10,7 @@ use std::time::{Duration, SystemTime};
 use futures::StreamExt;
 use hookchain::model::{ModelEvent, ModelSettings, ToolChoice};
 use hookchain::{
-    Agent, FnTool, Message, Model, ModelError, ModelErrorKind, ModelRequest, StopReason, ToolCall,
-    ToolSpec, Usage,
+    Agent, FnTool, Model, ModelError, ModelErrorKind, ModelRequest, StopReason, ToolCall, Usage,
 };
 use hookchain_providers::openai::OpenAiModel;
 use schemars::JsonSchema;
@@ -38,14 +37,7 @@ fn streaming(server: &Server) -> OpenAiModel {
 }
 
 fn weather_request() -> ModelRequest {
-    ModelRequest::new(vec![Message::user("What is the weather in Paris?")])
-        .with_system_prompt("You are a weather bot.")
-        .with_tools(vec![ToolSpec::new(
-            "get_weather",
-            "The weather in a city.",
-            json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-        )])
-        .with_tool_choice(ToolChoice::Tool("get_weather".into()))
+    support::weather_request().with_tool_choice(ToolChoice::Tool("get_weather".into()))
 }
 
 fn paris(id: &str) -> ToolCall {

@@ -10,10 +10,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures::StreamExt;
-use hookchain::model::{ModelEvent, ResponseFormat, ToolChoice};
+use hookchain::model::{ModelEvent, ResponseFormat};
 use hookchain::{
-    Agent, Message, Model, ModelError, ModelErrorKind, ModelRequest, StopReason, ToolCall,
-    ToolSpec, Usage, tool,
+    Agent, Message, Model, ModelError, ModelErrorKind, ModelRequest, StopReason, ToolCall, Usage,
+    tool,
 };
 use hookchain_providers::responses::{METADATA_KEY, ResponsesModel};
 use schemars::JsonSchema;
@@ -43,14 +43,7 @@ fn streaming(server: &Server) -> ResponsesModel {
 }
 
 fn weather_request() -> ModelRequest {
-    ModelRequest::new(vec![Message::user("What is the weather in Paris?")])
-        .with_system_prompt("You are a weather bot.")
-        .with_tools(vec![ToolSpec::new(
-            "get_weather",
-            "The weather in a city.",
-            json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-        )])
-        .with_tool_choice(ToolChoice::Required)
+    support::weather_request()
 }
 
 fn paris() -> ToolCall {

@@ -17,6 +17,21 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
+/// The request every provider's tests send: a user's question, a system prompt, one tool that
+/// must be called.
+pub fn weather_request() -> hookchain::ModelRequest {
+    hookchain::ModelRequest::new(vec![hookchain::Message::user(
+        "What is the weather in Paris?",
+    )])
+    .with_system_prompt("You are a weather bot.")
+    .with_tools(vec![hookchain::ToolSpec::new(
+        "get_weather",
+        "The weather in a city.",
+        serde_json::json!({"type": "object", "properties": {"city": {"type": "string"}}}),
+    )])
+    .with_tool_choice(hookchain::model::ToolChoice::Required)
+}
+
 /// Reads a transcript of `providers/tests/transcripts/`.
 pub fn transcript(path: &str) -> String {
     let full = format!("{}/tests/transcripts/{path}", env!("CARGO_MANIFEST_DIR"));
