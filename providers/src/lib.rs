@@ -67,3 +67,6 @@ pub mod openai;
 #[cfg(feature = "openai")]
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 pub mod responses;
+
+#[cfg(all(test, feature = "openai", feature = "anthropic", feature = "gemini"))]
+mod cross_provider_tests;

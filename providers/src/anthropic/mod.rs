@@ -35,7 +35,7 @@
 //! ```
 
 mod client;
-mod convert;
+pub(crate) mod convert;
 mod stream;
 mod wire;
 

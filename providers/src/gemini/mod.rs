@@ -59,7 +59,7 @@
 //! ```
 
 mod client;
-mod convert;
+pub(crate) mod convert;
 mod signatures;
 mod stream;
 mod wire;

@@ -45,7 +45,7 @@
 //! ```
 
 mod client;
-mod convert;
+pub(crate) mod convert;
 mod stream;
 mod wire;
 

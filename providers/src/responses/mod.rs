@@ -67,7 +67,7 @@
 //! ```
 
 mod client;
-mod convert;
+pub(crate) mod convert;
 mod reasoning_items;
 mod stream;
 mod wire;
