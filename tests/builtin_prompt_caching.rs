@@ -67,7 +67,7 @@ async fn the_key_is_the_threads_unless_set() {
 /// Sets a plan of its own before `PromptCaching`.
 #[hookchain::hook(before_model)]
 fn own_plan(request: &mut ModelRequest) {
-    request.prompt_cache = Some(PromptCache::new().breakpoint(0).key("mine"));
+    request.prompt_cache = Some(Box::new(PromptCache::new().breakpoint(0).key("mine")));
 }
 
 #[tokio::test]

@@ -103,7 +103,7 @@ impl PromptCaching {
     #[hook(before_model)]
     fn mark(&self, cx: &mut Context, request: &mut ModelRequest) {
         if request.prompt_cache.is_none() {
-            request.prompt_cache = Some(self.plan(cx, request));
+            request.prompt_cache = Some(Box::new(self.plan(cx, request)));
         }
     }
 }

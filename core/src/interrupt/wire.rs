@@ -178,7 +178,7 @@ impl<'a> WireRequest<'a> {
             tool_choice: Cow::Borrowed(&request.tool_choice),
             response_format: request.response_format.as_ref().map(Cow::Borrowed),
             settings: Cow::Borrowed(&request.settings),
-            prompt_cache: request.prompt_cache.as_ref().map(Cow::Borrowed),
+            prompt_cache: request.prompt_cache.as_deref().map(Cow::Borrowed),
         }
     }
 
@@ -193,7 +193,7 @@ impl<'a> WireRequest<'a> {
             tool_choice: self.tool_choice.into_owned(),
             response_format: self.response_format.map(Cow::into_owned),
             settings: self.settings.into_owned(),
-            prompt_cache: self.prompt_cache.map(Cow::into_owned),
+            prompt_cache: self.prompt_cache.map(|cache| Box::new(cache.into_owned())),
         }
     }
 }

@@ -49,9 +49,10 @@ pub struct ModelRequest {
     #[serde(default)]
     pub settings: ModelSettings,
     /// What of the prompt the provider should cache, if anything (see
-    /// [`PromptCaching`](crate::builtin::PromptCaching)).
+    /// [`PromptCaching`](crate::builtin::PromptCaching)). Boxed: a request is moved through
+    /// every layer of a model call, and most requests have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prompt_cache: Option<super::PromptCache>,
+    pub prompt_cache: Option<Box<super::PromptCache>>,
 }
 
 impl ModelRequest {
@@ -102,7 +103,7 @@ impl ModelRequest {
     /// The request asking the provider to cache its prompt as `cache` says.
     #[must_use]
     pub fn with_prompt_cache(mut self, cache: super::PromptCache) -> Self {
-        self.prompt_cache = Some(cache);
+        self.prompt_cache = Some(Box::new(cache));
         self
     }
 

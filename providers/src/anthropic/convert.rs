@@ -61,7 +61,7 @@ pub(crate) fn messages_request<'a>(
         .filter(|text| !text.is_empty())
         .collect();
     let has_tools = !request.tools.is_empty();
-    let cache = request.prompt_cache.as_ref();
+    let cache = request.prompt_cache.as_deref();
     let breakpoint = cache.map(cache_control);
     let system = (!system.is_empty()).then(|| system.join("\n\n"));
     // The tools come before the system text in the prompt: a breakpoint on the system text
