@@ -60,13 +60,6 @@ impl Signatures {
             value,
         })
     }
-
-    /// Stores the signatures in `message`'s metadata, if there are any.
-    pub(crate) fn attach(self, message: &mut Message) {
-        if let Some(ModelEvent::Metadata { key, value }) = self.event() {
-            message.metadata.insert(key, value);
-        }
-    }
 }
 
 /// The signature of `call`, the `position`th call of `message`.

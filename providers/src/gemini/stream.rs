@@ -204,11 +204,10 @@ impl ChunkDecoder {
         Ok(())
     }
 
-    /// The whole answer, with its thought signatures in the message's metadata.
+    /// The whole answer, with its thought signatures in the message's metadata (the metadata
+    /// event before the finish put them in the assembler).
     pub(crate) fn into_response(self) -> Result<ModelResponse, ModelError> {
-        let mut response = self.assembler.finish()?;
-        self.signatures.attach(&mut response.message);
-        Ok(response)
+        self.assembler.finish()
     }
 }
 

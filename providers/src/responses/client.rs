@@ -132,9 +132,9 @@ impl Model for ResponsesModel {
     ///
     /// The stream ends with `response.completed` (or `response.incomplete`); a body that ends
     /// before it ends with a `MalformedResponse` error, and a `response.failed` or `error`
-    /// event with the error it reports. The reasoning items are no events: an answer that
-    /// must keep them (see the [module](super)) is assembled by [`Model::invoke`] of a
-    /// [`streaming`](ResponsesBuilder::streaming) model.
+    /// event with the error it reports. The reasoning items come as one
+    /// [`ModelEvent::Metadata`] before the finish, so an answer assembled from the events keeps
+    /// them (see the [module](super)).
     fn stream(
         &self,
         request: ModelRequest,

@@ -49,15 +49,6 @@ impl ReasoningItems {
             value: Value::Array(self.items.clone()),
         })
     }
-
-    /// Stores the items in `message`'s metadata, if there are any.
-    pub(crate) fn attach(self, message: &mut Message) {
-        if !self.items.is_empty() {
-            message
-                .metadata
-                .insert(METADATA_KEY.to_owned(), Value::Array(self.items));
-        }
-    }
 }
 
 /// The reasoning items kept with `message` (none for a message another provider wrote, or

@@ -304,11 +304,10 @@ impl ResponseDecoder {
         self.emit(ModelEvent::Finish { stop_reason }, out)
     }
 
-    /// The whole answer, with its reasoning items in the message's metadata.
+    /// The whole answer, with its reasoning items in the message's metadata (the metadata
+    /// event before the finish put them in the assembler).
     pub(crate) fn into_response(self) -> Result<ModelResponse, ModelError> {
-        let mut response = self.assembler.finish()?;
-        self.reasoning_items.attach(&mut response.message);
-        Ok(response)
+        self.assembler.finish()
     }
 }
 
