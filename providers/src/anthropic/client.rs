@@ -148,9 +148,7 @@ impl AnthropicBuilder {
 
     /// The API key, sent as `x-api-key`. It never appears in errors or `Debug` output.
     pub fn api_key(mut self, api_key: impl Into<String>) -> Self {
-        let api_key = api_key.into();
-        self.config.secret_headers = vec![("x-api-key", api_key.clone())];
-        self.config.secrets = vec![api_key];
+        self.config.set_api_key("x-api-key", api_key.into());
         self
     }
 

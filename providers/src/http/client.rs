@@ -82,6 +82,18 @@ pub(crate) const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 pub(crate) const DEFAULT_READ_TIMEOUT: Duration = Duration::from_secs(300);
 
 impl HttpConfig {
+    /// Sends `key` in the header `header` — as `Bearer <key>` for `authorization` — marked
+    /// sensitive, and redacts it from error bodies: every provider's `api_key`.
+    pub(crate) fn set_api_key(&mut self, header: &'static str, key: String) {
+        let value = if header == "authorization" {
+            format!("Bearer {key}")
+        } else {
+            key.clone()
+        };
+        self.secret_headers = vec![(header, value)];
+        self.secrets = vec![key];
+    }
+
     /// A configuration for `base_url` with the default timeouts.
     pub(crate) fn new(base_url: &str) -> Self {
         Self {

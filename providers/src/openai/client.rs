@@ -158,9 +158,7 @@ impl OpenAiBuilder {
     /// The API key, sent as `Authorization: Bearer <key>` (local servers need none). It never
     /// appears in errors or `Debug` output.
     pub fn api_key(mut self, api_key: impl Into<String>) -> Self {
-        let api_key = api_key.into();
-        self.config.secret_headers = vec![("authorization", format!("Bearer {api_key}"))];
-        self.config.secrets = vec![api_key];
+        self.config.set_api_key("authorization", api_key.into());
         self
     }
 

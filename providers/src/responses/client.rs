@@ -164,9 +164,7 @@ impl ResponsesBuilder {
     /// The API key, sent as `Authorization: Bearer <key>`. It never appears in errors or
     /// `Debug` output.
     pub fn api_key(mut self, api_key: impl Into<String>) -> Self {
-        let api_key = api_key.into();
-        self.config.secret_headers = vec![("authorization", format!("Bearer {api_key}"))];
-        self.config.secrets = vec![api_key];
+        self.config.set_api_key("authorization", api_key.into());
         self
     }
 
