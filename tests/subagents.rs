@@ -693,3 +693,26 @@ async fn a_child_that_pauses_twice_goes_on_from_its_latest_pause() {
     assert_eq!(runs.counts(), [0, 1, 1], "pay once, log once");
     assert_eq!(done.text().as_deref(), Some("paid and logged"));
 }
+
+/// A delegation in a task of its own (`ToolExecution::Spawned`) counts the child's usage too:
+/// the task's context hands it back when the call ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spawned_delegation_counts_the_childs_usage() {
+    let child = Agent::builder(ScriptedModel::new([
+        ModelResponse::text("done").with_usage(Usage::new(300, 200))
+    ]))
+    .build()
+    .unwrap();
+    let parent = Agent::builder(ScriptedModel::new([
+        ModelResponse::tool_calls([ToolCall::new("c1", "delegate", json!({"task": "Do."}))])
+            .with_usage(Usage::new(10, 5)),
+        ModelResponse::text("ok").with_usage(Usage::new(10, 5)),
+    ]))
+    .tool(child.into_tool("delegate", "Does.").unwrap())
+    .tool_execution(hookchain::tool::ToolExecution::Spawned)
+    .build()
+    .unwrap();
+    let output = parent.run("Go").await.unwrap();
+    assert_eq!(output.usage.input_tokens, 320);
+    assert_eq!(output.usage.output_tokens, 210);
+}

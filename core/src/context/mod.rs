@@ -71,8 +71,39 @@ pub struct Context {
     pub(crate) replaying_pending: bool,
     /// What the tool calls of the step in progress spent on models of their own (a
     /// sub-agent's), told with [`ToolContext::add_usage`]: added to the run's usage when the
-    /// step's calls are done. Shared with the calls' contexts (a spawned call's too).
-    pub(crate) tool_usage: std::sync::Arc<std::sync::Mutex<Usage>>,
+    /// step's calls are done. (A spawned call's context has its own, handed back when the call
+    /// ends.)
+    pub(crate) tool_usage: SpentByTools,
+}
+
+/// Usage the tool calls of a step report while they run (through `&Context`: calls run
+/// concurrently). A lock on a value in place — no allocation per run.
+#[derive(Debug, Default)]
+pub(crate) struct SpentByTools(std::sync::Mutex<Usage>);
+
+impl SpentByTools {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Usage> {
+        // Adding counts cannot panic midway: a poisoned value is still whole.
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Adds `usage`.
+    pub(crate) fn add(&self, usage: Usage) {
+        *self.lock() += usage;
+    }
+
+    /// What was reported, reset to nothing.
+    pub(crate) fn take(&self) -> Usage {
+        std::mem::take(&mut *self.lock())
+    }
+}
+
+impl Clone for SpentByTools {
+    fn clone(&self) -> Self {
+        Self(std::sync::Mutex::new(*self.lock()))
+    }
 }
 
 /// A thread's spending when a run of it started, and the run's usage then: the thread's now is
@@ -377,18 +408,13 @@ impl Context {
             stepping: Stepping::Off,
             replaying_pending: false,
             ledger: self.ledger.clone(),
-            tool_usage: self.tool_usage.clone(),
+            tool_usage: SpentByTools::default(),
         }
     }
 
     /// Adds what the step's tool calls spent on models of their own to the run's usage.
     pub(crate) fn take_tool_usage(&mut self) {
-        let spent = std::mem::take(
-            &mut *self
-                .tool_usage
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
+        let spent = self.tool_usage.take();
         if spent != Usage::default() {
             self.counters.usage += spent;
         }

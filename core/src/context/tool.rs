@@ -213,12 +213,7 @@ impl<'a> ToolContext<'a> {
     /// in [`RunOutput::usage`](crate::RunOutput::usage), the thread's ledger, and the budgets
     /// of the steps after this one.
     pub fn add_usage(&self, usage: crate::model::Usage) {
-        let mut spent = self
-            .run
-            .tool_usage
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        *spent += usage;
+        self.run.tool_usage.add(usage);
     }
 
     /// When the run resumes from an interrupt this hook raised for this call, the answer to

@@ -54,16 +54,18 @@ impl ToolRegistry {
                 tool.call_boxed(cx, call.arguments.clone()).await
             })
             .await;
-            (outcome, frame.into_parts().3)
+            (outcome, frame.into_parts().3, run.tool_usage.take())
         };
         // The task reports to the run's span, as a call in the run's task does.
         let task = AbortOnDrop(runtime.spawn(task.in_current_span()));
         match task.await {
-            Ok((outcome, finish)) => {
-                // An answer for the whole run given in the task: the run's frame keeps it.
+            Ok((outcome, finish, spent)) => {
+                // What the task's context collected goes to the run's: an answer for the whole
+                // run, the usage of models the call ran.
                 if let Some(answer) = finish {
                     cx.end_run_with(answer);
                 }
+                cx.add_usage(spent);
                 outcome
             }
             Err(error) => Err(lost(&name, error)),
