@@ -74,7 +74,8 @@
 pub use hookchain_core::*;
 pub use hookchain_macros::{chain, hook, middleware, tool};
 
-/// Real models: HTTP clients for model providers (features `openai`, `anthropic`, `gemini`).
+/// Real models: HTTP clients for model providers (features `openai`, `anthropic`, `gemini`,
+/// `bedrock`).
 ///
 /// Each provider is a module behind the cargo feature of the same name, off by default so
 /// that programs without one build no HTTP stack:
@@ -82,15 +83,28 @@ pub use hookchain_macros::{chain, hook, middleware, tool};
 /// ```toml
 /// hookchain = { version = "0.1", features = ["openai"] }
 /// ```
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "gemini",
+    feature = "bedrock"
+))]
 #[cfg_attr(
     docsrs,
-    doc(cfg(any(feature = "openai", feature = "anthropic", feature = "gemini")))
+    doc(cfg(any(
+        feature = "openai",
+        feature = "anthropic",
+        feature = "gemini",
+        feature = "bedrock"
+    )))
 )]
 pub mod providers {
     #[cfg(feature = "anthropic")]
     #[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
     pub use hookchain_providers::anthropic;
+    #[cfg(feature = "bedrock")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "bedrock")))]
+    pub use hookchain_providers::bedrock;
     #[cfg(feature = "gemini")]
     #[cfg_attr(docsrs, doc(cfg(feature = "gemini")))]
     pub use hookchain_providers::gemini;

@@ -14,7 +14,8 @@
         feature = "sqlite",
         feature = "openai",
         feature = "anthropic",
-        feature = "gemini"
+        feature = "gemini",
+        feature = "bedrock"
     ),
     ignore = "the macros' diagnostics are checked by the run without these features"
 )]

@@ -6,20 +6,23 @@ use hookchain_core::message::{ContentPart, Reasoning};
 use hookchain_core::{Message, ModelRequest, ToolCall, ToolResult, ToolSpec};
 use serde_json::json;
 
-use crate::{anthropic, gemini, openai, responses};
+use crate::{anthropic, bedrock, gemini, openai, responses};
 
 const ANTHROPIC_SIGNATURE: &str = "sig-of-anthropic";
 const ANTHROPIC_THINKING: &str = "Anthropic's own thinking";
 const GEMINI_SIGNATURE: &str = "sig-of-gemini";
 const OPENAI_ENCRYPTED: &str = "encrypted-by-openai";
 const OPENAI_SUMMARY: &str = "OpenAI's reasoning summary";
+const BEDROCK_SIGNATURE: &str = "sig-of-bedrock";
+const BEDROCK_THINKING: &str = "Bedrock's own thinking";
+const BEDROCK_REDACTED: &str = "redacted-by-bedrock";
 
 fn call(id: &str) -> ToolCall {
     ToolCall::new(id, "get_weather", json!({"city": "Paris"}))
 }
 
-/// Three answers, by Anthropic, Gemini and the Responses API, each with its reasoning data,
-/// each call answered; then the user's follow-up.
+/// Four answers, by Anthropic, Gemini, the Responses API and Bedrock, each with its reasoning
+/// data, each call answered; then the user's follow-up.
 fn mixed_history() -> ModelRequest {
     let by_anthropic = Message::assistant_with_tool_calls(
         vec![
@@ -46,6 +49,17 @@ fn mixed_history() -> ModelRequest {
         json!([{"type": "reasoning", "id": "rs_1", "summary": [],
                 "encrypted_content": OPENAI_ENCRYPTED}]),
     );
+    let by_bedrock = Message::assistant_with_tool_calls(
+        vec![ContentPart::Reasoning(Box::new(Reasoning::new(
+            BEDROCK_THINKING,
+        )))],
+        [call("c4")],
+    )
+    .with_metadata(
+        bedrock::METADATA_KEY,
+        json!([{"reasoningText": {"text": BEDROCK_THINKING, "signature": BEDROCK_SIGNATURE}},
+               {"redactedContent": BEDROCK_REDACTED}]),
+    );
     ModelRequest::new(vec![
         Message::user("Weather in Paris?"),
         by_anthropic,
@@ -54,6 +68,8 @@ fn mixed_history() -> ModelRequest {
         Message::tool(ToolResult::ok("c2", "18°C")),
         by_openai,
         Message::tool(ToolResult::ok("c3", "18°C")),
+        by_bedrock,
+        Message::tool(ToolResult::ok("c4", "18°C")),
         Message::user("Thanks; and tomorrow?"),
     ])
     .with_tools(vec![ToolSpec::new(
@@ -98,7 +114,14 @@ fn anthropic_gets_its_signed_thinking_and_nobody_elses_reasoning() {
         "anthropic",
         &sent,
         &[ANTHROPIC_SIGNATURE, ANTHROPIC_THINKING],
-        &[GEMINI_SIGNATURE, OPENAI_ENCRYPTED, OPENAI_SUMMARY],
+        &[
+            GEMINI_SIGNATURE,
+            OPENAI_ENCRYPTED,
+            OPENAI_SUMMARY,
+            BEDROCK_SIGNATURE,
+            BEDROCK_THINKING,
+            BEDROCK_REDACTED,
+        ],
     );
 }
 
@@ -115,6 +138,9 @@ fn gemini_gets_its_signatures_and_nobody_elses_reasoning() {
             ANTHROPIC_THINKING,
             OPENAI_ENCRYPTED,
             OPENAI_SUMMARY,
+            BEDROCK_SIGNATURE,
+            BEDROCK_THINKING,
+            BEDROCK_REDACTED,
         ],
     );
 }
@@ -136,7 +162,14 @@ fn the_responses_api_gets_its_reasoning_items_and_nobody_elses_reasoning() {
         "responses",
         &sent,
         &[OPENAI_ENCRYPTED],
-        &[ANTHROPIC_SIGNATURE, ANTHROPIC_THINKING, GEMINI_SIGNATURE],
+        &[
+            ANTHROPIC_SIGNATURE,
+            ANTHROPIC_THINKING,
+            GEMINI_SIGNATURE,
+            BEDROCK_SIGNATURE,
+            BEDROCK_THINKING,
+            BEDROCK_REDACTED,
+        ],
     );
 }
 
@@ -153,6 +186,27 @@ fn chat_completions_gets_no_reasoning_at_all() {
         "openai",
         &sent,
         &["Checking.", "Again."],
+        &[
+            ANTHROPIC_SIGNATURE,
+            ANTHROPIC_THINKING,
+            GEMINI_SIGNATURE,
+            OPENAI_ENCRYPTED,
+            OPENAI_SUMMARY,
+            BEDROCK_SIGNATURE,
+            BEDROCK_THINKING,
+            BEDROCK_REDACTED,
+        ],
+    );
+}
+
+#[test]
+fn bedrock_gets_its_signed_and_redacted_reasoning_and_nobody_elses() {
+    let request = mixed_history();
+    let sent = wire(&bedrock::convert::converse_request(&request, None).unwrap());
+    keeps_only(
+        "bedrock",
+        &sent,
+        &[BEDROCK_SIGNATURE, BEDROCK_THINKING, BEDROCK_REDACTED],
         &[
             ANTHROPIC_SIGNATURE,
             ANTHROPIC_THINKING,

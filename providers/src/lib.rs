@@ -8,6 +8,8 @@
 //!   models' encrypted reasoning kept across turns and nothing stored at OpenAI by default.
 //! - `anthropic` (feature `anthropic`): Anthropic's Messages API.
 //! - `gemini` (feature `gemini`): Google's Gemini API (`generateContent`).
+//! - `bedrock` (feature `bedrock`): Amazon Bedrock's Converse API, with a Bedrock API key, or
+//!   with AWS SigV4 signing (feature `bedrock-sigv4`).
 //!
 //! Every feature is off by default. Through the facade, enable `hookchain`'s features of the
 //! same names and use `hookchain::providers::openai::…`.
@@ -49,15 +51,28 @@
 
 // The code the providers share is built with any of them (the feature `http` alone only brings
 // the dependencies: without a provider, the code would be dead).
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "gemini",
+    feature = "bedrock"
+))]
 mod http;
 
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "gemini",
+    feature = "bedrock"
+))]
 pub use http::{ApiError, BuildError};
 
 #[cfg(feature = "anthropic")]
 #[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
 pub mod anthropic;
+#[cfg(feature = "bedrock")]
+#[cfg_attr(docsrs, doc(cfg(feature = "bedrock")))]
+pub mod bedrock;
 #[cfg(feature = "gemini")]
 #[cfg_attr(docsrs, doc(cfg(feature = "gemini")))]
 pub mod gemini;
@@ -68,5 +83,11 @@ pub mod openai;
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 pub mod responses;
 
-#[cfg(all(test, feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg(all(
+    test,
+    feature = "openai",
+    feature = "anthropic",
+    feature = "gemini",
+    feature = "bedrock"
+))]
 mod cross_provider_tests;

@@ -10,8 +10,13 @@ use serde::{Deserialize, Serialize};
 ///   when [`prefix`](Self::prefix), and on the last block of each message of
 ///   [`breakpoints`](Self::breakpoints) (at most 4 in all: the last ones are kept), with the
 ///   [`ttl`](Self::ttl).
-/// - **OpenAI** (Chat Completions): caching is automatic; [`key`](Self::key) is sent as
-///   `prompt_cache_key`, which routes requests that share a prefix to the same cache.
+/// - **Bedrock**: a `cachePoint` block after the system prompt (or after the tools, without
+///   one) when [`prefix`](Self::prefix), and after each message of
+///   [`breakpoints`](Self::breakpoints) (at most 4 in all: the last ones are kept), with
+///   Bedrock's default TTL.
+/// - **OpenAI** (Chat Completions and Responses): caching is automatic; [`key`](Self::key) is
+///   sent as `prompt_cache_key`, which routes requests that share a prefix to the same cache.
+/// - **Gemini**: caching is implicit; nothing is sent.
 ///
 /// ```
 /// use hookchain::model::{CacheTtl, PromptCache};

@@ -12,7 +12,7 @@ use serde::de::DeserializeOwned;
 use super::error::{classify_status, classify_transport, malformed};
 use super::limits::{Limits, push_capped, size};
 use super::sse::seconds;
-use super::{Decoder, EventStream, SseStream};
+use super::{BodyEvents, Decoder, EventStream, Framing};
 
 /// Why a provider client could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -66,7 +66,25 @@ pub(crate) struct HttpConfig {
     pub(crate) connect_timeout: Option<Duration>,
     pub(crate) read_timeout: Option<Duration>,
     pub(crate) limits: Limits,
+    /// Signs each request before it is sent (AWS SigV4), if set.
+    #[cfg(feature = "bedrock-sigv4")]
+    pub(crate) signer: Option<Signer>,
 }
+
+/// Signs a request before it is sent, seeing all of it (its URL, its headers, its body): AWS
+/// SigV4. Asynchronous, as fetching fresh credentials may be.
+#[cfg(feature = "bedrock-sigv4")]
+pub(crate) trait SignRequest: Send + Sync + fmt::Debug {
+    /// Adds the signature's headers to `request`.
+    fn sign<'a>(
+        &'a self,
+        request: &'a mut reqwest::Request,
+    ) -> futures::future::BoxFuture<'a, Result<(), ModelError>>;
+}
+
+/// A shared [`SignRequest`].
+#[cfg(feature = "bedrock-sigv4")]
+pub(crate) type Signer = std::sync::Arc<dyn SignRequest>;
 
 /// How long an unstreamed call may take unless the application says otherwise, from sending
 /// the request to the answer's last byte: as long as the official SDKs allow (Anthropic refuses
@@ -105,6 +123,8 @@ impl HttpConfig {
             connect_timeout: Some(DEFAULT_CONNECT_TIMEOUT),
             read_timeout: Some(DEFAULT_READ_TIMEOUT),
             limits: Limits::default(),
+            #[cfg(feature = "bedrock-sigv4")]
+            signer: None,
         }
     }
 }
@@ -189,6 +209,8 @@ impl HttpConfig {
             timeout: self.timeout,
             read_timeout: self.read_timeout,
             limits: self.limits,
+            #[cfg(feature = "bedrock-sigv4")]
+            signer: self.signer.clone(),
         })
     }
 }
@@ -281,6 +303,8 @@ pub(crate) struct HttpClient {
     /// The longest the server may stay silent.
     read_timeout: Option<Duration>,
     limits: Limits,
+    #[cfg(feature = "bedrock-sigv4")]
+    signer: Option<Signer>,
 }
 
 impl fmt::Debug for HttpClient {
@@ -312,16 +336,20 @@ impl HttpClient {
     /// the first `limits.error_body` bytes are read, the rest is not).
     pub(crate) async fn post(&self, json: Vec<u8>) -> Result<reqwest::Response, ModelError> {
         tracing::debug!(provider = self.provider, endpoint = %self.shown, "model request");
-        let send = self
+        let request = self
             .client
             .post(self.endpoint.clone())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(json)
-            .send();
-        let mut response = self
-            .idle(send)
-            .await?
-            .map_err(|error| classify_transport(self.provider, error))?;
+            .body(json);
+        let send = async {
+            #[cfg(feature = "bedrock-sigv4")]
+            let request = self.signed(request).await?;
+            request
+                .send()
+                .await
+                .map_err(|error| classify_transport(self.provider, error))
+        };
+        let mut response = self.idle(send).await??;
         let status = response.status();
         if status.is_success() {
             return Ok(response);
@@ -356,6 +384,25 @@ impl HttpClient {
         Err(error)
     }
 
+    /// `request`, signed if this client signs its requests.
+    #[cfg(feature = "bedrock-sigv4")]
+    async fn signed(
+        &self,
+        request: reqwest::RequestBuilder,
+    ) -> Result<reqwest::RequestBuilder, ModelError> {
+        let Some(signer) = &self.signer else {
+            return Ok(request);
+        };
+        let mut built = request
+            .build()
+            .map_err(|error| classify_transport(self.provider, error))?;
+        signer.sign(&mut built).await?;
+        Ok(reqwest::RequestBuilder::from_parts(
+            self.client.clone(),
+            built,
+        ))
+    }
+
     /// Waits for `future` at most the idle timeout.
     async fn idle<T>(&self, future: impl Future<Output = T>) -> Result<T, ModelError> {
         match self.read_timeout {
@@ -376,17 +423,22 @@ impl HttpClient {
             .map_err(|error| classify_transport(self.provider, error))
     }
 
-    /// Opens a streamed call: POSTs the encoded `body` and yields its server-sent events as
-    /// `decoder` decodes them. Owns what it needs, so the stream outlives the model's borrow.
+    /// Opens a streamed call: POSTs the encoded `body` and yields the events of its answer,
+    /// cut as `framing` says, as `decoder` decodes them. Owns what it needs, so the stream
+    /// outlives the model's borrow.
     pub(crate) fn open_stream<D: Decoder + Send + 'static>(
         &self,
         body: Vec<u8>,
         decoder: D,
+        framing: Framing,
     ) -> impl Future<Output = Result<EventStream<D>, ModelError>> + Send + use<D> {
         let http = self.clone();
         async move {
             let response = http.post(body).await?;
-            Ok(EventStream::new(SseStream::new(response, http), decoder))
+            Ok(EventStream::new(
+                BodyEvents::new(response, http, framing),
+                decoder,
+            ))
         }
     }
 
@@ -458,13 +510,16 @@ impl HttpClient {
     }
 }
 
-/// The id the provider gave the request: `request-id` (Anthropic) or `x-request-id` (OpenAI
-/// and most servers before it); an odd value (not text, or longer than any id) is left out.
+/// The id the provider gave the request: `request-id` (Anthropic), `x-request-id` (OpenAI
+/// and most servers before it) or `x-amzn-requestid` (AWS); an odd value (not text, or longer
+/// than any id) is left out.
 pub(crate) fn request_id(headers: &HeaderMap) -> Option<String> {
-    ["request-id", "x-request-id"].iter().find_map(|name| {
-        let id = headers.get(*name)?.to_str().ok()?.trim();
-        (!id.is_empty() && id.len() <= 200).then(|| id.to_owned())
-    })
+    ["request-id", "x-request-id", "x-amzn-requestid"]
+        .iter()
+        .find_map(|name| {
+            let id = headers.get(*name)?.to_str().ok()?.trim();
+            (!id.is_empty() && id.len() <= 200).then(|| id.to_owned())
+        })
 }
 
 /// `error`, with the request's id if there is one.

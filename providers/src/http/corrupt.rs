@@ -257,7 +257,9 @@ pub(crate) fn decode_checked<D: Decoder>(
                     error.kind() == ModelErrorKind::MalformedResponse
                         || event.data.contains("error")
                         // An event named `error` (the Responses API's), whatever its data.
-                        || event.event == "error",
+                        || event.event == "error"
+                        // An AWS exception in an event stream (Bedrock's).
+                        || event.event.starts_with("exception:"),
                     "{error} on {}",
                     event.data
                 );

@@ -85,6 +85,16 @@ impl ApiError {
     }
 }
 
+impl ApiError {
+    /// The error with `error_type` as its type (an AWS exception's name, from a header or an
+    /// event stream's message).
+    #[cfg(feature = "bedrock")]
+    pub(crate) fn with_type(mut self, error_type: &str) -> Self {
+        self.error_type = Some(error_type.to_owned());
+        self
+    }
+}
+
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let message = if self.message.is_empty() {
@@ -147,6 +157,8 @@ fn kind_of(status: Option<u16>, error: &ApiError) -> ModelErrorKind {
             "exceed_context_size",
             // Gemini: "The input token count (…) exceeds the maximum number of tokens allowed".
             "exceeds the maximum number of tokens",
+            // Bedrock: "Input is too long for requested model."
+            "input is too long",
         ])
     {
         return ModelErrorKind::ContextLengthExceeded;
@@ -169,22 +181,38 @@ fn kind_of(status: Option<u16>, error: &ApiError) -> ModelErrorKind {
         Some(400..=499) => ModelErrorKind::InvalidRequest,
         Some(_) => ModelErrorKind::Other,
         // An error event inside a stream: its type is all there is (Gemini's are gRPC
-        // statuses).
-        None if says(&["rate_limit", "resource_exhausted"]) => ModelErrorKind::RateLimited,
+        // statuses, Bedrock's AWS exceptions).
+        None if says(&["rate_limit", "resource_exhausted", "throttlingexception"]) => {
+            ModelErrorKind::RateLimited
+        }
         None if says(&[
             "authentication_error",
             "permission_error",
             "unauthenticated",
             "permission_denied",
+            "accessdeniedexception",
         ]) =>
         {
             ModelErrorKind::Authentication
         }
-        None if says(&["invalid_request", "invalid_argument", "failed_precondition"]) => {
+        None if says(&[
+            "invalid_request",
+            "invalid_argument",
+            "failed_precondition",
+            "validationexception",
+        ]) =>
+        {
             ModelErrorKind::InvalidRequest
         }
-        None if says(&["deadline_exceeded"]) => ModelErrorKind::Timeout,
-        None if says(&["api_error", "server_error", "unavailable", "internal"]) => {
+        None if says(&["deadline_exceeded", "modeltimeoutexception"]) => ModelErrorKind::Timeout,
+        None if says(&[
+            "api_error",
+            "server_error",
+            "unavailable",
+            "internal",
+            "modelstreamerrorexception",
+        ]) =>
+        {
             ModelErrorKind::Overloaded
         }
         None => ModelErrorKind::Other,
@@ -225,7 +253,17 @@ pub(crate) fn classify_status(
     body: &str,
     secrets: &[String],
 ) -> ModelError {
-    let error = ApiError::parse(Some(status.as_u16()), body, secrets);
+    let mut error = ApiError::parse(Some(status.as_u16()), body, secrets);
+    // AWS names the error in a header (`ThrottlingException:http://internal.amazon.com/…`).
+    if error.error_type.is_none()
+        && let Some(name) = headers
+            .get("x-amzn-errortype")
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.split(':').next())
+            .filter(|name| !name.is_empty())
+    {
+        error.error_type = Some(name.to_owned());
+    }
     let delay = retry_after(headers, SystemTime::now()).or_else(|| retry_delay_in_body(body));
     classify_api_error(provider, error, delay)
 }

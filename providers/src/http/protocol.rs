@@ -10,7 +10,7 @@ use hookchain_core::{ModelError, ModelRequest, ModelResponse};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::{Decoder, EventStream, HttpClient, events};
+use super::{Decoder, EventStream, Framing, HttpClient, events};
 
 /// What a provider's wire format is: how a request is written, and how an answer is read,
 /// whole or streamed.
@@ -21,6 +21,8 @@ pub(crate) trait Protocol: Send + Sync + 'static {
     type Answer: DeserializeOwned;
     /// Reads a streamed answer.
     type Decoder: Decoder;
+    /// How a streamed answer's body is cut into events.
+    const FRAMING: Framing = Framing::Sse;
 
     /// The body of `request`, asking for a streamed answer if `stream`.
     fn body<'a>(
@@ -76,7 +78,7 @@ impl<P: Protocol> ProviderClient<P> {
         ModelError,
     > {
         let body = self.http.encode(&P::body(&self.settings, request, true))?;
-        Ok(self.http.open_stream(body, P::decoder()))
+        Ok(self.http.open_stream(body, P::decoder(), P::FRAMING))
     }
 
     /// The streamed call (see `Model::stream`): owns what it needs, so it outlives the model's

@@ -1,15 +1,10 @@
 //! Server-sent events of a streamed answer: a parser linear in the body's length and bounded in
-//! what it holds, and the stream of a response's events, with failures classified.
+//! what it holds.
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::time::Duration;
 
-use hookchain_core::ModelError;
-
-use super::HttpClient;
-use super::client::{request_id, with_request_id};
-use super::error::malformed;
 use super::limits::{Limits, push_capped, push_str_capped, size};
 
 /// One server-sent event: its type (`message` unless the server named one) and its data (the
@@ -179,75 +174,6 @@ impl SseParser {
             _ => {}
         }
         Ok(())
-    }
-}
-
-/// The SSE events of a response body, read piece by piece within the client's limits and idle
-/// timeout.
-pub(crate) struct SseStream {
-    response: reqwest::Response,
-    http: HttpClient,
-    parser: SseParser,
-    events: VecDeque<Event>,
-    /// The body ended, or failed.
-    ended: bool,
-    /// The id the provider gave the request.
-    request_id: Option<String>,
-}
-
-impl fmt::Debug for SseStream {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SseStream")
-            .field("http", &self.http)
-            .field("ended", &self.ended)
-            .finish_non_exhaustive()
-    }
-}
-
-impl SseStream {
-    /// Decodes the body of `response`, which `http` opened, as server-sent events.
-    pub(crate) fn new(response: reqwest::Response, http: HttpClient) -> Self {
-        Self {
-            request_id: request_id(response.headers()),
-            response,
-            parser: SseParser::new(http.limits()),
-            http,
-            events: VecDeque::new(),
-            ended: false,
-        }
-    }
-
-    /// `error`, a failure of this stream, with the request's id.
-    pub(crate) fn identify(&self, error: ModelError) -> ModelError {
-        with_request_id(error, self.request_id.clone())
-    }
-
-    /// The next event; `None` at the end of the body (whether or not the answer was complete:
-    /// the provider decides that). After an error, nothing more.
-    pub(crate) async fn next(&mut self) -> Option<Result<Event, ModelError>> {
-        loop {
-            if let Some(event) = self.events.pop_front() {
-                return Some(Ok(event));
-            }
-            if self.ended {
-                return None;
-            }
-            match self.http.next_piece(&mut self.response).await {
-                Ok(Some(piece)) => {
-                    if let Err(error) = self.parser.feed(&piece, &mut self.events) {
-                        self.ended = true;
-                        self.events.clear();
-                        return Some(Err(malformed(self.http.provider(), &error.to_string())));
-                    }
-                }
-                // An event not closed by a blank line is dropped, as the format says.
-                Ok(None) => self.ended = true,
-                Err(error) => {
-                    self.ended = true;
-                    return Some(Err(error));
-                }
-            }
-        }
     }
 }
 

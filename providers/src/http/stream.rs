@@ -1,4 +1,4 @@
-//! Driving a streamed answer: SSE events in, [`ModelEvent`]s out, through a provider's decoder.
+//! Driving a streamed answer: events in, [`ModelEvent`]s out, through a provider's decoder.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -7,11 +7,11 @@ use futures::Stream;
 use hookchain_core::model::ModelEvent;
 use hookchain_core::{ModelError, ModelResponse};
 
-use super::{Event, SseStream};
+use super::{BodyEvents, Event};
 
 /// What a provider knows about its stream format.
 pub(crate) trait Decoder: Send + 'static {
-    /// Decodes one SSE event, appending the model events it yields to `out`; `Ok(true)` when
+    /// Decodes one event, appending the model events it yields to `out`; `Ok(true)` when
     /// the event closes the stream (`[DONE]`, `message_stop`).
     fn decode(&mut self, event: &Event, out: &mut VecDeque<ModelEvent>)
     -> Result<bool, ModelError>;
@@ -26,14 +26,14 @@ pub(crate) trait Decoder: Send + 'static {
 /// A streamed answer being decoded.
 #[derive(Debug)]
 pub(crate) struct EventStream<D> {
-    sse: SseStream,
+    sse: BodyEvents,
     decoder: D,
     pending: VecDeque<ModelEvent>,
     done: bool,
 }
 
 impl<D: Decoder> EventStream<D> {
-    pub(crate) fn new(sse: SseStream, decoder: D) -> Self {
+    pub(crate) fn new(sse: BodyEvents, decoder: D) -> Self {
         Self {
             sse,
             decoder,

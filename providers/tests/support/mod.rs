@@ -112,6 +112,26 @@ impl Reply {
         }
     }
 
+    /// A body of AWS's binary event stream (Bedrock's `ConverseStream`), written from a
+    /// transcript in SSE form (see [`aws_event_stream`]), sent in 7-byte pieces so that
+    /// messages and their preludes are cut apart.
+    pub fn event_stream(transcript: &str) -> Self {
+        Self::event_stream_bytes(aws_event_stream(transcript))
+    }
+
+    /// A body of AWS's event stream as it is given (a corrupt one), in 7-byte pieces.
+    pub fn event_stream_bytes(body: Vec<u8>) -> Self {
+        Self {
+            headers: vec![(
+                "content-type".into(),
+                "application/vnd.amazon.eventstream".into(),
+            )],
+            body,
+            piece: Some(7),
+            ..Self::json(200, "")
+        }
+    }
+
     /// Sends `byte` `count` times after the body, then `tail` (never held in memory whole).
     pub fn filler(mut self, byte: u8, count: usize, tail: &str) -> Self {
         self.filler = Some((byte, count));
@@ -171,6 +191,8 @@ pub struct Received {
     pub headers: Vec<(String, String)>,
     /// The body, parsed as JSON (`null` if it was not JSON).
     pub json: serde_json::Value,
+    /// The body as it came.
+    pub body: Vec<u8>,
 }
 
 impl Received {
@@ -315,6 +337,7 @@ async fn read_request(socket: &mut TcpStream) -> Option<Received> {
         path,
         headers,
         json: serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null),
+        body,
     })
 }
 
@@ -410,6 +433,44 @@ async fn write_piece(
         tokio::task::yield_now().await;
     }
     true
+}
+
+/// A transcript in SSE form (`event: <type>` and `data: <payload>` per event) written as AWS's
+/// event stream by AWS's own encoder: an event `exception:<type>` as an exception message, any
+/// other as an event message with a JSON payload.
+pub fn aws_event_stream(transcript: &str) -> Vec<u8> {
+    use aws_smithy_types::event_stream::{Header, HeaderValue, Message};
+    let text = |value: &str| HeaderValue::String(value.to_owned().into());
+    let mut body = Vec::new();
+    for block in transcript
+        .split("\n\n")
+        .filter(|block| !block.trim().is_empty())
+    {
+        let (mut name, mut data) = ("", "");
+        for line in block.lines() {
+            if let Some(value) = line.strip_prefix("event: ") {
+                name = value;
+            } else if let Some(value) = line.strip_prefix("data: ") {
+                data = value;
+            }
+        }
+        let headers = match name.strip_prefix("exception:") {
+            Some(exception) => vec![
+                Header::new(":message-type", text("exception")),
+                Header::new(":exception-type", text(exception)),
+                Header::new(":content-type", text("application/json")),
+            ],
+            None => vec![
+                Header::new(":event-type", text(name)),
+                Header::new(":content-type", text("application/json")),
+                Header::new(":message-type", text("event")),
+            ],
+        };
+        let message = Message::new_from_parts(headers, data.as_bytes().to_vec());
+        aws_smithy_eventstream::frame::write_message_to(&message, &mut body)
+            .expect("a message AWS's encoder writes");
+    }
+    body
 }
 
 /// Records the fields of every span and event traced on this thread while it is set (see
