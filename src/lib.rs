@@ -187,6 +187,18 @@ pub mod mcp {
     pub use hookchain_mcp::*;
 }
 
+/// Serving agents over HTTP (feature `axum`): runs streamed as server-sent events in the
+/// [AG-UI](https://docs.ag-ui.com) protocol; see the crate `hookchain-axum`.
+///
+/// ```toml
+/// hookchain = { version = "0.1", features = ["axum"] }
+/// ```
+#[cfg(feature = "axum")]
+#[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
+pub mod axum {
+    pub use hookchain_axum::*;
+}
+
 /// The README's examples, compiled and run as doctests so they cannot rot.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -15,7 +15,8 @@
         feature = "openai",
         feature = "anthropic",
         feature = "gemini",
-        feature = "bedrock"
+        feature = "bedrock",
+        feature = "axum"
     ),
     ignore = "the macros' diagnostics are checked by the run without these features"
 )]
