@@ -16,6 +16,7 @@ pub mod builtin;
 pub mod chain;
 mod context;
 pub mod error;
+mod files;
 mod ids;
 pub mod interrupt;
 mod lock;
