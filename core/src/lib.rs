@@ -27,6 +27,7 @@ pub mod plugin;
 mod shared;
 pub mod subagent;
 mod telemetry;
+pub mod thread_store;
 pub mod tool;
 
 pub use agent::{
