@@ -126,7 +126,7 @@ pub mod sqlite;
 pub use postgres::PostgresCheckpointer;
 #[cfg(feature = "sqlite")]
 #[doc(inline)]
-pub use sqlite::SqliteCheckpointer;
+pub use sqlite::{SqliteCheckpointer, SqliteThreadStore};
 
 /// The [`CheckpointError::Store`](hookchain_core::interrupt::CheckpointError::Store) of a
 /// failed database call; `what` says what the store was doing.
@@ -135,6 +135,57 @@ fn store_error<E: Into<hookchain_core::BoxError>>(
     what: &'static str,
 ) -> impl Fn(E) -> hookchain_core::interrupt::CheckpointError + Copy {
     move |source| hookchain_core::interrupt::CheckpointError::Store {
+        what,
+        source: source.into(),
+    }
+}
+
+/// A failure of the database, as the error of the store that met it: a checkpointer's or a
+/// thread store's (which share the database, its connections and its pool).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+trait StoreFailure: Sized {
+    /// The error of a failed database call; `what` says what the store was doing.
+    fn store(what: &'static str, source: hookchain_core::BoxError) -> Self;
+
+    /// Whether this is the database's failure (its connection may be broken), not a refusal.
+    fn is_store(&self) -> bool;
+}
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+impl StoreFailure for hookchain_core::interrupt::CheckpointError {
+    fn store(what: &'static str, source: hookchain_core::BoxError) -> Self {
+        hookchain_core::interrupt::CheckpointError::Store { what, source }
+    }
+
+    fn is_store(&self) -> bool {
+        matches!(
+            self,
+            hookchain_core::interrupt::CheckpointError::Store { .. }
+        )
+    }
+}
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+impl StoreFailure for hookchain_core::thread_store::ThreadStoreError {
+    fn store(what: &'static str, source: hookchain_core::BoxError) -> Self {
+        hookchain_core::thread_store::ThreadStoreError::Store { what, source }
+    }
+
+    fn is_store(&self) -> bool {
+        matches!(
+            self,
+            hookchain_core::thread_store::ThreadStoreError::Store { .. }
+        )
+    }
+}
+
+/// The [`ThreadStoreError::Store`](hookchain_core::thread_store::ThreadStoreError::Store) of a
+/// failed database call; `what` says what the store was doing.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+fn thread_store_error<E: Into<hookchain_core::BoxError>>(
+    what: &'static str,
+) -> impl Fn(E) -> hookchain_core::thread_store::ThreadStoreError + Copy {
+    move |source| hookchain_core::thread_store::ThreadStoreError::Store {
         what,
         source: source.into(),
     }
