@@ -163,6 +163,9 @@ pub mod thread_store {
     //! | `PostgresThreadStore` | `PostgresCheckpointer::threads`: its Postgres pool | `postgres` |
 
     pub use hookchain_core::thread_store::*;
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    pub use hookchain_stores::PostgresThreadStore;
     #[cfg(feature = "sqlite")]
     #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
     pub use hookchain_stores::SqliteThreadStore;

@@ -43,6 +43,17 @@
 //! of an earlier version's `hookchain_checkpoints` copied over once). The checkpoint is stored
 //! as the text [`Checkpoint::to_json`](hookchain_core::Checkpoint::to_json) wrote.
 //!
+//! # Threads, in the same database
+//!
+//! Each store also keeps the threads of conversations, by id and version (see
+//! [`ThreadStore`](hookchain_core::thread_store::ThreadStore)): `SqliteCheckpointer::threads`
+//! and `PostgresCheckpointer::threads` give a thread store on the same file or pool, in a table
+//! of its own, `hookchain_threads` (`id`, `version`, `thread`, `updated_at`), created with
+//! `hookchain_runs`. A save writes only at the version the thread was loaded at, in one
+//! transaction (SQLite) or one statement (Postgres): of two requests saving one thread, one
+//! wins and the other gets
+//! [`ThreadStoreError::Conflict`](hookchain_core::thread_store::ThreadStoreError::Conflict).
+//!
 //! # Example
 //!
 //! An agent given a store keeps its runs there; any worker resumes what the store holds, once:
@@ -123,7 +134,7 @@ pub mod sqlite;
 
 #[cfg(feature = "postgres")]
 #[doc(inline)]
-pub use postgres::PostgresCheckpointer;
+pub use postgres::{PostgresCheckpointer, PostgresThreadStore};
 #[cfg(feature = "sqlite")]
 #[doc(inline)]
 pub use sqlite::{SqliteCheckpointer, SqliteThreadStore};
@@ -141,8 +152,8 @@ fn store_error<E: Into<hookchain_core::BoxError>>(
 }
 
 /// A failure of the database, as the error of the store that met it: a checkpointer's or a
-/// thread store's (which share the database, its connections and its pool).
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+/// thread store's (which share the database and its connections).
+#[cfg(feature = "sqlite")]
 trait StoreFailure: Sized {
     /// The error of a failed database call; `what` says what the store was doing.
     fn store(what: &'static str, source: hookchain_core::BoxError) -> Self;
@@ -151,7 +162,7 @@ trait StoreFailure: Sized {
     fn is_store(&self) -> bool;
 }
 
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(feature = "sqlite")]
 impl StoreFailure for hookchain_core::interrupt::CheckpointError {
     fn store(what: &'static str, source: hookchain_core::BoxError) -> Self {
         hookchain_core::interrupt::CheckpointError::Store { what, source }
@@ -165,7 +176,7 @@ impl StoreFailure for hookchain_core::interrupt::CheckpointError {
     }
 }
 
-#[cfg(any(feature = "sqlite", feature = "postgres"))]
+#[cfg(feature = "sqlite")]
 impl StoreFailure for hookchain_core::thread_store::ThreadStoreError {
     fn store(what: &'static str, source: hookchain_core::BoxError) -> Self {
         hookchain_core::thread_store::ThreadStoreError::Store { what, source }
