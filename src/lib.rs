@@ -160,6 +160,31 @@ pub mod interrupt {
     }
 }
 
+pub mod thread_store {
+    //! Thread stores: where the [`Thread`](crate::Thread)s of conversations are kept between
+    //! requests, by id, each with a version (optimistic concurrency: two requests on one
+    //! thread never both append; see [`ThreadStore`]).
+    //!
+    //! Everything of the core's [`thread_store`](hookchain_core::thread_store) module, and the
+    //! thread stores in databases, each in the database of the checkpoint store of the same
+    //! name (one file or server, one pool, a table of its own):
+    //!
+    //! | store | where | feature |
+    //! |---|---|---|
+    //! | [`InMemoryThreadStore`] | this process | |
+    //! | [`FileThreadStore`] | JSON files, written atomically (one machine) | |
+    //! | `SqliteThreadStore` | `SqliteCheckpointer::threads`: its SQLite file | `sqlite` |
+    //! | `PostgresThreadStore` | `PostgresCheckpointer::threads`: its Postgres pool | `postgres` |
+
+    pub use hookchain_core::thread_store::*;
+    #[cfg(feature = "postgres")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "postgres")))]
+    pub use hookchain_stores::PostgresThreadStore;
+    #[cfg(feature = "sqlite")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "sqlite")))]
+    pub use hookchain_stores::SqliteThreadStore;
+}
+
 /// Agent runs as durable [Temporal](https://temporal.io) workflows, spread over many workers
 /// (feature `temporal`): each step of a run is an activity that runs one step of the agent
 /// ([`Agent::step`]) on the run its checkpointer holds; see the crate `hookchain-temporal`.

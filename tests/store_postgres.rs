@@ -4,16 +4,21 @@
 //! read as `Decode`, workers starting at once, two stores (two pools) racing claims on one key;
 //! and TLS: the certificate checked against the roots given or the public ones, no fall back to
 //! plain text, plain text only when asked for (`connect_insecure`) and only on this machine, no
-//! password in an error.
+//! password in an error. Its thread store (`PostgresThreadStore`, same database and pool):
+//! every rule of the `ThreadStore` contract (`thread_store_rules`), damaged and oversized rows
+//! refused naming the thread, the table of threads added to a database of an earlier version.
 
 mod pg;
 mod store_rules;
+mod thread_store_rules;
 
 use std::error::Error;
 
+use hookchain::ThreadId;
 use hookchain::interrupt::{
     CheckpointError, Checkpointer, Claim, Clock, PostgresCheckpointer, Record, Stored,
 };
+use hookchain::thread_store::{MAX_THREAD_LEN, ThreadStore, ThreadStoreError};
 use store_rules::store_as;
 
 /// A store on `server`'s database, over TLS, the server's certificate checked against the
@@ -425,4 +430,77 @@ async fn the_password_is_in_no_error() {
         .await
         .unwrap();
     assert!(!format!("{store:?}").contains(PASSWORD), "{store:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_thread_store_follows_the_rules() {
+    let server = pg::Postgres::start();
+    let store = connect(&server).await;
+    thread_store_rules::check(&store.threads()).await;
+}
+
+/// A row whose thread is not one (edited by hand) is refused naming it; one larger than a
+/// store reads is `TooLarge`, its text never sent; both are deleted on request.
+#[tokio::test]
+async fn damaged_and_oversized_thread_rows_are_refused() {
+    let server = pg::Postgres::start();
+    let threads = connect(&server).await.threads();
+    let id = ThreadId::new("t");
+    threads
+        .save(&thread_store_rules::conversation("t", "hello").await, 0)
+        .await
+        .unwrap();
+    let client = threads.pool().get().await.unwrap();
+    let edited = client
+        .execute(
+            "UPDATE hookchain_threads SET thread = left(thread, 40) WHERE id = $1",
+            &[&"t"],
+        )
+        .await
+        .unwrap();
+    assert_eq!(edited, 1);
+    thread_store_rules::damaged_entry_is_refused(&threads, "t").await;
+
+    threads
+        .save(&thread_store_rules::conversation("t", "hello").await, 0)
+        .await
+        .unwrap();
+    let len = i32::try_from(MAX_THREAD_LEN).unwrap() + 1;
+    client
+        .execute(
+            "UPDATE hookchain_threads SET thread = repeat('x', $1) WHERE id = 't'",
+            &[&len],
+        )
+        .await
+        .unwrap();
+    let error = threads.load::<()>(&id).await.unwrap_err();
+    assert!(
+        matches!(&error, ThreadStoreError::TooLarge { id: named, len: l, .. } if named == &id && *l == MAX_THREAD_LEN as u64 + 1),
+        "{error:?}"
+    );
+    assert!(threads.delete(&id).await.unwrap());
+}
+
+/// A database of an earlier version (the runs' table, no threads') gets the table of threads
+/// when a store is next made on it; what it held stays.
+#[tokio::test]
+async fn an_older_database_gets_the_table_of_threads() {
+    let server = pg::Postgres::start();
+    let checkpoint = store_rules::pause().await;
+    {
+        let store = connect(&server).await;
+        store_as(&store, "k", &checkpoint, "w").await;
+        let client = store.pool().get().await.unwrap();
+        client
+            .batch_execute("DROP TABLE hookchain_threads")
+            .await
+            .unwrap();
+    }
+    let store = connect(&server).await;
+    let thread = thread_store_rules::conversation("t", "hello").await;
+    assert_eq!(store.threads().save(&thread, 0).await.unwrap(), 1);
+    assert_eq!(
+        store.get("k").await.unwrap(),
+        Some(Record::Checkpoint(Box::new(checkpoint)))
+    );
 }

@@ -1,13 +1,19 @@
 //! `SqliteCheckpointer` (feature `sqlite`) follows every rule of the `Checkpointer` contract
 //! (`store_rules`), keeps what it stored across a reopen, reports a corrupt row as `Decode`,
-//! and runs its blocking calls off the executor, on a current-thread runtime too.
+//! and runs its blocking calls off the executor, on a current-thread runtime too. Its thread
+//! store (`SqliteThreadStore`, in the same file) follows every rule of the `ThreadStore`
+//! contract (`thread_store_rules`), keeps its threads across a reopen, and refuses a damaged
+//! one naming it.
 
 mod store_rules;
 mod support;
+mod thread_store_rules;
 
 use hookchain::interrupt::{
     CheckpointError, Checkpointer, Clock, Record, SqliteCheckpointer, Stored,
 };
+use hookchain::thread_store::ThreadStore;
+use hookchain::{Thread, ThreadId};
 use store_rules::{busy, claim, store_as};
 
 #[tokio::test(start_paused = true)]
@@ -141,6 +147,69 @@ fn sqlite_checkpointer_works_on_a_current_thread_runtime() {
         matches!(outside, CheckpointError::Store { what: "read", .. }),
         "{outside:?}"
     );
+    drop(store);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_thread_store_follows_the_rules() {
+    let dir = support::temp_dir("store_sqlite", "thread_rules");
+    let store = SqliteCheckpointer::open(dir.join("agents.db")).unwrap();
+    thread_store_rules::check(&store.threads()).await;
+    drop(store);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Threads and runs share the file: each keeps its own, and both are there after a reopen.
+#[tokio::test]
+async fn threads_and_runs_share_the_file_across_a_reopen() {
+    let dir = support::temp_dir("store_sqlite", "thread_reopen");
+    let path = dir.join("agents.db");
+    let thread = thread_store_rules::conversation("t", "hello").await;
+    let paused = store_rules::pause().await;
+    {
+        let store = SqliteCheckpointer::open(&path).unwrap();
+        store.threads().save(&thread, 0).await.unwrap();
+        store_as(&store, "t", &paused, "w").await;
+    }
+    let store = SqliteCheckpointer::open(&path).unwrap();
+    let stored = thread_store_rules::load(&store.threads(), "t").await;
+    assert_eq!((stored.version, stored.thread), (1, thread));
+    assert_eq!(
+        store.get("t").await.unwrap(),
+        Some(Record::Checkpoint(Box::new(paused)))
+    );
+    assert!(store.threads().delete(&ThreadId::new("t")).await.unwrap());
+    assert_eq!(store.list().await.unwrap().len(), 1);
+    drop(store);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A thread damaged on disk (a field renamed in the file's bytes) is refused naming it, not a
+/// panic or `None`; deleting it removes it.
+#[tokio::test]
+async fn a_damaged_thread_row_is_refused() {
+    let dir = support::temp_dir("store_sqlite", "thread_damaged");
+    let path = dir.join("agents.db");
+    {
+        let store = SqliteCheckpointer::open(&path).unwrap();
+        let thread: Thread<()> = thread_store_rules::conversation("t", "hello").await;
+        store.threads().save(&thread, 0).await.unwrap();
+    }
+    let mut bytes = std::fs::read(&path).unwrap();
+    let field = b"\"messages\"";
+    let at: Vec<usize> = bytes
+        .windows(field.len())
+        .enumerate()
+        .filter(|(_, window)| window == field)
+        .map(|(at, _)| at)
+        .collect();
+    assert_eq!(at.len(), 1, "the field is in the file once");
+    bytes[at[0] + field.len() - 2] = b'z'; // "messagez": the thread misses a field.
+    std::fs::write(&path, bytes).unwrap();
+
+    let store = SqliteCheckpointer::open(&path).unwrap();
+    thread_store_rules::damaged_entry_is_refused(&store.threads(), "t").await;
     drop(store);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -7,6 +7,7 @@ use crate::agent::ThreadError;
 use crate::interrupt::{CheckpointError, Interrupt, Interruption, ResumeError};
 use crate::message::HistoryError;
 use crate::middleware::{Hook, Jump};
+use crate::thread_store::ThreadStoreError;
 
 /// A type-erased error, as carried inside [`Error`] and [`ModelError`].
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -67,6 +68,11 @@ pub enum Error {
     /// A run could not start in its thread.
     #[error(transparent)]
     Thread(Box<ThreadError>),
+    /// A thread could not be loaded from or saved to its store (by
+    /// [`Agent::run_in_store`](crate::Agent::run_in_store)): among others, another writer
+    /// saved it since it was loaded ([`ThreadStoreError::Conflict`]).
+    #[error(transparent)]
+    ThreadStore(Box<ThreadStoreError>),
     /// The agent could not be built as configured: [`AgentBuilder::build`](crate::AgentBuilder::build)'s
     /// error, for `?` in a function that returns this `Error`. Runs never return it (a
     /// misconfigured agent is never built).
@@ -112,6 +118,12 @@ impl From<ResumeError> for Error {
 impl From<ThreadError> for Error {
     fn from(error: ThreadError) -> Self {
         Error::Thread(Box::new(error))
+    }
+}
+
+impl From<ThreadStoreError> for Error {
+    fn from(error: ThreadStoreError) -> Self {
+        Error::ThreadStore(Box::new(error))
     }
 }
 

@@ -16,6 +16,7 @@ pub mod builtin;
 pub mod chain;
 mod context;
 pub mod error;
+mod files;
 mod ids;
 pub mod interrupt;
 mod lock;
@@ -26,6 +27,7 @@ pub mod plugin;
 mod shared;
 pub mod subagent;
 mod telemetry;
+pub mod thread_store;
 pub mod tool;
 
 pub use agent::{

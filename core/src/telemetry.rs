@@ -312,6 +312,7 @@ fn run_error_type(error: &Error) -> &'static str {
         Error::Resume(_) => "resume",
         Error::Checkpoint(_) => "checkpoint",
         Error::Thread(_) => "thread",
+        Error::ThreadStore(_) => "thread_store",
         Error::History(_) => "history",
         Error::Build(_) => "build",
         Error::ToolCallInterrupted(_) => "tool_call_interrupted",

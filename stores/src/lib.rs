@@ -43,6 +43,17 @@
 //! of an earlier version's `hookchain_checkpoints` copied over once). The checkpoint is stored
 //! as the text [`Checkpoint::to_json`](hookchain_core::Checkpoint::to_json) wrote.
 //!
+//! # Threads, in the same database
+//!
+//! Each store also keeps the threads of conversations, by id and version (see
+//! [`ThreadStore`](hookchain_core::thread_store::ThreadStore)): `SqliteCheckpointer::threads`
+//! and `PostgresCheckpointer::threads` give a thread store on the same file or pool, in a table
+//! of its own, `hookchain_threads` (`id`, `version`, `thread`, `updated_at`), created with
+//! `hookchain_runs`. A save writes only at the version the thread was loaded at, in one
+//! transaction (SQLite) or one statement (Postgres): of two requests saving one thread, one
+//! wins and the other gets
+//! [`ThreadStoreError::Conflict`](hookchain_core::thread_store::ThreadStoreError::Conflict).
+//!
 //! # Example
 //!
 //! An agent given a store keeps its runs there; any worker resumes what the store holds, once:
@@ -123,10 +134,10 @@ pub mod sqlite;
 
 #[cfg(feature = "postgres")]
 #[doc(inline)]
-pub use postgres::PostgresCheckpointer;
+pub use postgres::{PostgresCheckpointer, PostgresThreadStore};
 #[cfg(feature = "sqlite")]
 #[doc(inline)]
-pub use sqlite::SqliteCheckpointer;
+pub use sqlite::{SqliteCheckpointer, SqliteThreadStore};
 
 /// The [`CheckpointError::Store`](hookchain_core::interrupt::CheckpointError::Store) of a
 /// failed database call; `what` says what the store was doing.
@@ -135,6 +146,57 @@ fn store_error<E: Into<hookchain_core::BoxError>>(
     what: &'static str,
 ) -> impl Fn(E) -> hookchain_core::interrupt::CheckpointError + Copy {
     move |source| hookchain_core::interrupt::CheckpointError::Store {
+        what,
+        source: source.into(),
+    }
+}
+
+/// A failure of the database, as the error of the store that met it: a checkpointer's or a
+/// thread store's (which share the database and its connections).
+#[cfg(feature = "sqlite")]
+trait StoreFailure: Sized {
+    /// The error of a failed database call; `what` says what the store was doing.
+    fn store(what: &'static str, source: hookchain_core::BoxError) -> Self;
+
+    /// Whether this is the database's failure (its connection may be broken), not a refusal.
+    fn is_store(&self) -> bool;
+}
+
+#[cfg(feature = "sqlite")]
+impl StoreFailure for hookchain_core::interrupt::CheckpointError {
+    fn store(what: &'static str, source: hookchain_core::BoxError) -> Self {
+        hookchain_core::interrupt::CheckpointError::Store { what, source }
+    }
+
+    fn is_store(&self) -> bool {
+        matches!(
+            self,
+            hookchain_core::interrupt::CheckpointError::Store { .. }
+        )
+    }
+}
+
+#[cfg(feature = "sqlite")]
+impl StoreFailure for hookchain_core::thread_store::ThreadStoreError {
+    fn store(what: &'static str, source: hookchain_core::BoxError) -> Self {
+        hookchain_core::thread_store::ThreadStoreError::Store { what, source }
+    }
+
+    fn is_store(&self) -> bool {
+        matches!(
+            self,
+            hookchain_core::thread_store::ThreadStoreError::Store { .. }
+        )
+    }
+}
+
+/// The [`ThreadStoreError::Store`](hookchain_core::thread_store::ThreadStoreError::Store) of a
+/// failed database call; `what` says what the store was doing.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+fn thread_store_error<E: Into<hookchain_core::BoxError>>(
+    what: &'static str,
+) -> impl Fn(E) -> hookchain_core::thread_store::ThreadStoreError + Copy {
+    move |source| hookchain_core::thread_store::ThreadStoreError::Store {
         what,
         source: source.into(),
     }

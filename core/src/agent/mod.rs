@@ -42,6 +42,7 @@ mod carry_over;
 mod durable;
 mod entry;
 mod events;
+mod in_store;
 mod innermost;
 mod input;
 mod leased;

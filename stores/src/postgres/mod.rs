@@ -1,6 +1,8 @@
-//! [`PostgresCheckpointer`]: checkpoints in Postgres, shared by workers on many machines.
+//! [`PostgresCheckpointer`]: checkpoints in Postgres, shared by workers on many machines; and
+//! [`PostgresThreadStore`]: the threads of conversations, in the same database and pool.
 
 mod connection;
+mod threads;
 mod tls;
 
 use std::fmt;
@@ -13,6 +15,7 @@ use tokio_postgres::{NoTls, Statement};
 
 use crate::{Row, store_error};
 use connection::{ConnectionString, SslModeAsked};
+pub use threads::PostgresThreadStore;
 
 /// The crates of the pool and the client, for building a pool of your own (sizes, timeouts,
 /// a TLS of your own) to give [`PostgresCheckpointer::from_pool`].
@@ -23,10 +26,19 @@ pub use {deadpool_postgres, tokio_postgres};
 /// all but one of several sessions running it together.
 const CREATE_LOCK: i64 = 0x686f_6f6b_6368_6b70; // "hookchkp"
 
-const EXISTS: &str = "SELECT to_regclass('hookchain_runs') IS NOT NULL";
+const EXISTS: &str = "SELECT to_regclass('hookchain_runs') IS NOT NULL
+    AND to_regclass('hookchain_threads') IS NOT NULL";
 
-/// The table; and the rows of an earlier version's table copied over once, as free keys.
-const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS hookchain_runs (
+/// The tables (the runs; the threads of [`PostgresThreadStore`], their ids in the order of
+/// their bytes, which the primary key's index keeps for listing); and the rows of an earlier
+/// version's table copied over once, as free keys.
+const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS hookchain_threads (
+    id text COLLATE \"C\" PRIMARY KEY,
+    version bigint NOT NULL,
+    thread text NOT NULL,
+    updated_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS hookchain_runs (
     key text PRIMARY KEY,
     checkpoint text,
     ended text,
@@ -81,11 +93,12 @@ const SWEEP: &str = "DELETE FROM hookchain_runs
 /// escape `\u0000`, which a message may hold), and a store has no need to query inside it.
 /// Keys and worker names cannot hold the character NUL (Postgres refuses it in text).
 ///
-/// The table is created when the store is made, if it is missing (under an advisory lock, so
-/// workers starting at once do not trip over each other; a role without the right to create
-/// tables works with a table created beforehand). It lives in the first schema of the
-/// connection's `search_path` (`options=-csearch_path=agents` in the connection string
-/// chooses another).
+/// The table is created when the store is made, if it is missing, with the table of its
+/// thread store ([`threads`](PostgresCheckpointer::threads): `hookchain_threads`), under an
+/// advisory lock, so workers starting at once do not trip over each other; a role without the
+/// right to create tables works with both tables created beforehand. They live in the first
+/// schema of the connection's `search_path` (`options=-csearch_path=agents` in the connection
+/// string chooses another).
 ///
 /// # What is atomic
 ///
@@ -351,6 +364,14 @@ impl PostgresCheckpointer {
     #[must_use]
     pub fn pool(&self) -> &Pool {
         &self.pool
+    }
+
+    /// The threads of conversations, kept in the same database (the table
+    /// `hookchain_threads`, created with the store's) through the same pool: see
+    /// [`PostgresThreadStore`].
+    #[must_use]
+    pub fn threads(&self) -> PostgresThreadStore {
+        PostgresThreadStore::new(self.pool.clone())
     }
 
     /// A connection from the pool.

@@ -1,15 +1,20 @@
-//! [`SqliteCheckpointer`]: checkpoints in one SQLite file, shared by the processes of a machine.
+//! [`SqliteCheckpointer`]: checkpoints in one SQLite file, shared by the processes of a machine;
+//! and [`SqliteThreadStore`]: the threads of conversations, in the same file.
+
+mod threads;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime};
 
+use hookchain_core::BoxError;
 use hookchain_core::interrupt::{CheckpointError, Clock, Slot, SlotStore, millis, valid_key};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, TransactionBehavior, params};
 
-use crate::{Row, store_error};
+use crate::{Row, StoreFailure, store_error};
+pub use threads::SqliteThreadStore;
 
 /// How long a statement waits for another connection's write lock (another process, or
 /// another call of this one) before it fails with [`CheckpointError::Store`].
@@ -25,6 +30,14 @@ const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS hookchain_runs (
     held_by TEXT,
     token INTEGER NOT NULL,
     expires_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+)";
+
+/// The threads of [`SqliteThreadStore`], beside the runs: created with them.
+const CREATE_THREADS: &str = "CREATE TABLE IF NOT EXISTS hookchain_threads (
+    id TEXT PRIMARY KEY,
+    version INTEGER NOT NULL,
+    thread TEXT NOT NULL,
     updated_at INTEGER NOT NULL
 )";
 
@@ -159,7 +172,7 @@ impl SqliteCheckpointer {
     /// database.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, CheckpointError> {
         let path = path.as_ref().to_owned();
-        let mut connection = connect(&path)?;
+        let mut connection = connect::<CheckpointError>(&path)?;
         create_table(&mut connection)?;
         Ok(SqliteCheckpointer {
             inner: Arc::new(Inner {
@@ -190,6 +203,13 @@ impl SqliteCheckpointer {
         &self.inner.path
     }
 
+    /// The threads of conversations, kept in the same file (the table `hookchain_threads`,
+    /// created with the store's), through the same connections: see [`SqliteThreadStore`].
+    #[must_use]
+    pub fn threads(&self) -> SqliteThreadStore {
+        SqliteThreadStore::new(Arc::clone(&self.inner))
+    }
+
     /// Runs `work` with a connection, on tokio's blocking threads. `what` names the call in
     /// its errors.
     async fn with_connection<T: Send + 'static>(
@@ -197,16 +217,33 @@ impl SqliteCheckpointer {
         what: &'static str,
         work: impl FnOnce(&mut Connection) -> Result<T, CheckpointError> + Send + 'static,
     ) -> Result<T, CheckpointError> {
-        let runtime = tokio::runtime::Handle::try_current().map_err(store_error(what))?;
-        let inner = Arc::clone(&self.inner);
+        self.inner.with_connection(what, work).await
+    }
+}
+
+impl Inner {
+    /// Runs `work` with a connection, on tokio's blocking threads. `what` names the call in
+    /// its errors, of the store's type `E`.
+    async fn with_connection<T, E>(
+        self: &Arc<Self>,
+        what: &'static str,
+        work: impl FnOnce(&mut Connection) -> Result<T, E> + Send + 'static,
+    ) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: StoreFailure + Send + 'static,
+    {
+        let failed = |error: BoxError| E::store(what, error);
+        let runtime = tokio::runtime::Handle::try_current().map_err(|e| failed(e.into()))?;
+        let inner = Arc::clone(self);
         let task = runtime.spawn_blocking(move || {
             let mut connection = match inner.take() {
                 Some(connection) => connection,
-                None => connect(&inner.path)?,
+                None => connect::<E>(&inner.path)?,
             };
             let done = work(&mut connection);
             // A connection that failed may be broken: the next call opens a new one.
-            if !matches!(done, Err(CheckpointError::Store { .. })) {
+            if !done.as_ref().is_err_and(E::is_store) {
                 inner.give_back(connection);
             }
             done
@@ -214,12 +251,10 @@ impl SqliteCheckpointer {
         match task.await {
             Ok(done) => done,
             Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
-            Err(error) => Err(store_error(what)(error)),
+            Err(error) => Err(failed(error.into())),
         }
     }
-}
 
-impl Inner {
     fn take(&self) -> Option<Connection> {
         self.idle
             .lock()
@@ -243,22 +278,26 @@ impl fmt::Debug for SqliteCheckpointer {
     }
 }
 
-/// Opens a connection to the file at `path`: a busy timeout, WAL mode, synced commits.
-fn connect(path: &Path) -> Result<Connection, CheckpointError> {
-    let connection = Connection::open(path).map_err(store_error("open the database"))?;
+/// Opens a connection to the file at `path`: a busy timeout, WAL mode, synced commits. Its
+/// errors are of the store's type `E`.
+fn connect<E: StoreFailure>(path: &Path) -> Result<Connection, E> {
+    fn failed<E: StoreFailure, S: Into<BoxError>>(what: &'static str) -> impl Fn(S) -> E {
+        move |source| E::store(what, source.into())
+    }
+    let connection = Connection::open(path).map_err(failed("open the database"))?;
     connection
         .busy_timeout(BUSY_TIMEOUT)
-        .map_err(store_error("set the busy timeout"))?;
+        .map_err(failed("set the busy timeout"))?;
     // `journal_mode` answers with the mode it is in: WAL from now on, for every connection.
     let mode: String = connection
         .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
-        .map_err(store_error("switch to WAL mode"))?;
+        .map_err(failed("switch to WAL mode"))?;
     if !mode.eq_ignore_ascii_case("wal") {
-        return Err(store_error("switch to WAL mode")(NotWal(mode)));
+        return Err(failed("switch to WAL mode")(NotWal(mode)));
     }
     connection
         .pragma_update(None, "synchronous", "FULL")
-        .map_err(store_error("set synchronous = FULL"))?;
+        .map_err(failed("set synchronous = FULL"))?;
     Ok(connection)
 }
 
@@ -288,6 +327,7 @@ fn create_table(connection: &mut Connection) -> Result<(), CheckpointError> {
         )
         .map_err(error)?;
     transaction.execute_batch(CREATE_TABLE).map_err(error)?;
+    transaction.execute_batch(CREATE_THREADS).map_err(error)?;
     let old: i64 = transaction
         .query_row(OLD_TABLE, [], |row| row.get(0))
         .map_err(error)?;
@@ -405,7 +445,8 @@ fn row_at(row: &rusqlite::Row<'_>, first: usize) -> Result<Row, CheckpointError>
 }
 
 /// A text column as text: one that holds something else (edited by hand) reads as text that
-/// is no checkpoint, so that it decodes as [`CheckpointError::Decode`] when handed out.
+/// is no checkpoint (nor thread), so that it decodes as [`CheckpointError::Decode`] when handed
+/// out.
 fn text(value: ValueRef<'_>) -> Option<String> {
     match value {
         ValueRef::Null => None,
