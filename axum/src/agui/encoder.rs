@@ -299,6 +299,23 @@ impl AguiEncoder {
         self.ended = true;
     }
 
+    /// The end of a run that gave up its thread's pause: nothing ran, the pause's calls are
+    /// answered as not run.
+    pub fn abandoned(&mut self, out: &mut Vec<AguiEvent>) {
+        if self.ended {
+            return;
+        }
+        self.close_all(out);
+        out.push(AguiEvent::RunFinished {
+            thread_id: self.thread_id.clone(),
+            run_id: self.run_id.clone(),
+            result: json!({ "text": null, "end": "abandoned" }),
+            outcome: Outcome::Success,
+            usage: Vec::new(),
+        });
+        self.ended = true;
+    }
+
     /// The event of a run that failed with `error` (after whatever it streamed): what is open
     /// is closed, and `RUN_ERROR` says what went wrong in words fit for a client — a kind and
     /// a code, never the error's internals (a provider's message, a path, a query).

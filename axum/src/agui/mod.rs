@@ -18,9 +18,13 @@
 
 mod encoder;
 mod events;
+mod input;
+mod messages;
 
 #[cfg(test)]
 mod tests;
 
 pub use encoder::{AguiEncoder, OUTPUT_VOIDED, SUB_AGENT_TEXT, TOOL_PROGRESS};
 pub use events::{AguiEvent, AguiInterrupt, Outcome, TokenUsage};
+pub use input::{InputError, InputMessage, MAX_ID_LEN, ResumeEntry, ResumeStatus, RunAgentInput};
+pub use messages::agui_messages;
