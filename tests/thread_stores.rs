@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use hookchain::prelude::*;
 use hookchain::thread_store::{
-    EncodedThread, FileThreadStore, InMemoryThreadStore, MAX_THREAD_LEN, ThreadStore,
-    ThreadStoreError,
+    DynThreadStore, EncodedThread, FileThreadStore, InMemoryThreadStore, MAX_THREAD_LEN,
+    ThreadStore, ThreadStoreError,
 };
 use hookchain::{EndReason, Error, Thread, ThreadError, ThreadId, chain, hook};
 use serde_json::json;
@@ -34,10 +34,17 @@ async fn in_memory_thread_store_follows_the_rules() {
     thread_store_rules::check(&InMemoryThreadStore::new()).await;
 }
 
-/// A shared store (`Arc`) is a store under the same rules.
+/// A shared store (`Arc`) is a store under the same rules; so is any store as a trait object
+/// (in an `Arc` or a `Box`).
 #[tokio::test]
-async fn a_shared_thread_store_follows_the_rules() {
+async fn shared_and_dyn_thread_stores_follow_the_rules() {
     thread_store_rules::check(&Arc::new(InMemoryThreadStore::new())).await;
+    let store: Arc<dyn DynThreadStore> = Arc::new(InMemoryThreadStore::new());
+    thread_store_rules::check(&store).await;
+    let dir = support::temp_dir("thread_stores", "dyn");
+    let boxed: Box<dyn DynThreadStore> = Box::new(FileThreadStore::new(&dir));
+    thread_store_rules::check(&boxed).await;
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
