@@ -197,6 +197,32 @@ async fn run_in_store_loads_runs_and_saves() {
     );
 }
 
+/// A request handler's future is `Send`: requests run as tasks of their own, on a shared
+/// agent and store; eight on eight threads each keep their own conversation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_run_in_tasks_of_their_own() {
+    let store = Arc::new(InMemoryThreadStore::new());
+    let answers = ["a"; 16];
+    let agent = Arc::new(thread_store_rules::agent(&answers));
+    let requests = (0..8).map(|i| {
+        let (store, agent) = (Arc::clone(&store), Arc::clone(&agent));
+        tokio::spawn(async move {
+            let id = ThreadId::new(format!("c-{i}"));
+            agent.run_in_store(&store, &id, "one").await?;
+            agent.run_in_store(&store, &id, "two").await
+        })
+    });
+    for done in futures::future::join_all(requests).await {
+        done.unwrap().unwrap();
+    }
+    let ids = store.list(None, 100).await.unwrap();
+    assert_eq!(ids.len(), 8);
+    for id in ids {
+        let stored = load(&*store, id.as_str()).await;
+        assert_eq!((stored.version, texts(&stored.thread).len()), (2, 4));
+    }
+}
+
 /// A store in which another writer saves each thread right after it is loaded: every save at
 /// the loaded version then conflicts.
 #[derive(Debug, Default)]
