@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use hookchain::prelude::*;
 use hookchain::thread_store::{
-    EncodedThread, FileThreadStore, InMemoryThreadStore, MAX_THREAD_LEN, ThreadStore,
-    ThreadStoreError,
+    DynThreadStore, EncodedThread, FileThreadStore, InMemoryThreadStore, MAX_THREAD_LEN,
+    ThreadStore, ThreadStoreError,
 };
 use hookchain::{EndReason, Error, Thread, ThreadError, ThreadId, chain, hook};
 use serde_json::json;
@@ -34,10 +34,17 @@ async fn in_memory_thread_store_follows_the_rules() {
     thread_store_rules::check(&InMemoryThreadStore::new()).await;
 }
 
-/// A shared store (`Arc`) is a store under the same rules.
+/// A shared store (`Arc`) is a store under the same rules; so is any store as a trait object
+/// (in an `Arc` or a `Box`).
 #[tokio::test]
-async fn a_shared_thread_store_follows_the_rules() {
+async fn shared_and_dyn_thread_stores_follow_the_rules() {
     thread_store_rules::check(&Arc::new(InMemoryThreadStore::new())).await;
+    let store: Arc<dyn DynThreadStore> = Arc::new(InMemoryThreadStore::new());
+    thread_store_rules::check(&store).await;
+    let dir = support::temp_dir("thread_stores", "dyn");
+    let boxed: Box<dyn DynThreadStore> = Box::new(FileThreadStore::new(&dir));
+    thread_store_rules::check(&boxed).await;
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -188,6 +195,32 @@ async fn run_in_store_loads_runs_and_saves() {
         texts(&stored.thread),
         ["Hi", "Hello!", "There?", "Still here."]
     );
+}
+
+/// A request handler's future is `Send`: requests run as tasks of their own, on a shared
+/// agent and store; eight on eight threads each keep their own conversation.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_run_in_tasks_of_their_own() {
+    let store = Arc::new(InMemoryThreadStore::new());
+    let answers = ["a"; 16];
+    let agent = Arc::new(thread_store_rules::agent(&answers));
+    let requests = (0..8).map(|i| {
+        let (store, agent) = (Arc::clone(&store), Arc::clone(&agent));
+        tokio::spawn(async move {
+            let id = ThreadId::new(format!("c-{i}"));
+            agent.run_in_store(&store, &id, "one").await?;
+            agent.run_in_store(&store, &id, "two").await
+        })
+    });
+    for done in futures::future::join_all(requests).await {
+        done.unwrap().unwrap();
+    }
+    let ids = store.list(None, 100).await.unwrap();
+    assert_eq!(ids.len(), 8);
+    for id in ids {
+        let stored = load(&*store, id.as_str()).await;
+        assert_eq!((stored.version, texts(&stored.thread).len()), (2, 4));
+    }
 }
 
 /// A store in which another writer saves each thread right after it is loaded: every save at

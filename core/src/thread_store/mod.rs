@@ -9,6 +9,8 @@
 //! | `SqliteThreadStore` | the SQLite file of a `SqliteCheckpointer`, a table of its own | `sqlite` |
 //! | `PostgresThreadStore` | the Postgres database (and pool) of a `PostgresCheckpointer`, a table of its own | `postgres` |
 //!
+//! As an object, for a store picked at run time: [`DynThreadStore`].
+//!
 //! A thread store keeps conversations; a [`Checkpointer`](crate::interrupt::Checkpointer)
 //! keeps runs (pauses, runs in progress). A server wants both, in one database:
 //! [`Agent::run_in_store`](crate::Agent::run_in_store) loads a thread, runs in it and saves it.
@@ -44,12 +46,14 @@
 //! # }
 //! ```
 
+mod dyn_store;
 mod encoded;
 mod error;
 mod file;
 mod memory;
 mod store;
 
+pub use dyn_store::DynThreadStore;
 pub use encoded::{EncodedThread, MAX_ID_LEN, MAX_THREAD_LEN, StoredThread, too_large, valid_id};
 pub use error::ThreadStoreError;
 pub use file::FileThreadStore;

@@ -102,7 +102,9 @@ pub trait ThreadStore: Send + Sync {
 
     /// The ids of the stored threads after `after` (from the first when `None`), in the order
     /// of their bytes, at most `limit` of them: a page. The next page starts after the last id
-    /// of this one; an empty page is the end. A store reads no more than the page.
+    /// of this one; an empty page is the end. A store holds no more than a page in memory,
+    /// whatever the number of threads (a database reads the page through its index; the file
+    /// store reads the directory's names, keeping the smallest).
     fn list(
         &self,
         after: Option<&ThreadId>,
