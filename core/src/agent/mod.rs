@@ -46,12 +46,14 @@ mod innermost;
 mod input;
 mod leased;
 mod output;
+mod owned;
 mod resume_from;
 mod run_loop;
 mod signing;
 mod step;
 mod stream;
 mod thread;
+mod thread_stream;
 mod with_context;
 
 pub use build_error::AgentBuildError;
@@ -70,6 +72,7 @@ pub use resume_from::ResumeFrom;
 pub use stream::AgentStream;
 pub(crate) use thread::PauseMark;
 pub use thread::{THREAD_FORMAT, Thread, ThreadError, ThreadId};
+pub use thread_stream::{ThreadReturn, ThreadStream};
 pub use with_context::AgentWith;
 
 use std::borrow::Cow;
