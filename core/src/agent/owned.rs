@@ -10,6 +10,10 @@ use crate::interrupt::InterruptId;
 use crate::middleware::Middleware;
 use crate::model::Model;
 
+/// A resume's answers, collected (so that the caller's iterator need be neither `Send` nor
+/// `'static`).
+pub(super) type Answers = Vec<(InterruptId, serde_json::Value)>;
+
 impl<M: Model + 'static, C: Middleware + 'static> Agent<M, C> {
     /// [`stream_in`](Self::stream_in) of an agent held in an [`Arc`], in a thread given by
     /// value: the stream owns both, and gives the thread back when the run ends (see
@@ -44,11 +48,7 @@ impl<M: Model + 'static, C: Middleware + 'static> Agent<M, C> {
         thread: Thread<C::ThreadState>,
         input: impl Into<RunInput>,
     ) -> ThreadStream<C::ThreadState> {
-        let input = input.into();
-        ThreadStream::new(thread, move |queue, mut keeper| async move {
-            self.run_in_with(RunContext::new(), Some(queue), keeper.thread(), input)
-                .await
-        })
+        self.stream_in_owned_with(RunContext::new(), thread, input.into())
     }
 
     /// [`stream_resume`](Self::stream_resume) of an agent held in an [`Arc`]: the stream owns
@@ -88,13 +88,9 @@ impl<M: Model + 'static, C: Middleware + 'static> Agent<M, C> {
         from: impl Into<ResumeFrom>,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> AgentStream<'static> {
-        let from = from.into();
         // Collected now: the answers' iterator need not be `Send`, nor `'static`.
-        let answers: Vec<_> = answers.into_iter().collect();
-        AgentStream::new(move |queue| async move {
-            self.resume_with(RunContext::new(), Some(queue), from, answers)
-                .await
-        })
+        let answers = answers.into_iter().collect();
+        self.stream_resume_owned_with(RunContext::new(), from.into(), answers)
     }
 
     /// [`stream_resume_in`](Self::stream_resume_in) of an agent held in an [`Arc`], in a thread
@@ -138,18 +134,8 @@ impl<M: Model + 'static, C: Middleware + 'static> Agent<M, C> {
         from: impl Into<ResumeFrom>,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> ThreadStream<C::ThreadState> {
-        let from = from.into();
-        let answers: Vec<_> = answers.into_iter().collect();
-        ThreadStream::new(thread, move |queue, mut keeper| async move {
-            self.resume_in_with(
-                RunContext::new(),
-                Some(queue),
-                keeper.thread(),
-                from,
-                answers,
-            )
-            .await
-        })
+        let answers = answers.into_iter().collect();
+        self.stream_resume_in_owned_with(RunContext::new(), thread, from.into(), answers)
     }
 
     /// [`stream_start_step`](Self::stream_start_step) of an agent held in an [`Arc`]: the
@@ -181,11 +167,7 @@ impl<M: Model + 'static, C: Middleware + 'static> Agent<M, C> {
         key: impl Into<String>,
         input: impl Into<RunInput>,
     ) -> AgentStream<'static> {
-        let (key, input) = (key.into(), input.into());
-        AgentStream::new(move |queue| async move {
-            self.start_step_with(RunContext::new(), Some(queue), key, input)
-                .await
-        })
+        self.stream_start_step_owned_with(RunContext::new(), key.into(), input.into())
     }
 
     /// [`stream_step`](Self::stream_step) of an agent held in an [`Arc`]: the stream owns its
@@ -226,10 +208,74 @@ impl<M: Model + 'static, C: Middleware + 'static> Agent<M, C> {
         key: impl Into<String>,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> AgentStream<'static> {
-        let key = key.into();
-        let answers: Vec<_> = answers.into_iter().collect();
+        let answers = answers.into_iter().collect();
+        self.stream_step_owned_with(RunContext::new(), key.into(), answers)
+    }
+
+    /// [`stream_in_owned`](Self::stream_in_owned), with `run_context` given to the run.
+    pub(super) fn stream_in_owned_with(
+        self: Arc<Self>,
+        run_context: RunContext,
+        thread: Thread<C::ThreadState>,
+        input: RunInput,
+    ) -> ThreadStream<C::ThreadState> {
+        ThreadStream::new(thread, move |queue, mut keeper| async move {
+            self.run_in_with(run_context, Some(queue), keeper.thread(), input)
+                .await
+        })
+    }
+
+    /// [`stream_resume_owned`](Self::stream_resume_owned), with `run_context` given to the run.
+    pub(super) fn stream_resume_owned_with(
+        self: Arc<Self>,
+        run_context: RunContext,
+        from: ResumeFrom,
+        answers: Answers,
+    ) -> AgentStream<'static> {
         AgentStream::new(move |queue| async move {
-            self.step_with(RunContext::new(), Some(queue), &key, answers)
+            self.resume_with(run_context, Some(queue), from, answers)
+                .await
+        })
+    }
+
+    /// [`stream_resume_in_owned`](Self::stream_resume_in_owned), with `run_context` given to
+    /// the run.
+    pub(super) fn stream_resume_in_owned_with(
+        self: Arc<Self>,
+        run_context: RunContext,
+        thread: Thread<C::ThreadState>,
+        from: ResumeFrom,
+        answers: Answers,
+    ) -> ThreadStream<C::ThreadState> {
+        ThreadStream::new(thread, move |queue, mut keeper| async move {
+            self.resume_in_with(run_context, Some(queue), keeper.thread(), from, answers)
+                .await
+        })
+    }
+
+    /// [`stream_start_step_owned`](Self::stream_start_step_owned), with `run_context` given to
+    /// the step.
+    pub(super) fn stream_start_step_owned_with(
+        self: Arc<Self>,
+        run_context: RunContext,
+        key: String,
+        input: RunInput,
+    ) -> AgentStream<'static> {
+        AgentStream::new(move |queue| async move {
+            self.start_step_with(run_context, Some(queue), key, input)
+                .await
+        })
+    }
+
+    /// [`stream_step_owned`](Self::stream_step_owned), with `run_context` given to the step.
+    pub(super) fn stream_step_owned_with(
+        self: Arc<Self>,
+        run_context: RunContext,
+        key: String,
+        answers: Answers,
+    ) -> AgentStream<'static> {
+        AgentStream::new(move |queue| async move {
+            self.step_with(run_context, Some(queue), &key, answers)
                 .await
         })
     }
