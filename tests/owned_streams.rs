@@ -12,7 +12,7 @@ use hookchain::interrupt::InMemoryCheckpointer;
 use hookchain::prelude::*;
 use hookchain::{
     AgentEvent, AgentStream, Content, Durability, EndReason, InterruptId, ResumeFrom, Role,
-    RunOutput, Thread, Tool, ToolError, ToolSpec,
+    RunContext, RunOutput, Thread, Tool, ToolError, ToolSpec,
 };
 use serde_json::json;
 
@@ -23,7 +23,10 @@ type PayThread = Thread<<HumanInTheLoop as Middleware>::ThreadState>;
 /// is read.
 fn assert_send_static<T: Send + 'static>(_: &T) {}
 
-/// The approved tool: counts its runs.
+/// The tenant a request is for, in its runs' context.
+struct Tenant(&'static str);
+
+/// The approved tool: counts its runs, and says whom it paid for (the run context's tenant).
 struct Pay(Arc<AtomicUsize>);
 
 impl Tool for Pay {
@@ -31,9 +34,10 @@ impl Tool for Pay {
         ToolSpec::new("pay", "Pays.", json!({ "type": "object" }))
     }
 
-    async fn call(&self, _: ToolContext<'_>, _: serde_json::Value) -> Result<Content, ToolError> {
+    async fn call(&self, cx: ToolContext<'_>, _: serde_json::Value) -> Result<Content, ToolError> {
         self.0.fetch_add(1, Ordering::SeqCst);
-        Ok("paid".into())
+        let tenant = cx.get::<Tenant>().map_or("nobody", |tenant| tenant.0);
+        Ok(format!("paid for {tenant}").into())
     }
 }
 
@@ -375,4 +379,69 @@ async fn a_pause_that_is_not_stored_has_no_key() {
     assert_eq!(paused.pause_key(), None);
     let finished = agent.run("hi").await.unwrap();
     assert_eq!(finished.pause_key(), None);
+}
+
+/// The text of the tool's result in `messages`.
+fn paid_for(messages: &[Message]) -> Option<String> {
+    messages
+        .iter()
+        .find(|message| message.role == Role::Tool)
+        .map(|message| message.text().into_owned())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owned_streams_with_a_context_give_it_to_their_runs() {
+    let pays = Arc::new(AtomicUsize::new(0));
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let agent = agent(Some(&store), &pays);
+    let request = || Arc::clone(&agent).with_context_owned(RunContext::new().with(Tenant("acme")));
+    assert_send_static(&request());
+    assert_send_static(&request().stream("pay"));
+    assert_send_static(&request().stream_in(agent.thread(), "pay"));
+
+    // A run, then its resume by key: each request with its values.
+    let paused = tokio::spawn(output_of(request().stream("pay")))
+        .await
+        .unwrap();
+    let key = paused.pause_key().unwrap().to_owned();
+    let resumed = request().stream_resume(ResumeFrom::stored(key), approvals(&paused));
+    let output = tokio::spawn(output_of(resumed)).await.unwrap();
+    assert_eq!(paid_for(&output.messages).as_deref(), Some("paid for acme"));
+
+    // In a thread.
+    let (events, returned) = request().stream_in(agent.thread(), "pay").split();
+    let paused = tokio::spawn(output_of(events)).await.unwrap();
+    let thread = returned.await;
+    let key = paused.pause_key().unwrap().to_owned();
+    let stream = request().stream_resume_in(thread, ResumeFrom::stored(key), approvals(&paused));
+    let (events, returned) = stream.split();
+    tokio::spawn(output_of(events)).await.unwrap();
+    let thread = returned.await;
+    assert_eq!(
+        paid_for(thread.messages()).as_deref(),
+        Some("paid for acme")
+    );
+
+    // A step at a time.
+    let paused = tokio::spawn(output_of(request().stream_start_step("k", "pay")))
+        .await
+        .unwrap();
+    let stream = request().stream_step("k", approvals(&paused));
+    let output = tokio::spawn(output_of(stream)).await.unwrap();
+    assert_eq!(paid_for(&output.messages).as_deref(), Some("paid for acme"));
+    assert_eq!(pays.load(Ordering::SeqCst), 3);
+
+    // Without one, the tool finds none.
+    let paused = agent.run("pay").await.unwrap();
+    let output = agent
+        .resume(
+            ResumeFrom::stored(paused.pause_key().unwrap()),
+            approvals(&paused),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        paid_for(&output.messages).as_deref(),
+        Some("paid for nobody")
+    );
 }
