@@ -445,3 +445,20 @@ async fn owned_streams_with_a_context_give_it_to_their_runs() {
         Some("paid for nobody")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_refused_in_an_owned_thread_stream_gives_the_thread_back_unchanged() {
+    let pays = Arc::new(AtomicUsize::new(0));
+    let agent = agent(None, &pays);
+    let mut thread = agent.thread();
+    agent.run_in(&mut thread, "pay").await.unwrap();
+    assert!(thread.is_paused());
+    let before = thread.clone();
+
+    // A paused thread refuses a new run: the error is the stream's only item.
+    let (events, returned) = Arc::clone(&agent).stream_in_owned(thread, "hi").split();
+    let items: Vec<_> = tokio::spawn(events.collect::<Vec<_>>()).await.unwrap();
+    assert!(matches!(items[..], [Err(Error::Thread(_))]), "{items:?}");
+    let thread = returned.await;
+    assert_eq!(thread, before);
+}
