@@ -714,5 +714,6 @@ fn output(cx: &Context, messages: Shared<Vec<Message>>, ending: Ending) -> RunOu
         tool_failures: cx.failures.clone(),
         cleanup_error: cx.cleanup_error.clone(),
         run_start: cx.counters.run_start,
+        stored: cx.held.is_some(),
     }
 }

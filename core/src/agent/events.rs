@@ -48,7 +48,7 @@ pub enum AgentEvent {
     /// A tool call has its result (the tool's, or a hook's).
     ToolCallFinished(ToolResult),
     /// An interrupt paused the run; [`Output`](AgentEvent::Output) follows, with the checkpoint
-    /// to resume from.
+    /// to resume from (and the key it is stored under, [`RunOutput::pause_key`]).
     Interrupted(Interrupt),
     /// The run's output, as [`Agent::run`](crate::Agent::run) returns it: the last event.
     Output(Box<RunOutput>),

@@ -47,12 +47,15 @@ mod innermost;
 mod input;
 mod leased;
 mod output;
+mod owned;
+mod owned_with;
 mod resume_from;
 mod run_loop;
 mod signing;
 mod step;
 mod stream;
 mod thread;
+mod thread_stream;
 mod with_context;
 
 pub use build_error::AgentBuildError;
@@ -67,10 +70,12 @@ pub use events::{AgentEvent, SubAgentEvent};
 pub(crate) use events::{Delivered, RunEvents};
 pub use input::RunInput;
 pub use output::{CleanupError, EndReason, RunOutput};
+pub use owned_with::OwnedAgentWith;
 pub use resume_from::ResumeFrom;
 pub use stream::AgentStream;
 pub(crate) use thread::PauseMark;
 pub use thread::{THREAD_FORMAT, Thread, ThreadError, ThreadId};
+pub use thread_stream::{ThreadReturn, ThreadStream};
 pub use with_context::AgentWith;
 
 use std::borrow::Cow;

@@ -53,6 +53,8 @@ pub struct RunOutput {
     pub cleanup_error: Option<CleanupError>,
     /// Where this run's messages (its input included) start in `messages`.
     pub(crate) run_start: usize,
+    /// Whether the agent's checkpointer holds `checkpoint` (under its key).
+    pub(crate) stored: bool,
 }
 
 /// The store's error after a run ended ([`RunOutput::cleanup_error`]): shared, so that the
@@ -125,6 +127,61 @@ impl RunOutput {
             return Err(OutputError::Unfinished(reason));
         }
         crate::model::parse_answer(&answer.text())
+    }
+
+    /// The key the agent's checkpointer keeps this run's pause under, when it paused and is
+    /// stored: what a later request (in this process or another, to any agent on the same
+    /// store) resumes it by, with [`ResumeFrom::stored`](crate::ResumeFrom::stored) — the
+    /// thread's id for a run in a [`Thread`](crate::Thread), else the run's id (see
+    /// [`Checkpoint::key`]). `None` when the run did not pause, or when nothing is stored (the
+    /// agent has no [`checkpointer`](crate::AgentBuilder::checkpointer)): then resume from
+    /// [`checkpoint`](Self::checkpoint) itself.
+    ///
+    /// A streamed run's pause has its key in its last event,
+    /// [`AgentEvent::Output`](crate::agent::AgentEvent::Output).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use hookchain::interrupt::InMemoryCheckpointer;
+    /// use hookchain::prelude::*;
+    /// use hookchain::{Durability, EndReason, ResumeFrom, chain, hook};
+    ///
+    /// #[hook(before_model)]
+    /// fn ask(cx: &mut Context) -> Flow {
+    ///     match cx.resume_value() {
+    ///         Some(_) => Flow::Continue,
+    ///         None => Flow::interrupt(serde_json::json!("go on?")),
+    ///     }
+    /// }
+    ///
+    /// # futures::executor::block_on(async {
+    /// let store = Arc::new(InMemoryCheckpointer::new());
+    /// let agent = |answer: &str| {
+    ///     Agent::builder(ScriptedModel::new([ModelResponse::text(answer)]))
+    ///         .chain(chain![ask])
+    ///         .checkpointer(Arc::clone(&store), Durability::Pauses)
+    ///         .build()
+    /// };
+    /// let paused = agent("unused")?.run("Hello").await?;
+    /// let key = paused.pause_key().unwrap().to_owned(); // sent to the client, say
+    /// let id = paused.interrupts()[0].id.clone();
+    ///
+    /// // A later request, another agent on the same store: the key is all it needs.
+    /// let output = agent("Hi!")?
+    ///     .resume(ResumeFrom::stored(key), [(id, serde_json::json!(true))])
+    ///     .await?;
+    /// assert_eq!(output.end, EndReason::Finished);
+    /// assert_eq!(output.pause_key(), None);
+    /// # Ok::<(), hookchain::Error>(())
+    /// # }).unwrap();
+    /// ```
+    #[must_use]
+    pub fn pause_key(&self) -> Option<&str> {
+        self.checkpoint
+            .as_ref()
+            .filter(|checkpoint| self.stored && checkpoint.is_pause())
+            .map(Checkpoint::key)
     }
 
     /// The interrupts waiting for answers, when the run paused.

@@ -283,6 +283,8 @@ impl RunOutput {
             tool_failures: Vec::new(),
             cleanup_error: None,
             run_start: counters.run_start,
+            // Read from the store.
+            stored: true,
         }
     }
 }

@@ -154,9 +154,21 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         M: 'static,
         C: 'static,
     {
-        let input = input.into();
+        self.stream_owned_with(RunContext::new(), input.into())
+    }
+
+    /// [`stream_owned`](Self::stream_owned), with `run_context` given to the run.
+    pub(super) fn stream_owned_with(
+        self: Arc<Self>,
+        run_context: RunContext,
+        input: RunInput,
+    ) -> AgentStream<'static>
+    where
+        M: 'static,
+        C: 'static,
+    {
         AgentStream::new(move |queue| async move {
-            self.run_with(RunContext::new(), Some(queue), input).await
+            self.run_with(run_context, Some(queue), input).await
         })
     }
 
