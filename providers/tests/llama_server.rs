@@ -1,0 +1,212 @@
+//! The providers against a real server: llama.cpp's `llama-server`, serving a tiny model of
+//! random weights on Chat Completions, the Responses API and Anthropic Messages. The loopback
+//! suites replay recorded answers; this one checks that what a real implementation of each wire
+//! sends today is read — plain and streamed, a forced tool call, the agent loop.
+//!
+//! The model's words are noise (its weights are random): the tests check the protocol — an
+//! answer arrives, its stop reason is one the call allows, usage is reported, a streamed answer
+//! assembles to what its events say, a forced tool call's arguments are JSON (llama.cpp
+//! constrains them with a grammar built from the tool's schema) — never the text.
+//!
+//! Skipped, with a notice, unless `HOOKCHAIN_LLAMA_SERVER` (the `llama-server` binary) and
+//! `HOOKCHAIN_LLAMA_MODEL` (a GGUF model) are set; not run in CI (the build takes a while).
+//! To run it, build both (llama.cpp from PyPI's `llama-cpp-python` sdist, the model written
+//! by a script; no other download) into `$HOOKCHAIN_LLAMA_DIR` (default `/work/llama-cache`),
+//! then run the tests against them:
+//!
+//! ```sh
+//! providers/tests/llama_server/build.sh --clean
+//! HOOKCHAIN_LLAMA_SERVER=/work/llama-cache/bin/llama-server \
+//! HOOKCHAIN_LLAMA_MODEL=/work/llama-cache/tiny.gguf \
+//!   cargo test -p hookchain-providers --all-features --test llama_server -- --nocapture
+//! ```
+//!
+//! `HOOKCHAIN_LLAMA_LOG=1` shows the servers' logs.
+
+#[path = "llama_server/agent.rs"]
+mod agent;
+#[path = "llama_server/server.rs"]
+mod server;
+
+use futures::StreamExt;
+use hookchain::model::{ModelEvent, ModelSettings, ResponseAssembler, ToolChoice};
+use hookchain::{Model, ModelRequest, ModelResponse, StopReason, ToolSpec};
+use hookchain_providers::anthropic::AnthropicModel;
+use hookchain_providers::openai::OpenAiModel;
+use hookchain_providers::responses::ResponsesModel;
+use serde_json::json;
+use server::LlamaServer;
+
+/// The model name sent; llama-server serves its one model whatever the name.
+const NAME: &str = "tiny";
+
+/// A short answer: random weights rarely stop on their own, so most end at `max_tokens`.
+fn chat() -> ModelRequest {
+    ModelRequest::new(vec![hookchain::Message::user("Hello!")])
+        .with_system_prompt("You are a test.")
+        .with_settings(ModelSettings::new().max_tokens(8).temperature(0.0))
+}
+
+/// A tool the model must call. Its one argument is an enum, so that the grammar llama.cpp
+/// derives from the schema leaves the random model only a few tokens to write: an open string
+/// would let it write until `max_tokens` (it closes the quote with the odds of one token in
+/// the vocabulary).
+fn forced_call(choice: ToolChoice) -> ModelRequest {
+    let schema = json!({
+        "type": "object",
+        "properties": {"city": {"type": "string", "enum": ["Paris", "Lisbon"]}},
+        "required": ["city"],
+        "additionalProperties": false,
+    });
+    ModelRequest::new(vec![hookchain::Message::user("What is the weather in Paris?")])
+        .with_tools(vec![ToolSpec::new(
+            "get_weather",
+            "The weather in a city.",
+            schema,
+        )])
+        .with_tool_choice(choice)
+        .with_settings(ModelSettings::new().max_tokens(128).temperature(0.0))
+}
+
+/// What any plain-text answer must show: a stop reason a text answer may have, known usage
+/// that counts the prompt and at most `max_tokens` of output, no tool call.
+fn check_text(what: &str, response: &ModelResponse, max_tokens: u64) {
+    assert!(
+        matches!(
+            response.stop_reason,
+            StopReason::EndTurn | StopReason::MaxTokens
+        ),
+        "{what}: {response:?}"
+    );
+    let usage = response.usage;
+    assert!(usage.is_known(), "{what}: no usage: {response:?}");
+    assert!(usage.input_tokens > 0, "{what}: {usage:?}");
+    assert!(
+        (1..=max_tokens).contains(&usage.output_tokens),
+        "{what}: {usage:?}"
+    );
+    assert!(response.message.tool_calls.is_empty(), "{what}: {response:?}");
+}
+
+/// What a forced call must show: one or more calls of the tool, arguments of its schema.
+fn check_call(what: &str, response: &ModelResponse) {
+    assert_eq!(response.stop_reason, StopReason::ToolUse, "{what}: {response:?}");
+    assert!(response.usage.is_known(), "{what}: {response:?}");
+    let calls = &response.message.tool_calls;
+    assert!(!calls.is_empty(), "{what}: {response:?}");
+    for call in calls {
+        assert_eq!(call.name, "get_weather", "{what}: {call:?}");
+        assert!(!call.id.is_empty(), "{what}: {call:?}");
+        let city = call.arguments["city"].as_str();
+        assert!(
+            matches!(city, Some("Paris" | "Lisbon")),
+            "{what}: {call:?}"
+        );
+    }
+}
+
+/// The model's event stream, and the answer it assembles to; the stream must end with a
+/// finish, the events of each block in order (the assembler checks that).
+async fn streamed(model: &impl Model, request: ModelRequest) -> (Vec<ModelEvent>, ModelResponse) {
+    let events: Vec<ModelEvent> = model
+        .stream(request)
+        .map(|event| event.expect("no error in the stream"))
+        .collect()
+        .await;
+    assert!(
+        events
+            .iter()
+            .any(|event| matches!(event, ModelEvent::Finish { .. })),
+        "{events:?}"
+    );
+    let mut assembler = ResponseAssembler::new();
+    for event in &events {
+        assembler.push(event).expect("events in order");
+    }
+    let response = assembler.finish().expect("a complete answer");
+    (events, response)
+}
+
+/// Runs a wire's checks on `plain` and `streaming` models of it: a short text answer, then
+/// the forced call of `choice`, each plain, streamed by `invoke`, and as events.
+async fn the_wire_works<M: Model>(wire: &str, plain: M, streaming: M, choice: ToolChoice) {
+    let text = plain.invoke(chat()).await.expect("a plain answer");
+    check_text(&format!("{wire} plain"), &text, 8);
+    let text_streamed = streaming.invoke(chat()).await.expect("a streamed answer");
+    check_text(&format!("{wire} streamed"), &text_streamed, 8);
+    // Greedy decoding of the same prompt: the streamed answer is the plain one, assembled.
+    assert_eq!(text_streamed.message.text(), text.message.text(), "{wire}");
+    assert_eq!(text_streamed.stop_reason, text.stop_reason, "{wire}");
+    let (_, events) = streamed(&plain, chat()).await;
+    check_text(&format!("{wire} events"), &events, 8);
+
+    let call = plain
+        .invoke(forced_call(choice.clone()))
+        .await
+        .expect("a plain tool call");
+    check_call(&format!("{wire} plain call"), &call);
+    let call_streamed = streaming
+        .invoke(forced_call(choice.clone()))
+        .await
+        .expect("a streamed tool call");
+    check_call(&format!("{wire} streamed call"), &call_streamed);
+    let (events, assembled) = streamed(&plain, forced_call(choice)).await;
+    check_call(&format!("{wire} call events"), &assembled);
+    assert!(
+        events
+            .iter()
+            .any(|event| matches!(event, ModelEvent::ToolCallDelta { .. })),
+        "{wire}: the arguments come in deltas: {events:?}"
+    );
+}
+
+#[tokio::test]
+async fn chat_completions_answer_and_call_a_tool_plain_and_streamed() {
+    let Some(server) = LlamaServer::start("chat_completions").await else {
+        return;
+    };
+    let build = |streaming: bool| {
+        OpenAiModel::builder(NAME)
+            .base_url(server.url("/v1"))
+            .streaming(streaming)
+            .build()
+            .expect("client builds")
+    };
+    the_wire_works(
+        "chat completions",
+        build(false),
+        build(true),
+        ToolChoice::Required,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn responses_answer_and_call_a_tool_plain_and_streamed() {
+    let Some(server) = LlamaServer::start("responses").await else {
+        return;
+    };
+    let build = |streaming: bool| {
+        ResponsesModel::builder(NAME)
+            .base_url(server.url("/v1"))
+            .streaming(streaming)
+            .build()
+            .expect("client builds")
+    };
+    the_wire_works("responses", build(false), build(true), ToolChoice::Required).await;
+}
+
+#[tokio::test]
+async fn anthropic_messages_answer_and_call_a_tool_plain_and_streamed() {
+    let Some(server) = LlamaServer::start("anthropic").await else {
+        return;
+    };
+    let build = |streaming: bool| {
+        AnthropicModel::builder(NAME)
+            .base_url(server.url("/v1"))
+            .streaming(streaming)
+            .build()
+            .expect("client builds")
+    };
+    the_wire_works("anthropic", build(false), build(true), ToolChoice::Required).await;
+}
