@@ -11,16 +11,18 @@ build.sh gives Qwen 2.5's, whose `<tool_call>` JSON format llama.cpp's chat pars
 knows and tests (tests/test-chat.cpp), so `--jinja` tool calls are parsed and, with a
 forced tool choice, constrained by a grammar to the tool's JSON schema.
 
-Three rules are planted in the random weights. llama.cpp's grammar for a required
-tool call lets content come first (`content? "<tool_call>\n" ...`), and random weights
-would write content until `max_tokens`, never the call; so a newline is followed by
-`<tool_call>` (the generation prompt ends with one), `<tool_call>` by a newline, and
-`</tool_call>` by `<|im_end|>` (the end of the turn, once the call is written); and
-`</tool_call>` is preferred wherever the grammar allows it, or the random weights would
-spell it a character at a time and the rule after it would not fire. Inside the call,
-the grammar allows only the schema's JSON and the random weights choose. Each rule is a
-dimension of the residual stream that only its token sets (the preference: every token)
-and no layer writes, read by one row of the output.
+Rules are planted in the random weights. llama.cpp's grammar for a required tool call
+lets content come first (`content? "<tool_call>\n" ...`), and random weights would
+write content until `max_tokens`, never the call. So a newline (the generation prompt
+ends with one) is followed by `Ok`, `Ok` by `<tool_call>`, `<tool_call>` by a newline,
+and `</tool_call>` by `<|im_end|>` (the end of the turn); and `</tool_call>` is preferred
+wherever the grammar allows it, or the random weights would spell it a character at a
+time and the rule after it would not fire. A tool answer is then text and a call, as
+real models often write ("Ok" before the call): two items of one answer, on every wire.
+Inside the call, the grammar allows only the schema's JSON and the random weights
+choose. Without a grammar the rules loop (`Ok<tool_call>\nOk<tool_call>\n...`): text.
+Each rule is a dimension of the residual stream that only its token sets (the
+preference: every token) and no layer writes, read by one row of the output.
 """
 
 import sys
@@ -39,7 +41,7 @@ SEED = 20261127
 # Pairs of byte-level pieces merged, in rank order ("Ġ" is the byte-level space).
 MERGES = [
     ("Ġ", "t"), ("h", "e"), ("i", "n"), ("Ġt", "he"), ("e", "r"), ("a", "n"),
-    ("o", "n"), ("Ġ", "a"), ("r", "e"), ("\"", ":"), ("{", "\""), ("\"", ","),
+    ("o", "n"), ("Ġ", "a"), ("r", "e"), ("\"", ":"), ("{", "\""), ("\"", ","), ("O", "k"),
 ]
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 # Plain text to the tokenizer but single tokens, as in Qwen 2.5's vocabulary.
@@ -47,12 +49,13 @@ ADDED = ["<tool_call>", "</tool_call>"]
 # The planted rules: (token, the token that follows it, the dimension carrying the rule).
 NEWLINE = "\u010a"  # "\n", byte-level
 RULES = [
-    (NEWLINE, "<tool_call>", N_EMBD - 1),
-    ("<tool_call>", NEWLINE, N_EMBD - 2),  # the grammar's call starts with "<tool_call>\n"
-    ("</tool_call>", "<|im_end|>", N_EMBD - 3),
+    (NEWLINE, "Ok", N_EMBD - 1),
+    ("Ok", "<tool_call>", N_EMBD - 2),
+    ("<tool_call>", NEWLINE, N_EMBD - 3),  # the grammar's call starts with "<tool_call>\n"
+    ("</tool_call>", "<|im_end|>", N_EMBD - 4),
 ]
 # The preference: a dimension every token sets, read by `</tool_call>`'s row.
-PREFERRED = ("</tool_call>", N_EMBD - 4)
+PREFERRED = ("</tool_call>", N_EMBD - 5)
 
 
 def bytes_to_unicode():
