@@ -214,6 +214,41 @@ async fn a_streamed_call_yields_deltas_and_assembles_the_same_answer_reasoning_i
     .await;
 }
 
+/// llama.cpp's stream names its items by id, without `output_index`: its text and its call are
+/// two items, and the call is one call, not two (as it was when every event was taken for the
+/// first item's: the final response's second item then looked new). Recorded from llama-server
+/// (see tests/llama_server.rs).
+#[tokio::test]
+async fn a_stream_without_output_indices_tells_its_items_apart_by_id() {
+    guard(async {
+        let body = transcript("llamacpp/responses_text_call.sse");
+        let server = Server::start([Reply::sse(body.clone()), Reply::sse(body)]).await;
+        let call = ToolCall::new(
+            "call_9K29kcYNjlZVBsXKqbstNhldIXPmmap0",
+            "get_weather",
+            json!({"city": "Paris"}),
+        );
+        let streamed = streaming(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(streamed.message.text(), "Ok");
+        assert_eq!(streamed.message.tool_calls, [call.clone()]);
+        assert_eq!(streamed.stop_reason, StopReason::ToolUse);
+        assert_eq!(streamed.usage, Usage::new(590, 61).with_cache(14, 0));
+
+        let events: Vec<ModelEvent> = streaming(&server)
+            .stream(weather_request())
+            .map(|event| event.expect("no error"))
+            .collect()
+            .await;
+        let starts = events
+            .iter()
+            .filter(|event| matches!(event, ModelEvent::ToolCallStart { .. }))
+            .count();
+        assert_eq!(starts, 1, "{events:?}");
+        assert!(events.contains(&ModelEvent::ToolCallEnd { index: 1, call }));
+    })
+    .await;
+}
+
 /// The weather in a city.
 #[tool]
 async fn get_weather(
