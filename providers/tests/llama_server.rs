@@ -58,14 +58,16 @@ fn forced_call(choice: ToolChoice) -> ModelRequest {
         "required": ["city"],
         "additionalProperties": false,
     });
-    ModelRequest::new(vec![hookchain::Message::user("What is the weather in Paris?")])
-        .with_tools(vec![ToolSpec::new(
-            "get_weather",
-            "The weather in a city.",
-            schema,
-        )])
-        .with_tool_choice(choice)
-        .with_settings(ModelSettings::new().max_tokens(128).temperature(0.0))
+    ModelRequest::new(vec![hookchain::Message::user(
+        "What is the weather in Paris?",
+    )])
+    .with_tools(vec![ToolSpec::new(
+        "get_weather",
+        "The weather in a city.",
+        schema,
+    )])
+    .with_tool_choice(choice)
+    .with_settings(ModelSettings::new().max_tokens(128).temperature(0.0))
 }
 
 /// What any plain-text answer must show: a stop reason a text answer may have, known usage
@@ -85,14 +87,21 @@ fn check_text(what: &str, response: &ModelResponse, max_tokens: u64) {
         (1..=max_tokens).contains(&usage.output_tokens),
         "{what}: {usage:?}"
     );
-    assert!(response.message.tool_calls.is_empty(), "{what}: {response:?}");
+    assert!(
+        response.message.tool_calls.is_empty(),
+        "{what}: {response:?}"
+    );
 }
 
 /// What a forced call must show: one call of the tool (the model ends its turn after the
 /// call, see make_model.py), with an id and arguments of its schema. The model writes
 /// "Ok" before it: an answer of two items, text then call.
 fn check_call(what: &str, response: &ModelResponse) {
-    assert_eq!(response.stop_reason, StopReason::ToolUse, "{what}: {response:?}");
+    assert_eq!(
+        response.stop_reason,
+        StopReason::ToolUse,
+        "{what}: {response:?}"
+    );
     assert!(response.usage.is_known(), "{what}: {response:?}");
     let calls = &response.message.tool_calls;
     assert_eq!(calls.len(), 1, "{what}: {response:?}");
@@ -100,10 +109,7 @@ fn check_call(what: &str, response: &ModelResponse) {
         assert_eq!(call.name, "get_weather", "{what}: {call:?}");
         assert!(!call.id.is_empty(), "{what}: {call:?}");
         let city = call.arguments["city"].as_str();
-        assert!(
-            matches!(city, Some("Paris" | "Lisbon")),
-            "{what}: {call:?}"
-        );
+        assert!(matches!(city, Some("Paris" | "Lisbon")), "{what}: {call:?}");
     }
 }
 

@@ -1,10 +1,12 @@
-//! The agent loop on Chat Completions against llama-server: the model calls the tool, the
-//! tool runs, its result goes back, the model answers.
+//! The agent loop against llama-server on each wire: the model calls the tool, the tool runs,
+//! its call and result go back in the wire's own terms, the model answers.
 
 use hookchain::agent::EndReason;
 use hookchain::model::{ModelSettings, ToolChoice};
-use hookchain::{Agent, ModelRequest, Role, chain, hook, tool};
+use hookchain::{Agent, Model, ModelRequest, Role, chain, hook, tool};
+use hookchain_providers::anthropic::AnthropicModel;
 use hookchain_providers::openai::OpenAiModel;
+use hookchain_providers::responses::ResponsesModel;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -27,23 +29,25 @@ async fn get_weather(
     format!("18 degrees and sunny in {city:?}")
 }
 
-/// Steers the random model through one round: the first call must call a tool, the one after
-/// the tool's result must not (else it would call tools until the step limit).
+/// Steers the model through one round: the first call must call a tool, the one after the
+/// tool's result must not (the model calls tools whenever it may: see make_model.py). It is
+/// given no tools then, rather than `ToolChoice::None`: llama-server's `/v1/messages` drops
+/// Anthropic's `{"type": "none"}` (its server-chat.cpp maps only `auto`, `any` and `tool`).
 #[hook(before_model)]
 fn one_round(request: &mut ModelRequest) {
     let answered = request
         .messages
         .iter()
         .any(|message| message.role == Role::Tool);
-    request.tool_choice = if answered {
-        ToolChoice::None
+    if answered {
+        request.tools = Vec::new().into();
     } else {
-        ToolChoice::Required
-    };
+        request.tool_choice = ToolChoice::Required;
+    }
     request.settings = ModelSettings::new().max_tokens(128).temperature(0.0);
 }
 
-async fn one_round_on(model: OpenAiModel) {
+async fn one_round_on(wire: &str, model: impl Model + 'static) {
     let agent = Agent::builder(model)
         .system_prompt("You are a weather bot.")
         .tool(get_weather)
@@ -54,13 +58,13 @@ async fn one_round_on(model: OpenAiModel) {
     let output = agent
         .run("What is the weather in Paris?")
         .await
-        .expect("the run succeeds");
-    assert!(output.tool_calls >= 1, "{output:?}");
-    assert_eq!(output.model_calls, 2, "{output:?}");
+        .unwrap_or_else(|error| panic!("{wire}: the run fails: {error}"));
+    assert_eq!(output.tool_calls, 1, "{wire}: {output:?}");
+    assert_eq!(output.model_calls, 2, "{wire}: {output:?}");
     // The last answer is text, ended by the model or by max_tokens.
     assert!(
         matches!(output.end, EndReason::Finished | EndReason::Truncated),
-        "{output:?}"
+        "{wire}: {output:?}"
     );
     let result = output
         .messages
@@ -69,22 +73,38 @@ async fn one_round_on(model: OpenAiModel) {
         .expect("the tool's result is in the history");
     assert!(
         result.text().starts_with("18 degrees and sunny in "),
-        "{result:?}"
+        "{wire}: {result:?}"
     );
-    assert!(output.usage.is_known() && output.usage.output_tokens > 0, "{output:?}");
+    assert!(
+        output.usage.is_known() && output.usage.output_tokens > 0,
+        "{wire}: {output:?}"
+    );
 }
 
 #[tokio::test]
-async fn the_agent_loop_runs_on_chat_completions_plain_and_streamed() {
+async fn the_agent_loop_runs_on_every_wire_plain_and_streamed() {
     let Some(server) = LlamaServer::start("agent loop").await else {
         return;
     };
+    let url = server.url("/v1");
     for streaming in [false, true] {
-        let model = OpenAiModel::builder(super::NAME)
-            .base_url(server.url("/v1"))
+        let chat = OpenAiModel::builder(super::NAME)
+            .base_url(&url)
             .streaming(streaming)
             .build()
             .expect("client builds");
-        one_round_on(model).await;
+        one_round_on("chat completions", chat).await;
+        let responses = ResponsesModel::builder(super::NAME)
+            .base_url(&url)
+            .streaming(streaming)
+            .build()
+            .expect("client builds");
+        one_round_on("responses", responses).await;
+        let anthropic = AnthropicModel::builder(super::NAME)
+            .base_url(&url)
+            .streaming(streaming)
+            .build()
+            .expect("client builds");
+        one_round_on("anthropic", anthropic).await;
     }
 }

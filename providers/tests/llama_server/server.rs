@@ -70,7 +70,9 @@ impl LlamaServer {
         let start = Instant::now();
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("llama-server exited before it was ready: {status} (set HOOKCHAIN_LLAMA_LOG=1 to see its log)");
+                panic!(
+                    "llama-server exited before it was ready: {status} (set HOOKCHAIN_LLAMA_LOG=1 to see its log)"
+                );
             }
             if health(self.port).await == Some(200) {
                 return;
@@ -102,7 +104,8 @@ fn free_port() -> u16 {
 /// server answers 503 while it loads the model, then 200.
 async fn health(port: u16) -> Option<u16> {
     let mut socket = TcpStream::connect(("127.0.0.1", port)).await.ok()?;
-    let request = format!("GET /health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
+    let request =
+        format!("GET /health HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n");
     socket.write_all(request.as_bytes()).await.ok()?;
     let mut answer = Vec::new();
     socket.read_to_end(&mut answer).await.ok()?;
