@@ -144,6 +144,32 @@ async fn a_streamed_call_assembles_thinking_text_tool_call_and_cache_usage() {
     .await;
 }
 
+/// llama.cpp's `/v1/messages` stream starts the tool call's block before it stops the text's
+/// (both stop at the end), and counts the cached prompt apart from `input_tokens`: the answer
+/// is read whole all the same. Recorded from llama-server (see tests/llama_server.rs).
+#[tokio::test]
+async fn a_stream_whose_blocks_stop_late_is_read_whole() {
+    guard(async {
+        let server = Server::start([Reply::sse(transcript(
+            "llamacpp/messages_tool_use_after_text.sse",
+        ))])
+        .await;
+        let response = streaming(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(response.message.text(), "Ok");
+        assert_eq!(
+            response.message.tool_calls,
+            [ToolCall::new(
+                "fozMAMXdio4YxxBzIRY37liBqa9rF35V",
+                "get_weather",
+                json!({"city": "Paris"})
+            )]
+        );
+        assert_eq!(response.stop_reason, StopReason::ToolUse);
+        assert_eq!(response.usage, Usage::new(1 + 589, 61).with_cache(589, 0));
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn overloaded_rate_limited_and_server_errors() {
     guard(async {

@@ -221,7 +221,7 @@ async fn a_streamed_call_yields_deltas_and_assembles_the_same_answer_reasoning_i
 #[tokio::test]
 async fn a_stream_without_output_indices_tells_its_items_apart_by_id() {
     guard(async {
-        let body = transcript("llamacpp/responses_text_call.sse");
+        let body = transcript("llamacpp/responses_call_after_text.sse");
         let server = Server::start([Reply::sse(body.clone()), Reply::sse(body)]).await;
         let call = ToolCall::new(
             "call_9K29kcYNjlZVBsXKqbstNhldIXPmmap0",
