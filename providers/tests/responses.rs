@@ -230,7 +230,7 @@ async fn a_stream_without_output_indices_tells_its_items_apart_by_id() {
         );
         let streamed = streaming(&server).invoke(weather_request()).await.unwrap();
         assert_eq!(streamed.message.text(), "Ok");
-        assert_eq!(streamed.message.tool_calls, [call.clone()]);
+        assert_eq!(streamed.message.tool_calls, std::slice::from_ref(&call));
         assert_eq!(streamed.stop_reason, StopReason::ToolUse);
         assert_eq!(streamed.usage, Usage::new(590, 61).with_cache(14, 0));
 

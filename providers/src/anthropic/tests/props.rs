@@ -25,10 +25,11 @@ fn answers() -> Vec<serde_json::Value> {
     .collect()
 }
 
-const STREAMS: [&str; 4] = [
+const STREAMS: [&str; 5] = [
     transcript!("anthropic/final.sse"),
     transcript!("anthropic/tool_use.sse"),
     transcript!("anthropic/overloaded.sse"),
+    transcript!("llamacpp/messages_tool_use_after_text.sse"),
     STOP_INSIDE_A_CALL,
 ];
 

@@ -25,13 +25,14 @@ fn answers() -> Vec<serde_json::Value> {
     .collect()
 }
 
-const STREAMS: [&str; 6] = [
+const STREAMS: [&str; 7] = [
     transcript!("responses/final.sse"),
     transcript!("responses/tool_call.sse"),
     transcript!("responses/call_cut.sse"),
     transcript!("responses/refusal.sse"),
     transcript!("responses/failed.sse"),
     transcript!("responses/error.sse"),
+    transcript!("llamacpp/responses_call_after_text.sse"),
 ];
 
 proptest! {
