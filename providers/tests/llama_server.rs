@@ -30,7 +30,7 @@ mod server;
 
 use futures::StreamExt;
 use hookchain::model::{ModelEvent, ModelSettings, ResponseAssembler, ToolChoice};
-use hookchain::{Model, ModelRequest, ModelResponse, StopReason, ToolSpec};
+use hookchain::{Model, ModelErrorKind, ModelRequest, ModelResponse, StopReason, ToolSpec};
 use hookchain_providers::anthropic::AnthropicModel;
 use hookchain_providers::openai::OpenAiModel;
 use hookchain_providers::responses::ResponsesModel;
@@ -70,16 +70,11 @@ fn forced_call(choice: ToolChoice) -> ModelRequest {
     .with_settings(ModelSettings::new().max_tokens(128).temperature(0.0))
 }
 
-/// What any plain-text answer must show: a stop reason a text answer may have, known usage
-/// that counts the prompt and at most `max_tokens` of output, no tool call.
-fn check_text(what: &str, response: &ModelResponse, max_tokens: u64) {
-    assert!(
-        matches!(
-            response.stop_reason,
-            StopReason::EndTurn | StopReason::MaxTokens
-        ),
-        "{what}: {response:?}"
-    );
+/// What a plain-text answer must show: the stop reason of an answer `max_tokens` cut (the
+/// model never ends a text: see make_model.py), known usage that counts the prompt and at most
+/// `max_tokens` of output, no tool call.
+fn check_text(what: &str, response: &ModelResponse, cut: StopReason, max_tokens: u64) {
+    assert_eq!(response.stop_reason, cut, "{what}: {response:?}");
     let usage = response.usage;
     assert!(usage.is_known(), "{what}: no usage: {response:?}");
     assert!(usage.input_tokens > 0, "{what}: {usage:?}");
@@ -135,18 +130,24 @@ async fn streamed(model: &impl Model, request: ModelRequest) -> (Vec<ModelEvent>
     (events, response)
 }
 
-/// Runs a wire's checks on `plain` and `streaming` models of it: a short text answer, then
-/// the forced call of `choice`, each plain, streamed by `invoke`, and as events.
-async fn the_wire_works<M: Model>(wire: &str, plain: M, streaming: M, choice: ToolChoice) {
+/// Runs a wire's checks on `plain` and `streaming` models of it: a short text answer (whose
+/// stop reason, cut by `max_tokens`, is `cut`), then the forced call of `choice`, each plain,
+/// streamed by `invoke`, and as events.
+async fn the_wire_works<M: Model>(
+    wire: &str,
+    [plain, streaming]: [M; 2],
+    cut: StopReason,
+    choice: ToolChoice,
+) {
     let text = plain.invoke(chat()).await.expect("a plain answer");
-    check_text(&format!("{wire} plain"), &text, 8);
+    check_text(&format!("{wire} plain"), &text, cut, 8);
     let text_streamed = streaming.invoke(chat()).await.expect("a streamed answer");
-    check_text(&format!("{wire} streamed"), &text_streamed, 8);
+    check_text(&format!("{wire} streamed"), &text_streamed, cut, 8);
     // Greedy decoding of the same prompt: the streamed answer is the plain one, assembled.
     assert_eq!(text_streamed.message.text(), text.message.text(), "{wire}");
     assert_eq!(text_streamed.stop_reason, text.stop_reason, "{wire}");
     let (_, events) = streamed(&plain, chat()).await;
-    check_text(&format!("{wire} events"), &events, 8);
+    check_text(&format!("{wire} events"), &events, cut, 8);
 
     let call = plain
         .invoke(forced_call(choice.clone()))
@@ -168,22 +169,52 @@ async fn the_wire_works<M: Model>(wire: &str, plain: M, streaming: M, choice: To
     );
 }
 
+/// The three wires' models on `server`, plain and streaming.
+fn models(server: &LlamaServer) -> ([OpenAiModel; 2], [ResponsesModel; 2], [AnthropicModel; 2]) {
+    let url = server.url("/v1");
+    let chat = |streaming| {
+        OpenAiModel::builder(NAME)
+            .base_url(&url)
+            .streaming(streaming)
+            .build()
+            .expect("client builds")
+    };
+    let responses = |streaming| {
+        ResponsesModel::builder(NAME)
+            .base_url(&url)
+            .streaming(streaming)
+            .build()
+            .expect("client builds")
+    };
+    let anthropic = |streaming| {
+        AnthropicModel::builder(NAME)
+            .base_url(&url)
+            .streaming(streaming)
+            .build()
+            .expect("client builds")
+    };
+    (
+        [chat(false), chat(true)],
+        [responses(false), responses(true)],
+        [anthropic(false), anthropic(true)],
+    )
+}
+
+// `ToolChoice::Required` only: this llama.cpp takes no named tool choice. Chat Completions and
+// the Responses API read `tool_choice` as a string, and an object (`{"type": "function", ..}`)
+// falls back to `auto` with a warning in the server's log; `/v1/messages` turns Anthropic's
+// `{"type": "tool", "name": ..}` into `required` (any tool).
+
 #[tokio::test]
 async fn chat_completions_answer_and_call_a_tool_plain_and_streamed() {
     let Some(server) = LlamaServer::start("chat_completions").await else {
         return;
     };
-    let build = |streaming: bool| {
-        OpenAiModel::builder(NAME)
-            .base_url(server.url("/v1"))
-            .streaming(streaming)
-            .build()
-            .expect("client builds")
-    };
+    let (chat, _, _) = models(&server);
     the_wire_works(
         "chat completions",
-        build(false),
-        build(true),
+        chat,
+        StopReason::MaxTokens,
         ToolChoice::Required,
     )
     .await;
@@ -194,14 +225,15 @@ async fn responses_answer_and_call_a_tool_plain_and_streamed() {
     let Some(server) = LlamaServer::start("responses").await else {
         return;
     };
-    let build = |streaming: bool| {
-        ResponsesModel::builder(NAME)
-            .base_url(server.url("/v1"))
-            .streaming(streaming)
-            .build()
-            .expect("client builds")
-    };
-    the_wire_works("responses", build(false), build(true), ToolChoice::Required).await;
+    let (_, responses, _) = models(&server);
+    // llama.cpp says `completed` of an answer `max_output_tokens` cut (never `incomplete`).
+    the_wire_works(
+        "responses",
+        responses,
+        StopReason::EndTurn,
+        ToolChoice::Required,
+    )
+    .await;
 }
 
 #[tokio::test]
@@ -209,12 +241,41 @@ async fn anthropic_messages_answer_and_call_a_tool_plain_and_streamed() {
     let Some(server) = LlamaServer::start("anthropic").await else {
         return;
     };
-    let build = |streaming: bool| {
-        AnthropicModel::builder(NAME)
-            .base_url(server.url("/v1"))
-            .streaming(streaming)
-            .build()
-            .expect("client builds")
+    let (_, _, anthropic) = models(&server);
+    the_wire_works(
+        "anthropic",
+        anthropic,
+        StopReason::MaxTokens,
+        ToolChoice::Required,
+    )
+    .await;
+}
+
+/// A prompt longer than the server's context is an error of its own kind, on every wire (the
+/// three share llama.cpp's error body: `exceed_context_size_error`).
+#[tokio::test]
+async fn a_prompt_too_long_is_context_length_exceeded_on_every_wire() {
+    let Some(server) = LlamaServer::start("context length").await else {
+        return;
     };
-    the_wire_works("anthropic", build(false), build(true), ToolChoice::Required).await;
+    // Some 5000 tokens (one a byte, but for a few merges) for a context of 4096.
+    let long = || ModelRequest::new(vec![hookchain::Message::user("word ".repeat(1000))]);
+    let (chat, responses, anthropic) = models(&server);
+    let errors = [
+        chat[0].invoke(long()).await,
+        chat[1].invoke(long()).await,
+        responses[0].invoke(long()).await,
+        responses[1].invoke(long()).await,
+        anthropic[0].invoke(long()).await,
+        anthropic[1].invoke(long()).await,
+    ];
+    for (which, error) in errors.into_iter().enumerate() {
+        let error = error.expect_err("too long for the context");
+        assert_eq!(
+            error.kind(),
+            ModelErrorKind::ContextLengthExceeded,
+            "#{which}: {error}"
+        );
+        assert_eq!(error.status(), Some(400), "#{which}: {error}");
+    }
 }

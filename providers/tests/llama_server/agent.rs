@@ -4,9 +4,6 @@
 use hookchain::agent::EndReason;
 use hookchain::model::{ModelSettings, ToolChoice};
 use hookchain::{Agent, Model, ModelRequest, Role, chain, hook, tool};
-use hookchain_providers::anthropic::AnthropicModel;
-use hookchain_providers::openai::OpenAiModel;
-use hookchain_providers::responses::ResponsesModel;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -86,25 +83,14 @@ async fn the_agent_loop_runs_on_every_wire_plain_and_streamed() {
     let Some(server) = LlamaServer::start("agent loop").await else {
         return;
     };
-    let url = server.url("/v1");
-    for streaming in [false, true] {
-        let chat = OpenAiModel::builder(super::NAME)
-            .base_url(&url)
-            .streaming(streaming)
-            .build()
-            .expect("client builds");
-        one_round_on("chat completions", chat).await;
-        let responses = ResponsesModel::builder(super::NAME)
-            .base_url(&url)
-            .streaming(streaming)
-            .build()
-            .expect("client builds");
-        one_round_on("responses", responses).await;
-        let anthropic = AnthropicModel::builder(super::NAME)
-            .base_url(&url)
-            .streaming(streaming)
-            .build()
-            .expect("client builds");
-        one_round_on("anthropic", anthropic).await;
+    let (chat, responses, anthropic) = super::models(&server);
+    for model in chat {
+        one_round_on("chat completions", model).await;
+    }
+    for model in responses {
+        one_round_on("responses", model).await;
+    }
+    for model in anthropic {
+        one_round_on("anthropic", model).await;
     }
 }
