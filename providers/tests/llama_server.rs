@@ -1,26 +1,29 @@
 //! The providers against a real server: llama.cpp's `llama-server`, serving a tiny model of
 //! random weights on Chat Completions, the Responses API and Anthropic Messages. The loopback
 //! suites replay recorded answers; this one checks that what a real implementation of each wire
-//! sends today is read — plain and streamed, a forced tool call, the agent loop.
+//! sends today is read: plain and streamed text, a forced tool call (text, then the call), the
+//! agent loop (the call and its result sent back), a prompt too long for the context.
 //!
-//! The model's words are noise (its weights are random): the tests check the protocol — an
-//! answer arrives, its stop reason is one the call allows, usage is reported, a streamed answer
-//! assembles to what its events say, a forced tool call's arguments are JSON (llama.cpp
-//! constrains them with a grammar built from the tool's schema) — never the text.
+//! The model's words are noise (its weights are random, but for a few planted rules that make
+//! it call tools: see `llama_server/make_model.py`): the tests check the protocol — an answer
+//! arrives, its stop reason is the one the call must have, usage is reported, a streamed
+//! answer assembles to what its events say, a forced call's arguments are JSON of the tool's
+//! schema (llama.cpp constrains them with a grammar built from it) — never the text.
 //!
 //! Skipped, with a notice, unless `HOOKCHAIN_LLAMA_SERVER` (the `llama-server` binary) and
-//! `HOOKCHAIN_LLAMA_MODEL` (a GGUF model) are set; not run in CI (the build takes a while).
-//! To run it, build both (llama.cpp from PyPI's `llama-cpp-python` sdist, the model written
-//! by a script; no other download) into `$HOOKCHAIN_LLAMA_DIR` (default `/work/llama-cache`),
-//! then run the tests against them:
+//! `HOOKCHAIN_LLAMA_MODEL` (the GGUF model), absolute paths, are set; not run in CI (the build
+//! takes ~10 minutes). To run it, build both (llama.cpp from PyPI's `llama-cpp-python` sdist,
+//! the model written by a script; nothing downloaded but from PyPI) into `target/llama-server`
+//! (or `$HOOKCHAIN_LLAMA_DIR`), then run the tests against them, from the repository's root:
 //!
 //! ```sh
 //! providers/tests/llama_server/build.sh --clean
-//! HOOKCHAIN_LLAMA_SERVER=/work/llama-cache/bin/llama-server \
-//! HOOKCHAIN_LLAMA_MODEL=/work/llama-cache/tiny.gguf \
+//! HOOKCHAIN_LLAMA_SERVER=$PWD/target/llama-server/bin/llama-server \
+//!   HOOKCHAIN_LLAMA_MODEL=$PWD/target/llama-server/tiny.gguf \
 //!   cargo test -p hookchain-providers --all-features --test llama_server -- --nocapture
 //! ```
 //!
+//! Each test starts a server of its own on a free loopback port and kills it when it ends;
 //! `HOOKCHAIN_LLAMA_LOG=1` shows the servers' logs.
 
 #[path = "llama_server/agent.rs"]
@@ -40,7 +43,7 @@ use server::LlamaServer;
 /// The model name sent; llama-server serves its one model whatever the name.
 const NAME: &str = "tiny";
 
-/// A short answer: random weights rarely stop on their own, so most end at `max_tokens`.
+/// A short answer: the model never ends a text on its own, so it ends at `max_tokens`.
 fn chat() -> ModelRequest {
     ModelRequest::new(vec![hookchain::Message::user("Hello!")])
         .with_system_prompt("You are a test.")
