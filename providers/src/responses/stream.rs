@@ -126,6 +126,15 @@ impl ResponseDecoder {
                 let index = self.block(item, Kind::Reasoning);
                 self.emit(ModelEvent::ReasoningDelta { index, text }, out)?;
             }
+            // The reasoning itself, where a server sends it rather than a summary (llama.cpp).
+            "response.reasoning_text.delta" => {
+                let Some(text) = event.delta.filter(|text| !text.is_empty()) else {
+                    return Ok(false);
+                };
+                self.streamed.insert((item, Kind::Reasoning));
+                let index = self.block(item, Kind::Reasoning);
+                self.emit(ModelEvent::ReasoningDelta { index, text }, out)?;
+            }
             "response.output_item.added" => {
                 if let Some(added) = event.item.filter(|added| added.kind == "function_call") {
                     self.start_call(item, &added, out)?;
@@ -225,15 +234,25 @@ impl ResponseDecoder {
             "reasoning" => {
                 self.reasoning_items.keep(done);
                 if !self.streamed.contains(&(item, Kind::Reasoning)) {
-                    let summary: Vec<&str> = done
+                    let mut parts: Vec<&str> = done
                         .summary
                         .iter()
                         .map(|part| part.text.as_str())
                         .filter(|text| !text.is_empty())
                         .collect();
-                    if !summary.is_empty() {
+                    // Without a summary, the reasoning itself, if the server gave it.
+                    if parts.is_empty() {
+                        parts = done
+                            .content
+                            .iter()
+                            .filter(|part| part.kind == "reasoning_text")
+                            .filter_map(|part| part.text.as_deref())
+                            .filter(|text| !text.is_empty())
+                            .collect();
+                    }
+                    if !parts.is_empty() {
                         let index = self.block(item, Kind::Reasoning);
-                        let text = summary.join("\n\n");
+                        let text = parts.join("\n\n");
                         self.emit(ModelEvent::ReasoningDelta { index, text }, out)?;
                     }
                 }
