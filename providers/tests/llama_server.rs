@@ -91,9 +91,9 @@ fn check_text(what: &str, response: &ModelResponse, cut: StopReason, max_tokens:
     );
 }
 
-/// What a forced call must show: one call of the tool (the model ends its turn after the
-/// call, see make_model.py), with an id and arguments of its schema. The model writes
-/// "Ok" before it: an answer of two items, text then call.
+/// What a forced call must show: reasoning, text, then one call of the tool (the model ends
+/// its turn after the call, see make_model.py) with an id and arguments of its schema: three
+/// items of one answer.
 fn check_call(what: &str, response: &ModelResponse) {
     assert_eq!(
         response.stop_reason,
@@ -101,6 +101,12 @@ fn check_call(what: &str, response: &ModelResponse) {
         "{what}: {response:?}"
     );
     assert!(response.usage.is_known(), "{what}: {response:?}");
+    let reasoning = response.message.content.reasoning();
+    assert!(
+        reasoning.is_some_and(|text| !text.is_empty()),
+        "{what}: no reasoning: {response:?}"
+    );
+    assert!(!response.message.text().is_empty(), "{what}: {response:?}");
     let calls = &response.message.tool_calls;
     assert_eq!(calls.len(), 1, "{what}: {response:?}");
     for call in calls {

@@ -7,20 +7,22 @@ few milliseconds. Its text is noise; the tests check the protocol, never the wor
 The tokenizer is GPT-2's byte-level BPE: the 256 bytes (so any text, and any string a
 grammar asks for, can be written), a few merges (so the merge path runs too), and the
 special tokens of the chat template. The chat template is passed in, not written here:
-build.sh gives Qwen 2.5's, whose `<tool_call>` JSON format llama.cpp's chat parser
-knows and tests (tests/test-chat.cpp), so `--jinja` tool calls are parsed and, with a
-forced tool choice, constrained by a grammar to the tool's JSON schema.
+build.sh gives Qwen 3's, whose `<think>` reasoning and `<tool_call>` JSON format
+llama.cpp's chat parser knows and tests (tests/test-chat.cpp), so `--jinja` answers are
+split into reasoning, text and tool calls, and a forced tool choice is constrained by a
+grammar to the tool's JSON schema.
 
 Rules are planted in the random weights. llama.cpp's grammar for a required tool call
-lets content come first (`content? "<tool_call>\n" ...`), and random weights would
-write content until `max_tokens`, never the call. So a newline (the generation prompt
-ends with one) is followed by `Ok`, `Ok` by `<tool_call>`, `<tool_call>` by a newline,
-and `</tool_call>` by `<|im_end|>` (the end of the turn); and `</tool_call>` is preferred
-wherever the grammar allows it, or the random weights would spell it a character at a
-time and the rule after it would not fire. A tool answer is then text and a call, as
-real models often write ("Ok" before the call): two items of one answer, on every wire.
-Inside the call, the grammar allows only the schema's JSON and the random weights
-choose. Without a grammar the rules loop (`Ok<tool_call>\nOk<tool_call>\n...`): text.
+lets reasoning and content come first (`... content? "<tool_call>\n" ...`), and random
+weights would write content until `max_tokens`, never the call. So a newline (the
+generation prompt ends with one) is followed by `<think>`, then `Hm`, `</think>`, `Ok`,
+`<tool_call>` and a newline, each by the next; and `</tool_call>` by `<|im_end|>` (the
+end of the turn). `</tool_call>` is also preferred wherever the grammar allows it, or the
+random weights would spell it a character at a time and the rule after it would not
+fire. A tool answer is then reasoning, text and a call, as real reasoning models write
+them: three items of one answer, on every wire. Inside the call, the grammar allows only
+the schema's JSON and the random weights choose. Without a grammar the rules loop
+(`<think>Hm</think>Ok<tool_call>\n<think>...`): reasoning, then text.
 Each rule is a dimension of the residual stream that only its token sets (the
 preference: every token) and no layer writes, read by one row of the output.
 """
@@ -42,20 +44,24 @@ SEED = 20261127
 MERGES = [
     ("Ġ", "t"), ("h", "e"), ("i", "n"), ("Ġt", "he"), ("e", "r"), ("a", "n"),
     ("o", "n"), ("Ġ", "a"), ("r", "e"), ("\"", ":"), ("{", "\""), ("\"", ","), ("O", "k"),
+    ("H", "m"),
 ]
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-# Plain text to the tokenizer but single tokens, as in Qwen 2.5's vocabulary.
-ADDED = ["<tool_call>", "</tool_call>"]
+# Plain text to the tokenizer but single tokens, as in Qwen's vocabularies.
+ADDED = ["<tool_call>", "</tool_call>", "<think>", "</think>"]
 # The planted rules: (token, the token that follows it, the dimension carrying the rule).
 NEWLINE = "\u010a"  # "\n", byte-level
 RULES = [
-    (NEWLINE, "Ok", N_EMBD - 1),
-    ("Ok", "<tool_call>", N_EMBD - 2),
-    ("<tool_call>", NEWLINE, N_EMBD - 3),  # the grammar's call starts with "<tool_call>\n"
-    ("</tool_call>", "<|im_end|>", N_EMBD - 4),
+    (NEWLINE, "<think>", N_EMBD - 1),
+    ("<think>", "Hm", N_EMBD - 2),
+    ("Hm", "</think>", N_EMBD - 3),
+    ("</think>", "Ok", N_EMBD - 4),
+    ("Ok", "<tool_call>", N_EMBD - 5),
+    ("<tool_call>", NEWLINE, N_EMBD - 6),  # the grammar's call starts with "<tool_call>\n"
+    ("</tool_call>", "<|im_end|>", N_EMBD - 7),
 ]
 # The preference: a dimension every token sets, read by `</tool_call>`'s row.
-PREFERRED = ("</tool_call>", N_EMBD - 5)
+PREFERRED = ("</tool_call>", N_EMBD - 8)
 
 
 def bytes_to_unicode():

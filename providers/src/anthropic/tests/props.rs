@@ -29,7 +29,7 @@ const STREAMS: [&str; 5] = [
     transcript!("anthropic/final.sse"),
     transcript!("anthropic/tool_use.sse"),
     transcript!("anthropic/overloaded.sse"),
-    transcript!("llamacpp/messages_tool_use_after_text.sse"),
+    transcript!("llamacpp/messages_thinking_tool_use.sse"),
     STOP_INSIDE_A_CALL,
 ];
 

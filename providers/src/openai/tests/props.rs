@@ -33,7 +33,7 @@ const STREAMS: [&str; 6] = [
     transcript!("vllm/tool_call.sse"),
     transcript!("llamacpp/tool_call.sse"),
     transcript!("ollama/tool_call.sse"),
-    transcript!("llamacpp/tool_call_after_text.sse"),
+    transcript!("llamacpp/tool_call_after_reasoning.sse"),
 ];
 
 proptest! {
