@@ -66,9 +66,9 @@ if [ ! -x bin/llama-server ]; then
 fi
 
 if [ ! -f tiny.gguf ]; then
-    # Qwen 2.5's chat template, from llama.cpp's own copies: see make_model.py for why.
+    # Qwen 3's chat template, from llama.cpp's own copies: see make_model.py for why.
     nice -n 19 venv/bin/python "$here/make_model.py" tiny.gguf.part \
-        "$src/models/templates/Qwen-Qwen2.5-7B-Instruct.jinja"
+        "$src/models/templates/Qwen-Qwen3-0.6B.jinja"
     mv tiny.gguf.part tiny.gguf
 fi
 
