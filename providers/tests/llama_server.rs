@@ -1,8 +1,9 @@
 //! The providers against a real server: llama.cpp's `llama-server`, serving a tiny model of
 //! random weights on Chat Completions, the Responses API and Anthropic Messages. The loopback
 //! suites replay recorded answers; this one checks that what a real implementation of each wire
-//! sends today is read: plain and streamed text, a forced tool call (text, then the call), the
-//! agent loop (the call and its result sent back), a prompt too long for the context.
+//! sends today is read: plain and streamed text, a forced tool call (reasoning, text, then the
+//! call), the agent loop (the call and its result sent back), structured output (Chat
+//! Completions), a prompt too long for the context.
 //!
 //! The model's words are noise (its weights are random, but for a few planted rules that make
 //! it call tools: see `llama_server/make_model.py`): the tests check the protocol — an answer
@@ -32,7 +33,7 @@ mod agent;
 mod server;
 
 use futures::StreamExt;
-use hookchain::model::{ModelEvent, ModelSettings, ResponseAssembler, ToolChoice};
+use hookchain::model::{ModelEvent, ModelSettings, ResponseAssembler, ResponseFormat, ToolChoice};
 use hookchain::{Model, ModelErrorKind, ModelRequest, ModelResponse, StopReason, ToolSpec};
 use hookchain_providers::anthropic::AnthropicModel;
 use hookchain_providers::openai::OpenAiModel;
@@ -258,6 +259,36 @@ async fn anthropic_messages_answer_and_call_a_tool_plain_and_streamed() {
         ToolChoice::Required,
     )
     .await;
+}
+
+/// Structured output on Chat Completions: llama.cpp constrains the answer to the schema with a
+/// grammar, so it is JSON of the schema and the model ends it. (The Responses API's
+/// `text.format` is not read by this llama.cpp: it answers free text; not tested.)
+#[tokio::test]
+async fn chat_completions_structured_output_follows_the_schema() {
+    let Some(server) = LlamaServer::start("structured output").await else {
+        return;
+    };
+    let schema = json!({
+        "type": "object",
+        "properties": {"sky": {"type": "string", "enum": ["sunny", "rainy"]}},
+        "required": ["sky"],
+        "additionalProperties": false,
+    });
+    let request = ModelRequest::new(vec![hookchain::Message::user("The weather?")])
+        .with_response_format(ResponseFormat::new("forecast", schema))
+        .with_settings(ModelSettings::new().max_tokens(128).temperature(0.0));
+    let (chat, _, _) = models(&server);
+    for model in chat {
+        let response = model.invoke(request.clone()).await.expect("an answer");
+        assert_eq!(response.stop_reason, StopReason::EndTurn, "{response:?}");
+        let answer: serde_json::Value =
+            serde_json::from_str(&response.message.text()).expect("JSON");
+        assert!(
+            matches!(answer["sky"].as_str(), Some("sunny" | "rainy")),
+            "{answer}"
+        );
+    }
 }
 
 /// A prompt longer than the server's context is an error of its own kind, on every wire (the
