@@ -291,6 +291,52 @@ async fn chat_completions_structured_output_follows_the_schema() {
     }
 }
 
+/// A server that asks for a key: each wire sends it its own way (a bearer token; Anthropic's
+/// `x-api-key`), llama-server takes both, and a wrong key is an authentication error.
+#[tokio::test]
+async fn the_key_goes_as_each_wire_sends_it_and_a_wrong_one_is_refused() {
+    const KEY: &str = "sk-llama-test-0123456789";
+    let Some(server) = LlamaServer::start_with("api key", &["--api-key", KEY]).await else {
+        return;
+    };
+    let url = server.url("/v1");
+    for key in [KEY, "sk-wrong"] {
+        let answers = [
+            OpenAiModel::builder(NAME)
+                .base_url(&url)
+                .api_key(key)
+                .build()
+                .expect("client builds")
+                .invoke(chat())
+                .await,
+            ResponsesModel::builder(NAME)
+                .base_url(&url)
+                .api_key(key)
+                .build()
+                .expect("client builds")
+                .invoke(chat())
+                .await,
+            AnthropicModel::builder(NAME)
+                .base_url(&url)
+                .api_key(key)
+                .build()
+                .expect("client builds")
+                .invoke(chat())
+                .await,
+        ];
+        for (which, answer) in answers.into_iter().enumerate() {
+            match answer {
+                Ok(_) => assert_eq!(key, KEY, "#{which}: a wrong key was taken"),
+                Err(error) => {
+                    assert_eq!(key, "sk-wrong", "#{which}: the key was refused: {error}");
+                    assert_eq!(error.kind(), ModelErrorKind::Authentication, "#{which}");
+                    assert_eq!(error.status(), Some(401), "#{which}");
+                }
+            }
+        }
+    }
+}
+
 /// A prompt longer than the server's context is an error of its own kind, on every wire (the
 /// three share llama.cpp's error body: `exceed_context_size_error`).
 #[tokio::test]

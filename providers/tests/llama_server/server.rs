@@ -34,6 +34,11 @@ impl Drop for LlamaServer {
 impl LlamaServer {
     /// Starts the server, or `None` with a notice when the environment does not name one.
     pub(crate) async fn start(test: &str) -> Option<LlamaServer> {
+        Self::start_with(test, &[]).await
+    }
+
+    /// Starts the server with more arguments (see [`start`](Self::start)).
+    pub(crate) async fn start_with(test: &str, more: &[&str]) -> Option<LlamaServer> {
         let Some((binary, model)) = configured() else {
             println!(
                 "skipped {test}: set HOOKCHAIN_LLAMA_SERVER and HOOKCHAIN_LLAMA_MODEL \
@@ -50,6 +55,7 @@ impl LlamaServer {
             // model takes 4096 cheaply. One slot: each test has its own server.
             .args(["--ctx-size", "4096", "--parallel", "1", "--threads", "1"])
             .args(["--jinja", "--no-webui", "--no-warmup", "--seed", "7"])
+            .args(more)
             .stdin(Stdio::null())
             // Quiet unless asked for: its log is long, and shown only to debug it.
             .stdout(log_output())
