@@ -169,6 +169,21 @@ async fn the_wire_works<M: Model>(
         .await
         .expect("a streamed tool call");
     check_call(&format!("{wire} streamed call"), &call_streamed);
+    // The same answer but for the call's id (the server draws one per answer).
+    let same = |response: &ModelResponse| {
+        let message = &response.message;
+        let calls: Vec<_> = message
+            .tool_calls
+            .iter()
+            .map(|call| (call.name.clone(), call.arguments.clone()))
+            .collect();
+        (
+            message.content.reasoning().map(|text| text.into_owned()),
+            message.text().into_owned(),
+            calls,
+        )
+    };
+    assert_eq!(same(&call_streamed), same(&call), "{wire}");
     let (events, assembled) = streamed(&plain, forced_call(choice)).await;
     check_call(&format!("{wire} call events"), &assembled);
     assert!(
