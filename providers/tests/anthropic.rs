@@ -144,6 +144,33 @@ async fn a_streamed_call_assembles_thinking_text_tool_call_and_cache_usage() {
     .await;
 }
 
+/// llama.cpp's `/v1/messages` stream: thinking with an empty signature, text, then a call, each
+/// block stopped only at the end (after the next began), the cached prompt counted apart from
+/// `input_tokens`. Recorded from llama-server (see tests/llama_server.rs).
+#[tokio::test]
+async fn a_stream_whose_blocks_stop_late_is_read_whole() {
+    guard(async {
+        let server = Server::start([Reply::sse(transcript(
+            "llamacpp/messages_thinking_tool_use.sse",
+        ))])
+        .await;
+        let response = streaming(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(response.message.content.reasoning().as_deref(), Some("Hm"));
+        assert_eq!(response.message.text(), "Ok");
+        assert_eq!(
+            response.message.tool_calls,
+            [ToolCall::new(
+                "kgGyOohN6KrPio3Xj2xzwoZh6oRsOKSt",
+                "get_weather",
+                json!({"city": "Lisbon"})
+            )]
+        );
+        assert_eq!(response.stop_reason, StopReason::ToolUse);
+        assert_eq!(response.usage, Usage::new(1 + 589, 60).with_cache(589, 0));
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn overloaded_rate_limited_and_server_errors() {
     guard(async {

@@ -166,6 +166,33 @@ async fn streamed_calls_of_every_server_kind_assemble_the_same_tool_call() {
     .await;
 }
 
+/// Reasoning, text, then a call, in one streamed answer: llama.cpp's (`reasoning_content`
+/// deltas), recorded from llama-server (see tests/llama_server.rs); its first call delta holds
+/// the name and the arguments' first piece.
+#[tokio::test]
+async fn a_streamed_answer_of_reasoning_text_then_a_call_keeps_all_three() {
+    guard(async {
+        let server = Server::start([Reply::sse(transcript(
+            "llamacpp/tool_call_after_reasoning.sse",
+        ))])
+        .await;
+        let response = streaming(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(response.message.content.reasoning().as_deref(), Some("Hm"));
+        assert_eq!(response.message.text(), "Ok");
+        assert_eq!(
+            response.message.tool_calls,
+            [ToolCall::new(
+                "ZfTjqVmvbdbXai0gP8T5ERnt3S8pepPD",
+                "get_weather",
+                json!({"city": "Lisbon"})
+            )]
+        );
+        assert_eq!(response.stop_reason, StopReason::ToolUse);
+        assert_eq!(response.usage, Usage::new(590, 60).with_cache(589, 0));
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn stream_yields_text_deltas_then_finish_and_usage() {
     guard(async {

@@ -214,6 +214,80 @@ async fn a_streamed_call_yields_deltas_and_assembles_the_same_answer_reasoning_i
     .await;
 }
 
+/// llama.cpp's stream names its items by id, without `output_index`: its reasoning, text and
+/// call are three items, and the call is one call, not two (as it was when every event was
+/// taken for the first item's: the final response's later items then looked new). Its
+/// reasoning is the reasoning itself (`reasoning_text`), not a summary. Recorded from
+/// llama-server (see tests/llama_server.rs).
+#[tokio::test]
+async fn a_stream_without_output_indices_tells_its_items_apart_by_id() {
+    guard(async {
+        let body = transcript("llamacpp/responses_reasoning_call.sse");
+        let server = Server::start([Reply::sse(body.clone()), Reply::sse(body)]).await;
+        let call = ToolCall::new(
+            "call_MxrJYtRBxRsFrFjtlBy56CfejSVJZr6K",
+            "get_weather",
+            json!({"city": "Lisbon"}),
+        );
+        let streamed = streaming(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(streamed.message.content.reasoning().as_deref(), Some("Hm"));
+        assert_eq!(streamed.message.text(), "Ok");
+        assert_eq!(streamed.message.tool_calls, std::slice::from_ref(&call));
+        assert_eq!(streamed.stop_reason, StopReason::ToolUse);
+        assert_eq!(streamed.usage, Usage::new(590, 60));
+
+        let events: Vec<ModelEvent> = streaming(&server)
+            .stream(weather_request())
+            .map(|event| event.expect("no error"))
+            .collect()
+            .await;
+        let starts = events
+            .iter()
+            .filter(|event| matches!(event, ModelEvent::ToolCallStart { .. }))
+            .count();
+        assert_eq!(starts, 1, "{events:?}");
+        assert!(events.contains(&ModelEvent::ToolCallEnd { index: 2, call }));
+    })
+    .await;
+}
+
+/// llama.cpp's reasoning item holds the reasoning itself (`content`), which it requires back
+/// (a reasoning item without it is a 400 there): it is the answer's reasoning, and it goes back
+/// as it came. Recorded from llama-server.
+#[tokio::test]
+async fn reasoning_text_is_read_and_sent_back_with_its_item() {
+    guard(async {
+        let server = Server::start([
+            Reply::json(200, transcript("llamacpp/responses_reasoning_call.json")),
+            Reply::json(200, transcript("responses/final.json")),
+        ])
+        .await;
+        let first = model(&server).invoke(weather_request()).await.unwrap();
+        assert_eq!(first.message.content.reasoning().as_deref(), Some("Hm"));
+        assert_eq!(first.message.text(), "Ok");
+        assert_eq!(first.message.tool_calls.len(), 1);
+
+        let call = &first.message.tool_calls[0];
+        let history = vec![
+            Message::user("What is the weather in Paris?"),
+            first.message.clone(),
+            Message::tool(hookchain::ToolResult::ok(&call.id, "sunny")),
+        ];
+        model(&server)
+            .invoke(ModelRequest::new(history))
+            .await
+            .unwrap();
+        let input = &server.received()[1].json["input"];
+        assert_eq!(
+            input[1],
+            json!({"type": "reasoning", "id": "rs_yIpUCznRV51OtGAyfcWbTKpNr9s7SOSg",
+                "summary": [], "encrypted_content": "",
+                "content": [{"type": "reasoning_text", "text": "Hm"}]})
+        );
+    })
+    .await;
+}
+
 /// The weather in a city.
 #[tool]
 async fn get_weather(

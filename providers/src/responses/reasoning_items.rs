@@ -9,9 +9,12 @@
 //!   "encrypted_content": "gAAAAB…"}]
 //! ```
 //!
-//! The summary is also the message's [`Reasoning`](hookchain_core::message::ContentPart::Reasoning)
-//! text, without a signature: it is OpenAI's alone, and no other provider may be sent it as
-//! signed reasoning of its own.
+//! A server that sends the reasoning itself (llama.cpp: `content` of `reasoning_text` parts,
+//! no summary) gets it back the same way.
+//!
+//! The summary (without one, the reasoning itself) is also the message's
+//! [`Reasoning`](hookchain_core::message::ContentPart::Reasoning) text, without a signature: it
+//! is the server's alone, and no other provider may be sent it as signed reasoning of its own.
 
 use hookchain_core::Message;
 use hookchain_core::model::ModelEvent;
@@ -37,6 +40,17 @@ impl ReasoningItems {
         }
         if let Some(encrypted) = &item.encrypted_content {
             value["encrypted_content"] = Value::String(encrypted.clone());
+        }
+        // The reasoning itself, where a server sends it (llama.cpp, which also requires it back:
+        // a reasoning item without `content` is a 400 there).
+        let content: Vec<Value> = item
+            .content
+            .iter()
+            .filter(|part| part.kind == "reasoning_text")
+            .map(|part| json!({"type": "reasoning_text", "text": part.text.as_deref().unwrap_or("")}))
+            .collect();
+        if !content.is_empty() {
+            value["content"] = Value::Array(content);
         }
         self.items.push(value);
     }

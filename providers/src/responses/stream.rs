@@ -44,6 +44,10 @@ pub(crate) struct ResponseDecoder {
     summary_parts: BTreeMap<u64, u64>,
     /// The items done (a `done` event may come twice, and the final response repeats them).
     done: BTreeSet<u64>,
+    /// The position of each item by its id, in the order the ids came, for a stream whose
+    /// events have no `output_index` (llama.cpp's): its final response lists the same items,
+    /// with the same ids, in the same order.
+    positions: BTreeMap<String, u64>,
     refused: bool,
     reasoning_items: ReasoningItems,
 }
@@ -51,6 +55,19 @@ pub(crate) struct ResponseDecoder {
 impl ResponseDecoder {
     pub(crate) fn new() -> Self {
         Self::default()
+    }
+
+    /// The position of an event's item: its `output_index`, or without one, its id's place
+    /// among the ids seen (without either, the first item's: one item, as before).
+    fn position(&mut self, output_index: Option<u64>, id: Option<&str>) -> u64 {
+        match (output_index, id) {
+            (Some(index), _) => index,
+            (None, Some(id)) => {
+                let next = self.positions.len() as u64;
+                *self.positions.entry(id.to_owned()).or_insert(next)
+            }
+            (None, None) => 0,
+        }
     }
 
     /// The block of `kind` of the output item `item`, numbered on first sight.
@@ -75,7 +92,11 @@ impl ResponseDecoder {
         event: StreamEvent,
         out: &mut VecDeque<ModelEvent>,
     ) -> Result<bool, ModelError> {
-        let item = event.output_index.unwrap_or_default();
+        let id = event.item_id.as_deref().or_else(|| {
+            let item = event.item.as_ref()?;
+            item.id.as_deref()
+        });
+        let item = self.position(event.output_index, id);
         match event.kind.as_str() {
             "response.output_text.delta" | "response.refusal.delta" => {
                 let Some(text) = event.delta.filter(|text| !text.is_empty()) else {
@@ -101,6 +122,15 @@ impl ResponseDecoder {
                 {
                     text.insert_str(0, "\n\n");
                 }
+                self.streamed.insert((item, Kind::Reasoning));
+                let index = self.block(item, Kind::Reasoning);
+                self.emit(ModelEvent::ReasoningDelta { index, text }, out)?;
+            }
+            // The reasoning itself, where a server sends it rather than a summary (llama.cpp).
+            "response.reasoning_text.delta" => {
+                let Some(text) = event.delta.filter(|text| !text.is_empty()) else {
+                    return Ok(false);
+                };
                 self.streamed.insert((item, Kind::Reasoning));
                 let index = self.block(item, Kind::Reasoning);
                 self.emit(ModelEvent::ReasoningDelta { index, text }, out)?;
@@ -204,15 +234,25 @@ impl ResponseDecoder {
             "reasoning" => {
                 self.reasoning_items.keep(done);
                 if !self.streamed.contains(&(item, Kind::Reasoning)) {
-                    let summary: Vec<&str> = done
+                    let mut parts: Vec<&str> = done
                         .summary
                         .iter()
                         .map(|part| part.text.as_str())
                         .filter(|text| !text.is_empty())
                         .collect();
-                    if !summary.is_empty() {
+                    // Without a summary, the reasoning itself, if the server gave it.
+                    if parts.is_empty() {
+                        parts = done
+                            .content
+                            .iter()
+                            .filter(|part| part.kind == "reasoning_text")
+                            .filter_map(|part| part.text.as_deref())
+                            .filter(|text| !text.is_empty())
+                            .collect();
+                    }
+                    if !parts.is_empty() {
                         let index = self.block(item, Kind::Reasoning);
-                        let text = summary.join("\n\n");
+                        let text = parts.join("\n\n");
                         self.emit(ModelEvent::ReasoningDelta { index, text }, out)?;
                     }
                 }
@@ -279,7 +319,14 @@ impl ResponseDecoder {
                 ));
             }
         }
-        for (item, done) in (0..).zip(&response.output) {
+        for (index, done) in (0..).zip(&response.output) {
+            // The items a stream named by id are found by id (llama.cpp's stream has no
+            // `output_index`): by their index, the second would be taken for a new one.
+            let item = if self.positions.is_empty() {
+                index
+            } else {
+                self.position(None, done.id.as_deref())
+            };
             self.item_done(item, done, out)?;
         }
         let cut = status == "incomplete";

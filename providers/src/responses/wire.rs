@@ -216,6 +216,9 @@ pub(crate) struct StreamEvent {
     #[serde(rename = "type")]
     pub(crate) kind: String,
     pub(crate) output_index: Option<u64>,
+    /// The id of the item a delta or a part belongs to (the item of `added` and `done` events
+    /// carries its own): where a server sends no `output_index` (llama.cpp), it says the item.
+    pub(crate) item_id: Option<String>,
     pub(crate) summary_index: Option<u64>,
     pub(crate) delta: Option<String>,
     pub(crate) item: Option<OutputItem>,

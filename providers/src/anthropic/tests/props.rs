@@ -25,10 +25,11 @@ fn answers() -> Vec<serde_json::Value> {
     .collect()
 }
 
-const STREAMS: [&str; 4] = [
+const STREAMS: [&str; 5] = [
     transcript!("anthropic/final.sse"),
     transcript!("anthropic/tool_use.sse"),
     transcript!("anthropic/overloaded.sse"),
+    transcript!("llamacpp/messages_thinking_tool_use.sse"),
     STOP_INSIDE_A_CALL,
 ];
 

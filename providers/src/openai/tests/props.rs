@@ -27,12 +27,13 @@ fn answers() -> Vec<serde_json::Value> {
     .collect()
 }
 
-const STREAMS: [&str; 5] = [
+const STREAMS: [&str; 6] = [
     transcript!("openai/final.sse"),
     transcript!("openai/tool_call.sse"),
     transcript!("vllm/tool_call.sse"),
     transcript!("llamacpp/tool_call.sse"),
     transcript!("ollama/tool_call.sse"),
+    transcript!("llamacpp/tool_call_after_reasoning.sse"),
 ];
 
 proptest! {

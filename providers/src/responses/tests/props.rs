@@ -19,19 +19,21 @@ fn answers() -> Vec<serde_json::Value> {
         transcript!("responses/tool_call.json"),
         transcript!("responses/call_cut.json"),
         transcript!("responses/refusal.json"),
+        transcript!("llamacpp/responses_reasoning_call.json"),
     ]
     .into_iter()
     .map(|text| serde_json::from_str(text).unwrap())
     .collect()
 }
 
-const STREAMS: [&str; 6] = [
+const STREAMS: [&str; 7] = [
     transcript!("responses/final.sse"),
     transcript!("responses/tool_call.sse"),
     transcript!("responses/call_cut.sse"),
     transcript!("responses/refusal.sse"),
     transcript!("responses/failed.sse"),
     transcript!("responses/error.sse"),
+    transcript!("llamacpp/responses_reasoning_call.sse"),
 ];
 
 proptest! {
@@ -42,7 +44,7 @@ proptest! {
     /// the error it reports).
     #[test]
     fn a_corrupt_answer_converts_or_is_malformed_never_a_panic(
-        which in 0..4_usize,
+        which in 0..5_usize,
         corruptions in vec(any_corruption(), 1..4),
     ) {
         let mut json = answers().swap_remove(which);
