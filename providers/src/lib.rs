@@ -67,6 +67,14 @@ mod http;
 ))]
 pub use http::{ApiError, BuildError};
 
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "gemini",
+    feature = "bedrock"
+))]
+mod system_text;
+
 #[cfg(feature = "anthropic")]
 #[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]
 pub mod anthropic;

@@ -1,8 +1,6 @@
 //! Our types to the Messages wire format and back: pure functions, tested with recorded wire
 //! JSON.
 
-use std::borrow::Cow;
-
 use hookchain_core::message::{Content, ContentPart};
 use hookchain_core::model::ToolChoice;
 use hookchain_core::{
@@ -11,6 +9,8 @@ use hookchain_core::{
 use serde_json::json;
 
 use hookchain_core::model::{CacheTtl, PromptCache};
+
+use crate::system_text::{json_instruction, system_texts};
 
 use super::wire::{
     Block, CacheControl, ContentBlock, MessagesRequest, MessagesResponse, RequestBlock,
@@ -37,29 +37,9 @@ pub(crate) fn messages_request<'a>(
     request: &'a ModelRequest,
     options: Options<'a>,
 ) -> MessagesRequest<'a> {
-    // Anthropic has no JSON-schema mode: a response format becomes an instruction.
-    let format = request.response_format.as_ref().map(|format| {
-        format!(
-            "Answer with JSON only (no other text), following this JSON schema: {}",
-            format.schema
-        )
-    });
-    // Anthropic has no system role in the conversation: system messages join the system text.
-    let system: Vec<Cow<'_, str>> = request
-        .system_prompt
-        .as_deref()
-        .map(Cow::Borrowed)
-        .into_iter()
-        .chain(
-            request
-                .messages
-                .iter()
-                .filter(|message| message.role == Role::System)
-                .map(Message::text),
-        )
-        .chain(format.map(Cow::Owned))
-        .filter(|text| !text.is_empty())
-        .collect();
+    // Anthropic has no JSON-schema mode (a response format becomes an instruction), and no
+    // system role in the conversation (system messages join the system text).
+    let system = system_texts(request, json_instruction(request));
     let has_tools = !request.tools.is_empty();
     let cache = request.prompt_cache.as_deref();
     let breakpoint = cache.map(cache_control);

@@ -14,6 +14,7 @@ use super::wire::{
     InputSchema, ResultBlock, SystemBlock, ToolConfig, ToolEntry, ToolResult, ToolSpec, ToolUse,
     Turn, WireUsage,
 };
+use crate::system_text::{json_instruction, system_texts};
 
 /// The provider's name in errors and traces (OpenTelemetry's GenAI name for Bedrock).
 pub(crate) const PROVIDER: &str = "aws.bedrock";
@@ -29,27 +30,7 @@ pub(crate) fn converse_request<'a>(
 ) -> Result<ConverseRequest<'a>, UnsupportedImage> {
     // Converse has no JSON-schema mode for every model: a response format becomes an
     // instruction (as with Anthropic), which `ValidatedOutput` checks.
-    let format = request.response_format.as_ref().map(|format| {
-        format!(
-            "Answer with JSON only (no other text), following this JSON schema: {}",
-            format.schema
-        )
-    });
-    let system_texts: Vec<Cow<'_, str>> = request
-        .system_prompt
-        .as_deref()
-        .map(Cow::Borrowed)
-        .into_iter()
-        .chain(
-            request
-                .messages
-                .iter()
-                .filter(|message| message.role == Role::System)
-                .map(Message::text),
-        )
-        .chain(format.map(Cow::Owned))
-        .filter(|text| !text.is_empty())
-        .collect();
+    let system_texts = system_texts(request, json_instruction(request));
     let cache = request.prompt_cache.as_deref();
     let prefix = cache.is_some_and(|cache| cache.prefix);
     let mut system: Vec<SystemBlock<'_>> =

@@ -16,6 +16,7 @@ use super::wire::{
     RequestCall, RequestPart, SystemInstruction, TextPart, ThinkingConfig, Tools, Turn,
     UsageMetadata,
 };
+use crate::system_text::system_texts;
 
 /// The provider's name in errors and traces (OpenTelemetry's GenAI name for the Gemini API).
 pub(crate) const PROVIDER: &str = "gcp.gemini";
@@ -27,20 +28,7 @@ pub(crate) fn generate_request<'a>(
     thinking: Option<ThinkingConfig>,
 ) -> GenerateRequest<'a> {
     // Gemini has no system role in the conversation: system messages join the system text.
-    let system: Vec<Cow<'_, str>> = request
-        .system_prompt
-        .as_deref()
-        .map(Cow::Borrowed)
-        .into_iter()
-        .chain(
-            request
-                .messages
-                .iter()
-                .filter(|message| message.role == Role::System)
-                .map(Message::text),
-        )
-        .filter(|text| !text.is_empty())
-        .collect();
+    let system = system_texts(request, None);
     let format = request.response_format.as_ref();
     // Top-level extras go as they are; `generationConfig` ones join our generation config.
     let mut extra = request.settings.extra.clone();

@@ -13,6 +13,7 @@ use super::wire::{
     FunctionTool, InputContent, InputFunctionCall, InputFunctionCallOutput, InputItem,
     InputMessage, ReasoningConfig, ResponsesRequest, WireUsage,
 };
+use crate::system_text::system_texts;
 
 /// The provider's name in errors and traces (OpenTelemetry's GenAI name for OpenAI).
 pub(crate) const PROVIDER: &str = "openai";
@@ -37,20 +38,7 @@ pub(crate) fn responses_request<'a>(
     options: Options<'a>,
 ) -> ResponsesRequest<'a> {
     // The system prompt and the system messages: the Responses API's `instructions`.
-    let system: Vec<Cow<'_, str>> = request
-        .system_prompt
-        .as_deref()
-        .map(Cow::Borrowed)
-        .into_iter()
-        .chain(
-            request
-                .messages
-                .iter()
-                .filter(|message| message.role == Role::System)
-                .map(Message::text),
-        )
-        .filter(|text| !text.is_empty())
-        .collect();
+    let system = system_texts(request, None);
     let has_tools = !request.tools.is_empty();
     let reasoning = (options.reasoning_effort.is_some() || options.reasoning_summary).then(|| {
         ReasoningConfig {
