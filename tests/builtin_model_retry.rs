@@ -365,3 +365,26 @@ fn bad_settings_are_errors_naming_the_field() {
     assert_eq!(error.field(), "max_delay");
     assert!(ModelRetry::builder().max_retries(0).build().is_ok());
 }
+
+/// A custom model's provider error is `Other`, never retried, unless the model classifies it.
+#[tokio::test(start_paused = true)]
+async fn a_provider_error_is_retried_only_once_classified_retryable() {
+    let opaque = || ModelError::provider(std::io::Error::other("the GPU server restarts"));
+    let agent = Agent::builder(Timed::failing(1, opaque))
+        .chain(chain![ModelRetry::new()])
+        .build()
+        .unwrap();
+    assert!(agent.run("hi").await.is_err());
+    assert_eq!(agent.model().calls(), 1);
+
+    let classified = move || opaque().with_kind(ModelErrorKind::Overloaded);
+    let agent = Agent::builder(Timed::failing(1, classified))
+        .chain(chain![ModelRetry::new()])
+        .build()
+        .unwrap();
+    assert_eq!(
+        agent.run("hi").await.unwrap().text().as_deref(),
+        Some("done")
+    );
+    assert_eq!(agent.model().calls(), 2);
+}

@@ -414,3 +414,41 @@ fn a_card_number_after_another_group_of_digits_is_found() {
         "ids 98765 [REDACTED_CREDIT_CARD]"
     );
 }
+
+#[tokio::test]
+async fn a_redaction_of_your_own_words_is_used_in_the_history_and_the_stream() {
+    use futures::StreamExt;
+    let answer = format!("Write to {EMAIL}, thanks.");
+    let pii = Pii::builder()
+        .detect(PiiType::Email, PiiStrategy::Redact)
+        .redact_as("email", "(address withheld)")
+        .output(true)
+        .build()
+        .unwrap();
+    let agent = Agent::builder(streaming(&answer))
+        .chain(pii)
+        .build()
+        .unwrap();
+    let items: Vec<_> = agent.stream("Where?").collect().await;
+    let shown: String = items
+        .iter()
+        .filter_map(|item| item.as_ref().unwrap().text_delta())
+        .collect();
+    assert_eq!(shown, "Write to (address withheld), thanks.");
+    // A name no detector has, or a detector that does not redact: refused at build.
+    let unknown = Pii::builder()
+        .detect(PiiType::Email, PiiStrategy::Redact)
+        .redact_as("emial", "x")
+        .build()
+        .unwrap_err();
+    assert!(
+        unknown.to_string().contains("no detector is named `emial`"),
+        "{unknown}"
+    );
+    let masked = Pii::builder()
+        .detect(PiiType::Email, PiiStrategy::Mask)
+        .redact_as("email", "x")
+        .build()
+        .unwrap_err();
+    assert!(masked.to_string().contains("Mask"), "{masked}");
+}

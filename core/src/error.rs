@@ -433,8 +433,31 @@ impl ModelError {
     }
 
     /// Wraps a provider's error as the cause of a failure of kind [`Other`](ModelErrorKind::Other).
+    ///
+    /// An `Other` failure is **not retried** by [`ModelRetry`](crate::builtin::ModelRetry) nor
+    /// taken as a reason to fall back (a failure of unknown cause would likely come again).
+    /// A model of your own that knows better classifies its error with
+    /// [`with_kind`](Self::with_kind) (or builds it with [`new`](Self::new) and its kind):
+    ///
+    /// ```
+    /// use hookchain::{ModelError, ModelErrorKind};
+    ///
+    /// let io = std::io::Error::other("the GPU server is restarting");
+    /// let error = ModelError::provider(io).with_kind(ModelErrorKind::Overloaded);
+    /// assert!(error.is_retryable());
+    /// assert!(!ModelError::provider(std::io::Error::other("?")).is_retryable());
+    /// ```
     pub fn provider(error: impl Into<BoxError>) -> Self {
         Self::new(ModelErrorKind::Other, "the model provider failed").with_source(error)
+    }
+
+    /// The error, classified as `kind`: what decides whether
+    /// [`ModelRetry`](crate::builtin::ModelRetry) retries it
+    /// ([`ModelErrorKind::is_retryable`]) and what a fallback or a policy matches on.
+    #[must_use]
+    pub fn with_kind(mut self, kind: ModelErrorKind) -> Self {
+        self.kind = kind;
+        self
     }
 
     /// A [`RateLimited`](ModelErrorKind::RateLimited) error.

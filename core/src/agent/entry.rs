@@ -513,7 +513,7 @@ impl<C: Middleware> States<C> {
 
 /// A thread run's context, charging what the run spent to the thread's ledger if the run's
 /// future is dropped before it settles (cancelled, its client gone): the thread is otherwise
-/// left as it was, but spending is never hidden (DESIGN §13).
+/// left as it was, but what it spent is never hidden.
 struct ChargeOnDrop<'t> {
     spent: &'t mut Usage,
     cx: Context,

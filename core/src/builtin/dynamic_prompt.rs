@@ -35,7 +35,8 @@
 //! - [`PromptMode::Replace`] (the default): its text is the call's system prompt, in place of
 //!   the agent's; an empty text leaves the call without one. [`PromptMode::Append`]: its text
 //!   follows the current system prompt after a blank line; an empty text adds nothing.
-//! - It changes that call's request only, never the history (DESIGN §3: request vs history).
+//! - It changes that call's request only, never the history (a request is one call's; the
+//!   history is the run's).
 //! - Phase `Input`: list it with the middleware that prepare the request.
 
 use std::fmt;

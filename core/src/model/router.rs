@@ -129,6 +129,40 @@ impl<M: Model> ModelRouter<M> {
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.routes.keys().map(String::as_str)
     }
+
+    /// The default model (a [`ScriptedModel`](super::ScriptedModel)'s recorded requests are
+    /// read through it).
+    pub fn default_model(&self) -> &M {
+        &self.default
+    }
+
+    /// The model routed as `name`, as the router holds it (type-erased). To read a routed
+    /// model as its own type later (a scripted model's recorded requests), route it in an
+    /// [`Arc`](std::sync::Arc) and keep a clone:
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use hookchain::model::ModelRouter;
+    /// use hookchain::prelude::*;
+    ///
+    /// # futures::executor::block_on(async {
+    /// let backup = Arc::new(ScriptedModel::new([ModelResponse::text("from the backup")]));
+    /// let router = ModelRouter::new(ScriptedModel::new([]))
+    ///     .route("backup", Arc::clone(&backup));
+    /// let mut request = ModelRequest::new(vec![Message::user("hi")]);
+    /// request.model = Some("backup".into());
+    /// use hookchain::Model;
+    /// router.invoke(request).await?;
+    /// assert_eq!(backup.requests().len(), 1);
+    /// assert_eq!(router.routed("backup").unwrap().dyn_provider_name(), "scripted");
+    /// assert!(router.routed("nope").is_none());
+    /// assert_eq!(router.default_model().calls(), 0);
+    /// # Ok::<(), hookchain::ModelError>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn routed(&self, name: &str) -> Option<&dyn DynModel> {
+        self.routes.get(name).map(|model| &**model)
+    }
 }
 
 impl<M: Model> Model for ModelRouter<M> {

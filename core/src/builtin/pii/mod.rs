@@ -98,6 +98,8 @@ pub struct PiiBuilder {
     rules: Vec<Rule>,
     /// Custom patterns, compiled by `build` (an invalid one is a `ConfigError` there).
     patterns: Vec<(String, String, usize, PiiStrategy)>,
+    /// What `Redact` writes for a detector, by the detector's name.
+    redactions: Vec<(String, String)>,
     input: bool,
     output: bool,
     tool_results: bool,
@@ -114,6 +116,7 @@ impl Pii {
         PiiBuilder {
             rules: Vec::new(),
             patterns: Vec::new(),
+            redactions: Vec::new(),
             input: true,
             output: false,
             tool_results: false,
@@ -203,6 +206,7 @@ impl PiiBuilder {
         self.rules.push(Rule {
             detector: Detector::BuiltIn(kind),
             strategy,
+            redacted_as: None,
         });
         self
     }
@@ -271,7 +275,34 @@ impl PiiBuilder {
                 max_len,
             },
             strategy,
+            redacted_as: None,
         });
+        self
+    }
+
+    /// What [`Redact`](PiiStrategy::Redact) writes for what the detector named `detector`
+    /// finds (a built-in's [`PiiType::name`], `"email"`, or a custom detector's name), instead
+    /// of `[REDACTED_<NAME>]`. A name that no detector has, or one whose strategy is not
+    /// `Redact`, is an error of [`build`](Self::build).
+    ///
+    /// ```
+    /// use hookchain::builtin::{Pii, PiiPlace, PiiStrategy, PiiType};
+    ///
+    /// let pii = Pii::builder()
+    ///     .detect(PiiType::Email, PiiStrategy::Redact)
+    ///     .detect(PiiType::Ipv4, PiiStrategy::Redact)
+    ///     .redact_as("email", "<an e-mail address>")
+    ///     .build()?;
+    /// assert_eq!(
+    ///     pii.redact("ann@example.com on 10.0.0.7", PiiPlace::Input)?,
+    ///     "<an e-mail address> on [REDACTED_IPV4]"
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn redact_as(mut self, detector: impl Into<String>, text: impl Into<String>) -> Self {
+        let detector = detector.into();
+        self.redactions.retain(|(name, _)| *name != detector);
+        self.redactions.push((detector, text.into()));
         self
     }
 
@@ -310,6 +341,7 @@ impl PiiBuilder {
                     max_len,
                 },
                 strategy,
+                redacted_as: None,
             });
         }
         if rules.is_empty() {
@@ -341,6 +373,24 @@ impl PiiBuilder {
                     format!("two detectors are named `{name}`"),
                 ));
             }
+        }
+        for (name, text) in self.redactions {
+            let Some(rule) = rules.iter_mut().find(|rule| rule.detector.name() == name) else {
+                return Err(ConfigError::new(
+                    "redact_as",
+                    format!("no detector is named `{name}`"),
+                ));
+            };
+            if rule.strategy != PiiStrategy::Redact {
+                return Err(ConfigError::new(
+                    "redact_as",
+                    format!(
+                        "`{name}` is handled with {:?}; `redact_as` sets what `Redact` writes",
+                        rule.strategy
+                    ),
+                ));
+            }
+            rule.redacted_as = Some(text.into());
         }
         let look_back = rules
             .iter()

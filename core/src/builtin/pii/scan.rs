@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::detector::Detector;
 use super::error::{PiiBlocked, PiiPlace};
@@ -13,6 +14,8 @@ use super::strategy::{PiiStrategy, replacement};
 pub(super) struct Rule {
     pub(super) detector: Detector,
     pub(super) strategy: PiiStrategy,
+    /// What `Redact` writes instead of `[REDACTED_<NAME>]`, if the application said.
+    pub(super) redacted_as: Option<Arc<str>>,
 }
 
 /// One finding: where, and by which rule.
@@ -82,12 +85,15 @@ pub(super) fn rewrite<'t>(
     for f in found {
         let rule = &rules[f.rule];
         out.push_str(&text[at..f.range.start]);
-        out.push_str(&replacement(
-            rule.strategy,
-            rule.detector.name(),
-            rule.detector.built_in(),
-            &text[f.range.clone()],
-        ));
+        match (&rule.redacted_as, rule.strategy) {
+            (Some(text), PiiStrategy::Redact) => out.push_str(text),
+            _ => out.push_str(&replacement(
+                rule.strategy,
+                rule.detector.name(),
+                rule.detector.built_in(),
+                &text[f.range.clone()],
+            )),
+        }
         at = f.range.end;
     }
     out.push_str(&text[at..]);
