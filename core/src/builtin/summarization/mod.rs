@@ -179,10 +179,15 @@ pub struct SummarizationBuilder<M, C = ApproximateCounter> {
     on_summarize: Option<OnSummarize>,
 }
 
-impl<M> Summarization<M> {
+impl<M: Model + 'static> Summarization<M> {
     /// A builder whose summaries `model` writes; it needs at least one
     /// [`trigger`](SummarizationBuilder::trigger). Defaults: keep the last 20 messages, count
     /// tokens with an [`ApproximateCounter`], go on without a summary when the model fails.
+    ///
+    /// The middleware owns its model for as long as the agent lives, so the model is
+    /// `'static`: a model by value, or shared through an `Arc` (to read a scripted model's
+    /// calls afterwards) — not a reference to a local. A model that is not is refused here,
+    /// at this call.
     pub fn builder(model: M) -> SummarizationBuilder<M> {
         SummarizationBuilder {
             model,
