@@ -331,3 +331,45 @@ async fn a_request_and_its_run_are_traced_with_the_request_id() {
         "{seen:#?}"
     );
 }
+
+/// A run's task dropped without ending (its runtime shut down) frees its thread and ends its
+/// events, so that neither waits forever.
+#[test]
+fn a_run_whose_task_is_dropped_frees_its_thread_and_ends_its_events() {
+    let agent = Agent::builder(Gate {
+        open: Arc::new(Notify::new()),
+    })
+    .build()
+    .unwrap();
+    let server = AgentServer::new(Arc::new(agent), InMemoryThreadStore::new());
+    let doomed = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let router = server.router();
+    doomed.block_on(async {
+        let started = tokio::spawn(router.clone().oneshot(post(&turn("t", "r1", "Hi"), true)));
+        while server.running() == 0 {
+            tokio::task::yield_now().await;
+        }
+        drop(started);
+    });
+    drop(doomed);
+    assert_eq!(server.running(), 0);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let reconnect = Request::get("/runs/r1/events").body(Body::empty()).unwrap();
+        let events = frames(&body(router.clone().oneshot(reconnect).await.unwrap()).await);
+        let last = &events.last().unwrap().1;
+        assert_eq!(last["code"], "internal", "{events:?}");
+        // The thread is free: another turn is taken (and waits on the model, so it is busy).
+        let next = router
+            .oneshot(post(&turn("t", "r2", "Hi"), true))
+            .await
+            .unwrap();
+        assert_eq!(next.status(), StatusCode::OK);
+    });
+}

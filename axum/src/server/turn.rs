@@ -82,6 +82,11 @@ pub(crate) async fn drive<M, C, S>(
     C::ThreadState: Serialize + DeserializeOwned + Send,
     S: ThreadStore + 'static,
 {
+    let _release = Release {
+        shared: Arc::clone(&shared),
+        thread_id: thread_id.as_str().to_owned(),
+        log: Arc::clone(&log),
+    };
     let mut encoder = AguiEncoder::new(thread_id.as_str(), run_id.as_str());
     push(&log, &encoder.start());
     let mut out = Vec::new();
@@ -125,7 +130,31 @@ pub(crate) async fn drive<M, C, S>(
         push(&log, event);
     }
     log.end();
-    shared.busy_threads().remove(thread_id.as_str());
+}
+
+/// Frees a run's thread and ends its log however the run's task ends — answered, failed, or
+/// unwound by a panic or a runtime shutting down — so that neither the thread nor a reader
+/// waits for it forever.
+struct Release<M, C, S> {
+    shared: Arc<Shared<M, C, S>>,
+    thread_id: String,
+    log: Arc<RunLog>,
+}
+
+impl<M, C, S> Drop for Release<M, C, S> {
+    fn drop(&mut self) {
+        if !self.log.is_ended() {
+            push(
+                &self.log,
+                &AguiEvent::RunError {
+                    message: "the run stopped unexpectedly".to_owned(),
+                    code: "internal",
+                },
+            );
+            self.log.end();
+        }
+        self.shared.busy_threads().remove(&self.thread_id);
+    }
 }
 
 /// The run itself: its events written as they come, its output once the thread is saved.
