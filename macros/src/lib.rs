@@ -9,6 +9,7 @@
 
 mod attr;
 mod chain;
+mod check;
 mod ctxt;
 mod fallback;
 mod fn_item;

@@ -188,29 +188,106 @@ fn shareable_checks(p: &Private, generics: &Generics) -> TokenStream {
     }
 }
 
-/// One check per declared state type, at the type (see `__private::ValidState`).
+/// One check per declared state type, at the type: a `const` naming the first bound the type
+/// misses (see `check`), or, for a type naming the block's generic parameters, a bound (see
+/// `__private::ValidState`).
 fn state_checks(p: &Private, model: &ImplModel<'_>) -> TokenStream {
-    let check = |ty: &Option<Type>, check: &str| {
-        ty.as_ref().map(|ty| {
-            let span = located(syn::spanned::Spanned::span(ty));
-            let pp = p.at(span);
-            let check = syn::Ident::new(check, span);
-            quote_spanned!(span=> <#ty as #pp::#check>::check();)
-        })
+    let params: Vec<&syn::Ident> = model
+        .generics
+        .type_params()
+        .map(|param| &param.ident)
+        .collect();
+    let mut consts = TokenStream::new();
+    let mut check = |ty: &Option<Type>, thread: bool| {
+        let ty = ty.as_ref()?;
+        if !crate::check::mentions(ty, &params) {
+            consts.extend(state_const(p, ty, thread));
+            return None;
+        }
+        let span = located(syn::spanned::Spanned::span(ty));
+        let pp = p.at(span);
+        let check = syn::Ident::new(
+            if thread {
+                "ValidThreadState"
+            } else {
+                "ValidState"
+            },
+            span,
+        );
+        Some(quote_spanned!(span=> <#ty as #pp::#check>::check();))
     };
-    let state = check(&model.state, "ValidState");
-    let thread = check(&model.thread_state, "ValidThreadState");
+    let state = check(&model.state, false);
+    let thread = check(&model.thread_state, true);
     if state.is_none() && thread.is_none() {
-        return TokenStream::new();
+        return consts;
     }
     let (impl_generics, _, where_clause) = model.generics.split_for_impl();
     quote! {
+        #consts
         #[allow(dead_code)]
         fn state #impl_generics () #where_clause {
             #state
             #thread
         }
     }
+}
+
+/// The check of a state type (a thread state if `thread`) without generic parameters.
+fn state_const(p: &Private, ty: &Type, thread: bool) -> TokenStream {
+    use crate::check::Bound;
+    let (what, created) = if thread {
+        ("thread state", "with each thread")
+    } else {
+        ("state", "at every run")
+    };
+    let lead = format!(
+        "`{}` cannot be a middleware's {what}",
+        crate::check::type_text(ty)
+    );
+    let mut bounds = vec![Bound::new(
+        "DEFAULT",
+        "NoDefault",
+        format!("it is not `Default`, and a {what} is created with `Default` {created}"),
+    )];
+    if thread {
+        bounds.push(Bound::new(
+            "CLONE",
+            "NoClone",
+            "it is not `Clone`, and each run works on a copy of the thread state".to_owned(),
+        ));
+    }
+    bounds.extend([
+        Bound::new(
+            "SERIALIZE",
+            "NoSerialize",
+            format!("it is not `serde::Serialize`, and a {what} is saved in checkpoints"),
+        ),
+        Bound::new(
+            "DESERIALIZE",
+            "NoDeserialize",
+            format!("it is not `serde::Deserialize`, and a {what} is restored from checkpoints"),
+        ),
+        Bound::new(
+            "SEND",
+            "NoSend",
+            format!("it is not `Send`, and a run (with its {what}) moves between threads"),
+        ),
+        Bound::new(
+            "SYNC",
+            "NoSync",
+            format!("it is not `Sync`, and a {what} is read from several tasks"),
+        ),
+    ]);
+    let derives = if thread {
+        "Default, Clone, serde::Serialize, serde::Deserialize"
+    } else {
+        "Default, serde::Serialize, serde::Deserialize"
+    };
+    let fix = format!(
+        "On a type of yours, `#[derive({derives})]`; a type from another crate goes in a field \
+         of such a type of yours."
+    );
+    crate::check::first_missing(p, ty, &lead, &bounds, &fix)
 }
 
 /// The return type of each `async fn` hook, when it can be named on its own (no reference, no

@@ -15,6 +15,8 @@ pub(crate) struct ToolModel<'a> {
     /// The parameters after the receiver, in order.
     pub(crate) params: Vec<Param<'a>>,
     pub(crate) returns: Returns,
+    /// The return type, when there is one.
+    pub(crate) output: Option<&'a Type>,
     pub(crate) is_async: bool,
     /// The span of the function's name, where generated code about it is located.
     pub(crate) fn_span: Span,
@@ -37,6 +39,7 @@ pub(crate) enum Param<'a> {
 }
 
 /// How the function's result becomes the model's text.
+#[derive(Clone, Copy)]
 pub(crate) enum Returns {
     /// `-> T` (or nothing): `T` is serialized; spanned at the type.
     Plain(Span),
@@ -240,6 +243,10 @@ fn signature<'a>(
         description,
         params,
         returns,
+        output: match &sig.output {
+            syn::ReturnType::Type(_, ty) => Some(&**ty),
+            syn::ReturnType::Default => None,
+        },
         is_async: sig.asyncness.is_some(),
         fn_span: sig.ident.span(),
     })

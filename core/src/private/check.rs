@@ -1,0 +1,145 @@
+//! Questions the macros ask the compiler about a user's type, answered as `const` booleans, so
+//! that a type that does not fit is reported by one message of the macro's, in words, at the
+//! user's token (a `const` that panics), rather than by an unmet bound of a trait of ours.
+//!
+//! `<Has<T>>::DEFAULT` is the inherent constant (`true`) when `T: Default`, and otherwise the
+//! trait's (`false`): path resolution prefers an inherent item whose impl applies, and falls
+//! back to a trait in scope. The generated code brings the traits into scope with `use … as _`.
+//! Only for types without generic parameters (a `const` cannot name them).
+
+use std::marker::PhantomData;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use super::tool::{Argument, ContentOutput, FallibleToolOutput, ToolOutput, ToolResultOutput};
+use crate::error::BoxError;
+use crate::message::Content;
+use crate::tool::ToolError;
+
+/// The type asked about.
+pub struct Has<T: ?Sized>(PhantomData<T>);
+
+impl<T: ?Sized> std::fmt::Debug for Has<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Has")
+    }
+}
+
+macro_rules! question {
+    ($(#[$doc:meta])* $otherwise:ident, $name:ident, $($bound:tt)+) => {
+        impl<T: ?Sized + $($bound)+> Has<T> {
+            $(#[$doc])*
+            pub const $name: bool = true;
+        }
+
+        /// The answer "no" to the question of the same name.
+        pub trait $otherwise {
+            $(#[$doc])*
+            const $name: bool = false;
+        }
+
+        impl<T: ?Sized> $otherwise for Has<T> {}
+    };
+}
+
+question!(
+    /// `T: Default`.
+    NoDefault, DEFAULT, Default
+);
+question!(
+    /// `T: Clone`.
+    NoClone, CLONE, Clone
+);
+question!(
+    /// `T: serde::Serialize`.
+    NoSerialize, SERIALIZE, Serialize
+);
+question!(
+    /// `T: serde::de::DeserializeOwned`.
+    NoDeserialize, DESERIALIZE, DeserializeOwned
+);
+question!(
+    /// `T: schemars::JsonSchema`.
+    NoJsonSchema, JSON_SCHEMA, JsonSchema
+);
+question!(
+    /// `T: Send`.
+    NoSend, SEND, Send
+);
+question!(
+    /// `T: Sync`.
+    NoSync, SYNC, Sync
+);
+
+impl<T: DeserializeOwned + JsonSchema> Has<T> {
+    /// How a tool reads and describes an argument of type `T`.
+    pub const ARGUMENT: Argument<T> = Argument::of();
+}
+
+/// For a type that cannot be an argument, reported by the `const` check beside it: never used.
+pub trait NoArgument<T> {
+    /// Never used: compilation stops at the check.
+    const ARGUMENT: Argument<T> = Argument::never();
+}
+
+impl<T> NoArgument<T> for Has<T> {}
+
+question!(
+    /// `T: Into<Box<dyn Error + Send + Sync>>`.
+    NoBoxError, INTO_BOX_ERROR, Into<BoxError>
+);
+question!(
+    /// `T` is hookchain's `Content`, or a `Result` of it.
+    NoContent, CONTENT, ContentOutput
+);
+question!(
+    /// `T` is hookchain's `ToolResult`, or a `Result` of it.
+    NoToolResult, TOOL_RESULT, ToolResultOutput
+);
+question!(
+    /// `T` can be a tool's `Result`.
+    NoFallible, FALLIBLE, FallibleToolOutput
+);
+
+/// How a tool's result becomes what the model reads.
+pub type Convert<T> = fn(T, &str) -> Result<Content, ToolError>;
+
+macro_rules! conversion {
+    ($(#[$doc:meta])* $otherwise:ident, $name:ident, $trait:ident) => {
+        impl<T: $trait> Has<T> {
+            $(#[$doc])*
+            pub const $name: Convert<T> = <T as $trait>::into_tool_output;
+        }
+
+        /// For a result type the macro's `const` check rejects: never called.
+        pub trait $otherwise<T> {
+            /// Never called: compilation stops at the check.
+            const $name: Convert<T> = |_, _| unreachable!("rejected at compile time");
+        }
+
+        impl<T> $otherwise<T> for Has<T> {}
+    };
+}
+
+conversion!(
+    /// The conversion of a result that is not a `Result`.
+    NoPlainConvert, PLAIN_CONVERT, ToolOutput
+);
+conversion!(
+    /// The conversion of a `Result`.
+    NoFallibleConvert, FALLIBLE_CONVERT, FallibleToolOutput
+);
+conversion!(
+    /// The conversion of hookchain's `Content`.
+    NoContentConvert, CONTENT_CONVERT, ContentOutput
+);
+conversion!(
+    /// The conversion of hookchain's `ToolResult`.
+    NoToolResultConvert, TOOL_RESULT_CONVERT, ToolResultOutput
+);
+question!(
+    /// `T` can be a tool's result that is not a `Result` (`serde::Serialize`).
+    NoPlain, PLAIN, ToolOutput
+);
