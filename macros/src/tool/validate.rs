@@ -188,6 +188,14 @@ fn signature<'a>(
             // A receiver: checked by the caller (allowed on a method, reported on a function).
             continue;
         };
+        if is_hook_context(&typed.ty) {
+            ctxt.error_spanned_by(
+                &typed.ty,
+                "a tool receives its context as `cx: ToolContext<'_>` (a `&mut Context` is a \
+                 hook's)",
+            );
+            continue;
+        }
         if is_context(&typed.ty) {
             if context.is_some() {
                 ctxt.error_spanned_by(
@@ -269,6 +277,16 @@ fn tool_name(ctxt: &Ctxt, attr: &ToolAttr, ident: &Ident) -> String {
         );
     }
     name
+}
+
+/// Whether the parameter is a hook's context: `Context`, `&Context` or `&mut Context`, by any
+/// path.
+fn is_hook_context(ty: &Type) -> bool {
+    let ty = match ty {
+        Type::Reference(reference) => &*reference.elem,
+        other => other,
+    };
+    is_named(ty, "Context")
 }
 
 /// Whether the parameter is the call's context: a `ToolContext<'_>` by any path.
