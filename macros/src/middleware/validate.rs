@@ -47,6 +47,7 @@ pub(crate) fn validate<'a>(
     let declared = Declared {
         state: parsed.options.state.as_ref(),
         thread: parsed.options.thread_state.as_ref(),
+        mistaken: parsed.options.states_mistaken,
     };
     let mut hooks: Vec<HookImpl<'a>> = Vec::new();
     for (index, attr) in &parsed.hooks {

@@ -14,6 +14,9 @@ use crate::kinds::{Form, HookKind, Role};
 pub(crate) struct Declared<'a> {
     pub(crate) state: Option<&'a Type>,
     pub(crate) thread: Option<&'a Type>,
+    /// Whether the two were reported as one type: a state parameter taken twice is then that
+    /// mistake's follow-on, not reported again.
+    pub(crate) mistaken: bool,
 }
 
 /// Checks `sig` and returns the role of each typed parameter, in order (for the call the
@@ -31,7 +34,8 @@ pub(crate) fn validate(
     for param in &sig.params {
         let role = role_of(ctxt, sig, param, declared);
         if let Some(role) = role {
-            if roles.contains(&role) {
+            let follow_on = declared.mistaken && matches!(role, Role::State | Role::ThreadState);
+            if roles.contains(&role) && !follow_on {
                 ctxt.error_spanned_by(
                     param.ty,
                     format!(
