@@ -253,6 +253,7 @@ fn tool_impl(
             }
 
             #[automatically_derived]
+            #[diagnostic::do_not_recommend]
             impl #p::Tool for #self_ty {
                 fn spec(&self) -> #p::ToolSpec {
                     #p::ToolSpec::new(#name, #description, #p::ArgumentsSchema::new() #(#schema)* .finish())
@@ -293,6 +294,7 @@ fn inert_tool(p: &Private, self_ty: &TokenStream) -> TokenStream {
     quote! {
         const _: () = {
             #[automatically_derived]
+            #[diagnostic::do_not_recommend]
             impl #p::Tool for #self_ty {
                 fn spec(&self) -> #p::ToolSpec {
                     ::core::unreachable!()
