@@ -12,7 +12,7 @@
 //!
 //! | Mistake | What the compiler says |
 //! |---|---|
-//! | a hook returns `String`, `usize`, `&str`, `Option<Flow>`… | it is not a return type this hook can have; the ones it can |
+//! | a hook returns `String`, `usize`, `&str`, `Option<Flow>`, a type of one's own… | it is not a return type this hook can have; the ones it can |
 //! | an `on_model_event` or `after_agent` hook returns `Flow` | return `()` or `Result<(), E>` |
 //! | `state = T` or `thread_state = T` with `T` missing a bound | `T` is not `Default` (or `Serialize`, `Deserialize`, `Clone`, `Send`, `Sync`), why a state needs it, and the derive to add |
 //! | `state = u32, thread_state = u32` | they must be distinct types: wrap one in a newtype |

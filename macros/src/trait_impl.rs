@@ -290,14 +290,13 @@ fn state_const(p: &Private, ty: &Type, thread: bool) -> TokenStream {
     crate::check::first_missing(p, ty, &lead, &bounds, &fix)
 }
 
-/// The return type of each `async fn` hook, when it can be named on its own (no reference, no
-/// `Self`, no `impl Trait`), with the trait it must implement. A plain `fn` hook's return type
-/// is checked where it is converted (see `method`).
-fn async_returns<'a>(model: &'a ImplModel<'_>) -> Vec<(&'a Type, &'static str, &'static str)> {
+/// The return type of each hook, when it can be named on its own (no reference, no `Self`, no
+/// `impl Trait`), with the trait it must implement. Another type is checked where it is
+/// converted (see `method`).
+fn named_returns<'a>(model: &'a ImplModel<'_>) -> Vec<(&'a Type, &'static str, &'static str)> {
     model
         .hooks
         .iter()
-        .filter(|hook| hook.sig.is_async())
         .filter_map(|hook| match &hook.sig.original.output {
             syn::ReturnType::Type(_, ty) if nameable(ty) => {
                 let (into, method) = hook.sig.kind.return_trait();
@@ -326,28 +325,84 @@ fn nameable_tree(tree: &proc_macro2::TokenTree) -> bool {
     }
 }
 
-/// One check per `async fn` hook's return type, at the user's `-> T`: a wrong type is reported
-/// there, once, with the message of the trait it misses (not through the future's conversion,
-/// which would show hookchain's internals).
+/// One check per hook's return type (see `named_returns`), at the user's `-> T`: a wrong type is reported
+/// there, once, in words (not through the future's conversion, which would show hookchain's
+/// internals) — by a `const` naming what the hook can return (see `check`), or, for a type
+/// naming the block's generic parameters, by the trait it misses.
 fn return_checks(p: &Private, model: &ImplModel<'_>) -> TokenStream {
-    let returns = async_returns(model);
+    let returns = named_returns(model);
     if returns.is_empty() {
         return TokenStream::new();
     }
-    let checks = returns.iter().map(|(ty, into, method)| {
-        let span = located(syn::spanned::Spanned::span(*ty));
+    let params: Vec<&syn::Ident> = model
+        .generics
+        .type_params()
+        .map(|param| &param.ident)
+        .collect();
+    let mut consts = TokenStream::new();
+    let mut checks = Vec::new();
+    for (ty, into, method) in returns {
+        if !crate::check::mentions(ty, &params) {
+            consts.extend(return_const(p, ty, into));
+            continue;
+        }
+        let span = located(syn::spanned::Spanned::span(ty));
         let pp = p.at(span);
         let into = syn::Ident::new(into, span);
         let method = syn::Ident::new(method, span);
-        quote_spanned!(span=> let _ = <#ty as #pp::#into>::#method;)
-    });
+        checks.push(quote_spanned!(span=> let _ = <#ty as #pp::#into>::#method;));
+    }
+    if checks.is_empty() {
+        return consts;
+    }
     let (impl_generics, _, where_clause) = model.generics.split_for_impl();
     quote! {
+        #consts
         #[allow(dead_code)]
         fn returns #impl_generics () #where_clause {
             #(#checks)*
         }
     }
+}
+
+/// The check of a hook's return type without generic parameters, by the trait
+/// (`into`) its kind's return types implement.
+fn return_const(p: &Private, ty: &Type, into: &str) -> TokenStream {
+    use crate::check::{Bound, first_missing, type_text};
+    let (question, otherwise, hooks, allowed) = match into {
+        "IntoFlow" => (
+            "FLOW_RETURN",
+            "NoFlowReturn",
+            "a `before_agent`, `before_model` or `after_model` hook",
+            "`()`, `Flow`, `Result<(), E>` or `Result<Flow, E>`",
+        ),
+        "IntoDone" => (
+            "DONE_RETURN",
+            "NoDoneReturn",
+            "an `after_agent` or `on_model_event` hook",
+            "`()` or `Result<(), E>`",
+        ),
+        "IntoModelResponse" => (
+            "MODEL_RESPONSE_RETURN",
+            "NoModelResponseReturn",
+            "a `wrap_model_call` hook",
+            "`ModelResponse` or `Result<ModelResponse, E>`",
+        ),
+        _ => (
+            "TOOL_RESULT_RETURN",
+            "NoToolResultReturn",
+            "a `wrap_tool_call` hook",
+            "`ToolResult` or `Result<ToolResult, E>`",
+        ),
+    };
+    first_missing(
+        p,
+        ty,
+        &format!("`{}` is not a return type {hooks} can have", type_text(ty)),
+        &[Bound::new(question, otherwise, format!("return {allowed}"))],
+        "`E` is any error type that converts into `Box<dyn std::error::Error + Send + Sync>`, \
+         such as `hookchain::Error`.",
+    )
 }
 
 /// The block's generics, with what the checks above report assumed: each type parameter
@@ -371,7 +426,7 @@ fn assumed_bounds(p: &Private, model: &ImplModel<'_>) -> Generics {
             .predicates
             .push(syn::parse_quote!(for<'__hookchain> #state: #p::MiddlewareState));
     }
-    for (ty, into, _) in async_returns(model) {
+    for (ty, into, _) in named_returns(model) {
         let into = syn::Ident::new(into, proc_macro2::Span::call_site());
         clause
             .predicates

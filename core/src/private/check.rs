@@ -13,6 +13,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use super::convert::{IntoDone, IntoFlow, IntoModelResponse, IntoToolResult};
 use super::tool::{Argument, ContentOutput, FallibleToolOutput, ToolOutput, ToolResultOutput};
 use crate::error::BoxError;
 use crate::message::Content;
@@ -142,4 +143,20 @@ conversion!(
 question!(
     /// `T` can be a tool's result that is not a `Result` (`serde::Serialize`).
     NoPlain, PLAIN, ToolOutput
+);
+question!(
+    /// `T` can be returned by a `before_agent`, `before_model` or `after_model` hook.
+    NoFlowReturn, FLOW_RETURN, IntoFlow
+);
+question!(
+    /// `T` can be returned by an `after_agent` or `on_model_event` hook.
+    NoDoneReturn, DONE_RETURN, IntoDone
+);
+question!(
+    /// `T` can be returned by a `wrap_model_call` hook.
+    NoModelResponseReturn, MODEL_RESPONSE_RETURN, IntoModelResponse
+);
+question!(
+    /// `T` can be returned by a `wrap_tool_call` hook.
+    NoToolResultReturn, TOOL_RESULT_RETURN, IntoToolResult
 );

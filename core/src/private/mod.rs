@@ -10,8 +10,9 @@ mod tool;
 pub use bounds::{ValidState, ValidThreadState, shareable};
 pub use check::{
     Convert, Has, NoArgument, NoBoxError, NoClone, NoContent, NoContentConvert, NoDefault,
-    NoDeserialize, NoFallible, NoFallibleConvert, NoJsonSchema, NoPlain, NoPlainConvert, NoSend,
-    NoSerialize, NoSync, NoToolResult, NoToolResultConvert,
+    NoDeserialize, NoDoneReturn, NoFallible, NoFallibleConvert, NoFlowReturn, NoJsonSchema,
+    NoModelResponseReturn, NoPlain, NoPlainConvert, NoSend, NoSerialize, NoSync, NoToolResult,
+    NoToolResultConvert, NoToolResultReturn,
 };
 pub use convert::{
     Conversion, Converted, DoneReturn, FlowReturn, IntoDone, IntoFlow, IntoModelResponse,
