@@ -27,9 +27,7 @@ impl Bound {
             missing,
         }
     }
-}
 
-impl Bound {
     /// The question asked about `of` instead.
     pub(crate) fn of(mut self, of: &Type) -> Self {
         self.of = Some(of.clone());
@@ -115,7 +113,8 @@ pub(crate) fn first_missing(
         let message = format!("{lead}: {}\n{fix}", bound.missing);
         let mut arguments = proc_macro2::Group::new(
             proc_macro2::Delimiter::Parenthesis,
-            quote_spanned!(span=> #message),
+            // Through `{}`: a type written with braces is not a format string.
+            quote_spanned!(span=> "{}", #message),
         );
         arguments.set_span(last);
         chain = quote_spanned! {span=>
