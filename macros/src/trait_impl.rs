@@ -68,6 +68,7 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
     let thread_state = unit_or(&model.thread_state);
     let stream_state = unit_or(&stream_state(model));
     let state_checks = state_checks(p, model);
+    let state_param_checks = state_param_checks(p, model);
     let return_checks = return_checks(p, model);
     let shareable = shareable_checks(p, &model.generics);
     let generics = assumed_bounds(p, model);
@@ -133,6 +134,7 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
         const _: () = {
             #shareable
             #state_checks
+            #state_param_checks
             #return_checks
 
             #[automatically_derived]
@@ -365,6 +367,106 @@ fn return_checks(p: &Private, model: &ImplModel<'_>) -> TokenStream {
     }
 }
 
+/// Each state parameter of a hook (`&mut T` or `&T`, taken as the state or the thread state)
+/// whose type a `const` can name, with the declared type it must be.
+fn state_params<'a>(model: &'a ImplModel<'_>) -> Vec<(&'a Type, TokenStream)> {
+    let params: Vec<&syn::Ident> = model
+        .generics
+        .type_params()
+        .map(|param| &param.ident)
+        .collect();
+    let declared = |role: Role| {
+        let declared = if role == Role::State {
+            model.state.as_ref()
+        } else {
+            model.thread_state.as_ref()
+        };
+        match declared {
+            Some(ty) if crate::check::nameable(ty) && !crate::check::mentions(ty, &params) => {
+                Some(quote!(#ty))
+            }
+            Some(_) => None,
+            None => Some(quote!(())),
+        }
+    };
+    let mut found = Vec::new();
+    for hook in &model.hooks {
+        for (role, param) in hook.roles.iter().zip(&hook.sig.params) {
+            if !matches!(role, Role::State | Role::ThreadState) {
+                continue;
+            }
+            let Type::Reference(reference) = param.ty else {
+                continue;
+            };
+            let inner = &*reference.elem;
+            if !crate::check::nameable(inner) || crate::check::mentions(inner, &params) {
+                continue;
+            }
+            if let Some(declared) = declared(*role) {
+                found.push((inner, declared));
+            }
+        }
+    }
+    found
+}
+
+/// One check per state parameter (see `state_params`): a state taken as another type than the
+/// declared one is reported at the parameter's type, in words.
+fn state_param_checks(p: &Private, model: &ImplModel<'_>) -> TokenStream {
+    use crate::check::{Bound, first_missing, type_text};
+    let mut checks = TokenStream::new();
+    for hook in &model.hooks {
+        for (role, param) in hook.roles.iter().zip(&hook.sig.params) {
+            let (what, key, declared) = match role {
+                Role::State => ("state", "state", &model.state),
+                Role::ThreadState => ("thread state", "thread_state", &model.thread_state),
+                _ => continue,
+            };
+            let Type::Reference(reference) = param.ty else {
+                continue;
+            };
+            let inner = &*reference.elem;
+            let params: Vec<&syn::Ident> = model
+                .generics
+                .type_params()
+                .map(|param| &param.ident)
+                .collect();
+            let (declared, declared_text) = match declared {
+                Some(ty) if crate::check::nameable(ty) && !crate::check::mentions(ty, &params) => {
+                    (ty.clone(), type_text(ty))
+                }
+                Some(_) => continue,
+                None => (syn::parse_quote!(()), "()".to_owned()),
+            };
+            if !crate::check::nameable(inner) || crate::check::mentions(inner, &params) {
+                continue;
+            }
+            let pair: Type = syn::parse_quote!((#inner, #declared));
+            let lead = format!(
+                "this hook takes its {what} as `{}`, but the middleware's {what} is \
+                 `{declared_text}`",
+                type_text(inner)
+            );
+            checks.extend(first_missing(
+                p,
+                inner,
+                &lead,
+                &[Bound::new(
+                    "SAME",
+                    "NotSame",
+                    format!(
+                        "take it as `&mut {declared_text}` (`&{declared_text}` in \
+                         `wrap_tool_call`)"
+                    ),
+                )
+                .of(&pair)],
+                &format!("The {what} type is the one declared with `{key} = …` on the attribute."),
+            ));
+        }
+    }
+    checks
+}
+
 /// The check of a hook's return type without generic parameters, by the trait
 /// (`into`) its kind's return types implement.
 fn return_const(p: &Private, ty: &Type, into: &str) -> TokenStream {
@@ -425,6 +527,11 @@ fn assumed_bounds(p: &Private, model: &ImplModel<'_>) -> Generics {
         clause
             .predicates
             .push(syn::parse_quote!(for<'__hookchain> #state: #p::MiddlewareState));
+    }
+    for (inner, declared) in state_params(model) {
+        clause
+            .predicates
+            .push(syn::parse_quote!(for<'__hookchain> #inner: #p::StateIs<#declared>));
     }
     for (ty, into, _) in named_returns(model) {
         let into = syn::Ident::new(into, proc_macro2::Span::call_site());

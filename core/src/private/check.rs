@@ -160,3 +160,16 @@ question!(
     /// `T` can be returned by a `wrap_tool_call` hook.
     NoToolResultReturn, TOOL_RESULT_RETURN, IntoToolResult
 );
+
+impl<T> Has<(T, T)> {
+    /// The two types are one (a hook's state parameter and the declared state).
+    pub const SAME: bool = true;
+}
+
+/// The answer "no" to `SAME`.
+pub trait NotSame {
+    /// The two types differ.
+    const SAME: bool = false;
+}
+
+impl<T: ?Sized> NotSame for Has<T> {}

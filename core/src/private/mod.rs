@@ -12,7 +12,7 @@ pub use check::{
     Convert, Has, NoArgument, NoBoxError, NoClone, NoContent, NoContentConvert, NoDefault,
     NoDeserialize, NoDoneReturn, NoFallible, NoFallibleConvert, NoFlowReturn, NoJsonSchema,
     NoModelResponseReturn, NoPlain, NoPlainConvert, NoSend, NoSerialize, NoSync, NoToolResult,
-    NoToolResultConvert, NoToolResultReturn,
+    NoToolResultConvert, NoToolResultReturn, NotSame,
 };
 pub use convert::{
     Conversion, Converted, DoneReturn, FlowReturn, IntoDone, IntoFlow, IntoModelResponse,
