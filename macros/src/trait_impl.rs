@@ -93,14 +93,54 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
             quote!(.with(#p::Hook::#kind, #p::Jump::#target))
         })
     });
+    // A type a `const` can name is checked by one (`constraint_checks`) and named without a
+    // bound; another, by `Named::of`'s bound.
+    let params: Vec<&syn::Ident> = model
+        .generics
+        .type_params()
+        .map(|param| &param.ident)
+        .collect();
     let named = |types: &[Type]| {
         let items = types.iter().map(|ty| {
             let span = located(syn::spanned::Spanned::span(ty));
             let p = p.at(span);
-            quote_spanned!(span=> #p::Named::of::<#ty>())
+            if crate::check::nameable(ty) && !crate::check::mentions(ty, &params) {
+                quote_spanned!(span=> {
+                    #[allow(unused_imports)]
+                    use #p::NoNamed as _;
+                    <#p::Has<#ty>>::NAMED
+                })
+            } else {
+                quote_spanned!(span=> #p::Named::of::<#ty>())
+            }
         });
         quote!(&[#(#items),*])
     };
+    let constraint_checks: TokenStream = model
+        .before
+        .iter()
+        .chain(&model.after)
+        .chain(&model.requires)
+        .filter(|ty| crate::check::nameable(ty) && !crate::check::mentions(ty, &params))
+        .map(|ty| {
+            crate::check::first_missing(
+                p,
+                ty,
+                &format!(
+                    "`{}` cannot be named in a `before`, `after` or `requires` constraint",
+                    crate::check::type_text(ty)
+                ),
+                &[crate::check::Bound::new(
+                    "IDENTIFIED",
+                    "NoIdentified",
+                    "it is not a middleware".to_owned(),
+                )],
+                "Constraints name middleware types: `#[hook]` functions, types with a \
+                 `#[middleware]` impl block, or hand-written middleware that set \
+                 `Middleware::IDENTITY`.",
+            )
+        })
+        .collect();
     let (before, after, requires) = (
         named(&model.before),
         named(&model.after),
@@ -135,6 +175,7 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
             #shareable
             #state_checks
             #state_param_checks
+            #constraint_checks
             #return_checks
 
             #[automatically_derived]

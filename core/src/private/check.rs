@@ -15,6 +15,7 @@ use serde::de::DeserializeOwned;
 
 use super::convert::{IntoDone, IntoFlow, IntoModelResponse, IntoToolResult};
 use super::tool::{Argument, ContentOutput, FallibleToolOutput, ToolOutput, ToolResultOutput};
+use crate::chain::{Identified, Named};
 use crate::error::BoxError;
 use crate::message::Content;
 use crate::tool::ToolError;
@@ -173,3 +174,24 @@ pub trait NotSame {
 }
 
 impl<T: ?Sized> NotSame for Has<T> {}
+
+question!(
+    /// `T` can be named in a `before`, `after` or `requires` constraint.
+    NoIdentified, IDENTIFIED, Identified
+);
+
+impl<T: Identified + ?Sized> Has<T> {
+    /// `T` as named in a constraint.
+    pub const NAMED: Named = Named::of::<T>();
+}
+
+/// For a type the macro's `const` check rejects as a constraint: never used.
+pub trait NoNamed {
+    /// Never used: compilation stops at the check.
+    const NAMED: Named = Named {
+        identity: "",
+        name: "",
+    };
+}
+
+impl<T: ?Sized> NoNamed for Has<T> {}

@@ -10,9 +10,9 @@ mod tool;
 pub use bounds::{ValidState, ValidThreadState, shareable};
 pub use check::{
     Convert, Has, NoArgument, NoBoxError, NoClone, NoContent, NoContentConvert, NoDefault,
-    NoDeserialize, NoDoneReturn, NoFallible, NoFallibleConvert, NoFlowReturn, NoJsonSchema,
-    NoModelResponseReturn, NoPlain, NoPlainConvert, NoSend, NoSerialize, NoSync, NoToolResult,
-    NoToolResultConvert, NoToolResultReturn, NotSame,
+    NoDeserialize, NoDoneReturn, NoFallible, NoFallibleConvert, NoFlowReturn, NoIdentified,
+    NoJsonSchema, NoModelResponseReturn, NoNamed, NoPlain, NoPlainConvert, NoSend, NoSerialize,
+    NoSync, NoToolResult, NoToolResultConvert, NoToolResultReturn, NotSame,
 };
 pub use convert::{
     Conversion, Converted, DoneReturn, FlowReturn, IntoDone, IntoFlow, IntoModelResponse,
