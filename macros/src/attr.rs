@@ -176,6 +176,9 @@ pub(crate) struct Options {
     /// `live_stream`: the middleware's wrap and `after_model` hooks leave the model's answer as
     /// it is, so a streamed run may show the answer live.
     pub(crate) live_stream: bool,
+    /// Whether `state` and `thread_state` were reported as the same type: the hooks' state
+    /// parameters are then not checked against them (one error, no cascade).
+    pub(crate) states_mistaken: bool,
     seen: Vec<String>,
 }
 
@@ -185,6 +188,23 @@ impl Options {
         let mut options = Options::default();
         for segment in segments {
             options.set(ctxt, place, segment);
+        }
+        if let (Some(state), Some(thread)) = (&options.state, &options.thread_state)
+            && quote::ToTokens::to_token_stream(state).to_string()
+                == quote::ToTokens::to_token_stream(thread).to_string()
+        {
+            // Hooks take each state by its type: the two must be told apart.
+            ctxt.error_spanned_by(
+                thread,
+                format!(
+                    "`state` and `thread_state` are both `{0}`: they must be distinct types, \
+                     since a hook takes each by its type; wrap one in a newtype, such as \
+                     `#[derive(Default, Clone, serde::Serialize, serde::Deserialize)] struct \
+                     RunCalls({0});`",
+                    crate::signature::pretty(thread)
+                ),
+            );
+            options.states_mistaken = true;
         }
         options
     }

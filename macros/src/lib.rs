@@ -4,11 +4,39 @@
 //! Use them through the `hookchain` crate, which re-exports them; the generated code names only
 //! `::hookchain::__private`, so this crate is not meant to be depended on directly. Set
 //! `HOOKCHAIN_MACROS_DEBUG=1` to print every expansion.
+//!
+//! # Mistakes the compiler explains
+//!
+//! A misuse is one error in `cargo check`, at the token to change, saying what to write instead
+//! (each has a case in `ui-tests/fail/`). Some of them, in short:
+//!
+//! | Mistake | What the compiler says |
+//! |---|---|
+//! | a hook returns `String`, `usize`, `&str`, `Option<Flow>`, a type of one's own… | it is not a return type this hook can have; the ones it can |
+//! | an `on_model_event` or `after_agent` hook returns `Flow` | return `()` or `Result<(), E>` |
+//! | `state = T` or `thread_state = T` with `T` missing a bound | `T` is not `Default` (or `Serialize`, `Deserialize`, `Clone`, `Send`, `Sync`), why a state needs it, and the derive to add |
+//! | `state = u32, thread_state = u32` | they must be distinct types: wrap one in a newtype |
+//! | a hook takes `&mut u64` when the state is `u32` | take it as `&mut u32` (`&u32` in `wrap_tool_call`) |
+//! | `after = String` (not a middleware) in a constraint | it cannot be named there: constraints name middleware types |
+//! | a `#[check_answer]` method returns `bool` | return `Result<(), E>`: `Ok(())` accepts, `Err(reason)` refuses |
+//! | a `#[tool]` argument that is not `Deserialize` or `JsonSchema` | which one it misses, and the derives to add |
+//! | a `#[tool]` result that is not `Serialize` (or a `Result` whose `Ok` type is not) | the type that is not `serde::Serialize`; a `String` is read as text |
+//! | a `#[tool]` returning a type of one's own named `Content` | it must be hookchain's `Content`: rename, or alias |
+//! | a `#[tool]` taking `cx: &mut Context` | take `cx: ToolContext<'_>` (a `&mut Context` is a hook's) |
+//! | `.tool(plain_async_fn)`, `.tool((a, b))` | not a tool: mark it `#[tool]`, wrap a closure in `FnTool::new`, one tool per call |
+//! | `chain![ModelRetry::builder()]`, `.chain(x.build())` | not a middleware: `.build()?`, `?` on a `Result` |
+//! | `Agent::builder("gpt-4o-mini")` | not a model: a provider's client, `ScriptedModel`, … |
+//!
+//! Wrong types that only the compiler can tell (a state's or a tool argument's bounds, a hook's
+//! return type of the user's own, a state parameter's type, a constraint's type) are
+//! reported by a `const` that fails with the message above, as `error[E0080]: evaluation
+//! panicked: …`, at the user's type.
 
 #![forbid(unsafe_code)]
 
 mod attr;
 mod chain;
+mod check;
 mod ctxt;
 mod fallback;
 mod fn_item;

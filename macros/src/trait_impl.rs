@@ -68,6 +68,7 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
     let thread_state = unit_or(&model.thread_state);
     let stream_state = unit_or(&stream_state(model));
     let state_checks = state_checks(p, model);
+    let state_param_checks = state_param_checks(p, model);
     let return_checks = return_checks(p, model);
     let shareable = shareable_checks(p, &model.generics);
     let generics = assumed_bounds(p, model);
@@ -92,14 +93,54 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
             quote!(.with(#p::Hook::#kind, #p::Jump::#target))
         })
     });
+    // A type a `const` can name is checked by one (`constraint_checks`) and named without a
+    // bound; another, by `Named::of`'s bound.
+    let params: Vec<&syn::Ident> = model
+        .generics
+        .type_params()
+        .map(|param| &param.ident)
+        .collect();
     let named = |types: &[Type]| {
         let items = types.iter().map(|ty| {
             let span = located(syn::spanned::Spanned::span(ty));
             let p = p.at(span);
-            quote_spanned!(span=> #p::Named::of::<#ty>())
+            if crate::check::nameable(ty) && !crate::check::mentions(ty, &params) {
+                quote_spanned!(span=> {
+                    #[allow(unused_imports)]
+                    use #p::NoNamed as _;
+                    <#p::Has<#ty>>::NAMED
+                })
+            } else {
+                quote_spanned!(span=> #p::Named::of::<#ty>())
+            }
         });
         quote!(&[#(#items),*])
     };
+    let constraint_checks: TokenStream = model
+        .before
+        .iter()
+        .chain(&model.after)
+        .chain(&model.requires)
+        .filter(|ty| crate::check::nameable(ty) && !crate::check::mentions(ty, &params))
+        .map(|ty| {
+            crate::check::first_missing(
+                p,
+                ty,
+                &format!(
+                    "`{}` cannot be named in a `before`, `after` or `requires` constraint",
+                    crate::check::type_text(ty)
+                ),
+                &[crate::check::Bound::new(
+                    "IDENTIFIED",
+                    "NoIdentified",
+                    "it is not a middleware".to_owned(),
+                )],
+                "Constraints name middleware types: `#[hook]` functions, types with a \
+                 `#[middleware]` impl block, or hand-written middleware that set \
+                 `Middleware::IDENTITY`.",
+            )
+        })
+        .collect();
     let (before, after, requires) = (
         named(&model.before),
         named(&model.after),
@@ -133,6 +174,8 @@ pub(crate) fn expand(model: &ImplModel<'_>) -> TokenStream {
         const _: () = {
             #shareable
             #state_checks
+            #state_param_checks
+            #constraint_checks
             #return_checks
 
             #[automatically_derived]
@@ -188,23 +231,42 @@ fn shareable_checks(p: &Private, generics: &Generics) -> TokenStream {
     }
 }
 
-/// One check per declared state type, at the type (see `__private::ValidState`).
+/// One check per declared state type, at the type: a `const` naming the first bound the type
+/// misses (see `check`), or, for a type naming the block's generic parameters, a bound (see
+/// `__private::ValidState`).
 fn state_checks(p: &Private, model: &ImplModel<'_>) -> TokenStream {
-    let check = |ty: &Option<Type>, check: &str| {
-        ty.as_ref().map(|ty| {
-            let span = located(syn::spanned::Spanned::span(ty));
-            let pp = p.at(span);
-            let check = syn::Ident::new(check, span);
-            quote_spanned!(span=> <#ty as #pp::#check>::check();)
-        })
+    let params: Vec<&syn::Ident> = model
+        .generics
+        .type_params()
+        .map(|param| &param.ident)
+        .collect();
+    let mut consts = TokenStream::new();
+    let mut check = |ty: &Option<Type>, thread: bool| {
+        let ty = ty.as_ref()?;
+        if !crate::check::mentions(ty, &params) {
+            consts.extend(state_const(p, ty, thread));
+            return None;
+        }
+        let span = located(syn::spanned::Spanned::span(ty));
+        let pp = p.at(span);
+        let check = syn::Ident::new(
+            if thread {
+                "ValidThreadState"
+            } else {
+                "ValidState"
+            },
+            span,
+        );
+        Some(quote_spanned!(span=> <#ty as #pp::#check>::check();))
     };
-    let state = check(&model.state, "ValidState");
-    let thread = check(&model.thread_state, "ValidThreadState");
+    let state = check(&model.state, false);
+    let thread = check(&model.thread_state, true);
     if state.is_none() && thread.is_none() {
-        return TokenStream::new();
+        return consts;
     }
     let (impl_generics, _, where_clause) = model.generics.split_for_impl();
     quote! {
+        #consts
         #[allow(dead_code)]
         fn state #impl_generics () #where_clause {
             #state
@@ -213,14 +275,71 @@ fn state_checks(p: &Private, model: &ImplModel<'_>) -> TokenStream {
     }
 }
 
-/// The return type of each `async fn` hook, when it can be named on its own (no reference, no
-/// `Self`, no `impl Trait`), with the trait it must implement. A plain `fn` hook's return type
-/// is checked where it is converted (see `method`).
-fn async_returns<'a>(model: &'a ImplModel<'_>) -> Vec<(&'a Type, &'static str, &'static str)> {
+/// The check of a state type (a thread state if `thread`) without generic parameters.
+fn state_const(p: &Private, ty: &Type, thread: bool) -> TokenStream {
+    use crate::check::Bound;
+    let (what, created) = if thread {
+        ("thread state", "with each thread")
+    } else {
+        ("state", "at every run")
+    };
+    let lead = format!(
+        "`{}` cannot be a middleware's {what}",
+        crate::check::type_text(ty)
+    );
+    let mut bounds = vec![Bound::new(
+        "DEFAULT",
+        "NoDefault",
+        format!("it is not `Default`, and a {what} is created with `Default` {created}"),
+    )];
+    if thread {
+        bounds.push(Bound::new(
+            "CLONE",
+            "NoClone",
+            "it is not `Clone`, and each run works on a copy of the thread state".to_owned(),
+        ));
+    }
+    bounds.extend([
+        Bound::new(
+            "SERIALIZE",
+            "NoSerialize",
+            format!("it is not `serde::Serialize`, and a {what} is saved in checkpoints"),
+        ),
+        Bound::new(
+            "DESERIALIZE",
+            "NoDeserialize",
+            format!("it is not `serde::Deserialize`, and a {what} is restored from checkpoints"),
+        ),
+        Bound::new(
+            "SEND",
+            "NoSend",
+            format!("it is not `Send`, and a run (with its {what}) moves between threads"),
+        ),
+        Bound::new(
+            "SYNC",
+            "NoSync",
+            format!("it is not `Sync`, and a {what} is read from several tasks"),
+        ),
+    ]);
+    let derives = if thread {
+        "Default, Clone, serde::Serialize, serde::Deserialize"
+    } else {
+        "Default, serde::Serialize, serde::Deserialize"
+    };
+    let fix = format!(
+        "On a type of yours, `#[derive({derives})]`; a type from another crate goes in a field \
+         of such a type of yours."
+    );
+    crate::check::first_missing(p, ty, &lead, &bounds, &fix)
+}
+
+/// The return type of each hook, when it can be named on its own (no reference, no `Self`, no
+/// `impl Trait`), with the trait it must implement. Another type is checked where it is
+/// converted (see `method`).
+fn named_returns<'a>(model: &'a ImplModel<'_>) -> Vec<(&'a Type, &'static str, &'static str)> {
     model
         .hooks
         .iter()
-        .filter(|hook| hook.sig.is_async())
         .filter_map(|hook| match &hook.sig.original.output {
             syn::ReturnType::Type(_, ty) if nameable(ty) => {
                 let (into, method) = hook.sig.kind.return_trait();
@@ -249,28 +368,184 @@ fn nameable_tree(tree: &proc_macro2::TokenTree) -> bool {
     }
 }
 
-/// One check per `async fn` hook's return type, at the user's `-> T`: a wrong type is reported
-/// there, once, with the message of the trait it misses (not through the future's conversion,
-/// which would show hookchain's internals).
+/// One check per hook's return type (see `named_returns`), at the user's `-> T`: a wrong type is reported
+/// there, once, in words (not through the future's conversion, which would show hookchain's
+/// internals) — by a `const` naming what the hook can return (see `check`), or, for a type
+/// naming the block's generic parameters, by the trait it misses.
 fn return_checks(p: &Private, model: &ImplModel<'_>) -> TokenStream {
-    let returns = async_returns(model);
+    let returns = named_returns(model);
     if returns.is_empty() {
         return TokenStream::new();
     }
-    let checks = returns.iter().map(|(ty, into, method)| {
-        let span = located(syn::spanned::Spanned::span(*ty));
+    let params: Vec<&syn::Ident> = model
+        .generics
+        .type_params()
+        .map(|param| &param.ident)
+        .collect();
+    let mut consts = TokenStream::new();
+    let mut checks = Vec::new();
+    for (ty, into, method) in returns {
+        if !crate::check::mentions(ty, &params) {
+            consts.extend(return_const(p, ty, into));
+            continue;
+        }
+        let span = located(syn::spanned::Spanned::span(ty));
         let pp = p.at(span);
         let into = syn::Ident::new(into, span);
         let method = syn::Ident::new(method, span);
-        quote_spanned!(span=> let _ = <#ty as #pp::#into>::#method;)
-    });
+        checks.push(quote_spanned!(span=> let _ = <#ty as #pp::#into>::#method;));
+    }
+    if checks.is_empty() {
+        return consts;
+    }
     let (impl_generics, _, where_clause) = model.generics.split_for_impl();
     quote! {
+        #consts
         #[allow(dead_code)]
         fn returns #impl_generics () #where_clause {
             #(#checks)*
         }
     }
+}
+
+/// Each state parameter of a hook (`&mut T` or `&T`, taken as the state or the thread state)
+/// whose type a `const` can name, with the declared type it must be.
+fn state_params<'a>(model: &'a ImplModel<'_>) -> Vec<(&'a Type, TokenStream)> {
+    let params: Vec<&syn::Ident> = model
+        .generics
+        .type_params()
+        .map(|param| &param.ident)
+        .collect();
+    let declared = |role: Role| {
+        let declared = if role == Role::State {
+            model.state.as_ref()
+        } else {
+            model.thread_state.as_ref()
+        };
+        match declared {
+            Some(ty) if crate::check::nameable(ty) && !crate::check::mentions(ty, &params) => {
+                Some(quote!(#ty))
+            }
+            Some(_) => None,
+            None => Some(quote!(())),
+        }
+    };
+    let mut found = Vec::new();
+    for hook in &model.hooks {
+        for (role, param) in hook.roles.iter().zip(&hook.sig.params) {
+            if !matches!(role, Role::State | Role::ThreadState) {
+                continue;
+            }
+            let Type::Reference(reference) = param.ty else {
+                continue;
+            };
+            let inner = &*reference.elem;
+            if !crate::check::nameable(inner) || crate::check::mentions(inner, &params) {
+                continue;
+            }
+            if let Some(declared) = declared(*role) {
+                found.push((inner, declared));
+            }
+        }
+    }
+    found
+}
+
+/// One check per state parameter (see `state_params`): a state taken as another type than the
+/// declared one is reported at the parameter's type, in words.
+fn state_param_checks(p: &Private, model: &ImplModel<'_>) -> TokenStream {
+    use crate::check::{Bound, first_missing, type_text};
+    let mut checks = TokenStream::new();
+    for hook in &model.hooks {
+        for (role, param) in hook.roles.iter().zip(&hook.sig.params) {
+            let (what, key, declared) = match role {
+                Role::State => ("state", "state", &model.state),
+                Role::ThreadState => ("thread state", "thread_state", &model.thread_state),
+                _ => continue,
+            };
+            let Type::Reference(reference) = param.ty else {
+                continue;
+            };
+            let inner = &*reference.elem;
+            let params: Vec<&syn::Ident> = model
+                .generics
+                .type_params()
+                .map(|param| &param.ident)
+                .collect();
+            let (declared, declared_text) = match declared {
+                Some(ty) if crate::check::nameable(ty) && !crate::check::mentions(ty, &params) => {
+                    (ty.clone(), type_text(ty))
+                }
+                Some(_) => continue,
+                None => (syn::parse_quote!(()), "()".to_owned()),
+            };
+            if !crate::check::nameable(inner) || crate::check::mentions(inner, &params) {
+                continue;
+            }
+            let pair: Type = syn::parse_quote!((#inner, #declared));
+            let lead = format!(
+                "this hook takes its {what} as `{}`, but the middleware's {what} is \
+                 `{declared_text}`",
+                type_text(inner)
+            );
+            checks.extend(first_missing(
+                p,
+                inner,
+                &lead,
+                &[Bound::new(
+                    "SAME",
+                    "NotSame",
+                    format!(
+                        "take it as `&mut {declared_text}` (`&{declared_text}` in \
+                         `wrap_tool_call`)"
+                    ),
+                )
+                .of(&pair)],
+                &format!("The {what} type is the one declared with `{key} = …` on the attribute."),
+            ));
+        }
+    }
+    checks
+}
+
+/// The check of a hook's return type without generic parameters, by the trait
+/// (`into`) its kind's return types implement.
+fn return_const(p: &Private, ty: &Type, into: &str) -> TokenStream {
+    use crate::check::{Bound, first_missing, type_text};
+    let (question, otherwise, hooks, allowed) = match into {
+        "IntoFlow" => (
+            "FLOW_RETURN",
+            "NoFlowReturn",
+            "a `before_agent`, `before_model` or `after_model` hook",
+            "`()`, `Flow`, `Result<(), E>` or `Result<Flow, E>`",
+        ),
+        "IntoDone" => (
+            "DONE_RETURN",
+            "NoDoneReturn",
+            "an `after_agent` or `on_model_event` hook",
+            "`()` or `Result<(), E>`",
+        ),
+        "IntoModelResponse" => (
+            "MODEL_RESPONSE_RETURN",
+            "NoModelResponseReturn",
+            "a `wrap_model_call` hook",
+            "`ModelResponse` or `Result<ModelResponse, E>`",
+        ),
+        _ => (
+            "TOOL_RESULT_RETURN",
+            "NoToolResultReturn",
+            "a `wrap_tool_call` hook",
+            "`ToolResult` or `Result<ToolResult, E>`",
+        ),
+    };
+    first_missing(
+        p,
+        ty,
+        &format!("`{}` is not a return type {hooks} can have", type_text(ty)),
+        &[Bound::new(question, otherwise, format!("return {allowed}"))],
+        "`E` is any error type that converts into `Box<dyn std::error::Error + Send + Sync>`, \
+         such as `hookchain::Error`.",
+    )
 }
 
 /// The block's generics, with what the checks above report assumed: each type parameter
@@ -294,7 +569,12 @@ fn assumed_bounds(p: &Private, model: &ImplModel<'_>) -> Generics {
             .predicates
             .push(syn::parse_quote!(for<'__hookchain> #state: #p::MiddlewareState));
     }
-    for (ty, into, _) in async_returns(model) {
+    for (inner, declared) in state_params(model) {
+        clause
+            .predicates
+            .push(syn::parse_quote!(for<'__hookchain> #inner: #p::StateIs<#declared>));
+    }
+    for (ty, into, _) in named_returns(model) {
         let into = syn::Ident::new(into, proc_macro2::Span::call_site());
         clause
             .predicates

@@ -243,7 +243,10 @@ impl<T: Send + Sync + 'static + ?Sized> Shareable for T {}
     label = "not a middleware",
     note = "a middleware is a `#[hook]` function, a type with a `#[middleware]` impl block, a \
             hand-written `impl Middleware`, a chain (`chain![..]`, or a tuple of up to 12 \
-            middleware), or an `Option` of one; `chain![..]` takes any number of members"
+            middleware), or an `Option` of one; `chain![..]` takes any number of members",
+    note = "a built-in's builder becomes a middleware with `.build()?` \
+            (`ModelRetry::builder().build()?`), a `Result` with `?`, and an \
+            `Option<Result<..>>` with `.transpose()?`"
 )]
 pub trait Middleware: Send + Sync {
     /// This middleware's run-scoped state; `()` if it keeps none. Created with `Default` at the

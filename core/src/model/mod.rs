@@ -111,6 +111,13 @@ pub use crate::error::{ModelError, ModelErrorKind};
 /// and the model as OpenTelemetry's GenAI conventions do. [`provider_name`](Self::provider_name)
 /// and [`model_name`](Self::model_name) say what to write there; both have defaults, so a model
 /// that says nothing still works (as `"unknown"` and without a model name).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a model",
+    label = "not a model",
+    note = "a model is a provider's client (in `hookchain::providers`, with the provider's \
+            feature), a `ScriptedModel`, a `ModelRouter`, or a type with a hand-written \
+            `impl Model`; a constructor that returns a `Result` needs `?`"
+)]
 pub trait Model: Send + Sync {
     /// Calls the model once.
     fn invoke(
@@ -158,6 +165,8 @@ pub trait Model: Send + Sync {
 /// `stream` and names are kept.
 macro_rules! forward_model {
     ($($pointer:ty),*) => {$(
+        // A "not a model" error names the type given, not the pointer's target.
+        #[diagnostic::do_not_recommend]
         impl<M: Model + ?Sized> Model for $pointer {
             fn invoke(
                 &self,

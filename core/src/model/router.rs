@@ -59,6 +59,8 @@ impl<M: Model> DynModel for M {
     }
 }
 
+// Not listed in a "not a model" error, which names the usual fixes instead.
+#[diagnostic::do_not_recommend]
 impl Model for Box<dyn DynModel> {
     fn invoke(
         &self,
@@ -165,6 +167,8 @@ impl<M: Model> ModelRouter<M> {
     }
 }
 
+// Not listed in a "not a model" error, which names the usual fixes instead.
+#[diagnostic::do_not_recommend]
 impl<M: Model> Model for ModelRouter<M> {
     async fn invoke(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
         let Some(name) = request.model.as_deref() else {

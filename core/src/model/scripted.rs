@@ -271,6 +271,8 @@ fn exhausted(request: usize) -> ModelError {
     ))
 }
 
+// Not listed in a "not a model" error, which names the usual fixes instead.
+#[diagnostic::do_not_recommend]
 impl Model for ScriptedModel {
     // Answers synchronously: a ready future keeps benchmarks free of an extra state machine.
     fn invoke(

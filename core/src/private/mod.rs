@@ -2,11 +2,18 @@
 //! without notice.
 
 mod bounds;
+mod check;
 mod convert;
 mod probe;
 mod tool;
 
 pub use bounds::{ValidState, ValidThreadState, shareable};
+pub use check::{
+    Convert, Has, NoArgument, NoBoxError, NoClone, NoContent, NoContentConvert, NoDefault,
+    NoDeserialize, NoDoneReturn, NoFallible, NoFallibleConvert, NoFlowReturn, NoIdentified,
+    NoJsonSchema, NoModelResponseReturn, NoNamed, NoPlain, NoPlainConvert, NoSend, NoSerialize,
+    NoSync, NoToolResult, NoToolResultConvert, NoToolResultReturn, NotSame,
+};
 pub use convert::{
     Conversion, Converted, DoneReturn, FlowReturn, IntoDone, IntoFlow, IntoModelResponse,
     IntoToolResult, Lazy, StateIs, WrapModelCallReturn, WrapToolCallReturn, convert_now, converted,
@@ -60,4 +67,4 @@ pub use std::module_path;
 pub use std::option::Option::{self, None, Some};
 pub use std::result::Result;
 pub use std::string::String;
-pub use std::{concat, stringify};
+pub use std::{concat, panic, stringify};

@@ -32,10 +32,7 @@ pub trait ToolArgument: Sized {
 #[diagnostic::do_not_recommend]
 impl<T: DeserializeOwned + JsonSchema> ToolArgument for T {
     fn argument() -> Argument<Self> {
-        Argument {
-            schema: |generator| generator.subschema_for::<T>(),
-            parse: T::deserialize,
-        }
+        Argument::of()
     }
 }
 
@@ -59,7 +56,26 @@ impl<T> std::fmt::Debug for Argument<T> {
     }
 }
 
+impl<T: DeserializeOwned + JsonSchema> Argument<T> {
+    /// How `T` is described and read.
+    pub(super) const fn of() -> Self {
+        Argument {
+            schema: |generator| generator.subschema_for::<T>(),
+            parse: T::deserialize,
+        }
+    }
+}
+
 impl<T> Argument<T> {
+    /// Stands for an argument type the macro's `const` check rejects: never used, since
+    /// compilation stops at the check.
+    pub(super) const fn never() -> Self {
+        Argument {
+            schema: |_| unreachable!("rejected at compile time"),
+            parse: |_| unreachable!("rejected at compile time"),
+        }
+    }
+
     /// Takes the argument `name` out of the model's arguments. A missing argument is read as
     /// `null`, which an `Option` accepts (as `None`), and is otherwise a missing field.
     pub fn take(

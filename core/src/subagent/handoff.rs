@@ -149,6 +149,8 @@ impl<M, C> fmt::Debug for Handoff<M, C> {
     }
 }
 
+// Not listed in a "not a tool" error, which names the usual fixes instead.
+#[diagnostic::do_not_recommend]
 impl<M, C> Tool for Handoff<M, C>
 where
     M: Model + 'static,

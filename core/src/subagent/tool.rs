@@ -182,6 +182,8 @@ impl<M, C, I> fmt::Debug for AgentTool<M, C, I> {
     }
 }
 
+// Not listed in a "not a tool" error, which names the usual fixes instead.
+#[diagnostic::do_not_recommend]
 impl<M, C, I> Tool for AgentTool<M, C, I>
 where
     M: Model + 'static,

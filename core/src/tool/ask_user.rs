@@ -130,6 +130,8 @@ fn question(arguments: serde_json::Value) -> Result<Question, ToolError> {
     })
 }
 
+// Not listed in a "not a tool" error, which names the usual fixes instead.
+#[diagnostic::do_not_recommend]
 impl Tool for AskUser {
     fn spec(&self) -> ToolSpec {
         ToolSpec::new(

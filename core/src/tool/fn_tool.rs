@@ -83,6 +83,9 @@ impl<A, F> fmt::Debug for FnTool<A, F> {
     }
 }
 
+// Not listed in a "not a tool" error, which names the usual fixes instead: its bounds are
+// `new`'s, checked where it is built.
+#[diagnostic::do_not_recommend]
 impl<A, F, Fut, T, E> Tool for FnTool<A, F>
 where
     A: DeserializeOwned + JsonSchema + Send + 'static,

@@ -148,6 +148,13 @@ impl ToolSpec {
 /// again with the same arguments, and [`cx.resume_value()`](ToolContext::resume_value) is the
 /// answer: the tool decides what the model reads. [`check_answer`](Self::check_answer) can
 /// refuse a wrong answer before the run resumes.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool",
+    label = "not a tool",
+    note = "a tool is a function marked `#[tool]`, a closure wrapped in \
+            `FnTool::new(name, description, f)`, or a type with a hand-written `impl Tool`",
+    note = "`.tool(..)` takes one tool per call: `.tool(a).tool(b)`"
+)]
 pub trait Tool: Send + Sync + 'static {
     /// The tool's name, description and argument schema.
     fn spec(&self) -> ToolSpec;

@@ -40,6 +40,7 @@ pub(crate) fn validate<'a>(
     let declared = Declared {
         state: attr.options.state.as_ref(),
         thread: attr.options.thread_state.as_ref(),
+        mistaken: attr.options.states_mistaken,
     };
     let roles = validate_signature(ctxt, &sig, Place::HookFn, declared);
     Some(HookModel {

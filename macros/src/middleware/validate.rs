@@ -47,6 +47,7 @@ pub(crate) fn validate<'a>(
     let declared = Declared {
         state: parsed.options.state.as_ref(),
         thread: parsed.options.thread_state.as_ref(),
+        mistaken: parsed.options.states_mistaken,
     };
     let mut hooks: Vec<HookImpl<'a>> = Vec::new();
     for (index, attr) in &parsed.hooks {
@@ -135,14 +136,65 @@ fn unmarked_hooks(ctxt: &Ctxt, parsed: &Parsed, block: &ItemImpl) {
 /// The `#[check_answer]` method: at most one, `fn name(&self, answer: &Answer<'_>) -> Result<(),
 /// E>` (the return type is checked by the compiler, at the user's tokens).
 fn check_answer<'a>(ctxt: &Ctxt, parsed: &Parsed, block: &'a ItemImpl) -> Option<&'a syn::Ident> {
-    one_method(
+    let found = one_method(
         ctxt,
         &parsed.check_answer,
         block,
         "check_answer",
         "a `#[check_answer]` method is a plain `fn` taking `&self` and the answer: \
          `fn check(&self, answer: &Answer<'_>) -> Result<(), E>`",
-    )
+    )?;
+    // A return type that is not a `Result` by its syntax (a `bool`, nothing): reported at the
+    // user's type, rather than where the generated code converts the error.
+    let sig = block.items.iter().find_map(|item| match item {
+        ImplItem::Fn(method) if &method.sig.ident == found => Some(&method.sig),
+        _ => None,
+    })?;
+    let message = "a `#[check_answer]` method returns `Result<(), E>`: `Ok(())` accepts the \
+                   answer, `Err(reason)` refuses the resume (`E` is any error type, such as \
+                   `hookchain::Error` or a `String`)";
+    match &sig.output {
+        syn::ReturnType::Default => {
+            ctxt.error_spanned_by(&sig.ident, message);
+            None
+        }
+        syn::ReturnType::Type(_, ty) if !named_result(ty) => {
+            ctxt.error_spanned_by(ty, message);
+            None
+        }
+        syn::ReturnType::Type(..) => Some(found),
+    }
+}
+
+/// Whether `ty` may be a `Result` (by its name, or an alias the syntax cannot see through):
+/// false for a tuple, a reference, and the standard types that are not one.
+fn named_result(ty: &Type) -> bool {
+    match ty {
+        Type::Path(path) => path.path.segments.last().is_none_or(|last| {
+            !matches!(
+                last.ident.to_string().as_str(),
+                "bool"
+                    | "Option"
+                    | "String"
+                    | "str"
+                    | "usize"
+                    | "u8"
+                    | "u16"
+                    | "u32"
+                    | "u64"
+                    | "i8"
+                    | "i16"
+                    | "i32"
+                    | "i64"
+                    | "Flow"
+                    | "Vec"
+                    | "Box"
+            )
+        }),
+        Type::Paren(inner) => named_result(&inner.elem),
+        Type::Group(inner) => named_result(&inner.elem),
+        _ => false,
+    }
 }
 
 /// The `#[contribute]` method: at most one, `fn name(&self, to: &mut Contributions)`.

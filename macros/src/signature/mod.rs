@@ -5,4 +5,4 @@ mod parse;
 mod validate;
 
 pub(crate) use parse::HookSig;
-pub(crate) use validate::{Declared, validate};
+pub(crate) use validate::{Declared, pretty, validate};

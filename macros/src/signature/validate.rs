@@ -14,6 +14,9 @@ use crate::kinds::{Form, HookKind, Role};
 pub(crate) struct Declared<'a> {
     pub(crate) state: Option<&'a Type>,
     pub(crate) thread: Option<&'a Type>,
+    /// Whether the two were reported as one type: a state parameter taken twice is then that
+    /// mistake's follow-on, not reported again.
+    pub(crate) mistaken: bool,
 }
 
 /// Checks `sig` and returns the role of each typed parameter, in order (for the call the
@@ -31,7 +34,8 @@ pub(crate) fn validate(
     for param in &sig.params {
         let role = role_of(ctxt, sig, param, declared);
         if let Some(role) = role {
-            if roles.contains(&role) {
+            let follow_on = declared.mistaken && matches!(role, Role::State | Role::ThreadState);
+            if roles.contains(&role) && !follow_on {
                 ctxt.error_spanned_by(
                     param.ty,
                     format!(
@@ -45,6 +49,7 @@ pub(crate) fn validate(
             roles.push(Role::State);
         }
     }
+    check_return(ctxt, sig);
     roles
 }
 
@@ -279,6 +284,114 @@ fn article(kind: HookKind) -> &'static str {
         "an"
     } else {
         "a"
+    }
+}
+
+/// A return type that no hook of its kind can have, when its syntax tells (a reference, a tuple,
+/// a standard type, another kind's type): one error at the type, listing what to return. Other
+/// types (a type of the user's, an alias) are checked by the compiler, at the same place.
+fn check_return(ctxt: &Ctxt, sig: &HookSig<'_>) {
+    let syn::ReturnType::Type(_, ty) = &sig.original.output else {
+        return;
+    };
+    let kind = sig.kind;
+    let (values, allowed): (&[&str], &str) = match kind {
+        HookKind::BeforeAgent | HookKind::BeforeModel | HookKind::AfterModel => (
+            &["()", "Flow"],
+            "`()`, `Flow`, `Result<(), E>` or `Result<Flow, E>`",
+        ),
+        HookKind::AfterAgent | HookKind::OnModelEvent => (&["()"], "`()` or `Result<(), E>`"),
+        HookKind::WrapModelCall => (
+            &["ModelResponse"],
+            "`ModelResponse` or `Result<ModelResponse, E>`",
+        ),
+        HookKind::WrapToolCall => (&["ToolResult"], "`ToolResult` or `Result<ToolResult, E>`"),
+    };
+    let ok = match result_ok(ty) {
+        Some(Some(ok)) => ok,
+        // `Result` without arguments: left to the compiler.
+        Some(None) => return,
+        None => ty,
+    };
+    if !certainly_not(ok, values) {
+        return;
+    }
+    ctxt.error_spanned_by(
+        ty,
+        format!(
+            "`{}` is not a return type {} `{}` hook can have: return {allowed}, where `E` is any \
+             error type (converting into `Box<dyn std::error::Error + Send + Sync>`)",
+            pretty(ty),
+            article(kind),
+            kind.name(),
+        ),
+    );
+}
+
+/// For `Result<T, ..>` (by its name), `Some(Some(T))`; `Some(None)` without arguments.
+fn result_ok(ty: &Type) -> Option<Option<&Type>> {
+    let Type::Path(path) = ty else { return None };
+    let last = path.path.segments.last()?;
+    if path.qself.is_some() || last.ident != "Result" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(arguments) = &last.arguments else {
+        return Some(None);
+    };
+    Some(arguments.args.iter().find_map(|argument| match argument {
+        syn::GenericArgument::Type(ty) => Some(ty),
+        _ => None,
+    }))
+}
+
+/// Whether the syntax of `ty` shows it is none of `values` (`()`, `Flow`, `ModelResponse`,
+/// `ToolResult`), even through an alias: a reference, a tuple, a standard type, a `Result`,
+/// or another of hookchain's types.
+fn certainly_not(ty: &Type, values: &[&str]) -> bool {
+    const NOT_A_RETURN: &[&str] = &[
+        "String",
+        "str",
+        "bool",
+        "char",
+        "u8",
+        "u16",
+        "u32",
+        "u64",
+        "u128",
+        "usize",
+        "i8",
+        "i16",
+        "i32",
+        "i64",
+        "i128",
+        "isize",
+        "f32",
+        "f64",
+        "Option",
+        "Vec",
+        "Box",
+        "Result",
+        "Flow",
+        "ModelResponse",
+        "ToolResult",
+        "ModelRequest",
+        "ToolCall",
+        "Message",
+        "Content",
+        "Value",
+    ];
+    match ty {
+        Type::Paren(inner) => certainly_not(&inner.elem, values),
+        Type::Group(inner) => certainly_not(&inner.elem, values),
+        Type::Tuple(tuple) => !(tuple.elems.is_empty() && values.contains(&"()")),
+        Type::Reference(_) | Type::Slice(_) | Type::Array(_) | Type::Ptr(_) | Type::BareFn(_) => {
+            true
+        }
+        Type::Path(path) if path.qself.is_none() => path.path.segments.last().is_some_and(|last| {
+            let name = last.ident.to_string();
+            NOT_A_RETURN.contains(&name.as_str()) && !values.contains(&name.as_str())
+        }),
+        _ => false,
     }
 }
 

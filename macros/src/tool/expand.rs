@@ -145,9 +145,12 @@ fn tool_impl(
         let check = format_ident!("__hookchain_argument_{}", index);
         let span = located(syn::spanned::Spanned::span(ty));
         let pp = p.at(span);
+        checks.push(argument_check(p, ty));
         checks.push(quote_spanned! {span=>
             fn #check() -> #pp::Argument<#ty> {
-                <#ty as #pp::ToolArgument>::argument()
+                #[allow(unused_imports)]
+                use #pp::NoArgument as _;
+                <#pp::Has<#ty>>::ARGUMENT
             }
         });
         let required = !optional;
@@ -186,11 +189,35 @@ fn tool_impl(
         }
     };
     let output = format_ident!("__hookchain_output");
-    let convert = match model.returns {
-        Returns::Plain(span) => conversion(p, span, quote!(ToolOutput), &output, name),
-        Returns::Fallible(span) => conversion(p, span, quote!(FallibleToolOutput), &output, name),
-        Returns::ToolResult(span) => conversion(p, span, quote!(ToolResultOutput), &output, name),
-        Returns::Content(span) => conversion(p, span, quote!(ContentOutput), &output, name),
+    let convert = match (model.output, model.returns) {
+        // A return type a `const` can name: checked there, in words, and converted without a
+        // bound of ours (see `result_check`).
+        (Some(ty), returns) if crate::check::nameable(ty) => {
+            checks.push(result_check(p, ty, returns));
+            let span = located(syn::spanned::Spanned::span(ty));
+            let pp = p.at(span);
+            let (otherwise, constant) = match returns {
+                Returns::Plain(_) => ("NoPlainConvert", "PLAIN_CONVERT"),
+                Returns::Fallible(_) => ("NoFallibleConvert", "FALLIBLE_CONVERT"),
+                Returns::ToolResult(_) => ("NoToolResultConvert", "TOOL_RESULT_CONVERT"),
+                Returns::Content(_) => ("NoContentConvert", "CONTENT_CONVERT"),
+            };
+            let otherwise = syn::Ident::new(otherwise, span);
+            let constant = syn::Ident::new(constant, span);
+            quote_spanned! {span=> {
+                #[allow(unused_imports)]
+                use #pp::#otherwise as _;
+                (<#pp::Has<#ty>>::#constant)(#output, #name)
+            }}
+        }
+        (_, Returns::Plain(span)) => conversion(p, span, quote!(ToolOutput), &output, name),
+        (_, Returns::Fallible(span)) => {
+            conversion(p, span, quote!(FallibleToolOutput), &output, name)
+        }
+        (_, Returns::ToolResult(span)) => {
+            conversion(p, span, quote!(ToolResultOutput), &output, name)
+        }
+        (_, Returns::Content(span)) => conversion(p, span, quote!(ContentOutput), &output, name),
     };
     // Located at the function's name: a future that is not `Send` is reported there.
     let body = quote_spanned! {fn_span=>
@@ -226,6 +253,7 @@ fn tool_impl(
             }
 
             #[automatically_derived]
+            #[diagnostic::do_not_recommend]
             impl #p::Tool for #self_ty {
                 fn spec(&self) -> #p::ToolSpec {
                     #p::ToolSpec::new(#name, #description, #p::ArgumentsSchema::new() #(#schema)* .finish())
@@ -266,6 +294,7 @@ fn inert_tool(p: &Private, self_ty: &TokenStream) -> TokenStream {
     quote! {
         const _: () = {
             #[automatically_derived]
+            #[diagnostic::do_not_recommend]
             impl #p::Tool for #self_ty {
                 fn spec(&self) -> #p::ToolSpec {
                     ::core::unreachable!()
@@ -280,5 +309,133 @@ fn inert_tool(p: &Private, self_ty: &TokenStream) -> TokenStream {
                 }
             }
         };
+    }
+}
+
+/// The check of an argument type: one error, at the type, naming the bound it misses.
+fn argument_check(p: &Private, ty: &syn::Type) -> TokenStream {
+    use crate::check::{Bound, first_missing, type_text};
+    let lead = format!("`{}` cannot be a tool's argument", type_text(ty));
+    let bounds = [
+        Bound::new(
+            "DESERIALIZE",
+            "NoDeserialize",
+            "it is not `serde::Deserialize`, and the model's JSON is deserialized into it"
+                .to_owned(),
+        ),
+        Bound::new(
+            "JSON_SCHEMA",
+            "NoJsonSchema",
+            "it is not `schemars::JsonSchema`, and its schema is shown to the model".to_owned(),
+        ),
+    ];
+    first_missing(
+        p,
+        ty,
+        &lead,
+        &bounds,
+        "Arguments are owned values: `String`, numbers, `bool`, `Vec<T>`, `Option<T>`, and your \
+         own types with `#[derive(serde::Deserialize, schemars::JsonSchema)]`.",
+    )
+}
+
+/// The check of a result type: one error, at the type, naming what it misses.
+fn result_check(p: &Private, ty: &syn::Type, returns: Returns) -> TokenStream {
+    use crate::check::{Bound, first_missing, type_text};
+    let lead = format!("`{}` cannot be a tool's result", type_text(ty));
+    match returns {
+        Returns::Plain(_) => first_missing(
+            p,
+            ty,
+            &lead,
+            &[Bound::new(
+                "PLAIN",
+                "NoPlain",
+                "it is not `serde::Serialize`, and the model reads it as JSON".to_owned(),
+            )],
+            "A `String` is the text the model reads; on a type of yours, \
+             `#[derive(serde::Serialize)]`.",
+        ),
+        Returns::Fallible(_) => {
+            let fix = "Return `Result<T, E>` with `T: serde::Serialize` (a `String` is the text \
+                       the model reads) and `E` any error type, such as `hookchain::ToolError`.";
+            let bounds = match result_arguments(ty) {
+                Some((ok, error)) => vec![
+                    Bound::new(
+                        "SERIALIZE",
+                        "NoSerialize",
+                        format!(
+                            "its `Ok` type `{}` is not `serde::Serialize`, and the model reads it \
+                             as JSON",
+                            type_text(ok)
+                        ),
+                    )
+                    .of(ok),
+                    Bound::new(
+                        "INTO_BOX_ERROR",
+                        "NoBoxError",
+                        format!(
+                            "its error type `{}` does not convert into \
+                             `Box<dyn std::error::Error + Send + Sync>`",
+                            type_text(error)
+                        ),
+                    )
+                    .of(error),
+                ],
+                None => vec![Bound::new(
+                    "FALLIBLE",
+                    "NoFallible",
+                    "its `Ok` type must be `serde::Serialize`, and its error an error type"
+                        .to_owned(),
+                )],
+            };
+            first_missing(p, ty, &lead, &bounds, fix)
+        }
+        Returns::ToolResult(_) => first_missing(
+            p,
+            ty,
+            &lead,
+            &[Bound::new(
+                "TOOL_RESULT",
+                "NoToolResult",
+                "a tool function returning a type named `ToolResult` must return \
+                 `hookchain::ToolResult`"
+                    .to_owned(),
+            )],
+            "Rename your own type, or return it through `Result<T, E>`.",
+        ),
+        Returns::Content(_) => first_missing(
+            p,
+            ty,
+            &lead,
+            &[Bound::new(
+                "CONTENT",
+                "NoContent",
+                "a tool function returning a type named `Content` must return \
+                 `hookchain::message::Content`"
+                    .to_owned(),
+            )],
+            "Rename your own type, or name it through an alias (`type Page = Content;`): the \
+             macro finds hookchain's `Content` by its name.",
+        ),
+    }
+}
+
+/// `T` and `E` of `Result<T, E>`, when both are written and can be named in a `const`.
+fn result_arguments(ty: &syn::Type) -> Option<(&syn::Type, &syn::Type)> {
+    let syn::Type::Path(path) = ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    let syn::PathArguments::AngleBracketed(arguments) = &last.arguments else {
+        return None;
+    };
+    let mut types = arguments.args.iter().filter_map(|argument| match argument {
+        syn::GenericArgument::Type(ty) => Some(ty),
+        _ => None,
+    });
+    match (types.next(), types.next(), types.next()) {
+        (Some(ok), Some(error), None) => Some((ok, error)),
+        _ => None,
     }
 }

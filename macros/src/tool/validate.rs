@@ -15,6 +15,8 @@ pub(crate) struct ToolModel<'a> {
     /// The parameters after the receiver, in order.
     pub(crate) params: Vec<Param<'a>>,
     pub(crate) returns: Returns,
+    /// The return type, when there is one.
+    pub(crate) output: Option<&'a Type>,
     pub(crate) is_async: bool,
     /// The span of the function's name, where generated code about it is located.
     pub(crate) fn_span: Span,
@@ -37,6 +39,7 @@ pub(crate) enum Param<'a> {
 }
 
 /// How the function's result becomes the model's text.
+#[derive(Clone, Copy)]
 pub(crate) enum Returns {
     /// `-> T` (or nothing): `T` is serialized; spanned at the type.
     Plain(Span),
@@ -185,6 +188,14 @@ fn signature<'a>(
             // A receiver: checked by the caller (allowed on a method, reported on a function).
             continue;
         };
+        if is_hook_context(&typed.ty) {
+            ctxt.error_spanned_by(
+                &typed.ty,
+                "a tool receives its context as `cx: ToolContext<'_>` (a `&mut Context` is a \
+                 hook's)",
+            );
+            continue;
+        }
         if is_context(&typed.ty) {
             if context.is_some() {
                 ctxt.error_spanned_by(
@@ -240,6 +251,10 @@ fn signature<'a>(
         description,
         params,
         returns,
+        output: match &sig.output {
+            syn::ReturnType::Type(_, ty) => Some(&**ty),
+            syn::ReturnType::Default => None,
+        },
         is_async: sig.asyncness.is_some(),
         fn_span: sig.ident.span(),
     })
@@ -262,6 +277,16 @@ fn tool_name(ctxt: &Ctxt, attr: &ToolAttr, ident: &Ident) -> String {
         );
     }
     name
+}
+
+/// Whether the parameter is a hook's context: `Context`, `&Context` or `&mut Context`, by any
+/// path.
+fn is_hook_context(ty: &Type) -> bool {
+    let ty = match ty {
+        Type::Reference(reference) => &*reference.elem,
+        other => other,
+    };
+    is_named(ty, "Context")
 }
 
 /// Whether the parameter is the call's context: a `ToolContext<'_>` by any path.

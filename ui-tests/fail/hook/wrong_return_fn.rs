@@ -1,5 +1,5 @@
-// A plain `fn` hook runs through its synchronous form: a wrong return type is still reported
-// once, at the user's `-> T`.
+// A return type whose syntax shows it is wrong (a number, a reference, an `Option`) is reported
+// by the macro, once per hook, at the user's `-> T`, for a plain `fn` hook as for an `async fn`.
 use hookchain::prelude::*;
 use hookchain::{hook, middleware};
 

@@ -1,0 +1,5 @@
+use hookchain::prelude::*;
+
+fn main() {
+    let _ = Agent::builder("gpt-4o-mini");
+}
