@@ -10,10 +10,10 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use hookchain::model::ModelEvent;
-use hookchain::{Agent, Model, ModelError, ModelErrorKind, StopReason, Usage, tool};
+use hookchain::{Agent, Model, ModelError, ModelErrorKind, StopReason, Usage};
 use hookchain_providers::bedrock::{BedrockModel, METADATA_KEY};
 use serde_json::json;
-use support::{End, Reply, Server, guard, transcript, weather_request};
+use support::{End, Reply, Server, get_weather, guard, transcript, weather_request};
 
 const KEY: &str = "ABSKQmVkcm9ja0FQSUtleS1leGFtcGxlLTAxMjM0NTY3ODk=";
 const MODEL: &str = "us.anthropic.claude-sonnet-4-20250514-v1:0";
@@ -283,17 +283,6 @@ async fn cut_reset_corrupt_and_oversized_streams_fail_clearly() {
         );
     })
     .await;
-}
-
-/// The weather in a city.
-#[tool]
-async fn get_weather(
-    /// The city.
-    city: String,
-    /// `celsius` or `fahrenheit`.
-    unit: String,
-) -> String {
-    format!("18 degrees {unit} and sunny in {city}")
 }
 
 /// The second request: the assistant turn with its signed reasoning first, then a user turn

@@ -9,24 +9,13 @@
 mod support;
 
 use hookchain::builtin::PromptCaching;
-use hookchain::{Agent, Model, chain, tool};
+use hookchain::{Agent, Model, chain};
 use hookchain_providers::anthropic::AnthropicModel;
 use hookchain_providers::bedrock::BedrockModel;
 use hookchain_providers::gemini::GeminiModel;
 use hookchain_providers::openai::OpenAiModel;
 use hookchain_providers::responses::ResponsesModel;
-use support::{Reply, Server, guard, transcript};
-
-/// The weather in a city.
-#[tool]
-async fn get_weather(
-    /// The city.
-    city: String,
-    /// `celsius` or `fahrenheit`.
-    unit: String,
-) -> String {
-    format!("18 degrees {unit} and sunny in {city}")
-}
+use support::{Reply, Server, get_weather, guard, transcript};
 
 /// The application's agent, written once for any model: asks its question, returns the answer.
 async fn ask(model: impl Model + 'static) -> String {

@@ -18,7 +18,7 @@ use hookchain_providers::gemini::{GeminiModel, METADATA_KEY};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use support::{End, Reply, Server, guard, transcript};
+use support::{End, Reply, Server, get_weather, guard, transcript};
 
 const KEY: &str = "AIzaSyD-test-key-0123456789abcdef";
 const CALL_SIGNATURE: &str = "CiQB0e2Kb3kN1dU5vQ0yBmN2x9Lp4Rk7tFmHs8aZq1UJ0c=";
@@ -328,17 +328,6 @@ async fn max_tokens_cuts_text_and_drops_a_cut_call_which_is_never_run() {
         assert_eq!(server.received().len(), 3, "one request per run");
     })
     .await;
-}
-
-/// The weather in a city.
-#[tool]
-async fn get_weather(
-    /// The city.
-    city: String,
-    /// `celsius` or `fahrenheit`.
-    unit: String,
-) -> String {
-    format!("18 degrees {unit} and sunny in {city}")
 }
 
 /// The second request: the model turn with its signed `functionCall`, then a user turn whose

@@ -19,7 +19,7 @@ use hookchain_providers::responses::{METADATA_KEY, ResponsesModel};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use support::{End, Reply, Server, guard, transcript};
+use support::{End, Reply, Server, get_weather, guard, transcript};
 
 const KEY: &str = "sk-proj-test-key-0123456789abcdef";
 const PATH: &str = "/v1/responses";
@@ -286,17 +286,6 @@ async fn reasoning_text_is_read_and_sent_back_with_its_item() {
         );
     })
     .await;
-}
-
-/// The weather in a city.
-#[tool]
-async fn get_weather(
-    /// The city.
-    city: String,
-    /// `celsius` or `fahrenheit`.
-    unit: String,
-) -> String {
-    format!("18 degrees {unit} and sunny in {city}")
 }
 
 /// The second request: the first answer's reasoning item (with its encrypted reasoning) before

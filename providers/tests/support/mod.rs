@@ -32,6 +32,18 @@ pub fn weather_request() -> hookchain::ModelRequest {
     .with_tool_choice(hookchain::model::ToolChoice::Required)
 }
 
+/// The weather in a city: the tool of every wire's recorded tool loop (`call_1`-like calls with
+/// a city and a unit).
+#[hookchain::tool]
+pub async fn get_weather(
+    /// The city.
+    city: String,
+    /// `celsius` or `fahrenheit`.
+    unit: String,
+) -> String {
+    format!("18 degrees {unit} and sunny in {city}")
+}
+
 /// Reads a transcript of `providers/tests/transcripts/`.
 pub fn transcript(path: &str) -> String {
     let full = format!("{}/tests/transcripts/{path}", env!("CARGO_MANIFEST_DIR"));
