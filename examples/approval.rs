@@ -403,7 +403,7 @@ async fn main() -> ExitCode {
     match run(args).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", hookchain::error::Report(&*error));
             ExitCode::FAILURE
         }
     }

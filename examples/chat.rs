@@ -73,7 +73,7 @@ async fn main() -> ExitCode {
     let model = match builder.build() {
         Ok(model) => model,
         Err(error) => {
-            eprintln!("chat: {}", report(&error));
+            eprintln!("chat: {}", hookchain::error::Report(&error));
             return ExitCode::FAILURE;
         }
     };
@@ -91,7 +91,7 @@ async fn main() -> ExitCode {
     {
         Ok(agent) => agent,
         Err(error) => {
-            eprintln!("chat: {}", report(&error));
+            eprintln!("chat: {}", hookchain::error::Report(&error));
             return ExitCode::FAILURE;
         }
     };
@@ -123,25 +123,8 @@ async fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(error) => {
-            eprintln!("chat: {}", report(&error));
+            eprintln!("chat: {}", hookchain::error::Report(&error));
             ExitCode::FAILURE
         }
     }
-}
-
-/// An error and its chain of causes, each once: `what failed: why: why…`.
-fn report(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        // `hookchain::Error::Model` still prints its model error inline as well as in the
-        // chain: a cause already printed is not printed again.
-        let cause_text = cause.to_string();
-        if !text.ends_with(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }

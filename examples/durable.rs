@@ -249,7 +249,7 @@ async fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", hookchain::error::Report(&*error));
             ExitCode::FAILURE
         }
     }

