@@ -12,7 +12,7 @@ use super::convert::{self, PROVIDER, UnsupportedImage};
 use super::stream::ConverseDecoder;
 use super::wire::{ConverseRequest, ConverseResponse};
 use crate::BuildError;
-use crate::http::{self, Framing, HttpConfig, Protocol, ProviderClient};
+use crate::http::{self, Framing, HttpConfig, Protocol, SplitEndpoints};
 
 /// The region used when neither the builder nor the environment (`AWS_REGION`,
 /// `AWS_DEFAULT_REGION`) names one.
@@ -23,10 +23,8 @@ pub const DEFAULT_REGION: &str = "us-east-1";
 /// Built with [`BedrockModel::builder`]. Cloning is cheap (the connection pool is shared).
 #[derive(Debug, Clone)]
 pub struct BedrockModel {
-    /// `/model/{id}/converse`.
-    plain: ProviderClient<Converse>,
-    /// `/model/{id}/converse-stream`: another URL, so another client (and pool).
-    streamed: ProviderClient<Converse>,
+    /// `/model/{id}/converse`, and `/model/{id}/converse-stream`.
+    endpoints: SplitEndpoints<Converse>,
     model: String,
 }
 
@@ -130,12 +128,7 @@ impl Model for BedrockModel {
         &self,
         request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
-        let client = if self.plain.streaming {
-            &self.streamed
-        } else {
-            &self.plain
-        };
-        client.call(request)
+        self.endpoints.call(request)
     }
 
     /// Calls the model with streaming (`ConverseStream`, AWS's binary event stream) and yields
@@ -148,7 +141,7 @@ impl Model for BedrockModel {
         &self,
         request: ModelRequest,
     ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
-        self.streamed.stream(&request)
+        self.endpoints.stream(&request)
     }
 
     /// `"aws.bedrock"`, as OpenTelemetry's GenAI conventions name Bedrock.
@@ -263,21 +256,18 @@ impl BedrockBuilder {
         }
         // The id goes in one path segment: `:` and `/` (an ARN's) encoded.
         let path = format!("model/{}", encode_segment(&self.model));
-        let plain = self.config.build(PROVIDER, &format!("{path}/converse"))?;
-        let streamed = self
-            .config
-            .build(PROVIDER, &format!("{path}/converse-stream"))?;
+        let endpoints = SplitEndpoints::build(
+            &self.config,
+            PROVIDER,
+            (
+                &format!("{path}/converse"),
+                &format!("{path}/converse-stream"),
+            ),
+            self.settings,
+            self.streaming,
+        )?;
         Ok(BedrockModel {
-            plain: ProviderClient {
-                http: plain,
-                settings: self.settings.clone(),
-                streaming: self.streaming,
-            },
-            streamed: ProviderClient {
-                http: streamed,
-                settings: self.settings,
-                streaming: true,
-            },
+            endpoints,
             model: self.model,
         })
     }

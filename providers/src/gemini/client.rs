@@ -11,7 +11,7 @@ use super::convert::{self, PROVIDER};
 use super::stream::{self, ChunkDecoder};
 use super::wire::{GenerateResponse, ThinkingConfig};
 use crate::BuildError;
-use crate::http::{self, HttpConfig, Protocol, ProviderClient};
+use crate::http::{self, HttpConfig, Protocol, SplitEndpoints};
 
 /// The Gemini API (Google AI), up to and including its version.
 pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
@@ -21,10 +21,8 @@ pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1
 /// Built with [`GeminiModel::builder`]. Cloning is cheap (the connection pool is shared).
 #[derive(Debug, Clone)]
 pub struct GeminiModel {
-    /// `:generateContent`.
-    plain: ProviderClient<GenerateContent>,
-    /// `:streamGenerateContent?alt=sse`: another URL, so another client (and pool).
-    streamed: ProviderClient<GenerateContent>,
+    /// `:generateContent`, and `:streamGenerateContent?alt=sse`.
+    endpoints: SplitEndpoints<GenerateContent>,
     model: String,
 }
 
@@ -95,12 +93,7 @@ impl Model for GeminiModel {
         &self,
         request: ModelRequest,
     ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send {
-        let client = if self.plain.streaming {
-            &self.streamed
-        } else {
-            &self.plain
-        };
-        client.call(request)
+        self.endpoints.call(request)
     }
 
     /// Calls the model with streaming (`:streamGenerateContent?alt=sse`) and yields its events
@@ -113,7 +106,7 @@ impl Model for GeminiModel {
         &self,
         request: ModelRequest,
     ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
-        self.streamed.stream(&request)
+        self.endpoints.stream(&request)
     }
 
     /// `"gcp.gemini"`, as OpenTelemetry's GenAI conventions name the Gemini API.
@@ -176,23 +169,18 @@ impl GeminiBuilder {
     /// The model.
     pub fn build(self) -> Result<GeminiModel, BuildError> {
         let path = format!("models/{}", self.model);
-        let plain = self
-            .config
-            .build(PROVIDER, &format!("{path}:generateContent"))?;
-        let streamed = self
-            .config
-            .build(PROVIDER, &format!("{path}:streamGenerateContent?alt=sse"))?;
+        let endpoints = SplitEndpoints::build(
+            &self.config,
+            PROVIDER,
+            (
+                &format!("{path}:generateContent"),
+                &format!("{path}:streamGenerateContent?alt=sse"),
+            ),
+            self.settings,
+            self.streaming,
+        )?;
         Ok(GeminiModel {
-            plain: ProviderClient {
-                http: plain,
-                settings: self.settings.clone(),
-                streaming: self.streaming,
-            },
-            streamed: ProviderClient {
-                http: streamed,
-                settings: self.settings,
-                streaming: true,
-            },
+            endpoints,
             model: self.model,
         })
     }

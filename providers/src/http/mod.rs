@@ -22,7 +22,11 @@ pub(crate) use body_events::{BodyEvents, Framing};
 pub(crate) use client::SignRequest;
 pub(crate) use client::{HttpClient, HttpConfig};
 pub(crate) use error::{classify_api_error, malformed};
-pub(crate) use protocol::{Protocol, ProviderClient};
+pub(crate) use protocol::Protocol;
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+pub(crate) use protocol::ProviderClient;
+#[cfg(any(feature = "gemini", feature = "bedrock"))]
+pub(crate) use protocol::SplitEndpoints;
 pub(crate) use setters::http_setters;
 pub(crate) use sse::Event;
 #[cfg(test)]

@@ -101,3 +101,79 @@ impl<P: Protocol> ProviderClient<P> {
             .await
     }
 }
+
+/// A model whose plain and streamed calls go to two URLs (Gemini's `:generateContent` and
+/// `:streamGenerateContent`, Bedrock's `converse` and `converse-stream`): a client for each,
+/// the streamed one also serving `invoke` on a model that streams.
+#[cfg(any(feature = "gemini", feature = "bedrock"))]
+pub(crate) struct SplitEndpoints<P: Protocol> {
+    plain: ProviderClient<P>,
+    streamed: ProviderClient<P>,
+}
+
+#[cfg(any(feature = "gemini", feature = "bedrock"))]
+impl<P: Protocol> Clone for SplitEndpoints<P> {
+    fn clone(&self) -> Self {
+        Self {
+            plain: self.plain.clone(),
+            streamed: self.streamed.clone(),
+        }
+    }
+}
+
+#[cfg(any(feature = "gemini", feature = "bedrock"))]
+impl<P: Protocol> fmt::Debug for SplitEndpoints<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SplitEndpoints")
+            .field("plain", &self.plain)
+            .field("streamed", &self.streamed)
+            .finish()
+    }
+}
+
+#[cfg(any(feature = "gemini", feature = "bedrock"))]
+impl<P: Protocol> SplitEndpoints<P> {
+    /// Clients of `config` for `plain_path` and `streamed_path`; `streaming`: whether `invoke`
+    /// streams.
+    pub(crate) fn build(
+        config: &super::HttpConfig,
+        provider: &'static str,
+        (plain_path, streamed_path): (&str, &str),
+        settings: P::Settings,
+        streaming: bool,
+    ) -> Result<Self, super::BuildError> {
+        Ok(Self {
+            plain: ProviderClient {
+                http: config.build(provider, plain_path)?,
+                settings: settings.clone(),
+                streaming,
+            },
+            streamed: ProviderClient {
+                http: config.build(provider, streamed_path)?,
+                settings,
+                streaming: true,
+            },
+        })
+    }
+
+    /// The whole answer (see `Model::invoke`): streamed and assembled when the model streams.
+    pub(crate) fn call(
+        &self,
+        request: ModelRequest,
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + '_ {
+        let client = if self.plain.streaming {
+            &self.streamed
+        } else {
+            &self.plain
+        };
+        client.call(request)
+    }
+
+    /// The streamed answer (see `Model::stream`).
+    pub(crate) fn stream(
+        &self,
+        request: &ModelRequest,
+    ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send + use<P> {
+        self.streamed.stream(request)
+    }
+}
