@@ -184,6 +184,23 @@ fn stream(log: Arc<RunLog>, after: u64) -> Response {
     }
 }
 
+/// The HTTP status of each `RUN_ERROR` code, for a client that asked for JSON.
+const RUN_ERROR_STATUS: [(&str, StatusCode); 13] = [
+    ("thread_conflict", StatusCode::CONFLICT),
+    ("not_paused", StatusCode::CONFLICT),
+    ("invalid_resume", StatusCode::CONFLICT),
+    ("thread_busy", StatusCode::CONFLICT),
+    ("invalid_input", StatusCode::BAD_REQUEST),
+    ("server_shutdown", StatusCode::SERVICE_UNAVAILABLE),
+    ("model_unavailable", StatusCode::SERVICE_UNAVAILABLE),
+    ("model_rate_limited", StatusCode::SERVICE_UNAVAILABLE),
+    ("context_too_long", StatusCode::BAD_GATEWAY),
+    ("content_filtered", StatusCode::BAD_GATEWAY),
+    ("max_steps", StatusCode::BAD_GATEWAY),
+    ("model_failed", StatusCode::BAD_GATEWAY),
+    ("thread_store", StatusCode::INTERNAL_SERVER_ERROR),
+];
+
 /// The run's last event, once it ended: `RUN_FINISHED` as JSON, or `RUN_ERROR` as a problem.
 async fn last_event(log: Arc<RunLog>) -> Response {
     let last = match log.follow(0) {
@@ -202,31 +219,11 @@ async fn last_event(log: Arc<RunLog>) -> Response {
     if event["type"] == "RUN_FINISHED" {
         return (StatusCode::OK, axum::Json(event)).into_response();
     }
-    let code = event["code"].as_str().unwrap_or("internal");
-    let status = match code {
-        "thread_conflict" | "not_paused" | "invalid_resume" | "thread_busy" => StatusCode::CONFLICT,
-        "invalid_input" => StatusCode::BAD_REQUEST,
-        "server_shutdown" | "model_unavailable" | "model_rate_limited" => {
-            StatusCode::SERVICE_UNAVAILABLE
-        }
-        "internal" | "thread_store" => StatusCode::INTERNAL_SERVER_ERROR,
-        _ => StatusCode::BAD_GATEWAY,
-    };
-    let code: &'static str = match code {
-        "thread_conflict" => "thread_conflict",
-        "not_paused" => "not_paused",
-        "invalid_resume" => "invalid_resume",
-        "invalid_input" => "invalid_input",
-        "server_shutdown" => "server_shutdown",
-        "model_unavailable" => "model_unavailable",
-        "model_rate_limited" => "model_rate_limited",
-        "context_too_long" => "context_too_long",
-        "content_filtered" => "content_filtered",
-        "max_steps" => "max_steps",
-        "thread_store" => "thread_store",
-        "model_failed" => "model_failed",
-        _ => "internal",
-    };
+    let (code, status) = event["code"]
+        .as_str()
+        .and_then(|code| RUN_ERROR_STATUS.iter().find(|(known, _)| *known == code))
+        .copied()
+        .unwrap_or(("internal", StatusCode::INTERNAL_SERVER_ERROR));
     let detail = event["message"]
         .as_str()
         .unwrap_or("the run failed")
