@@ -64,6 +64,8 @@ pub(super) const DEFAULT_RETENTION: Duration = Duration::from_secs(24 * 60 * 60)
 pub(super) struct Durable {
     store: Arc<dyn DynCheckpointer>,
     mode: Durability,
+    /// The keys of dropped runs being let go, in tasks of their own.
+    releasing: Arc<Releasing>,
     pub(super) lease: Duration,
     pub(super) retention: Duration,
 }
@@ -94,6 +96,7 @@ impl Durable {
         (mode != Durability::Never).then(|| Durable {
             store: Arc::new(store),
             mode,
+            releasing: Arc::default(),
             lease: DEFAULT_LEASE,
             retention: DEFAULT_RETENTION,
         })
@@ -200,6 +203,11 @@ impl Durable {
         Err(refused)
     }
 
+    /// What `key` holds, read without claiming it.
+    pub(super) async fn stored(&self, key: &str) -> Result<Option<Record>, CheckpointError> {
+        DynCheckpointer::dyn_get(&*self.store, key).await
+    }
+
     /// Writes `checkpoint` (a step, or a pause) under the run's key, with its lease.
     pub(super) async fn put(
         &self,
@@ -248,9 +256,15 @@ impl Durable {
     pub(super) fn guard(&self, held: &Held) -> ReleaseOnDrop {
         ReleaseOnDrop {
             store: Some(Arc::clone(&self.store)),
+            releasing: Arc::clone(&self.releasing),
             key: held.key.clone(),
             lease: held.lease.clone(),
         }
+    }
+
+    /// Waits until no dropped run's key is being let go.
+    pub(super) async fn settled(&self) {
+        self.releasing.idle().await;
     }
 
     /// Renews `held`'s lease while the run goes on: completes only when the lease is lost
@@ -296,6 +310,8 @@ impl Durable {
 /// runtime; without one (or without the feature `tokio`), the lease expires.
 pub(super) struct ReleaseOnDrop {
     store: Option<Arc<dyn DynCheckpointer>>,
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    releasing: Arc<Releasing>,
     key: String,
     #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     lease: Lease,
@@ -316,7 +332,9 @@ impl Drop for ReleaseOnDrop {
         #[cfg(feature = "tokio")]
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let (key, lease) = (std::mem::take(&mut self.key), self.lease.clone());
+            let pending = Releasing::start(&self.releasing);
             runtime.spawn(async move {
+                let _pending = pending;
                 if let Err(error) = DynCheckpointer::dyn_release(&*store, &key, &lease).await {
                     tracing::warn!(key = %key, error = %crate::error::Report(&error), "a dropped run's key could not be released (its lease will expire)");
                 }
@@ -325,6 +343,60 @@ impl Drop for ReleaseOnDrop {
         }
         tracing::debug!(key = self.key, "a dropped run's lease is left to expire");
         drop(store);
+    }
+}
+
+/// The releases of dropped runs' keys still going, so that a process can wait for them before
+/// it exits ([`Agent::settle`](super::Agent::settle)) instead of leaving the keys held until
+/// their leases expire.
+#[derive(Debug, Default)]
+pub(super) struct Releasing {
+    #[cfg(feature = "tokio")]
+    going: std::sync::atomic::AtomicUsize,
+    #[cfg(feature = "tokio")]
+    done: tokio::sync::Notify,
+}
+
+impl Releasing {
+    /// One more release going, until the returned guard drops (the release done, failed, or
+    /// its task cancelled with its runtime).
+    #[cfg(feature = "tokio")]
+    fn start(this: &Arc<Self>) -> ReleaseGoing {
+        this.going.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        ReleaseGoing(Arc::clone(this))
+    }
+
+    /// Completes when no release is going.
+    async fn idle(&self) {
+        #[cfg(feature = "tokio")]
+        loop {
+            let done = self.done.notified();
+            let mut done = std::pin::pin!(done);
+            // Registered before the count is read, so that a release ending in between wakes it.
+            done.as_mut().enable();
+            if self.going.load(std::sync::atomic::Ordering::Acquire) == 0 {
+                return;
+            }
+            done.await;
+        }
+    }
+}
+
+/// A release going (see [`Releasing::start`]).
+#[cfg(feature = "tokio")]
+struct ReleaseGoing(Arc<Releasing>);
+
+#[cfg(feature = "tokio")]
+impl Drop for ReleaseGoing {
+    fn drop(&mut self) {
+        if self
+            .0
+            .going
+            .fetch_sub(1, std::sync::atomic::Ordering::AcqRel)
+            == 1
+        {
+            self.0.done.notify_waiters();
+        }
     }
 }
 

@@ -45,6 +45,7 @@ mod events;
 mod in_store;
 mod innermost;
 mod input;
+mod interrupted;
 mod leased;
 mod output;
 mod owned;

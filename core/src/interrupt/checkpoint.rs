@@ -211,6 +211,15 @@ impl Checkpoint {
         self.counters.step
     }
 
+    /// A value the run saved in its [`RunContext`](crate::RunContext)
+    /// ([`with_saved`](crate::RunContext::with_saved)), as JSON: what a server records of the
+    /// request that started the run, read back when deciding whether a retried request is the
+    /// same one (see [`Agent::interrupted_run`](crate::Agent::interrupted_run)).
+    #[must_use]
+    pub fn saved_value(&self, key: &str) -> Option<&serde_json::Value> {
+        self.run_context.get(key)
+    }
+
     /// Whether the run paused for answers (pending interrupts), rather than being saved after
     /// a step of a run in progress (durability `EveryStep`).
     #[must_use]
