@@ -1,5 +1,5 @@
-//! The chat server's application: the agent (a scripted model, a gated tool, a checkpointer
-//! and a thread store in files), and the routes — the agent under `/agent`, the chat page at
+//! The chat server's application: the agent (a scripted model, a gated tool, its checkpoints
+//! and conversations in one SQLite database), and the routes — the agent under `/agent`, the chat page at
 //! `/`. Shared by the example's `main` and by the test that drives the page in Chromium.
 
 use std::path::Path;
@@ -9,9 +9,9 @@ use axum::response::Html;
 use axum::routing::get;
 use hookchain::axum::AgentServer;
 use hookchain::builtin::human_in_the_loop::{HumanInTheLoop, ToolPolicy};
-use hookchain::interrupt::FileCheckpointer;
 use hookchain::prelude::*;
-use hookchain::thread_store::FileThreadStore;
+use hookchain::interrupt::SqliteCheckpointer;
+use hookchain::thread_store::SqliteThreadStore;
 use hookchain::{Durability, ModelError, Role};
 use serde_json::json;
 
@@ -19,7 +19,7 @@ use serde_json::json;
 pub(crate) const PAGE: &str = include_str!("index.html");
 
 /// The server of the chat's agent.
-pub(crate) type ChatServer = AgentServer<ScriptedModel, HumanInTheLoop, FileThreadStore>;
+pub(crate) type ChatServer = AgentServer<ScriptedModel, HumanInTheLoop, SqliteThreadStore>;
 
 /// Deletes a file. (A fake: it only says what it would do.)
 #[hookchain::tool]
@@ -54,9 +54,13 @@ fn answer(request: &ModelRequest) -> Result<ModelResponse, ModelError> {
     )))
 }
 
-/// The server, its threads and checkpoints in `dir`: a server started again on the same `dir`
-/// resumes the conversations the last one paused.
-pub(crate) fn server(dir: &Path) -> Result<ChatServer, hookchain::agent::AgentBuildError> {
+/// The server, its conversations and checkpoints in the database `dir/chat.db`: a server
+/// started again on the same `dir` resumes the conversations the last one paused, and goes on
+/// with the runs it stopped (their steps are kept: `EveryStep`) when the page sends them again.
+pub(crate) fn server(dir: &Path) -> Result<ChatServer, Box<dyn std::error::Error>> {
+    std::fs::create_dir_all(dir)?;
+    let store = SqliteCheckpointer::open(dir.join("chat.db"))?;
+    let threads = store.threads();
     let agent = Agent::builder(ScriptedModel::from_rule(answer))
         .system_prompt("You tidy folders.")
         .tool(delete_file)
@@ -64,15 +68,9 @@ pub(crate) fn server(dir: &Path) -> Result<ChatServer, hookchain::agent::AgentBu
             "delete_file",
             ToolPolicy::always().description("Deletes a file for good"),
         ))
-        .checkpointer(
-            FileCheckpointer::new(dir.join("checkpoints")),
-            Durability::Pauses,
-        )
+        .checkpointer(store, Durability::EveryStep)
         .build()?;
-    Ok(AgentServer::new(
-        Arc::new(agent),
-        FileThreadStore::new(dir.join("threads")),
-    ))
+    Ok(AgentServer::new(Arc::new(agent), threads))
 }
 
 /// The routes: the chat page at `/`, the agent under `/agent`.

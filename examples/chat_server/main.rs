@@ -3,14 +3,15 @@
 //! API key, no network).
 //!
 //! ```sh
-//! cargo run --example chat_server --features axum            # then open http://127.0.0.1:3000
-//! cargo run --example chat_server --features axum -- --port 8080 --data /tmp/chat
-//! cargo run --example chat_server --features axum -- --smoke # one turn against itself (CI)
+//! cargo run --example chat_server --features axum,sqlite     # then open http://127.0.0.1:3000
+//! cargo run --example chat_server --features axum,sqlite -- --port 8080 --data /tmp/chat
+//! cargo run --example chat_server --features axum,sqlite -- --smoke # one turn against itself (CI)
 //! ```
 //!
-//! Conversations and paused runs are kept in files under `--data` (a directory of the
+//! Conversations and runs are kept in one SQLite database under `--data` (a directory of the
 //! system's temporary one by default): stop the server while an approval waits, start it
-//! again, and the button still works.
+//! again, and the button still works; stop it during a run, and the page's "Send again" goes
+//! on with that run instead of starting it over.
 
 mod app;
 

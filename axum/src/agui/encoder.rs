@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use hookchain_core::agent::{AgentEvent, EndReason, RunOutput};
+use hookchain_core::interrupt::CheckpointError;
 use hookchain_core::message::Role;
 use hookchain_core::model::ModelEvent;
 use hookchain_core::{Error, ModelErrorKind};
@@ -376,6 +377,15 @@ pub(crate) fn public_error(error: &Error) -> (&'static str, &'static str) {
         ),
         Error::History(_) => ("invalid_input", "the conversation sent is not valid"),
         Error::Thread(_) => ("thread_busy", "the conversation cannot take a new turn now"),
+        // A stopped run's key, still leased by the worker that ran it (until its lease expires).
+        Error::Checkpoint(checkpoint)
+            if matches!(**checkpoint, CheckpointError::Claimed { .. }) =>
+        {
+            (
+                "thread_busy",
+                "the conversation's last run is still held by the server that ran it; try again shortly",
+            )
+        }
         Error::Resume(_) => (
             "invalid_resume",
             "the pause cannot be resumed with these answers",

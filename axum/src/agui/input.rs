@@ -32,6 +32,9 @@ pub struct RunAgentInput {
 #[derive(Debug, Clone, Deserialize)]
 #[non_exhaustive]
 pub struct InputMessage {
+    /// The client's id of the message: a turn sent again (a retry) has the same.
+    #[serde(default)]
+    pub id: Option<String>,
     /// `user`, `assistant`, `tool`, …
     pub role: String,
     /// Text, or a list of input parts (text, images).
@@ -98,6 +101,11 @@ impl RunAgentInput {
             }
         }
         Ok(())
+    }
+
+    /// The client's id of the new turn's message (the last), if it gave one.
+    pub fn user_message_id(&self) -> Option<&str> {
+        self.messages.last()?.id.as_deref()
     }
 
     /// The new turn: the last message, the user's, as a hookchain message.

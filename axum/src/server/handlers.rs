@@ -44,7 +44,10 @@ fn turn_of(input: &RunAgentInput) -> Result<Turn, Problem> {
                 .collect(),
         )),
         Some(false) => Ok(Turn::Abandon),
-        None => input.user_message().map(Turn::Message).map_err(bad_input),
+        None => Ok(Turn::Message {
+            message: input.user_message().map_err(bad_input)?,
+            id: input.user_message_id().map(str::to_owned),
+        }),
     }
 }
 

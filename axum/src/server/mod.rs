@@ -67,6 +67,19 @@ pub const DEFAULT_MAX_BODY: usize = 4 * 1024 * 1024;
 /// their clients are told (`RUN_ERROR` `server_shutdown`) to send the turn again. Paused
 /// threads stay paused, resumable after the restart.
 ///
+/// A stopped run — by a shutdown, or a server that died — is **continued, not started over**,
+/// when its client sends it again to any server of the deployment: the same turn (a user
+/// message with the same `id`, as AG-UI clients give every message) or the same answers to the
+/// pause it resumed. It goes on from its last completed step, so no tool call it completed
+/// runs again (one in flight runs again with the same
+/// [idempotency key](hookchain_core::ToolContext::idempotency_key)). This needs an agent
+/// that keeps its runs' steps: a checkpointer with
+/// [`Durability::EveryStep`](hookchain_core::Durability::EveryStep) (with `Pauses`, only
+/// resumed runs are kept so). Otherwise — or when the client sends another message — the turn
+/// runs from the start, and the stopped run is given up. A server that died holds its runs'
+/// keys until their [lease](hookchain_core::AgentBuilder::lease) expires: until then a
+/// request for the thread is refused with `RUN_ERROR` `thread_busy`.
+///
 /// # Errors
 ///
 /// Problem responses (RFC 9457) and `RUN_ERROR` events carry a stable code and words for the

@@ -31,8 +31,10 @@ where
 {
     /// Refuses new runs (`503 shutting_down`), waits up to `grace` for the running ones to
     /// end (answer or pause, their threads saved), then stops the rest: their clients read
-    /// `RUN_ERROR` `server_shutdown`, their threads stay as they were before the turn. Returns
-    /// once every run has ended. Call it from the shutdown signal given to
+    /// `RUN_ERROR` `server_shutdown`, their threads stay as they were before the turn, and
+    /// their runs are continued when their clients send them again (see [`AgentServer`]).
+    /// Returns once every run has ended and let its key go in the agent's checkpointer (for
+    /// at most the agent's lease). Call it from the shutdown signal given to
     /// [`axum::serve()`]'s `with_graceful_shutdown`, which then waits for the streams to close.
     pub async fn shutdown(&self, grace: Duration) -> ShutdownReport {
         let runs = &self.shared.runs;
@@ -49,6 +51,11 @@ where
         while runs.running() > 0 {
             tokio::time::sleep(POLL).await;
         }
+        // The stopped runs let their keys go in tasks of their own: waited for, so that the next
+        // process can continue them at once rather than when their leases expire (past which
+        // waiting is pointless).
+        let agent = &self.shared.agent;
+        let _ = tokio::time::timeout(agent.lease().unwrap_or_default(), agent.settle()).await;
         ShutdownReport {
             finished: before - stopped,
             stopped,

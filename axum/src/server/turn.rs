@@ -6,15 +6,16 @@
 //! The run is a task of its own: a client that disconnects does not stop it (it pauses or
 //! answers, and its thread is saved; the client reads it again from the log, or from the
 //! thread). A shutdown's end of grace stops it: then its thread is left as it was before the
-//! turn.
+//! turn, and, if the agent kept the run's steps, the run is continued — not started over —
+//! when the client sends the same turn (its message's id) or the same answers again.
 
 use std::sync::Arc;
 
 use futures::StreamExt;
 use hookchain_core::agent::{AgentEvent, ResumeFrom, RunOutput, Thread, ThreadId};
-use hookchain_core::interrupt::InterruptId;
+use hookchain_core::interrupt::{Checkpoint, InterruptId};
 use hookchain_core::thread_store::{StoredThread, ThreadStore, ThreadStoreError};
-use hookchain_core::{Agent, Error, Message, Middleware, Model};
+use hookchain_core::{Agent, Error, Message, Middleware, Model, RunContext};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -27,8 +28,11 @@ use crate::runs::RunLog;
 /// What a request asks of its thread.
 #[derive(Debug)]
 pub(crate) enum Turn {
-    /// A new turn: the user's message.
-    Message(Message),
+    /// A new turn: the user's message, with the client's id for it.
+    Message {
+        message: Message,
+        id: Option<String>,
+    },
     /// The answers to the thread's pause.
     Resume(Vec<(InterruptId, Value)>),
     /// Give up the thread's pause (its waiting calls answered as not run).
@@ -173,8 +177,31 @@ where
 {
     let agent: &Agent<M, C> = &shared.agent;
     let (mut thread, version) = load(shared, thread_id).await?;
+    let stopped = agent
+        .interrupted_run(&thread)
+        .await
+        .map_err(Failure::Agent)?;
     let stream = match turn {
-        Turn::Message(message) => agent.stream_in(&mut thread, message),
+        // The same turn, or the same answers, sent again after its run was stopped: the run
+        // goes on from its last step (it already took the answers).
+        Turn::Message { id: Some(id), .. }
+            if stopped.as_ref().is_some_and(|run| sent_as(run, &id)) =>
+        {
+            agent.stream_resume_in(&mut thread, ResumeFrom::stored(thread_id.as_str()), [])
+        }
+        Turn::Resume(_) if thread.is_paused() && stopped.is_some() => {
+            agent.stream_resume_in(&mut thread, ResumeFrom::stored(thread_id.as_str()), [])
+        }
+        Turn::Message { message, id } => {
+            let mut run_context = RunContext::new();
+            if let Some(id) = id {
+                // A `String` always serializes.
+                let _ = run_context.insert_saved(MESSAGE_ID, id);
+            }
+            agent
+                .with_context(run_context)
+                .stream_in(&mut thread, message)
+        }
         Turn::Resume(answers) => {
             agent.stream_resume_in(&mut thread, ResumeFrom::stored(thread_id.as_str()), answers)
         }
@@ -220,6 +247,14 @@ where
             "the run ended without an output",
         ))),
     }
+}
+
+/// The key under which a run saves the client's id of the message that started it.
+const MESSAGE_ID: &str = "agui.message_id";
+
+/// Whether the stopped run `run` was started by the client's message `id`.
+fn sent_as(run: &Checkpoint, id: &str) -> bool {
+    run.saved_value(MESSAGE_ID).and_then(Value::as_str) == Some(id)
 }
 
 /// The thread, adopted by this agent's chain, with its version (0 for a new one).
