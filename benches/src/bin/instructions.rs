@@ -105,6 +105,8 @@ const VARIANTS: &[(&str, &str)] = &[
         "h1000s2",
         "history 1000: run with 2 tool steps, 10 middleware",
     ),
+    ("copy100", "history 100: the caller's own copy (clone and drop)"),
+    ("copy1000", "history 1000: the caller's own copy (clone and drop)"),
 ];
 
 // Never inlined: each variant's loop is compiled on its own, so one variant's code does not
@@ -359,6 +361,18 @@ fn main() -> ExitCode {
             let agent = agent::agent(builtins::model_path_chain());
             for _ in 0..m {
                 black_box(run(agent::turn(&agent)));
+            }
+        }
+        copy if copy.starts_with("copy") => {
+            // What `h<length>s<steps>` spends on its input's copy, which the run then owns:
+            // subtracted, the rest is what the run costs at that length.
+            let Ok(length) = copy["copy".len()..].parse() else {
+                eprintln!("unknown variant `{copy}`; `instructions list` prints them");
+                return ExitCode::FAILURE;
+            };
+            let input = agent::history(length);
+            for _ in 0..m {
+                drop(black_box(black_box(&input).to_vec()));
             }
         }
         history if history.starts_with('h') => {

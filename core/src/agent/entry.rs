@@ -23,7 +23,7 @@ use crate::error::Error;
 use crate::interrupt::{
     Answer, Checkpoint, CheckpointError, InterruptId, Members, Position, ResumeError,
 };
-use crate::message::{Message, ToolResult, check_editable, close_interior};
+use crate::message::{HistoryError, Message, ToolResult, check_editable, close_interior};
 use crate::middleware::Middleware;
 use crate::model::{Model, Usage};
 use crate::shared::Shared;
@@ -644,13 +644,21 @@ fn resume_point(
 /// Makes an input history one a provider accepts: a call that a later message left without a
 /// result gets an error result right after it; anything else that breaks the rule is refused.
 pub(super) fn prepare_input(messages: &mut Vec<Message>) -> Result<(), Error> {
+    // The last calls may still wait: the run executes them before the first model call. Most
+    // inputs are valid as they are, and one pass says so; only one with a call left without a
+    // result mid-way is repaired, then checked again. (Repairing first, as this did, read the
+    // whole input twice every run; the repair fixes no other error, nor moves one found before
+    // the first call it answers, so the errors are the same.)
+    match check_editable(messages) {
+        Err(HistoryError::UnansweredCall { .. }) => {}
+        checked => return checked.map_err(Error::from),
+    }
     close_interior(messages, |call| {
         format!(
             "tool call `{}` was not executed: the conversation went on without its result",
             call.name
         )
     });
-    // The last calls may still wait: the run executes them before the first model call.
     check_editable(messages).map_err(Error::from)
 }
 

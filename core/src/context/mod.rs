@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::ThreadId;
 use crate::message::{
-    HistoryError, Message, ToolCall, ToolResult, check_editable, validate_history,
+    HistoryError, Message, Role, ToolCall, ToolResult, check_editable, validate_history,
 };
 use crate::model::Usage;
 use crate::shared::Shared;
@@ -472,9 +472,18 @@ impl Context {
     }
 
     fn pending(&self) -> impl Iterator<Item = &ToolCall> {
-        let at = self.messages.iter().rposition(Message::has_tool_calls);
-        let (calls, later) = match at {
-            Some(at) => (&self.messages[at].tool_calls[..], &self.messages[at + 1..]),
+        // Only the last message before the trailing results can wait for results: a history
+        // keeps every other call answered (see `edit_history`). Read from the end, this costs
+        // the last group, not the whole history, every step.
+        let results = self
+            .messages
+            .iter()
+            .rev()
+            .take_while(|message| message.role == Role::Tool)
+            .count();
+        let at = self.messages.len() - results;
+        let (calls, later) = match at.checked_sub(1) {
+            Some(last) => (&self.messages[last].tool_calls[..], &self.messages[at..]),
             None => (&[][..], &[][..]),
         };
         calls.iter().filter(move |call| {

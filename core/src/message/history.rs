@@ -142,17 +142,21 @@ fn first_repeated(calls: &[ToolCall]) -> Option<&ToolCall> {
 fn check(messages: &[Message], pending_tail: bool) -> Result<(), HistoryError> {
     let call_id = |m: &Message| m.tool_call_id.clone().unwrap_or_default();
     let mut i = 0;
-    while i < messages.len() {
+    loop {
+        // Plain messages (most of a long history) ask nothing: skipped in one tight scan.
+        match messages[i..]
+            .iter()
+            .position(|m| m.role == Role::Tool || !m.tool_calls.is_empty())
+        {
+            Some(skip) => i += skip,
+            None => return Ok(()),
+        }
         let message = &messages[i];
         if message.role == Role::Tool {
             return Err(HistoryError::OrphanResult {
                 index: i,
                 call_id: call_id(message),
             });
-        }
-        if !message.has_tool_calls() {
-            i += 1;
-            continue;
         }
         let calls = &message.tool_calls;
         if let Some(call) = repeated_call_id(calls) {
@@ -193,7 +197,6 @@ fn check(messages: &[Message], pending_tail: bool) -> Result<(), HistoryError> {
         }
         i = j;
     }
-    Ok(())
 }
 
 /// Gives every call of the last group still waiting for a result one, right after its group:
