@@ -695,10 +695,11 @@ fn keep<C: Middleware>(
 }
 
 /// The output of a run outside a thread: the history moves into it.
-pub(super) fn finish(mut cx: Context, ending: Result<Ending, Error>) -> Result<RunOutput, Error> {
+pub(super) fn finish(cx: Context, ending: Result<Ending, Error>) -> Result<RunOutput, Error> {
     let ending = ending?;
-    let messages = std::mem::take(&mut cx.messages);
-    Ok(output(&cx, messages, ending))
+    // The history shared (a reference count), not taken: a `take` leaves a new, allocated,
+    // empty history in the context, which is dropped right after.
+    Ok(output(&cx, cx.messages.clone(), ending))
 }
 
 /// The output of a run that ended as `ending`, with `messages` as its history.
