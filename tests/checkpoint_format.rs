@@ -195,11 +195,11 @@ async fn checkpoints_round_trip_in_json_and_in_cbor() {
     ));
     for checkpoint in [tools, before_model] {
         let json = checkpoint.to_json().unwrap();
-        assert_eq!(Checkpoint::from_json(&json).unwrap(), checkpoint);
+        assert_eq!(Checkpoint::from_json(&json).unwrap(), *checkpoint);
         let mut cbor = Vec::new();
         ciborium::into_writer(&checkpoint, &mut cbor).unwrap();
         let back: Checkpoint = ciborium::from_reader(cbor.as_slice()).unwrap();
-        assert_eq!(back, checkpoint);
+        assert_eq!(back, *checkpoint);
     }
 }
 
@@ -288,7 +288,7 @@ async fn paused_in_step_2() -> Checkpoint {
     let tools = agent.run("hi").await.unwrap().checkpoint.unwrap();
     let answers = answer_all(&tools, json!("Ada"));
     let paused = agent.resume(tools, answers).await.unwrap();
-    paused.checkpoint.unwrap()
+    *paused.checkpoint.unwrap()
 }
 
 /// A member added since starts from `Default`; the members matched by name keep their state
@@ -430,7 +430,7 @@ async fn paused_with(chain: impl Middleware) -> Checkpoint {
     let tools = agent.run("hi").await.unwrap().checkpoint.unwrap();
     let answers = answer_all(&tools, json!("Ada"));
     let paused = agent.resume(tools, answers).await.unwrap();
-    paused.checkpoint.unwrap()
+    *paused.checkpoint.unwrap()
 }
 
 /// Two named instances of one middleware, the first removed since the checkpoint: the other
@@ -1058,7 +1058,7 @@ mod signed {
     async fn paused(agent: &Agent<ScriptedModel, (HumanInTheLoop,)>) -> Checkpoint {
         let output = agent.run("clean up").await.unwrap();
         assert_eq!(output.end, EndReason::Interrupted);
-        output.checkpoint.unwrap()
+        *output.checkpoint.unwrap()
     }
 
     /// Approves every pending interrupt of `checkpoint`.

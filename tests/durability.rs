@@ -264,7 +264,7 @@ async fn a_checkpoint_names_the_key_it_is_stored_under() {
     for checkpoint in [&alone, &in_thread] {
         assert_eq!(
             store.get(checkpoint.key()).await.unwrap(),
-            Some(Record::Checkpoint(Box::new(checkpoint.clone())))
+            Some(Record::Checkpoint(checkpoint.clone()))
         );
     }
 
@@ -307,7 +307,7 @@ async fn pauses_are_written_free_and_the_end_leaves_a_tombstone() {
     );
     assert_eq!(
         store.get(&key).await.unwrap(),
-        Some(Record::Checkpoint(Box::new(checkpoint.clone())))
+        Some(Record::Checkpoint(checkpoint.clone()))
     );
 
     let answers = answer_all(&checkpoint, json!("Ada"));
@@ -608,7 +608,7 @@ async fn paused_for_approval(
     let agent = approving(store, durability, "api", &Effects::memory(), false);
     let paused = agent.run("pay the bill").await.unwrap();
     assert_eq!(paused.end, EndReason::Interrupted);
-    paused.checkpoint.unwrap()
+    *paused.checkpoint.unwrap()
 }
 
 /// "A client timed out during a resume, the run stopped after the approved tool ran, and the

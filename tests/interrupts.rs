@@ -153,7 +153,7 @@ fn ask_after(runs: &mut u32, cx: &mut Context, response: &mut ModelResponse) -> 
 #[track_caller]
 fn paused(output: &RunOutput) -> Checkpoint {
     assert_eq!(output.end, EndReason::Interrupted, "{output:#?}");
-    output
+    *output
         .checkpoint
         .clone()
         .expect("a paused run has a checkpoint")

@@ -247,7 +247,7 @@ fn plugins(list: Vec<Box<dyn hookchain::plugin::DynMiddleware>>) -> Plugins {
 #[track_caller]
 fn paused(output: &RunOutput) -> Checkpoint {
     assert_eq!(output.end, EndReason::Interrupted, "{output:#?}");
-    output.checkpoint.clone().expect("a checkpoint")
+    *output.checkpoint.clone().expect("a checkpoint")
 }
 
 /// The checkpoint through JSON, as a store would keep it.

@@ -235,11 +235,11 @@ async fn a_checkpoint_holding_a_rich_result_round_trips_in_json_and_cbor() {
     assert_eq!(kept.content.parts().len(), 2);
 
     let json = checkpoint.to_json().unwrap();
-    assert_eq!(Checkpoint::from_json(&json).unwrap(), checkpoint);
+    assert_eq!(Checkpoint::from_json(&json).unwrap(), *checkpoint);
     let mut cbor = Vec::new();
     ciborium::into_writer(&checkpoint, &mut cbor).unwrap();
     let back: Checkpoint = ciborium::from_reader(cbor.as_slice()).unwrap();
-    assert_eq!(back, checkpoint);
+    assert_eq!(back, *checkpoint);
 }
 
 #[tokio::test(start_paused = true)]

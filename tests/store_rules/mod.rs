@@ -33,7 +33,7 @@ pub(crate) async fn pause() -> Checkpoint {
         .build()
         .unwrap();
     let output = agent.run("hello").await.expect("the run pauses");
-    output.checkpoint.expect("a paused run has a checkpoint")
+    *output.checkpoint.expect("a paused run has a checkpoint")
 }
 
 /// A checkpoint of a run in progress (no pending interrupt: its key stays held once stored),

@@ -155,6 +155,16 @@ fn sizes() {
         std::mem::size_of::<ModelResponse>()
     );
     println!("Flow         {:5} bytes", std::mem::size_of::<Flow>());
+    println!(
+        "RunOutput    {:5} bytes",
+        std::mem::size_of::<hookchain::RunOutput>()
+    );
+    println!(
+        "Checkpoint   {:5} bytes",
+        std::mem::size_of::<hookchain::Checkpoint>()
+    );
+    println!("Context      {:5} bytes", std::mem::size_of::<Context>());
+    println!("Message      {:5} bytes", std::mem::size_of::<Message>());
     println!("Error        {:5} bytes", std::mem::size_of::<Error>());
     println!(
         "Result<Flow, Error> {:5} bytes",

@@ -707,7 +707,7 @@ fn output(cx: &Context, messages: Shared<Vec<Message>>, ending: Ending) -> RunOu
     let (end, checkpoint) = match ending {
         Ending::Finished => (EndReason::finished(cx.stop_reason), None),
         Ending::Jumped => (EndReason::Jumped, None),
-        Ending::Paused(checkpoint) => (EndReason::Interrupted, Some(*checkpoint)),
+        Ending::Paused(checkpoint) => (EndReason::Interrupted, Some(checkpoint)),
         Ending::Stepped => (EndReason::Stepped, None),
         Ending::Cancelled => (EndReason::Cancelled, None),
     };

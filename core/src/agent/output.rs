@@ -42,7 +42,7 @@ pub struct RunOutput {
     /// kept no answer (it paused, or a hook ended it before the model answered).
     pub stop_reason: Option<StopReason>,
     /// When an interrupt paused the run: where to resume from.
-    pub checkpoint: Option<Checkpoint>,
+    pub checkpoint: Option<Box<Checkpoint>>,
     /// The tool calls of the run that failed, with the full errors (the model read only a short
     /// message for each): for logs and the application. Only the calls made in this process:
     /// those before a pause it resumed from are not in a checkpoint.
@@ -181,7 +181,7 @@ impl RunOutput {
         self.checkpoint
             .as_ref()
             .filter(|checkpoint| self.stored && checkpoint.is_pause())
-            .map(Checkpoint::key)
+            .map(|checkpoint| checkpoint.key())
     }
 
     /// The interrupts waiting for answers, when the run paused.

@@ -279,7 +279,7 @@ impl RunOutput {
             tool_calls: counters.tool_calls,
             end: EndReason::Interrupted,
             stop_reason: None,
-            checkpoint: Some(checkpoint),
+            checkpoint: Some(Box::new(checkpoint)),
             tool_failures: Vec::new(),
             cleanup_error: None,
             run_start: counters.run_start,

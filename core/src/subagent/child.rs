@@ -96,7 +96,7 @@ impl<M: Model + 'static, C: Middleware + 'static> Child<'_, M, C> {
                 "the sub-agent paused without a checkpoint",
             ));
         };
-        let pause = SubAgentPause::new(self.agent.name(), name, checkpoint, output.usage);
+        let pause = SubAgentPause::new(self.agent.name(), name, *checkpoint, output.usage);
         let payload = serde_json::to_value(pause).map_err(|source| ToolError::Output {
             tool: name.to_owned(),
             source,

@@ -476,7 +476,7 @@ mod tests {
             .chain(chain![ask_first])
             .build()
             .unwrap();
-        agent.run("hello").await.unwrap().checkpoint.unwrap()
+        *agent.run("hello").await.unwrap().checkpoint.unwrap()
     }
 
     /// A file of the version before leases (the table `hookchain_checkpoints`) has its rows
