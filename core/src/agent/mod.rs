@@ -59,7 +59,7 @@ mod thread_stream;
 mod with_context;
 
 pub use build_error::AgentBuildError;
-pub use builder::{AgentBuilder, NoChainYet};
+pub use builder::{AgentBuilder, WithoutChain};
 pub use durable::Durability;
 use durable::Durable;
 pub(crate) use durable::Held;

@@ -20,8 +20,8 @@ pub use convert::{
     lazy,
 };
 pub use probe::{
-    AnyPhase, ChainProbe, ChainProbeOther, NotMiddleware, PhaseOf, PhaseProbe, PhaseProbeOther,
-    Probe, TypeProbe, phase_order, type_probe,
+    ChainProbe, ChainProbeOther, NotMiddleware, PhaseProbe, PhaseProbeOther, Probe, TypeProbe,
+    type_probe,
 };
 
 pub use tool::{
