@@ -188,7 +188,7 @@ pub use phase::{LeafPhase, PhaseMarker};
 // `StateIs<u32>`, not `hookchain::__private::…`.
 #[doc(hidden)]
 pub use crate::__private::{
-    Conversion, Converted, DoneReturn, FallibleToolOutput, FlowReturn, IntoDone, IntoFlow,
+    Conversion, DoneReturn, FallibleToolOutput, FlowReturn, HookFuture, IntoDone, IntoFlow,
     IntoModelResponse, IntoToolResult, StateIs, ToolArgument, ToolOutput, ValidState,
     ValidThreadState, WrapModelCallReturn, WrapToolCallReturn, convert_now, shareable,
 };

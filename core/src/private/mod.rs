@@ -15,7 +15,7 @@ pub use check::{
     NoSync, NoToolResult, NoToolResultConvert, NoToolResultReturn, NotSame,
 };
 pub use convert::{
-    Conversion, Converted, DoneReturn, FlowReturn, IntoDone, IntoFlow, IntoModelResponse,
+    Conversion, DoneReturn, FlowReturn, HookFuture, IntoDone, IntoFlow, IntoModelResponse,
     IntoToolResult, Lazy, StateIs, WrapModelCallReturn, WrapToolCallReturn, convert_now, converted,
     lazy,
 };
