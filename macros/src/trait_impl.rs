@@ -219,13 +219,16 @@ fn shareable_checks(p: &Private, generics: &Generics) -> TokenStream {
     let (impl_generics, _, where_clause) = generics.split_for_impl();
     let checks = params.iter().map(|param| {
         let span = located(param.ident.span());
-        let pp = p.at(span);
         let ident = &param.ident;
-        quote_spanned!(span=> #pp::shareable::<#ident>();)
+        quote_spanned!(span=> send_sync_static::<#ident>();)
     });
+    // The bound is declared here, in the user's expansion, rather than by a helper function of
+    // hookchain's: its note ("required by a bound in …") then points at the attribute, not
+    // into hookchain's source.
     quote! {
         #[allow(dead_code, clippy::extra_unused_type_parameters)]
         fn shareable #impl_generics () #where_clause {
+            fn send_sync_static<T: #p::Shareable + ?Sized>() {}
             #(#checks)*
         }
     }

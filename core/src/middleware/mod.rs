@@ -190,7 +190,7 @@ pub use phase::{LeafPhase, PhaseMarker};
 pub use crate::__private::{
     Conversion, DoneReturn, FallibleToolOutput, FlowReturn, HookFuture, IntoDone, IntoFlow,
     IntoModelResponse, IntoToolResult, StateIs, ToolArgument, ToolOutput, ValidState,
-    ValidThreadState, WrapModelCallReturn, WrapToolCallReturn, convert_now, shareable,
+    ValidThreadState, WrapModelCallReturn, WrapToolCallReturn, convert_now,
 };
 
 use crate::__private::Internal;

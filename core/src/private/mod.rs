@@ -7,7 +7,7 @@ mod convert;
 mod probe;
 mod tool;
 
-pub use bounds::{ValidState, ValidThreadState, shareable};
+pub use bounds::{ValidState, ValidThreadState};
 pub use check::{
     Convert, Has, NoArgument, NoBoxError, NoClone, NoContent, NoContentConvert, NoDefault,
     NoDeserialize, NoDoneReturn, NoFallible, NoFallibleConvert, NoFlowReturn, NoIdentified,
