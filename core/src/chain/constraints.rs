@@ -6,6 +6,11 @@
 //! name. The check itself runs in constant evaluation over the chain's flattened members, so a
 //! violation fails `cargo build` (and `cargo test`) with a message naming both middleware.
 
+// The checks return their failure (a message in a fixed buffer) rather than panic where they
+// find it, so that the panic and the error's location are the checked constant's; they run in
+// constant evaluation only, where the size of a `Result` costs nothing.
+#![allow(clippy::result_large_err)]
+
 use crate::middleware::{Hook, HookSet, LeafPhase, Marker, Middleware, Phase, PhaseMarker};
 
 /// The most members a chain can have (nested chains included) for its constraints to be checked.
