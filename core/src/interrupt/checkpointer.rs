@@ -46,11 +46,9 @@ use super::{Checkpoint, CheckpointError, Claim, Lease, Record, Tombstone};
     message = "`{Self}` is not a checkpointer",
     label = "not a checkpointer",
     note = "a checkpointer is an `InMemoryCheckpointer`, a `FileCheckpointer::new(dir)`, a \
-            database's (`SqliteCheckpointer`, `PostgresCheckpointer`, with their features), or a \
-            type with a hand-written `impl Checkpointer` (or `impl SlotStore`)",
-    note = "the agent owns its checkpointer: a store your code uses too goes in an `Arc` (an \
-            `Arc` of a checkpointer is one), a store chosen at run time in an \
-            `Arc<dyn DynCheckpointer>` or a `Box<dyn DynCheckpointer>`"
+            database's (`SqliteCheckpointer`, `PostgresCheckpointer`), or a type with a \
+            hand-written `impl Checkpointer`; the agent owns it: one your code uses too goes in an \
+            `Arc`, one chosen at run time in an `Arc<dyn DynCheckpointer>`"
 )]
 pub trait Checkpointer: Send + Sync {
     /// Claims `key` for `worker` for `ttl`, atomically: granted (with a new token, and what the
