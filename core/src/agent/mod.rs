@@ -68,7 +68,7 @@ use crate::interrupt::Members;
 use crate::shared::Shared;
 pub use events::{AgentEvent, SubAgentEvent};
 pub(crate) use events::{Delivered, RunEvents};
-pub use input::RunInput;
+pub use input::{IntoRunInput, RunInput};
 pub use output::{CleanupError, EndReason, RunOutput};
 pub use owned_with::OwnedAgentWith;
 pub use resume_from::ResumeFrom;

@@ -1,10 +1,10 @@
-//! Recorded as rustc prints it, not improved: a thread passed to `run` (the fix is `run_in`).
-//! rustc checks the number of arguments before any bound, and nothing a library declares
-//! changes E0061 or its "remove the extra argument"; the bound on `run`'s input is then
-//! reported at the argument, the call and the `.await` (the `async fn`'s future captures the
-//! input's type). Tried: a trait of our own for the input with `on_unimplemented` naming
-//! `run_in` (still three errors plus E0061), and an input impl for `&mut Thread` (E0061 alone,
-//! whose help then suggests `run(&mut thread)`). See the table in `hookchain-macros`' docs.
+//! A thread passed to `run` (the fix is `run_in`). The first error, at the thread, is the
+//! message of a run's input (`IntoRunInput`), which names `run_in`. rustc still adds E0061 and
+//! its "remove the extra argument" (it counts arguments before any bound, and no attribute
+//! changes E0061), and, `run` being an `async fn` whose future captures the input's type, the
+//! input's bound again at the call and at the `.await`. Tried besides: an input impl for
+//! `&mut Thread` (E0061 alone, whose help then suggests `run(&mut thread)`). See the table in
+//! `hookchain-macros`' docs.
 
 use hookchain::prelude::*;
 
