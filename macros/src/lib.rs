@@ -24,7 +24,7 @@
 //! | a `#[tool]` returning a type of one's own named `Content` | it must be hookchain's `Content`: rename, or alias |
 //! | a `#[tool]` taking `cx: &mut Context` | take `cx: ToolContext<'_>` (a `&mut Context` is a hook's) |
 //! | `.tool(plain_async_fn)`, `.tool((a, b))` | not a tool: mark it `#[tool]`, wrap a closure in `FnTool::new`, one tool per call |
-//! | `chain![ModelRetry::builder()]`, `.chain(x.build())` | not a middleware: `.build()?`, `?` on a `Result` |
+//! | `chain![ModelRetry::builder()]`, `.chain(x.build())`, `.chain(option_of_result)` | not a middleware: `.build()?`, `?` on a `Result`, `.transpose()?` on an `Option<Result<..>>` |
 //! | `Agent::builder("gpt-4o-mini")` | not a model: a provider's client, `ScriptedModel`, … |
 //! | `chain![redact, audit]` with `redact` an Output middleware and `audit` a Wrap one | `audit` cannot be listed after `redact`: Input middleware first, then Wrap, then Output |
 //! | `.chain(a).chain(b)` | this agent already has a middleware chain: list every middleware in one call |
