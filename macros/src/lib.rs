@@ -31,6 +31,7 @@
 //! | `state = T` with `T` holding a `RefCell`, a `Cell` or an `Rc` | `T` must be `Send + Sync` and is not `Sync` (or `Send`): a `Mutex`, an atomic, or no cell |
 //! | `#[middleware] impl Middleware for X` whose `HOOKS` leaves out a wrap it overrides (or says a wrap it has not), or an Input / Output impl with a hook of the other side | at the `HOOKS`, marker or `Phase` item written: the rule it breaks and what to set |
 //! | a hand-written `impl Middleware` (without `#[middleware]`) breaking the same rules | `cargo build` (not `cargo check`: the check runs after monomorphization) fails with one short message naming the middleware, the rule and the fix |
+//! | a hand-written impl with `type Phase = Phase;` (the enum) or `type WrapsModel = bool;` | not a phase type: `phase::Input`, `phase::Wrap` or `phase::Output`; not what `WrapsModel` can be: `True` or `False` |
 //! | `.checkpointer(&store, ..)`, a path, another type | not a checkpointer: the checkpointers there are, an `Arc` to share one, `Arc<dyn DynCheckpointer>` to choose one at run time |
 //! | `run_in_store(&Mutex<Store>, ..)`, another type | not a thread store: the stores there are, an `Arc` to share one |
 //! | `ToolResultCache::builder().store(HashMap::new())` | not a store of tool results: `InMemoryCache`, an `Arc` of a store, `impl CacheStore` |

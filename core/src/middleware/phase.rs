@@ -42,6 +42,12 @@ pub(crate) mod sealed {
 
 /// The phase of a middleware as a type: [`Input`], [`Wrap`] or [`Output`] for one middleware,
 /// [`Span`] for a chain (from its first member's phase to its last member's).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a phase type",
+    label = "`phase::Input`, `phase::Wrap` or `phase::Output`",
+    note = "the phases are the types `hookchain::middleware::phase::{Input, Wrap, Output}` (the \
+            enum `Phase` is their value); `#[middleware]` on the impl writes `Wrap` by default"
+)]
 pub trait PhaseMarker: sealed::Sealed + Send + Sync + 'static {
     /// The phase of the first member (the phase itself for one middleware).
     type First: LeafPhase;
@@ -73,6 +79,7 @@ pub enum Any {}
 
 impl sealed::Sealed for Any {}
 
+#[diagnostic::do_not_recommend]
 impl PhaseMarker for Any {
     type First = Any;
     type Last = Any;
@@ -88,6 +95,7 @@ pub struct Span<F, L>(PhantomData<fn() -> (F, L)>);
 
 impl<F, L> sealed::Sealed for Span<F, L> {}
 
+#[diagnostic::do_not_recommend]
 impl<F: LeafPhase, L: LeafPhase> PhaseMarker for Span<F, L> {
     type First = F;
     type Last = L;
@@ -96,6 +104,7 @@ impl<F: LeafPhase, L: LeafPhase> PhaseMarker for Span<F, L> {
 macro_rules! leaf_phase {
     ($($ty:ident => $phase:ident),*) => {$(
         impl sealed::Sealed for $ty {}
+        #[diagnostic::do_not_recommend]
         impl PhaseMarker for $ty {
             type First = $ty;
             type Last = $ty;
