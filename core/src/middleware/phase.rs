@@ -45,8 +45,8 @@ pub(crate) mod sealed {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a phase type",
     label = "`phase::Input`, `phase::Wrap` or `phase::Output`",
-    note = "the phases are the types `hookchain::middleware::phase::{Input, Wrap, Output}` (the \
-            enum `Phase` is their value); `#[middleware]` on the impl writes `Wrap` by default"
+    note = "the phases are the types `Input`, `Wrap` and `Output` of `hookchain::middleware::phase` \
+            (the enum `Phase` is their value); `#[middleware]` on the impl writes `Wrap` by default"
 )]
 pub trait PhaseMarker: sealed::Sealed + Send + Sync + 'static {
     /// The phase of the first member (the phase itself for one middleware).
