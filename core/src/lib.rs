@@ -32,8 +32,8 @@ pub mod tool;
 
 pub use agent::{
     Agent, AgentBuilder, AgentEvent, AgentStream, AgentWith, CleanupError, Durability, EndReason,
-    OwnedAgentWith, ResumeFrom, RunInput, RunOutput, Thread, ThreadError, ThreadId, ThreadReturn,
-    ThreadStream,
+    IntoRunInput, OwnedAgentWith, ResumeFrom, RunInput, RunOutput, Thread, ThreadError, ThreadId,
+    ThreadReturn, ThreadStream,
 };
 pub use context::{CallFrame, Context, RunContext, SavedValueError, ToolContext};
 pub use error::{BoxError, Error, MiddlewareError, ModelError, ModelErrorKind};

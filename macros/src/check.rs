@@ -16,6 +16,8 @@ pub(crate) struct Bound {
     pub(crate) question: &'static str,
     pub(crate) otherwise: &'static str,
     pub(crate) missing: String,
+    /// The fix for this bound, in place of the check's own.
+    pub(crate) fix: Option<String>,
 }
 
 impl Bound {
@@ -25,7 +27,14 @@ impl Bound {
             question,
             otherwise,
             missing,
+            fix: None,
         }
+    }
+
+    /// `fix` said when this bound is the one missing, in place of the check's.
+    pub(crate) fn fix(mut self, fix: impl Into<String>) -> Self {
+        self.fix = Some(fix.into());
+        self
     }
 
     /// The question asked about `of` instead.
@@ -110,6 +119,7 @@ pub(crate) fn first_missing(
     for bound in bounds.iter().rev() {
         let question = syn::Ident::new(bound.question, span);
         let asked = bound.of.as_ref().unwrap_or(ty);
+        let fix = bound.fix.as_deref().unwrap_or(fix);
         let message = format!("{lead}: {}\n{fix}", bound.missing);
         let mut arguments = proc_macro2::Group::new(
             proc_macro2::Delimiter::Parenthesis,

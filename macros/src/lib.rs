@@ -24,13 +24,43 @@
 //! | a `#[tool]` returning a type of one's own named `Content` | it must be hookchain's `Content`: rename, or alias |
 //! | a `#[tool]` taking `cx: &mut Context` | take `cx: ToolContext<'_>` (a `&mut Context` is a hook's) |
 //! | `.tool(plain_async_fn)`, `.tool((a, b))` | not a tool: mark it `#[tool]`, wrap a closure in `FnTool::new`, one tool per call |
-//! | `chain![ModelRetry::builder()]`, `.chain(x.build())` | not a middleware: `.build()?`, `?` on a `Result` |
+//! | `chain![ModelRetry::builder()]`, `.chain(x.build())`, `.chain(option_of_result)` | not a middleware: `.build()?`, `?` on a `Result`, `.transpose()?` on an `Option<Result<..>>` |
 //! | `Agent::builder("gpt-4o-mini")` | not a model: a provider's client, `ScriptedModel`, … |
+//! | `chain![redact, audit]` with `redact` an Output middleware and `audit` a Wrap one | `audit` cannot be listed after `redact`: Input middleware first, then Wrap, then Output |
+//! | `.chain(a).chain(b)` | this agent already has a middleware chain: list every middleware in one call |
+//! | `state = T` with `T` holding a `RefCell`, a `Cell` or an `Rc` | `T` must be `Send + Sync` and is not `Sync` (or `Send`): a `Mutex`, an atomic, or no cell |
+//! | `#[middleware] impl Middleware for X` whose `HOOKS` leaves out a wrap it overrides (or says a wrap it has not), or an Input / Output impl with a hook of the other side | at the `HOOKS`, marker or `Phase` item written: the rule it breaks and what to set |
+//! | a hand-written `impl Middleware` (without `#[middleware]`) breaking the same rules | `cargo build` (not `cargo check`: the check runs after monomorphization) fails with one short message naming the middleware, the rule and the fix |
+//! | a hand-written impl with `type Phase = Phase;` (the enum) or `type WrapsModel = bool;` | not a phase type: `phase::Input`, `phase::Wrap` or `phase::Output`; not what `WrapsModel` can be: `True` or `False` |
+//! | `.checkpointer(&store, ..)`, a path, another type | not a checkpointer: the checkpointers there are, an `Arc` to share one, `Arc<dyn DynCheckpointer>` to choose one at run time |
+//! | `run_in_store(&Mutex<Store>, ..)`, another type | not a thread store: the stores there are, an `Arc` to share one |
+//! | `ToolResultCache::builder().store(HashMap::new())` | not a store of tool results: `InMemoryCache`, an `Arc` of a store, `impl CacheStore` |
+//! | `.token_counter(\|message\| ..)` (a closure) | not a token counter: `ApproximateCounter`, `TiktokenCounter`, a type with `impl TokenCounter` |
+//! | `ToolRegistry::new().with_source(tool)` | one tool goes in `.register(tool)` / `.with(tool)`; a source is a set that changes |
 //!
 //! Wrong types that only the compiler can tell (a state's or a tool argument's bounds, a hook's
-//! return type of the user's own, a state parameter's type, a constraint's type) are
-//! reported by a `const` that fails with the message above, as `error[E0080]: evaluation
-//! panicked: …`, at the user's type.
+//! return type of the user's own, a state parameter's type, a constraint's type, a hand-written
+//! impl's own rules under `#[middleware]`) are reported by a `const` that fails with the message
+//! above, as `error[E0080]: evaluation panicked: …`, at the user's token. A value of the wrong
+//! type handed to the builder is reported by the trait it must implement (`Middleware`, `Tool`,
+//! `Model`, `Checkpointer`, `ThreadStore`, `CacheStore`, `TokenCounter`, `ToolSource`), whose
+//! message names the usual fixes; rustc adds one line "the trait `…` is not implemented for `…`",
+//! always, and a note pointing at the builder method's bound. A method declared `async fn` (the
+//! thread-store methods of `Agent`, `run`) reports its argument's bound three times (at the
+//! argument, the call and the `.await`): the future captures the argument's type, and rustc
+//! checks the bound at each place.
+//!
+//! ## Mistakes rustc explains in its own words
+//!
+//! These could not be improved on stable Rust (1.95); each has a case in `ui-tests/fail/` that
+//! records what rustc says, and the experiment tried:
+//!
+//! | Mistake | What the compiler says | The fix | Why not better |
+//! |---|---|---|---|
+//! | `agent.run(&mut thread, "Hi")` | first, at the thread: it is not what a run starts from, and a run in a thread is `agent.run_in(&mut thread, input)`; then rustc's E0061 "remove the extra argument", and the input's bound again at the call and the `.await` | `agent.run_in(&mut thread, "Hi")` | rustc counts arguments before any bound, and no attribute changes E0061; `run` is an `async fn`, whose future captures the input's type. The input is `impl IntoRunInput` (every `Into<RunInput>`) so that the first error names `run_in`. Tried besides: an input impl for `&mut Thread` (E0061 alone, whose help then suggests `run(&mut thread)`) |
+//! | `agent.stream("Hi").await` | "`AgentStream<'_>` is not a future", "remove the `.await`" | read the events (`StreamExt::next`, `TryStreamExt::try_collect`), or `agent.run("Hi").await` | the message is std's `IntoFuture`. Tried: an `IntoFuture` impl for `AgentStream` whose where-clause fails with a message of ours; std's blanket impl for every `Future` is a second candidate, so rustc still reports std's trait and adds "the trait `IntoFuture` is implemented for `AgentStream`". An impl that compiles would turn the mistake into a run whose events are dropped |
+//! | `Vec<Box<dyn Middleware>>` | E0038 "the trait `Middleware` is not dyn compatible", listing its generic hooks and constants | `hookchain::plugin`: `PluginRegistry`, or `Plugins::new(vec![plugin::boxed(m), …])` (`Box<dyn DynMiddleware>`) | rustc has no attribute for dyn compatibility errors (`on_unimplemented` is for unmet bounds), and the trait's shape (generic, allocation-free hooks) is what makes chains static |
+//! | a `std::sync::MutexGuard` (or an `Rc`, a `RefCell` borrow) held across an `.await` in an `async` hook | "future cannot be sent between threads safely" at the hook's `-> T`, naming the value held and the `.await`, with a help line "within `HookFuture<impl Future<..>, Result<ModelResponse, Error>, count>`" (the hook's future, its result and its middleware) | end the guard's scope before the `.await` (a block), or an async mutex (`tokio::sync::Mutex`) | `Send` is an auto trait of std's: its message cannot be changed, and the hook's future must be `Send` where the trait method returns it. Tried: a `Send` check of our own on the user's future, with `on_unimplemented` — rustc then reports it and the trait method's `Send` as two errors, and ours loses the note naming the value held across the `.await` |
 
 #![forbid(unsafe_code)]
 

@@ -219,13 +219,16 @@ fn shareable_checks(p: &Private, generics: &Generics) -> TokenStream {
     let (impl_generics, _, where_clause) = generics.split_for_impl();
     let checks = params.iter().map(|param| {
         let span = located(param.ident.span());
-        let pp = p.at(span);
         let ident = &param.ident;
-        quote_spanned!(span=> #pp::shareable::<#ident>();)
+        quote_spanned!(span=> send_sync_static::<#ident>();)
     });
+    // The bound is declared here, in the user's expansion, rather than by a helper function of
+    // hookchain's: its note ("required by a bound in …") then points at the attribute, not
+    // into hookchain's source.
     quote! {
         #[allow(dead_code, clippy::extra_unused_type_parameters)]
         fn shareable #impl_generics () #where_clause {
+            fn send_sync_static<T: #p::Shareable + ?Sized>() {}
             #(#checks)*
         }
     }
@@ -313,13 +316,20 @@ fn state_const(p: &Private, ty: &Type, thread: bool) -> TokenStream {
         Bound::new(
             "SEND",
             "NoSend",
-            format!("it is not `Send`, and a run (with its {what}) moves between threads"),
-        ),
+            format!(
+                "it must be `Send + Sync` and is not `Send`: a run (with its {what}) moves \
+                 between threads"
+            ),
+        )
+        .fix(SHARED_FIX),
         Bound::new(
             "SYNC",
             "NoSync",
-            format!("it is not `Sync`, and a {what} is read from several tasks"),
-        ),
+            format!(
+                "it must be `Send + Sync` and is not `Sync`: a {what} is read from several tasks"
+            ),
+        )
+        .fix(SHARED_FIX),
     ]);
     let derives = if thread {
         "Default, Clone, serde::Serialize, serde::Deserialize"
@@ -332,6 +342,12 @@ fn state_const(p: &Private, ty: &Type, thread: bool) -> TokenStream {
     );
     crate::check::first_missing(p, ty, &lead, &bounds, &fix)
 }
+
+/// What to write instead of a field that is not `Send` or `Sync`.
+const SHARED_FIX: &str = "A field that is not `Sync` or `Send` (a `RefCell`, a `Cell`, an `Rc`) \
+    goes in a `std::sync::Mutex` (or an `RwLock`; an `Arc` for an `Rc`), and a number in an \
+    atomic (`std::sync::atomic::AtomicU64`); a state is changed through `&mut` in its hooks, so \
+    a plain field often needs no cell at all.";
 
 /// The return type of each hook, when it can be named on its own (no reference, no `Self`, no
 /// `impl Trait`), with the trait it must implement. Another type is checked where it is

@@ -58,21 +58,26 @@ impl<M: Model> AgentBuilder<M> {
     }
 }
 
-/// A builder that has no middleware chain yet: `.chain(..)` is called once, with every
+/// An agent builder that has no middleware chain yet: `.chain(..)` is called once, with every
 /// middleware (a second call would silently drop the first chain, so it does not compile).
+///
+/// The bound is on the builder rather than on its chain type: rustc adds a line "the trait `…`
+/// is not implemented for `…`" to the message, which then reads "… for
+/// `AgentBuilder<MyModel, audit>`" rather than pointing at the user's middleware as if it
+/// should implement something.
 #[diagnostic::on_unimplemented(
     message = "this agent already has a middleware chain",
     label = "a second `.chain(..)` would drop the first",
     note = "list every middleware in one call: `.chain((first, second))` or `.chain(chain![first, second])`"
 )]
-pub trait NoChainYet: sealed::Sealed {}
+pub trait WithoutChain: sealed::Sealed {}
 
 #[diagnostic::do_not_recommend]
-impl NoChainYet for () {}
+impl<M> WithoutChain for AgentBuilder<M, ()> {}
 
 mod sealed {
     pub trait Sealed {}
-    impl Sealed for () {}
+    impl<M> Sealed for super::AgentBuilder<M, ()> {}
 }
 
 impl<M: Model, C: Middleware> AgentBuilder<M, C> {
@@ -82,7 +87,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
     /// call does not compile rather than drop the first chain.
     pub fn chain<C2: Middleware>(self, chain: C2) -> AgentBuilder<M, C2>
     where
-        C: NoChainYet,
+        Self: WithoutChain,
     {
         let Agent {
             name,

@@ -15,7 +15,8 @@ use super::run_loop::{Ending, Entry, States};
 use super::signing::Admitted;
 use super::thread::THREAD_FORMAT;
 use super::{
-    Agent, EndReason, PauseMark, ResumeFrom, RunInput, RunOutput, Thread, ThreadError, ThreadId,
+    Agent, EndReason, IntoRunInput, PauseMark, ResumeFrom, RunInput, RunOutput, Thread,
+    ThreadError, ThreadId,
 };
 use crate::__private::Internal;
 use crate::context::{Context, LayerAnswer, Ledger, Raiser, ResumePoint, RunContext};
@@ -51,8 +52,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     ///
     /// To give the run values its hooks and tools read (a database handle, a tenant id), run
     /// it through [`with_context`](Self::with_context).
-    pub async fn run(&self, input: impl Into<RunInput>) -> Result<RunOutput, Error> {
-        self.run_with(RunContext::new(), None, input.into()).await
+    pub async fn run(&self, input: impl IntoRunInput) -> Result<RunOutput, Error> {
+        self.run_with(RunContext::new(), None, input.into_run_input())
+            .await
     }
 
     /// [`run`](Self::run), with `run_context` given to the run.
@@ -117,9 +119,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     pub async fn run_in(
         &self,
         thread: &mut Thread<C::ThreadState>,
-        input: impl Into<RunInput>,
+        input: impl IntoRunInput,
     ) -> Result<RunOutput, Error> {
-        self.run_in_with(RunContext::new(), None, thread, input.into())
+        self.run_in_with(RunContext::new(), None, thread, input.into_run_input())
             .await
     }
 

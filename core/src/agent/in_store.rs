@@ -1,6 +1,6 @@
 //! Runs in a thread kept in a [`ThreadStore`]: load (or create), run, save with the version.
 
-use super::{Agent, ResumeFrom, RunInput, RunOutput, Thread, ThreadId};
+use super::{Agent, IntoRunInput, ResumeFrom, RunOutput, Thread, ThreadId};
 use crate::error::Error;
 use crate::interrupt::InterruptId;
 use crate::middleware::Middleware;
@@ -41,9 +41,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         &self,
         store: &impl ThreadStore,
         id: &ThreadId,
-        input: impl Into<RunInput>,
+        input: impl IntoRunInput,
     ) -> Result<RunOutput, Error> {
-        let input = input.into();
+        let input = input.into_run_input();
         let (mut thread, version) = self.load_or_create(store, id).await?;
         let before = encoded(&thread);
         let ran = self.run_in(&mut thread, input).await;

@@ -60,7 +60,7 @@ mod thread_stream;
 mod with_context;
 
 pub use build_error::AgentBuildError;
-pub use builder::{AgentBuilder, NoChainYet};
+pub use builder::{AgentBuilder, WithoutChain};
 pub use durable::Durability;
 use durable::Durable;
 pub(crate) use durable::Held;
@@ -69,7 +69,7 @@ use crate::interrupt::Members;
 use crate::shared::Shared;
 pub use events::{AgentEvent, SubAgentEvent};
 pub(crate) use events::{Delivered, RunEvents};
-pub use input::RunInput;
+pub use input::{IntoRunInput, RunInput};
 pub use output::{CleanupError, EndReason, RunOutput};
 pub use owned_with::OwnedAgentWith;
 pub use resume_from::ResumeFrom;

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::{Agent, AgentStream, ResumeFrom, RunInput, Thread, ThreadStream};
+use super::{Agent, AgentStream, IntoRunInput, ResumeFrom, RunInput, Thread, ThreadStream};
 use crate::context::RunContext;
 use crate::interrupt::InterruptId;
 use crate::middleware::Middleware;
@@ -46,9 +46,9 @@ impl<M: Model + 'static, C: Middleware + 'static> Agent<M, C> {
     pub fn stream_in_owned(
         self: Arc<Self>,
         thread: Thread<C::ThreadState>,
-        input: impl Into<RunInput>,
+        input: impl IntoRunInput,
     ) -> ThreadStream<C::ThreadState> {
-        self.stream_in_owned_with(RunContext::new(), thread, input.into())
+        self.stream_in_owned_with(RunContext::new(), thread, input.into_run_input())
     }
 
     /// [`stream_resume`](Self::stream_resume) of an agent held in an [`Arc`]: the stream owns
@@ -165,9 +165,9 @@ impl<M: Model + 'static, C: Middleware + 'static> Agent<M, C> {
     pub fn stream_start_step_owned(
         self: Arc<Self>,
         key: impl Into<String>,
-        input: impl Into<RunInput>,
+        input: impl IntoRunInput,
     ) -> AgentStream<'static> {
-        self.stream_start_step_owned_with(RunContext::new(), key.into(), input.into())
+        self.stream_start_step_owned_with(RunContext::new(), key.into(), input.into_run_input())
     }
 
     /// [`stream_step`](Self::stream_step) of an agent held in an [`Arc`]: the stream owns its

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use super::{Agent, AgentStream, ResumeFrom, RunInput, Thread, ThreadStream};
+use super::{Agent, AgentStream, IntoRunInput, ResumeFrom, Thread, ThreadStream};
 use crate::context::RunContext;
 use crate::interrupt::InterruptId;
 use crate::middleware::Middleware;
@@ -75,19 +75,19 @@ impl<M, C> Agent<M, C> {
 
 impl<M: Model + 'static, C: Middleware + 'static> OwnedAgentWith<M, C> {
     /// [`Agent::stream_owned`], with the run context.
-    pub fn stream(&self, input: impl Into<RunInput>) -> AgentStream<'static> {
+    pub fn stream(&self, input: impl IntoRunInput) -> AgentStream<'static> {
         self.agent()
-            .stream_owned_with(self.run_context.clone(), input.into())
+            .stream_owned_with(self.run_context.clone(), input.into_run_input())
     }
 
     /// [`Agent::stream_in_owned`], with the run context.
     pub fn stream_in(
         &self,
         thread: Thread<C::ThreadState>,
-        input: impl Into<RunInput>,
+        input: impl IntoRunInput,
     ) -> ThreadStream<C::ThreadState> {
         self.agent()
-            .stream_in_owned_with(self.run_context.clone(), thread, input.into())
+            .stream_in_owned_with(self.run_context.clone(), thread, input.into_run_input())
     }
 
     /// [`Agent::stream_resume_owned`], with the run context: its typed values must be given
@@ -124,12 +124,12 @@ impl<M: Model + 'static, C: Middleware + 'static> OwnedAgentWith<M, C> {
     pub fn stream_start_step(
         &self,
         key: impl Into<String>,
-        input: impl Into<RunInput>,
+        input: impl IntoRunInput,
     ) -> AgentStream<'static> {
         self.agent().stream_start_step_owned_with(
             self.run_context.clone(),
             key.into(),
-            input.into(),
+            input.into_run_input(),
         )
     }
 

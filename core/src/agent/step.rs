@@ -9,7 +9,7 @@ use super::carry_over::{Carried, carry_over};
 use super::entry::{finish, prepare_input, reopen};
 use super::events::EventQueue;
 use super::run_loop::{Entry, States};
-use super::{Agent, AgentStream, EndReason, Held, RunEvents, RunInput, RunOutput};
+use super::{Agent, AgentStream, EndReason, Held, IntoRunInput, RunEvents, RunInput, RunOutput};
 use crate::context::{Context, RunContext, Stepping};
 use crate::error::Error;
 use crate::interrupt::{Checkpoint, InterruptId, Position, ResumeError};
@@ -64,9 +64,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     pub async fn start_step(
         &self,
         key: impl Into<String>,
-        input: impl Into<RunInput>,
+        input: impl IntoRunInput,
     ) -> Result<RunOutput, Error> {
-        self.start_step_with(RunContext::new(), None, key.into(), input.into())
+        self.start_step_with(RunContext::new(), None, key.into(), input.into_run_input())
             .await
     }
 
@@ -135,9 +135,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     pub fn stream_start_step(
         &self,
         key: impl Into<String>,
-        input: impl Into<RunInput>,
+        input: impl IntoRunInput,
     ) -> AgentStream<'_> {
-        self.stream_start_step_with(RunContext::new(), key.into(), input.into())
+        self.stream_start_step_with(RunContext::new(), key.into(), input.into_run_input())
     }
 
     /// [`step`](Self::step), streamed (see [`stream_start_step`](Self::stream_start_step)).

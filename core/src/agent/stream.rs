@@ -11,7 +11,7 @@ use futures::Stream;
 use futures::stream::FusedStream;
 
 use super::events::EventQueue;
-use super::{Agent, AgentEvent, ResumeFrom, RunInput, RunOutput, Thread};
+use super::{Agent, AgentEvent, IntoRunInput, ResumeFrom, RunInput, RunOutput, Thread};
 use crate::context::RunContext;
 use crate::error::Error;
 use crate::interrupt::InterruptId;
@@ -125,8 +125,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// # Ok::<(), hookchain::Error>(())
     /// # }).unwrap();
     /// ```
-    pub fn stream(&self, input: impl Into<RunInput>) -> AgentStream<'_> {
-        self.stream_with(RunContext::new(), input.into())
+    pub fn stream(&self, input: impl IntoRunInput) -> AgentStream<'_> {
+        self.stream_with(RunContext::new(), input.into_run_input())
     }
 
     /// [`stream`](Self::stream) of an agent held in an [`Arc`]: the stream owns its share of
@@ -149,12 +149,12 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// # Ok::<(), hookchain::agent::AgentBuildError>(())
     /// # }).unwrap();
     /// ```
-    pub fn stream_owned(self: Arc<Self>, input: impl Into<RunInput>) -> AgentStream<'static>
+    pub fn stream_owned(self: Arc<Self>, input: impl IntoRunInput) -> AgentStream<'static>
     where
         M: 'static,
         C: 'static,
     {
-        self.stream_owned_with(RunContext::new(), input.into())
+        self.stream_owned_with(RunContext::new(), input.into_run_input())
     }
 
     /// [`stream_owned`](Self::stream_owned), with `run_context` given to the run.
@@ -182,9 +182,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     pub fn stream_in<'a>(
         &'a self,
         thread: &'a mut Thread<C::ThreadState>,
-        input: impl Into<RunInput>,
+        input: impl IntoRunInput,
     ) -> AgentStream<'a> {
-        self.stream_in_with(RunContext::new(), thread, input.into())
+        self.stream_in_with(RunContext::new(), thread, input.into_run_input())
     }
 
     /// [`stream_in`](Self::stream_in), with `run_context` given to the run.

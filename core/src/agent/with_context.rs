@@ -1,6 +1,6 @@
 //! [`AgentWith`]: an agent borrowed with the values to give its runs.
 
-use super::{Agent, AgentStream, ResumeFrom, RunInput, RunOutput, Thread};
+use super::{Agent, AgentStream, IntoRunInput, ResumeFrom, RunOutput, Thread};
 use crate::context::RunContext;
 use crate::error::Error;
 use crate::interrupt::InterruptId;
@@ -62,9 +62,9 @@ impl<M, C> Agent<M, C> {
 
 impl<M: Model, C: Middleware> AgentWith<'_, M, C> {
     /// [`Agent::run`], with the run context.
-    pub async fn run(&self, input: impl Into<RunInput>) -> Result<RunOutput, Error> {
+    pub async fn run(&self, input: impl IntoRunInput) -> Result<RunOutput, Error> {
         self.agent
-            .run_with(self.run_context.clone(), None, input.into())
+            .run_with(self.run_context.clone(), None, input.into_run_input())
             .await
     }
 
@@ -72,10 +72,15 @@ impl<M: Model, C: Middleware> AgentWith<'_, M, C> {
     pub async fn run_in(
         &self,
         thread: &mut Thread<C::ThreadState>,
-        input: impl Into<RunInput>,
+        input: impl IntoRunInput,
     ) -> Result<RunOutput, Error> {
         self.agent
-            .run_in_with(self.run_context.clone(), None, thread, input.into())
+            .run_in_with(
+                self.run_context.clone(),
+                None,
+                thread,
+                input.into_run_input(),
+            )
             .await
     }
 
@@ -108,10 +113,15 @@ impl<M: Model, C: Middleware> AgentWith<'_, M, C> {
     pub async fn start_step(
         &self,
         key: impl Into<String>,
-        input: impl Into<RunInput>,
+        input: impl IntoRunInput,
     ) -> Result<RunOutput, Error> {
         self.agent
-            .start_step_with(self.run_context.clone(), None, key.into(), input.into())
+            .start_step_with(
+                self.run_context.clone(),
+                None,
+                key.into(),
+                input.into_run_input(),
+            )
             .await
     }
 
@@ -142,19 +152,19 @@ impl<M: Model, C: Middleware> AgentWith<'_, M, C> {
 
 impl<'a, M: Model, C: Middleware> AgentWith<'a, M, C> {
     /// [`Agent::stream`], with the run context.
-    pub fn stream(&self, input: impl Into<RunInput>) -> AgentStream<'a> {
+    pub fn stream(&self, input: impl IntoRunInput) -> AgentStream<'a> {
         self.agent
-            .stream_with(self.run_context.clone(), input.into())
+            .stream_with(self.run_context.clone(), input.into_run_input())
     }
 
     /// [`Agent::stream_in`], with the run context.
     pub fn stream_in(
         &self,
         thread: &'a mut Thread<C::ThreadState>,
-        input: impl Into<RunInput>,
+        input: impl IntoRunInput,
     ) -> AgentStream<'a> {
         self.agent
-            .stream_in_with(self.run_context.clone(), thread, input.into())
+            .stream_in_with(self.run_context.clone(), thread, input.into_run_input())
     }
 
     /// [`Agent::stream_resume`], with the run context (see [`resume`](Self::resume)).
@@ -182,10 +192,13 @@ impl<'a, M: Model, C: Middleware> AgentWith<'a, M, C> {
     pub fn stream_start_step(
         &self,
         key: impl Into<String>,
-        input: impl Into<RunInput>,
+        input: impl IntoRunInput,
     ) -> AgentStream<'a> {
-        self.agent
-            .stream_start_step_with(self.run_context.clone(), key.into(), input.into())
+        self.agent.stream_start_step_with(
+            self.run_context.clone(),
+            key.into(),
+            input.into_run_input(),
+        )
     }
 
     /// [`Agent::stream_step`], with the run context (see [`resume`](Self::resume)).

@@ -6,6 +6,11 @@
 //! name. The check itself runs in constant evaluation over the chain's flattened members, so a
 //! violation fails `cargo build` (and `cargo test`) with a message naming both middleware.
 
+// The checks return their failure (a message in a fixed buffer) rather than panic where they
+// find it, so that the panic and the error's location are the checked constant's; they run in
+// constant evaluation only, where the size of a `Result` costs nothing.
+#![allow(clippy::result_large_err)]
+
 use crate::middleware::{Hook, HookSet, LeafPhase, Marker, Middleware, Phase, PhaseMarker};
 
 /// The most members a chain can have (nested chains included) for its constraints to be checked.
@@ -211,6 +216,15 @@ impl MemberList {
     }
 }
 
+/// Returns early with the failure of `check` (`?` is not available in a `const fn`).
+macro_rules! check {
+    ($check:expr) => {
+        if let Err(failure) = $check {
+            return Err(failure);
+        }
+    };
+}
+
 /// The checks a chain must pass to run, evaluated at compile time (post-monomorphization: they
 /// fail `cargo build`, not `cargo check`). `chain!` and the agent evaluate them.
 #[derive(Debug)]
@@ -218,36 +232,63 @@ pub struct ChainChecks<C: ?Sized>(core::marker::PhantomData<C>);
 
 impl<C: Middleware + ?Sized> ChainChecks<C> {
     /// Evaluating this constant runs every check on `C`'s members.
-    pub const OK: () = check_members(&C::MEMBERS);
+    ///
+    /// The panic is here, in the constant itself, and the checks return their message: a panic
+    /// inside the checks would add a note per function it passed through (the build error of a
+    /// hand-written impl was sixty lines of hookchain's source).
+    pub const OK: () = match check_members(&C::MEMBERS) {
+        Ok(()) => (),
+        Err(failure) => panic!("{}", failure.message()),
+    };
 
     /// `C`'s members, as a reference to a static: reading the list through it does not copy
     /// the whole constant (several KB) onto the stack, as naming `C::MEMBERS` in a function
     /// does.
     pub(crate) const MEMBERS: &'static MemberList = &C::MEMBERS;
 
+    /// The first rule `C`'s own items break (its wrap markers against `HOOKS`, its hooks against
+    /// its phase), for `#[middleware]` on a hand-written impl to report at the impl, in
+    /// `cargo check`; the rules between members wait for the chain ([`OK`](Self::OK)).
+    pub const fn own_rules() -> Result<(), Failure> {
+        let list = Self::MEMBERS;
+        let mut i = 0;
+        while i < list.len && i < MAX_MEMBERS {
+            check!(check_markers(&list.items[i]));
+            check!(check_phase_hooks(&list.items[i]));
+            i += 1;
+        }
+        Ok(())
+    }
+
     /// The number of `C`'s members, flattened (1 for a middleware): read off its members, so
     /// that it cannot disagree with them (resume positions count members).
     pub const LEN: usize = C::MEMBERS.positions;
 }
 
-/// Panics (at compile time) with a message naming the middleware at fault.
-const fn check_members(list: &MemberList) {
-    assert!(
-        list.len <= MAX_MEMBERS,
-        "this chain has more than 128 members (nested chains included): split it"
-    );
+/// The first rule the chain breaks, as a message naming the middleware at fault.
+const fn check_members(list: &MemberList) -> Result<(), Failure> {
+    if list.len > MAX_MEMBERS {
+        return Err(fail(&[
+            "this chain has more than 128 members (nested chains included): split it",
+        ]));
+    }
     let mut i = 0;
     while i < list.len {
         let member = &list.items[i];
-        check_markers(member);
-        check_phase_hooks(member);
-        check_order(list, i, member.constraints.after, Side::After);
-        check_order(list, i, member.constraints.before, Side::Before);
+        check!(check_markers(member));
+        check!(check_phase_hooks(member));
+        check!(check_order(list, i, member.constraints.after, Side::After));
+        check!(check_order(
+            list,
+            i,
+            member.constraints.before,
+            Side::Before
+        ));
         let mut k = 0;
         while k < member.constraints.requires.len() {
             let required = member.constraints.requires[k];
             if position(list, required.identity, 0).is_none() {
-                fail(&[
+                return Err(fail(&[
                     "middleware `",
                     member.name,
                     "` requires `",
@@ -257,41 +298,54 @@ const fn check_members(list: &MemberList) {
                     "`): add `",
                     required.name,
                     "` to the chain",
-                ]);
+                ]));
             }
             k += 1;
         }
         i += 1;
     }
+    Ok(())
 }
 
 /// A wrap marker must say `True` exactly when `HOOKS` has the wrap hook: a hand-written impl
 /// that overrides a wrap hook but says `False` would otherwise be skipped without a word.
-const fn check_markers(member: &MemberInfo) {
-    check_marker(
+const fn check_markers(member: &MemberInfo) -> Result<(), Failure> {
+    check!(check_marker(
         member,
         member.wraps_model,
         Hook::WrapModelCall,
         "`: `WrapsModel` must be `True` exactly when `HOOKS` contains `Hook::WrapModelCall`",
-    );
+    ));
     check_marker(
         member,
         member.wraps_tool,
         Hook::WrapToolCall,
         "`: `WrapsTool` must be `True` exactly when `HOOKS` contains `Hook::WrapToolCall`",
-    );
+    )
 }
 
-const fn check_marker(member: &MemberInfo, marker: Option<bool>, hook: Hook, rule: &str) {
+const fn check_marker(
+    member: &MemberInfo,
+    marker: Option<bool>,
+    hook: Hook,
+    rule: &str,
+) -> Result<(), Failure> {
     if let Some(wraps) = marker
         && wraps != member.hooks.contains(hook)
     {
-        fail(&["middleware `", member.name, rule]);
+        return Err(fail(&[
+            "middleware `",
+            member.name,
+            rule,
+            " (`HOOKS` is every hook unless the impl sets it): set `HOOKS` to the hooks the impl \
+             overrides, or put `#[middleware]` on the impl to derive both",
+        ]));
     }
+    Ok(())
 }
 
 /// Input middleware may only have `before_*` hooks, Output middleware only `after_*` hooks.
-const fn check_phase_hooks(member: &MemberInfo) {
+const fn check_phase_hooks(member: &MemberInfo) -> Result<(), Failure> {
     const WRAP: HookSet = HookSet::of(Hook::WrapModelCall).with(Hook::WrapToolCall);
     const BEFORE: HookSet = HookSet::of(Hook::BeforeAgent).with(Hook::BeforeModel);
     const AFTER: HookSet = HookSet::of(Hook::OnModelEvent)
@@ -301,19 +355,19 @@ const fn check_phase_hooks(member: &MemberInfo) {
     let before_only = hooks.intersection(WRAP.union(AFTER)).is_empty();
     let after_only = hooks.intersection(WRAP.union(BEFORE)).is_empty();
     match member.phase {
-        Phase::Input if !before_only => fail(&[
+        Phase::Input if !before_only => Err(fail(&[
             "middleware `",
             member.name,
             "` is in the Input phase but has `after_*`, `on_model_event` or wrap hooks: Input \
              middleware may only have `before_agent` and `before_model` hooks",
-        ]),
-        Phase::Output if !after_only => fail(&[
+        ])),
+        Phase::Output if !after_only => Err(fail(&[
             "middleware `",
             member.name,
             "` is in the Output phase but has `before_*` or wrap hooks: Output middleware may \
              only have `on_model_event`, `after_model` and `after_agent` hooks",
-        ]),
-        _ => {}
+        ])),
+        _ => Ok(()),
     }
 }
 
@@ -324,41 +378,51 @@ enum Side {
 }
 
 /// Every occurrence of each named middleware must be on the right side of member `at`.
-const fn check_order(list: &MemberList, at: usize, named: &[Named], side: Side) {
+const fn check_order(
+    list: &MemberList,
+    at: usize,
+    named: &[Named],
+    side: Side,
+) -> Result<(), Failure> {
     let member = &list.items[at];
     let mut k = 0;
     while k < named.len() {
         let mut from = 0;
         while let Some(j) = position(list, named[k].identity, from) {
             match side {
-                Side::After if j > at => fail(&[
-                    "middleware `",
-                    member.name,
-                    "` must be listed after `",
-                    named[k].name,
-                    "` (it declares `after = ",
-                    named[k].name,
-                    "`): move it after `",
-                    named[k].name,
-                    "` in the chain",
-                ]),
-                Side::Before if j < at => fail(&[
-                    "middleware `",
-                    member.name,
-                    "` must be listed before `",
-                    named[k].name,
-                    "` (it declares `before = ",
-                    named[k].name,
-                    "`): move it before `",
-                    named[k].name,
-                    "` in the chain",
-                ]),
+                Side::After if j > at => {
+                    return Err(fail(&[
+                        "middleware `",
+                        member.name,
+                        "` must be listed after `",
+                        named[k].name,
+                        "` (it declares `after = ",
+                        named[k].name,
+                        "`): move it after `",
+                        named[k].name,
+                        "` in the chain",
+                    ]));
+                }
+                Side::Before if j < at => {
+                    return Err(fail(&[
+                        "middleware `",
+                        member.name,
+                        "` must be listed before `",
+                        named[k].name,
+                        "` (it declares `before = ",
+                        named[k].name,
+                        "`): move it before `",
+                        named[k].name,
+                        "` in the chain",
+                    ]));
+                }
                 _ => {}
             }
             from = j + 1;
         }
         k += 1;
     }
+    Ok(())
 }
 
 /// The position of the first member at or after `from` whose identity is `identity`.
@@ -390,28 +454,43 @@ const fn str_eq(a: &str, b: &str) -> bool {
     true
 }
 
-/// Panics with `parts` joined: const panics take one `&str`, so the message is assembled in a
+/// A broken rule's message: const panics take one `&str`, so the message is assembled in a
 /// fixed buffer first.
-const fn fail(parts: &[&str]) -> ! {
-    const CAPACITY: usize = 512;
-    let mut buffer = [0u8; CAPACITY];
+#[derive(Debug)]
+pub struct Failure {
+    buffer: [u8; FAILURE_CAPACITY],
+    len: usize,
+}
+
+const FAILURE_CAPACITY: usize = 512;
+
+impl Failure {
+    /// The message.
+    pub const fn message(&self) -> &str {
+        let (message, _) = self.buffer.split_at(self.len);
+        match core::str::from_utf8(message) {
+            Ok(message) => message,
+            Err(_) => "a middleware constraint is violated",
+        }
+    }
+}
+
+/// The failure whose message is `parts` joined.
+const fn fail(parts: &[&str]) -> Failure {
+    let mut buffer = [0u8; FAILURE_CAPACITY];
     let mut len = 0;
     let mut p = 0;
     while p < parts.len() {
         let bytes = parts[p].as_bytes();
         let mut b = 0;
-        while b < bytes.len() && len < CAPACITY {
+        while b < bytes.len() && len < FAILURE_CAPACITY {
             buffer[len] = bytes[b];
             len += 1;
             b += 1;
         }
         p += 1;
     }
-    let (message, _) = buffer.split_at(len);
-    match core::str::from_utf8(message) {
-        Ok(message) => panic!("{}", message),
-        Err(_) => panic!("a middleware constraint is violated"),
-    }
+    Failure { buffer, len }
 }
 
 #[cfg(test)]

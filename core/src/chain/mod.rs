@@ -15,5 +15,5 @@ mod tuple;
 pub use constraints::{Constraints, Identified, MAX_MEMBERS, Named};
 // What the compile-time checks work on: generated code's, not users'.
 #[doc(hidden)]
-pub use constraints::{ChainChecks, MemberInfo, MemberList};
+pub use constraints::{ChainChecks, Failure, MemberInfo, MemberList};
 pub use describe::{Contribution, Description, Member};

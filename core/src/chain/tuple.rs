@@ -349,6 +349,7 @@ macro_rules! tuple_chain {
         }
 
         /// Splices the members' layers into the enclosing onion, first member outermost.
+        #[diagnostic::do_not_recommend]
         impl<$($M: Middleware),+> ModelWrap<($($M,)+)> for Splice {
             type Layer<'a, N: ModelNext> = layers!(ModelWrap, WrapsModel, N; $($M),+)
             where
@@ -374,6 +375,7 @@ macro_rules! tuple_chain {
         }
 
         /// Splices the members' layers into the enclosing onion, first member outermost.
+        #[diagnostic::do_not_recommend]
         impl<$($M: Middleware),+> ToolWrap<($($M,)+)> for Splice {
             type Layer<'a, N: ToolNext> = layers!(ToolWrap, WrapsTool, N; $($M),+)
             where

@@ -42,6 +42,14 @@ use super::{Checkpoint, CheckpointError, Claim, Lease, Record, Tombstone};
 ///   nothing.
 ///
 /// Keys are any non-empty text of at most [`MAX_KEY_LEN`] bytes.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a checkpointer",
+    label = "not a checkpointer",
+    note = "a checkpointer is an `InMemoryCheckpointer`, a `FileCheckpointer::new(dir)`, a \
+            database's (`SqliteCheckpointer`, `PostgresCheckpointer`), or a type with a \
+            hand-written `impl Checkpointer`; the agent owns it: one your code uses too goes in an \
+            `Arc`, one chosen at run time in an `Arc<dyn DynCheckpointer>`"
+)]
 pub trait Checkpointer: Send + Sync {
     /// Claims `key` for `worker` for `ttl`, atomically: granted (with a new token, and what the
     /// key holds) unless another lease on it is live. A key that holds nothing is granted too
@@ -98,6 +106,9 @@ pub trait Checkpointer: Send + Sync {
 }
 
 /// A shared store: an agent and your code (claiming, listing) use the same one.
+// Not recommended: an `Arc` of what is not a checkpointer is reported as the `Arc`, with
+// `Checkpointer`'s message.
+#[diagnostic::do_not_recommend]
 impl<T: Checkpointer + ?Sized> Checkpointer for std::sync::Arc<T> {
     fn claim(
         &self,

@@ -30,6 +30,13 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 ///
 /// Its methods are named `dyn_…` so that they never clash with [`Checkpointer`]'s: call
 /// those on the object. Each call boxes its future (one allocation, next to a store's I/O).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a checkpointer",
+    label = "not a checkpointer",
+    note = "every checkpointer is a `DynCheckpointer`: an `InMemoryCheckpointer`, a \
+            `FileCheckpointer::new(dir)`, a database's, or a type with a hand-written \
+            `impl Checkpointer`"
+)]
 pub trait DynCheckpointer: Send + Sync {
     /// [`Checkpointer::claim`].
     fn dyn_claim<'a>(
@@ -73,6 +80,7 @@ pub trait DynCheckpointer: Send + Sync {
     ) -> BoxFuture<'a, Result<(), CheckpointError>>;
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: Checkpointer> DynCheckpointer for T {
     fn dyn_claim<'a>(
         &'a self,
@@ -129,6 +137,8 @@ impl<T: Checkpointer> DynCheckpointer for T {
     }
 }
 
+// Not listed in the message of a value that is not one (the trait's note names the choices).
+#[diagnostic::do_not_recommend]
 impl Checkpointer for dyn DynCheckpointer {
     async fn claim(
         &self,
@@ -174,6 +184,8 @@ impl Checkpointer for dyn DynCheckpointer {
     }
 }
 
+// Not listed in the message of a value that is not one (the trait's note names the choices).
+#[diagnostic::do_not_recommend]
 impl Checkpointer for Box<dyn DynCheckpointer> {
     async fn claim(
         &self,

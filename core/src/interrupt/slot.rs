@@ -265,6 +265,9 @@ pub trait SlotStore: Send + Sync {
     ) -> impl Future<Output = Result<(Vec<(String, Slot)>, SystemTime), CheckpointError>> + Send;
 }
 
+// Not recommended: what is not a checkpointer is reported with `Checkpointer`'s message, not as
+// missing `SlotStore` (one way among others to write a checkpointer).
+#[diagnostic::do_not_recommend]
 impl<S: SlotStore> Checkpointer for S {
     async fn claim(
         &self,

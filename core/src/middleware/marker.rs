@@ -61,6 +61,13 @@ pub trait Bool: Marker {
 }
 
 /// How the middleware `M` adds its layers to the model-call onion.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not what `WrapsModel` can be",
+    label = "`True` or `False`",
+    note = "`type WrapsModel = hookchain::middleware::True;` when the impl overrides \
+            `wrap_model_call`, `False` when not (and `HOOKS` must agree); `#[middleware]` on the \
+            impl writes it"
+)]
 pub trait ModelWrap<M: Middleware + ?Sized>: Marker {
     /// `M`'s layers around `N`.
     type Layer<'a, N: ModelNext>: ModelNext
@@ -79,6 +86,13 @@ pub trait ModelWrap<M: Middleware + ?Sized>: Marker {
 }
 
 /// How the middleware `M` adds its layers to the tool-call onion.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not what `WrapsTool` can be",
+    label = "`True` or `False`",
+    note = "`type WrapsTool = hookchain::middleware::True;` when the impl overrides \
+            `wrap_tool_call`, `False` when not (and `HOOKS` must agree); `#[middleware]` on the \
+            impl writes it"
+)]
 pub trait ToolWrap<M: Middleware + ?Sized>: Marker {
     /// `M`'s layers around `N`.
     type Layer<'a, N: ToolNext>: ToolNext
@@ -179,6 +193,7 @@ impl Bool for False {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<B: Bool, M: Middleware> ModelWrap<M> for B {
     type Layer<'a, N: ModelNext>
         = B::ModelLayer<'a, M, N>
@@ -198,6 +213,7 @@ impl<B: Bool, M: Middleware> ModelWrap<M> for B {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<B: Bool, M: Middleware> ToolWrap<M> for B {
     type Layer<'a, N: ToolNext>
         = B::ToolLayer<'a, M, N>

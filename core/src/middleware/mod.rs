@@ -185,12 +185,12 @@ pub use phase::{LeafPhase, PhaseMarker};
 
 // The items generated code checks user code with, named here as well as in `__private` (hidden
 // in both): rustc's messages print an item by its shortest public path, so a mistake reads
-// `StateIs<u32>` or `phase_order`, not `hookchain::__private::…`.
+// `StateIs<u32>`, not `hookchain::__private::…`.
 #[doc(hidden)]
 pub use crate::__private::{
-    Conversion, Converted, DoneReturn, FallibleToolOutput, FlowReturn, IntoDone, IntoFlow,
+    Conversion, DoneReturn, FallibleToolOutput, FlowReturn, HookFuture, IntoDone, IntoFlow,
     IntoModelResponse, IntoToolResult, StateIs, ToolArgument, ToolOutput, ValidState,
-    ValidThreadState, WrapModelCallReturn, WrapToolCallReturn, convert_now, phase_order, shareable,
+    ValidThreadState, WrapModelCallReturn, WrapToolCallReturn, convert_now,
 };
 
 use crate::__private::Internal;

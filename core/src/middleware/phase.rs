@@ -42,6 +42,12 @@ pub(crate) mod sealed {
 
 /// The phase of a middleware as a type: [`Input`], [`Wrap`] or [`Output`] for one middleware,
 /// [`Span`] for a chain (from its first member's phase to its last member's).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a phase type",
+    label = "`phase::Input`, `phase::Wrap` or `phase::Output`",
+    note = "the phases are the types `Input`, `Wrap` and `Output` of `hookchain::middleware::phase` \
+            (the enum `Phase` is their value); `#[middleware]` on the impl writes `Wrap` by default"
+)]
 pub trait PhaseMarker: sealed::Sealed + Send + Sync + 'static {
     /// The phase of the first member (the phase itself for one middleware).
     type First: LeafPhase;
@@ -73,6 +79,7 @@ pub enum Any {}
 
 impl sealed::Sealed for Any {}
 
+#[diagnostic::do_not_recommend]
 impl PhaseMarker for Any {
     type First = Any;
     type Last = Any;
@@ -88,6 +95,7 @@ pub struct Span<F, L>(PhantomData<fn() -> (F, L)>);
 
 impl<F, L> sealed::Sealed for Span<F, L> {}
 
+#[diagnostic::do_not_recommend]
 impl<F: LeafPhase, L: LeafPhase> PhaseMarker for Span<F, L> {
     type First = F;
     type Last = L;
@@ -96,6 +104,7 @@ impl<F: LeafPhase, L: LeafPhase> PhaseMarker for Span<F, L> {
 macro_rules! leaf_phase {
     ($($ty:ident => $phase:ident),*) => {$(
         impl sealed::Sealed for $ty {}
+        #[diagnostic::do_not_recommend]
         impl PhaseMarker for $ty {
             type First = $ty;
             type Last = $ty;
@@ -108,36 +117,69 @@ macro_rules! leaf_phase {
 
 leaf_phase!(Input => Input, Wrap => Wrap, Output => Output);
 
-/// `Next` (whose phase is `Self`) may be listed right after `Prev` (whose phase is
-/// `PrevPhase`): implemented exactly for the orders Input → Wrap → Output allows.
+/// A phase of `Self` may come right after a phase `PrevPhase`: implemented exactly for the
+/// orders Input → Wrap → Output allows (and for [`Any`], the empty chain's phase).
 ///
-/// `chain!` checks it for every pair of neighbours, so a wrong order is a compile error that
-/// names both middleware.
-#[diagnostic::on_unimplemented(
-    message = "`{Next}` cannot be listed after `{Prev}`: phases run Input → Wrap → Output",
-    label = "this middleware's phase comes before the phase of the middleware listed before it",
-    note = "`{Prev}` ends in phase `{PrevPhase}` and `{Next}` starts in phase `{Self}`",
-    note = "list Input middleware first, then Wrap middleware, then Output middleware"
-)]
-pub trait Follows<PrevPhase, Prev, Next> {}
+/// `Prev` and `Next` are the two middleware, kept for older callers; `chain!` checks the order
+/// through [`ListedAfter`], whose message names both middleware.
+pub trait Follows<PrevPhase, Prev = (), Next = ()> {}
 
-#[diagnostic::do_not_recommend]
 impl<P, N> Follows<Input, P, N> for Input {}
-#[diagnostic::do_not_recommend]
 impl<P, N> Follows<Input, P, N> for Wrap {}
-#[diagnostic::do_not_recommend]
 impl<P, N> Follows<Input, P, N> for Output {}
-#[diagnostic::do_not_recommend]
 impl<P, N> Follows<Wrap, P, N> for Wrap {}
-#[diagnostic::do_not_recommend]
 impl<P, N> Follows<Wrap, P, N> for Output {}
-#[diagnostic::do_not_recommend]
 impl<P, N> Follows<Output, P, N> for Output {}
-#[diagnostic::do_not_recommend]
 impl<X, P, N> Follows<X, P, N> for Any {}
-#[diagnostic::do_not_recommend]
 impl<P, N> Follows<Any, P, N> for Input {}
-#[diagnostic::do_not_recommend]
 impl<P, N> Follows<Any, P, N> for Wrap {}
-#[diagnostic::do_not_recommend]
 impl<P, N> Follows<Any, P, N> for Output {}
+
+/// The middleware `Self` may be listed right after the middleware `Prev` in a chain: the phase
+/// `Self` starts in does not come before the phase `Prev` ends in.
+///
+/// `chain!` checks it for every pair of neighbours. It is this trait, and not [`Follows`], that
+/// a wrong order reports: the error then names the two middleware of the user's chain (rustc
+/// always adds a line "the trait `…` is not implemented for `…`", and a trait over phases would
+/// print there the phase types' full paths and a marker trait's name), and `chain!` calls
+/// [`ListedAfter::listed_after`] by path, so no note points at a helper function's bound.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be listed after `{Prev}`: phases run Input → Wrap → Output",
+    label = "this middleware's phase comes before the phase of the middleware listed before it",
+    note = "`{Prev}` ends in a later phase than the one `{Self}` starts in: list Input middleware \
+            (`phase = input`) first, then Wrap middleware (the default), then Output middleware \
+            (`phase = output`)"
+)]
+pub trait ListedAfter<Prev> {
+    /// Reports nothing: calling it (as `chain!` does) is the check.
+    #[doc(hidden)]
+    fn listed_after(_: PhantomData<fn() -> Self>, _: PhantomData<fn() -> Prev>)
+    where
+        Self: Sized,
+    {
+    }
+}
+
+/// What has a phase: a middleware, and the stand-in for an element of `chain!` that is not one
+/// (already reported at the element; its phase is [`Any`], so no second error).
+#[doc(hidden)]
+pub trait Phased {
+    /// The phases.
+    type Phase: PhaseMarker;
+}
+
+impl<M: crate::middleware::Middleware> Phased for M {
+    type Phase = M::Phase;
+}
+
+impl Phased for crate::__private::NotMiddleware {
+    type Phase = Any;
+}
+
+// Not recommended: a wrong order is reported as `ListedAfter` (naming both middleware), not as
+// the `Follows` bound on their phases that fails beneath it.
+#[diagnostic::do_not_recommend]
+impl<P: Phased, N: Phased> ListedAfter<P> for N where
+    <N::Phase as PhaseMarker>::First: Follows<<P::Phase as PhaseMarker>::Last, P, N>
+{
+}

@@ -1,7 +1,7 @@
 //! The bounds a `#[middleware]` or `#[hook]` declaration must meet, each checked once, at the
 //! user's token, with a message that says why the bound is there.
 
-use crate::middleware::{MiddlewareState, Shareable};
+use crate::middleware::MiddlewareState;
 
 /// A state type (`state = S`, `thread_state = T`), checked on its own, once, at `S`, with a
 /// message saying why a state needs its bounds (rather than one error per missing bound). The
@@ -38,7 +38,3 @@ pub trait ValidThreadState {
 
 #[diagnostic::do_not_recommend]
 impl<T: MiddlewareState + Clone> ValidThreadState for T {}
-
-/// Reports, at a type parameter of a `#[middleware]` impl block, that it is not
-/// `Send + Sync + 'static`.
-pub fn shareable<T: Shareable + ?Sized>() {}

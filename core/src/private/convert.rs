@@ -150,16 +150,17 @@ pub trait Conversion<O> {
 }
 
 // The conversion markers (written out, not generated, so that a wrong return type's diagnostic
-// shows a plain impl). The chain names the errors of sequential hooks as they leave each member,
+// shows a plain impl) are the types the trait methods return, named by aliases: a hook's future
+// that is not `Send` is then reported "within `HookFuture<impl Future<..>, Result<Flow, Error>,
+// audit>`", with no marker of ours in it. The chain names the errors of sequential hooks as they leave each member,
 // so their conversions do not; the chain adds nothing around a wrap hook, so the wrap
 // conversions name the middleware `M` and their hook (in the type: a hook's future stores
 // nothing to name it by).
 
 /// The conversion of `before_agent`, `before_model` and `after_model` hooks.
-#[derive(Debug)]
-pub enum FlowReturn {}
+pub type FlowReturn = Result<Flow, Error>;
 
-impl<O: IntoFlow> Conversion<O> for FlowReturn {
+impl<O: IntoFlow> Conversion<O> for Result<Flow, Error> {
     type Output = Result<Flow, Error>;
     #[inline]
     fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output {
@@ -168,10 +169,9 @@ impl<O: IntoFlow> Conversion<O> for FlowReturn {
 }
 
 /// The conversion of `after_agent` hooks.
-#[derive(Debug)]
-pub enum DoneReturn {}
+pub type DoneReturn = Result<(), Error>;
 
-impl<O: IntoDone> Conversion<O> for DoneReturn {
+impl<O: IntoDone> Conversion<O> for Result<(), Error> {
     type Output = Result<(), Error>;
     #[inline]
     fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output {
@@ -180,10 +180,9 @@ impl<O: IntoDone> Conversion<O> for DoneReturn {
 }
 
 /// The conversion of `wrap_model_call` hooks.
-#[derive(Debug)]
-pub enum WrapModelCallReturn {}
+pub type WrapModelCallReturn = Result<ModelResponse, Error>;
 
-impl<O: IntoModelResponse> Conversion<O> for WrapModelCallReturn {
+impl<O: IntoModelResponse> Conversion<O> for Result<ModelResponse, Error> {
     type Output = Result<ModelResponse, Error>;
     #[inline]
     fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output {
@@ -194,10 +193,9 @@ impl<O: IntoModelResponse> Conversion<O> for WrapModelCallReturn {
 }
 
 /// The conversion of `wrap_tool_call` hooks.
-#[derive(Debug)]
-pub enum WrapToolCallReturn {}
+pub type WrapToolCallReturn = Result<ToolResult, Error>;
 
-impl<O: IntoToolResult> Conversion<O> for WrapToolCallReturn {
+impl<O: IntoToolResult> Conversion<O> for Result<ToolResult, Error> {
     type Output = Result<ToolResult, Error>;
     #[inline]
     fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output {
@@ -212,14 +210,14 @@ pin_project_lite::pin_project! {
     /// by `K`. One small struct, not an `async` block, storing nothing but the function's
     /// future: it adds as little as possible to the depth and the size of an onion.
     #[derive(Debug)]
-    pub struct Converted<F, K, M: ?Sized> {
+    pub struct HookFuture<F, K, M: ?Sized> {
         #[pin]
         future: F,
         conversion: PhantomData<fn(&M) -> K>,
     }
 }
 
-impl<F, K, M> Future for Converted<F, K, M>
+impl<F, K, M> Future for HookFuture<F, K, M>
 where
     F: Future,
     K: Conversion<F::Output>,
@@ -236,8 +234,8 @@ where
 /// Converts the output of an `async` hook function's future. Unbounded on purpose: a wrong
 /// return type is then reported once, where the future must be a hook's future.
 #[inline]
-pub fn converted<K, M: ?Sized, F>(future: F) -> Converted<F, K, M> {
-    Converted {
+pub fn converted<K, M: ?Sized, F>(future: F) -> HookFuture<F, K, M> {
+    HookFuture {
         future,
         conversion: PhantomData,
     }

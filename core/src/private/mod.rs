@@ -7,7 +7,7 @@ mod convert;
 mod probe;
 mod tool;
 
-pub use bounds::{ValidState, ValidThreadState, shareable};
+pub use bounds::{ValidState, ValidThreadState};
 pub use check::{
     Convert, Has, NoArgument, NoBoxError, NoClone, NoContent, NoContentConvert, NoDefault,
     NoDeserialize, NoDoneReturn, NoFallible, NoFallibleConvert, NoFlowReturn, NoIdentified,
@@ -15,13 +15,13 @@ pub use check::{
     NoSync, NoToolResult, NoToolResultConvert, NoToolResultReturn, NotSame,
 };
 pub use convert::{
-    Conversion, Converted, DoneReturn, FlowReturn, IntoDone, IntoFlow, IntoModelResponse,
+    Conversion, DoneReturn, FlowReturn, HookFuture, IntoDone, IntoFlow, IntoModelResponse,
     IntoToolResult, Lazy, StateIs, WrapModelCallReturn, WrapToolCallReturn, convert_now, converted,
     lazy,
 };
 pub use probe::{
-    AnyPhase, ChainProbe, ChainProbeOther, NotMiddleware, PhaseOf, PhaseProbe, PhaseProbeOther,
-    Probe, TypeProbe, phase_order, type_probe,
+    ChainProbe, ChainProbeOther, NotMiddleware, PhaseProbe, PhaseProbeOther, Probe, TypeProbe,
+    type_probe,
 };
 
 pub use tool::{

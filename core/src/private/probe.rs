@@ -8,18 +8,18 @@
 //! one auto-reference later, so the phase and constraint checks add no second error.
 
 use std::cell::Cell;
+use std::marker::PhantomData;
 
 use crate::chain::ChainChecks;
 use crate::middleware::Middleware;
-use crate::middleware::phase::{Follows, PhaseMarker};
 
-/// Holds the type of a `chain!` element, for [`phase_order`].
-pub struct TypeProbe<T>(std::marker::PhantomData<fn() -> T>);
+/// Holds the type of a `chain!` element, for the phase check.
+pub struct TypeProbe<T>(PhantomData<fn() -> T>);
 
 /// The probe of `element`'s type.
 #[must_use]
 pub fn type_probe<T>(_: &T) -> TypeProbe<T> {
-    TypeProbe(std::marker::PhantomData)
+    TypeProbe(PhantomData)
 }
 
 impl<T> std::fmt::Debug for TypeProbe<T> {
@@ -28,35 +28,28 @@ impl<T> std::fmt::Debug for TypeProbe<T> {
     }
 }
 
-/// A middleware's phases and type, for [`phase_order`].
-#[derive(Debug)]
-pub struct PhaseOf<P, M>(std::marker::PhantomData<fn() -> (P, M)>);
-
 /// Selected when the probed element is a middleware.
 pub trait PhaseProbe {
-    /// The phases of the middleware.
-    type Phase;
     /// The middleware's type.
     type Middleware;
-    /// The phases, for [`phase_order`].
-    fn phase(&self) -> PhaseOf<Self::Phase, Self::Middleware>;
+    /// The type, for [`ListedAfter::listed_after`](crate::middleware::phase::ListedAfter).
+    fn phase(&self) -> PhantomData<fn() -> Self::Middleware>;
 }
 
 impl<M: Middleware> PhaseProbe for TypeProbe<M> {
-    type Phase = M::Phase;
     type Middleware = M;
 
-    fn phase(&self) -> PhaseOf<M::Phase, M> {
-        PhaseOf(std::marker::PhantomData)
+    fn phase(&self) -> PhantomData<fn() -> M> {
+        PhantomData
     }
 }
 
-/// Selected when the probed element is not a middleware: any phase, since `chain!`
+/// Selected when the probed element is not a middleware: a stand-in of any phase, since `chain!`
 /// already reported the element.
 pub trait PhaseProbeOther {
-    /// Any phase.
-    fn phase(&self) -> PhaseOf<AnyPhase, NotMiddleware> {
-        PhaseOf(std::marker::PhantomData)
+    /// The stand-in.
+    fn phase(&self) -> PhantomData<fn() -> NotMiddleware> {
+        PhantomData
     }
 }
 
@@ -108,18 +101,6 @@ pub trait ChainProbeOther {
 
 impl<T> ChainProbeOther for &Probe<T> {}
 
-/// The phase of an element that is not a middleware: follows and precedes anything.
-pub use crate::middleware::phase::Any as AnyPhase;
-
-/// The type of an element that is not a middleware.
+/// The type of an element that is not a middleware: its phase follows and precedes anything.
 #[derive(Debug)]
 pub enum NotMiddleware {}
-
-/// Checks that `next` may be listed right after `prev`.
-pub fn phase_order<PP, P, NP, N>(_: PhaseOf<PP, P>, _: PhaseOf<NP, N>)
-where
-    PP: PhaseMarker,
-    NP: PhaseMarker,
-    NP::First: Follows<PP::Last, P, N>,
-{
-}

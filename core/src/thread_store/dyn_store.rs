@@ -27,6 +27,13 @@ use crate::interrupt::BoxFuture;
 /// Its methods are named `dyn_…` so that they never clash with [`ThreadStore`]'s: call those
 /// (`load`, `save`, …) on the object. Each call boxes its future (one allocation, next to a
 /// store's I/O).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a thread store",
+    label = "not a thread store",
+    note = "every thread store is a `DynThreadStore`: an `InMemoryThreadStore`, a \
+            `FileThreadStore::new(dir)`, a database's, or a type with a hand-written \
+            `impl ThreadStore`"
+)]
 pub trait DynThreadStore: Send + Sync {
     /// [`ThreadStore::load_encoded`].
     fn dyn_load_encoded<'a>(
@@ -50,6 +57,7 @@ pub trait DynThreadStore: Send + Sync {
     fn dyn_delete<'a>(&'a self, id: &'a ThreadId) -> BoxFuture<'a, Result<bool, ThreadStoreError>>;
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: ThreadStore> DynThreadStore for T {
     fn dyn_load_encoded<'a>(
         &'a self,
@@ -80,6 +88,8 @@ impl<T: ThreadStore> DynThreadStore for T {
     }
 }
 
+// Not listed in the message of a value that is not one (the trait's note names the choices).
+#[diagnostic::do_not_recommend]
 impl ThreadStore for dyn DynThreadStore {
     async fn load_encoded(&self, id: &ThreadId) -> Result<Option<EncodedThread>, ThreadStoreError> {
         self.dyn_load_encoded(id).await
@@ -107,6 +117,8 @@ impl ThreadStore for dyn DynThreadStore {
     }
 }
 
+// Not listed in the message of a value that is not one (the trait's note names the choices).
+#[diagnostic::do_not_recommend]
 impl ThreadStore for Box<dyn DynThreadStore> {
     async fn load_encoded(&self, id: &ThreadId) -> Result<Option<EncodedThread>, ThreadStoreError> {
         (**self).dyn_load_encoded(id).await

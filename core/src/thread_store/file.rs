@@ -75,6 +75,8 @@ impl fmt::Debug for FileThreadStore {
     }
 }
 
+// Not listed in the message of a value that is not one (the trait's note names the choices).
+#[diagnostic::do_not_recommend]
 impl ThreadStore for FileThreadStore {
     async fn load_encoded(&self, id: &ThreadId) -> Result<Option<EncodedThread>, ThreadStoreError> {
         let path = self.path(id)?;

@@ -81,6 +81,14 @@ use crate::agent::{Thread, ThreadId};
 /// # Ok::<(), ThreadStoreError>(())
 /// # }).unwrap();
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a thread store",
+    label = "not a thread store",
+    note = "a thread store is an `InMemoryThreadStore`, a `FileThreadStore::new(dir)`, a \
+            database's (`SqliteThreadStore`, `PostgresThreadStore`, with their features), or a type with a hand-written \
+            `impl ThreadStore`; one shared by several tasks goes in an `Arc`, one chosen at run \
+            time in an `Arc<dyn DynThreadStore>` or a `Box<dyn DynThreadStore>`"
+)]
 pub trait ThreadStore: Send + Sync {
     /// The thread `id` as stored, with its version; `None` when none is stored. For
     /// implementers: a store reads at most [`MAX_THREAD_LEN`](super::MAX_THREAD_LEN) bytes of
@@ -151,6 +159,7 @@ pub trait ThreadStore: Send + Sync {
 }
 
 /// A shared store: the requests of a server use the same one.
+#[diagnostic::do_not_recommend]
 impl<T: ThreadStore + ?Sized> ThreadStore for std::sync::Arc<T> {
     fn load_encoded(
         &self,

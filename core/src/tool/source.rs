@@ -75,6 +75,13 @@ use super::{Tool, ToolSpec};
 /// )));
 /// assert_eq!(registry.shared_specs()[0].name, "clock");
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a source of tools",
+    label = "not a tool source",
+    note = "one tool goes in `.register(tool)` / `.with(tool)`; a source is a set of tools \
+            that changes while the program runs: a type with a hand-written `impl ToolSource` \
+            (`version` and `tools`), or an `Arc` of one"
+)]
 pub trait ToolSource: Send + Sync + 'static {
     /// A number that differs whenever [`tools`](Self::tools) would return other tools than
     /// at the version seen before (a counter incremented after each change, typically an
@@ -89,6 +96,7 @@ pub trait ToolSource: Send + Sync + 'static {
 }
 
 /// A source shared with the application, which changes it through its own handle.
+#[diagnostic::do_not_recommend]
 impl<S: ToolSource> ToolSource for Arc<S> {
     fn version(&self) -> u64 {
         S::version(self)

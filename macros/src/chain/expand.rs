@@ -45,10 +45,12 @@ pub(crate) fn expand(chain: &ChainInput) -> TokenStream {
         let previous = syn::Ident::new(&pair[0].to_string(), span);
         let next = syn::Ident::new(&pair[1].to_string(), span);
         let p = p.at(span);
+        // By path, like the check above: a wrong order is `ListedAfter`'s message at the
+        // element, with no note pointing at a helper function's bound.
         quote_spanned!(span=>
-            #p::phase_order(
-                (&#p::type_probe(&#previous)).phase(),
+            #p::phase::ListedAfter::listed_after(
                 (&#p::type_probe(&#next)).phase(),
+                (&#p::type_probe(&#previous)).phase(),
             );
         )
     });

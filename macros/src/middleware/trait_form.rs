@@ -5,11 +5,12 @@
 //! agree with `HOOKS`).
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 use syn::{ImplItem, ItemImpl};
 
 use crate::kinds::HookKind;
-use crate::private::Private;
+use crate::private::{Private, located};
 
 /// Whether `block` is an impl of the `Middleware` trait (by its last path segment).
 pub(crate) fn is_middleware_impl(block: &ItemImpl) -> bool {
@@ -33,8 +34,40 @@ pub(crate) fn expand(attr: TokenStream, block: ItemImpl) -> TokenStream {
         )
         .to_compile_error()
     });
+    let check = own_rules(&block);
     let block = complete(block);
-    quote!(#error #block)
+    quote!(#error #block #check)
+}
+
+/// For an impl of a type without generic parameters: its own items checked against each other
+/// (the wrap markers against `HOOKS`, the hooks against the phase) in a `const`, so that a
+/// disagreement is one error in `cargo check`, in words, at the item the user wrote (`HOOKS`,
+/// a marker or the phase; else the type), instead of failing the build inside hookchain's
+/// source when the chain is built.
+fn own_rules(block: &ItemImpl) -> Option<TokenStream> {
+    if !block.generics.params.is_empty() || !crate::check::nameable(&block.self_ty) {
+        return None;
+    }
+    let written = ["HOOKS", "WrapsModel", "WrapsTool", "Phase"]
+        .into_iter()
+        .find_map(|name| {
+            block.items.iter().find_map(|item| match item {
+                ImplItem::Type(alias) if alias.ident == name => Some(alias.ident.span()),
+                ImplItem::Const(constant) if constant.ident == name => Some(constant.ident.span()),
+                _ => None,
+            })
+        });
+    let span = located(written.unwrap_or_else(|| block.self_ty.span()));
+    let p = Private::new(None);
+    let pp = p.at(span);
+    let ty = &block.self_ty;
+    Some(quote_spanned! {span=>
+        const _: () = {
+            if let #pp::Result::Err(failure) = #pp::ChainChecks::<#ty>::own_rules() {
+                #pp::panic!("{}", failure.message())
+            }
+        };
+    })
 }
 
 /// `block` with the items its methods imply.

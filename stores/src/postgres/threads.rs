@@ -118,6 +118,8 @@ impl fmt::Debug for PostgresThreadStore {
     }
 }
 
+// Not listed in the message of a value that is not one (the trait's note names the choices).
+#[diagnostic::do_not_recommend]
 impl ThreadStore for PostgresThreadStore {
     async fn load_encoded(&self, id: &ThreadId) -> Result<Option<EncodedThread>, ThreadStoreError> {
         let what = "load";

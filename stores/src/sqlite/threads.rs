@@ -103,6 +103,8 @@ impl fmt::Debug for SqliteThreadStore {
     }
 }
 
+// Not listed in the message of a value that is not one (the trait's note names the choices).
+#[diagnostic::do_not_recommend]
 impl ThreadStore for SqliteThreadStore {
     async fn load_encoded(&self, id: &ThreadId) -> Result<Option<EncodedThread>, ThreadStoreError> {
         let id = valid_id(id)?.clone();

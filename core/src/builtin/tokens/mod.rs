@@ -55,6 +55,13 @@ use crate::message::{ContentPart, Message};
 ///
 /// assert_eq!(Words.count_messages(&[Message::user("one two three")]), 4);
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a token counter",
+    label = "not a token counter",
+    note = "a token counter is an `ApproximateCounter`, a `TiktokenCounter` (feature `tiktoken`), \
+            or a type with a hand-written `impl TokenCounter` (`count_message`); a closure is \
+            not one: put it in a type of yours that implements the trait"
+)]
 pub trait TokenCounter: Send + Sync {
     /// The tokens of `message`: its text, reasoning, tool calls (name and arguments), images,
     /// a tool result's JSON (as compact JSON text) and resource links (their URI, name, title,
@@ -70,6 +77,7 @@ pub trait TokenCounter: Send + Sync {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<C: TokenCounter + ?Sized> TokenCounter for &C {
     fn count_message(&self, message: &Message) -> u64 {
         (**self).count_message(message)
@@ -80,6 +88,7 @@ impl<C: TokenCounter + ?Sized> TokenCounter for &C {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<C: TokenCounter + ?Sized> TokenCounter for std::sync::Arc<C> {
     fn count_message(&self, message: &Message) -> u64 {
         (**self).count_message(message)

@@ -19,6 +19,13 @@ use crate::message::Content;
 /// a NUL, then the arguments as canonical JSON (object keys sorted): stable across processes,
 /// so a shared store can serve several agents. The scope is written `thread:<len>:<id>`,
 /// `run:<len>:<id>`, `key:<len>:<key>` (the length of what follows, in bytes) or `shared`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a store of tool results",
+    label = "not a cache store",
+    note = "a store is an `InMemoryCache` (`InMemoryCache::new()`), an `Arc` of a store (one \
+            store shared by several caches or read by your code), or a type with a hand-written \
+            `impl CacheStore` (`get` and `put`)"
+)]
 pub trait CacheStore: Send + Sync {
     /// The result stored under `key`, unless none is or it has expired.
     fn get(&self, key: &str) -> impl Future<Output = Option<Content>> + Send;
@@ -27,6 +34,7 @@ pub trait CacheStore: Send + Sync {
     fn put(&self, key: String, content: Content, ttl: Duration) -> impl Future<Output = ()> + Send;
 }
 
+#[diagnostic::do_not_recommend]
 impl<T: CacheStore> CacheStore for Arc<T> {
     fn get(&self, key: &str) -> impl Future<Output = Option<Content>> + Send {
         (**self).get(key)
@@ -145,6 +153,8 @@ impl InMemoryCache {
 
 // A panic while the lock was held cannot leave the maps out of step (no user code runs under
 // it): `lock` recovers a poisoned mutex.
+// Not listed in the message of a value that is not one (the trait's note names the choices).
+#[diagnostic::do_not_recommend]
 impl CacheStore for InMemoryCache {
     async fn get(&self, key: &str) -> Option<Content> {
         let mut entries = lock(&self.inner);

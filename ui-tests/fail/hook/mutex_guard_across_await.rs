@@ -1,0 +1,26 @@
+//! Recorded as rustc prints it: a `std::sync::MutexGuard` held across the `.await` of a wrap
+//! hook, so the hook's future is not `Send`. rustc names the guard and the `.await` (the fix:
+//! end the guard's scope before awaiting, or an async mutex); its help line names the hook's
+//! future by what it returns and its middleware, and `Send`'s message is std's. A check of our own on the
+//! user's future was tried: two errors, and the note on the guard lost. See the table in
+//! `hookchain-macros`' docs.
+
+use std::sync::Mutex;
+
+use hookchain::hook;
+use hookchain::prelude::*;
+
+static CALLS: Mutex<u32> = Mutex::new(0);
+
+#[hook(wrap_model_call)]
+async fn count(
+    cx: &mut Context,
+    request: ModelRequest,
+    mut next: impl ModelNext,
+) -> Result<ModelResponse, Error> {
+    let mut calls = CALLS.lock().unwrap();
+    *calls += 1;
+    next.call(cx, request).await
+}
+
+fn main() {}
