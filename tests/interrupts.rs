@@ -1034,12 +1034,19 @@ fn ask_as_error_at_start() -> Result<Flow, Error> {
     Err(Error::interrupt(json!({ "question": "start?" })))
 }
 
+/// The same mistake in `wrap_model_call`, where the run cannot pause at all.
+#[hook(wrap_model_call)]
+async fn ask_around_the_model(_request: ModelRequest) -> Result<ModelResponse, Error> {
+    Err(Error::interrupt(json!({ "question": "call it?" })))
+}
+
 /// "From `before_model` and `after_model`, return `Ok(Flow::interrupt(payload))`; from
 /// `wrap_tool_call`, `Err(Error::interrupt(payload))`": a sequential hook that returns
 /// `Err(Error::interrupt(..))` fails the run (it does not pause), with a message that names
-/// the hook and the fix, in every form of report.
+/// the hook and the fix; from `before_agent` or `wrap_model_call`, where the run cannot pause,
+/// the message says which hooks can, and how each raises one.
 #[tokio::test]
-async fn an_interrupt_returned_as_an_error_from_a_sequential_hook_names_the_fix() {
+async fn an_interrupt_returned_as_an_error_names_the_fix() {
     let before = Agent::builder(ScriptedModel::new([ModelResponse::text("done")]))
         .chain(chain![ask_as_error])
         .build()
@@ -1082,6 +1089,19 @@ async fn an_interrupt_returned_as_an_error_from_a_sequential_hook_names_the_fix(
          returns `Err(Error::interrupt(payload))`) and tools"
     );
     assert_eq!(agent.model().calls(), 0);
+
+    let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("done")]))
+        .chain(chain![ask_around_the_model])
+        .build()
+        .unwrap();
+    let report = Report(&agent.run("hi").await.unwrap_err()).to_string();
+    assert!(
+        report.starts_with(
+            "middleware `ask_around_the_model` returned `Err(Error::interrupt(..))` from \
+             `wrap_model_call`, where the run cannot pause: interrupts come from"
+        ),
+        "{report}"
+    );
 }
 
 /// A pending interrupt without an answer is refused with `MissingAnswer`, also when only some
