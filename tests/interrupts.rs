@@ -1011,8 +1011,97 @@ async fn interrupt_where_the_run_cannot_pause_is_an_error() {
     assert!(matches!(error, Error::Interrupted(_)), "{error:?}");
     let message = error.to_string();
     assert!(message.contains("ask_at_start"), "{message}");
+    assert!(message.contains("in `before_agent`"), "{message}");
     assert!(message.contains("before_model"), "{message}");
     assert_eq!(agent.model().calls(), 0);
+}
+
+/// `Err(Error::interrupt(..))` from a sequential hook, where `Ok(Flow::interrupt(..))` was meant.
+#[hook(before_model)]
+fn ask_as_error() -> Result<Flow, Error> {
+    Err(Error::interrupt(json!({ "question": "go on?" })))
+}
+
+/// The same mistake in `after_model`.
+#[hook(after_model)]
+fn ask_as_error_after() -> Result<Flow, Error> {
+    Err(Error::interrupt(json!({ "question": "keep it?" })))
+}
+
+/// The same mistake in `before_agent`, where the run cannot pause at all.
+#[hook(before_agent)]
+fn ask_as_error_at_start() -> Result<Flow, Error> {
+    Err(Error::interrupt(json!({ "question": "start?" })))
+}
+
+/// The same mistake in `wrap_model_call`, where the run cannot pause at all.
+#[hook(wrap_model_call)]
+async fn ask_around_the_model(_request: ModelRequest) -> Result<ModelResponse, Error> {
+    Err(Error::interrupt(json!({ "question": "call it?" })))
+}
+
+/// "From `before_model` and `after_model`, return `Ok(Flow::interrupt(payload))`; from
+/// `wrap_tool_call`, `Err(Error::interrupt(payload))`": a sequential hook that returns
+/// `Err(Error::interrupt(..))` fails the run (it does not pause), with a message that names
+/// the hook and the fix; from `before_agent` or `wrap_model_call`, where the run cannot pause,
+/// the message says which hooks can, and how each raises one.
+#[tokio::test]
+async fn an_interrupt_returned_as_an_error_names_the_fix() {
+    let before = Agent::builder(ScriptedModel::new([ModelResponse::text("done")]))
+        .chain(chain![ask_as_error])
+        .build()
+        .unwrap();
+    let after = Agent::builder(ScriptedModel::new([ModelResponse::text("done")]))
+        .chain(chain![ask_as_error_after])
+        .build()
+        .unwrap();
+    for (hook, error) in [
+        ("before_model", before.run("hi").await.unwrap_err()),
+        ("after_model", after.run("hi").await.unwrap_err()),
+    ] {
+        assert!(matches!(error, Error::Interrupted(_)), "{error:?}");
+        let report = Report(&error).to_string();
+        assert!(report.contains(&format!("from `{hook}`")), "{report}");
+        assert!(
+            report.contains(&format!(
+                "a `{hook}` hook pauses the run by returning `Ok(Flow::interrupt(payload))`"
+            )),
+            "{report}"
+        );
+        assert!(
+            report.contains("`Err(Error::interrupt(..))` is for `wrap_tool_call` hooks"),
+            "{report}"
+        );
+    }
+    assert_eq!(before.model().calls(), 0);
+
+    let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("done")]))
+        .chain(chain![ask_as_error_at_start])
+        .build()
+        .unwrap();
+    let error = agent.run("hi").await.unwrap_err();
+    let report = Report(&error).to_string();
+    assert_eq!(
+        report,
+        "middleware `ask_as_error_at_start` returned `Err(Error::interrupt(..))` from \
+         `before_agent`, where the run cannot pause: interrupts come from `before_model` and \
+         `after_model` (which return `Ok(Flow::interrupt(payload))`), `wrap_tool_call` (which \
+         returns `Err(Error::interrupt(payload))`) and tools"
+    );
+    assert_eq!(agent.model().calls(), 0);
+
+    let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("done")]))
+        .chain(chain![ask_around_the_model])
+        .build()
+        .unwrap();
+    let report = Report(&agent.run("hi").await.unwrap_err()).to_string();
+    assert!(
+        report.starts_with(
+            "middleware `ask_around_the_model` returned `Err(Error::interrupt(..))` from \
+             `wrap_model_call`, where the run cannot pause: interrupts come from"
+        ),
+        "{report}"
+    );
 }
 
 /// A pending interrupt without an answer is refused with `MissingAnswer`, also when only some

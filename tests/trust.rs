@@ -209,6 +209,89 @@ impl std::error::Error for Wrapped {
     }
 }
 
+/// Stops the run with the application's error (which has a cause of its own).
+#[hook(before_model)]
+fn refuse() -> Result<Flow, Error> {
+    Err(Error::application(Wrapped(io::Error::other("disk full"))))
+}
+
+/// Wraps the model call and stops it with the application's error.
+#[hook(wrap_model_call)]
+async fn refuse_call(_request: ModelRequest) -> Result<ModelResponse, Error> {
+    Err(Error::application(Wrapped(io::Error::other("disk full"))))
+}
+
+/// "A hook ends the run with the application's error": the run's error is
+/// `Error::Application`, named after the member that raised it (in a nested chain too) and
+/// its hook; the report prints where, then the error and its causes, each once; and
+/// `downcast_ref` finds the error, and its cause, by type.
+#[tokio::test]
+async fn an_application_error_ends_the_run_with_its_causes_and_is_found_by_type() {
+    let log = new_log();
+    let sequential = Agent::builder(ScriptedModel::new([ModelResponse::text("never")]))
+        .chain(chain![support::Recorder::new("a", &log), chain![refuse]])
+        .build()
+        .unwrap();
+    let wrapping = Agent::builder(ScriptedModel::new([ModelResponse::text("never")]))
+        .chain(chain![refuse_call])
+        .build()
+        .unwrap();
+    for (middleware, hook, error) in [
+        (
+            "refuse",
+            Hook::BeforeModel,
+            sequential.run("hi").await.unwrap_err(),
+        ),
+        (
+            "refuse_call",
+            Hook::WrapModelCall,
+            wrapping.run("hi").await.unwrap_err(),
+        ),
+    ] {
+        let Error::Application(application) = &error else {
+            panic!("not the application's error: {error:?}");
+        };
+        assert_eq!(application.middleware(), Some(middleware));
+        assert_eq!(application.hook(), Some(hook));
+        let report = Report(&error).to_string();
+        assert_eq!(
+            report,
+            format!(
+                "middleware `{middleware}` failed in `{hook}`: could not write the audit log: \
+                 disk full"
+            )
+        );
+        assert_eq!(report.matches("disk full").count(), 1);
+        assert!(error.downcast_ref::<Wrapped>().is_some());
+        let cause = error.downcast_ref::<io::Error>().map(ToString::to_string);
+        assert_eq!(cause.as_deref(), Some("disk full"));
+        assert!(error.downcast_ref::<std::fmt::Error>().is_none());
+    }
+    assert_eq!(sequential.model().calls(), 0);
+}
+
+/// The application's error raised outside a chain names no middleware; wrapping it again as
+/// a hook's error keeps it as it is; and a hook's own error is found by type as well.
+#[test]
+fn an_application_error_outside_a_chain_and_a_hooks_error_are_found_by_type() {
+    let error = Error::application(Wrapped(io::Error::other("disk full")));
+    assert_eq!(
+        Report(&error).to_string(),
+        "the application failed: could not write the audit log: disk full"
+    );
+    let again = Error::hook(error);
+    assert!(matches!(again, Error::Application(_)), "{again:?}");
+    let Error::Application(application) = again else {
+        unreachable!()
+    };
+    let inner = application.into_inner().downcast::<Wrapped>().unwrap();
+    assert_eq!(inner.0.to_string(), "disk full");
+
+    let hooks = Error::middleware("Audit", Hook::AfterAgent, Wrapped(io::Error::other("x")));
+    assert!(hooks.downcast_ref::<Wrapped>().is_some());
+    assert!(hooks.downcast_ref::<io::Error>().is_some());
+}
+
 /// Calls the model twice (a retry that discards the first answer).
 #[hook(wrap_model_call)]
 async fn retry_always(

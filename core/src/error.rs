@@ -27,6 +27,11 @@ pub enum Error {
     /// A middleware hook failed; the error names the middleware and the hook.
     #[error(transparent)]
     Middleware(Box<MiddlewareError>),
+    /// The application's own error, raised with [`Error::application`]: by a hook (the chain
+    /// names the middleware and the hook), or by the application's code around a run. Find it
+    /// with [`Error::downcast_ref`].
+    #[error(transparent)]
+    Application(Box<ApplicationError>),
     /// The model was still calling tools after `max_steps` steps.
     #[error(
         "the agent did not finish within max_steps = {max_steps}: the model was still calling tools"
@@ -53,11 +58,10 @@ pub enum Error {
     /// An interrupt raised where the run cannot pause: interrupts come from `before_model`,
     /// `after_model`, `wrap_tool_call` and tools. (On the tool path this variant is how a wrap
     /// hook raises one; the agent turns it into a pause.)
-    #[error(
-        "middleware `{}` raised an interrupt where the run cannot pause: interrupts come from \
-         `before_model`, `after_model`, `wrap_tool_call` and tools",
-        .0.source.as_deref().unwrap_or("?")
-    )]
+    ///
+    /// Its message names the fix: a `before_model` or `after_model` hook that returned
+    /// `Err(Error::interrupt(..))` is told to return `Ok(Flow::interrupt(..))`.
+    #[error("{}", Misplaced(.0))]
     Interrupted(Box<Interruption>),
     /// A checkpoint could not be resumed.
     #[error(transparent)]
@@ -146,11 +150,16 @@ impl From<crate::agent::AgentBuildError> for Error {
 }
 
 impl Error {
-    /// Wraps an error raised inside a hook.
+    /// Wraps an error raised inside a hook: a failure of the middleware itself (what a
+    /// `#[hook]` fn's `Err` of another type than `Error` becomes too).
     ///
     /// The chain fills in the middleware's name and the hook when the error leaves that
     /// middleware, so a hook need not name itself. An [`Error`] passed here (for
     /// example one returned by `next` in a wrap hook) is kept as it is, not wrapped again.
+    ///
+    /// To end a run with an error of the application's, which its caller handles (a quota, a
+    /// refusal, a record not found), use [`Error::application`]; either is found again with
+    /// [`Error::downcast_ref`].
     pub fn hook(error: impl Into<BoxError>) -> Self {
         match error.into().downcast::<Error>() {
             Ok(error) => *error,
@@ -164,9 +173,99 @@ impl Error {
 
     /// An interrupt raised by a `wrap_tool_call` hook (as `Err(Error::interrupt(payload))`): the
     /// run pauses until it is answered; see [`interrupt`](crate::interrupt).
+    ///
+    /// Only there: a `before_model` or `after_model` hook pauses the run by returning
+    /// `Ok(Flow::interrupt(payload))` ([`Flow::interrupt`](crate::Flow::interrupt)). This error
+    /// returned from any other hook fails the run with [`Error::Interrupted`], whose message
+    /// says which to use where.
     #[must_use]
     pub fn interrupt(payload: serde_json::Value) -> Self {
-        Error::Interrupted(Box::new(Interruption::new(payload)))
+        let mut interruption = Interruption::new(payload);
+        interruption.as_error = true;
+        Error::Interrupted(Box::new(interruption))
+    }
+
+    /// The application's own error, as the error that ends the run: for a hook (or a
+    /// hand-written middleware) that stops the run with an error its caller handles — a quota
+    /// exceeded, a refusal, a record not found — rather than a failure of the middleware
+    /// ([`Error::hook`]).
+    ///
+    /// The error is kept as it is: it is the [`source`](std::error::Error::source) of the
+    /// run's error, so [`Report`] prints it and its causes, and [`Error::downcast_ref`] gives
+    /// it back by its type. The chain names the middleware and the hook it came from
+    /// ([`ApplicationError::middleware`], [`hook`](ApplicationError::hook)), as for a hook's
+    /// failure; raised outside a chain, it names none.
+    ///
+    /// A tool fails with the application's error by returning it (`Result<T, E>` from a
+    /// `#[tool]` fn, or [`ToolError::failed`](crate::tool::ToolError::failed)), which does
+    /// not end the run: the model reads that the tool failed, and the run's output lists the
+    /// failure ([`RunOutput::tool_failures`](crate::RunOutput::tool_failures)), where
+    /// [`ToolFailure::downcast_ref`](crate::tool::ToolFailure::downcast_ref) finds the error.
+    ///
+    /// ```
+    /// use std::fmt;
+    ///
+    /// use hookchain::error::Report;
+    /// use hookchain::prelude::*;
+    /// use hookchain::{chain, hook};
+    ///
+    /// /// The application's error: a user with no quota left.
+    /// #[derive(Debug)]
+    /// struct QuotaExceeded {
+    ///     user: u64,
+    /// }
+    ///
+    /// impl fmt::Display for QuotaExceeded {
+    ///     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    ///         write!(f, "user {} has no quota left", self.user)
+    ///     }
+    /// }
+    ///
+    /// impl std::error::Error for QuotaExceeded {}
+    ///
+    /// /// Ends the run before the model is called when the user has no quota left.
+    /// #[hook(before_model)]
+    /// fn quota() -> Result<Flow, Error> {
+    ///     Err(Error::application(QuotaExceeded { user: 42 }))
+    /// }
+    ///
+    /// # futures::executor::block_on(async {
+    /// let agent = Agent::builder(ScriptedModel::new([]))
+    ///     .chain(chain![quota])
+    ///     .build()?;
+    /// let error = agent.run("Hello").await.unwrap_err();
+    ///
+    /// // The caller gets its error back by its type…
+    /// let exceeded = error.downcast_ref::<QuotaExceeded>().expect("the application's error");
+    /// assert_eq!(exceeded.user, 42);
+    /// // …and a report names where it came from, then the error and its causes.
+    /// assert_eq!(
+    ///     Report(&error).to_string(),
+    ///     "middleware `quota` failed in `before_model`: user 42 has no quota left"
+    /// );
+    /// assert!(matches!(error, Error::Application(_)));
+    /// assert_eq!(agent.model().calls(), 0);
+    /// # Ok::<(), Error>(())
+    /// # }).unwrap();
+    /// ```
+    pub fn application(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Error::Application(Box::new(ApplicationError {
+            middleware: None,
+            hook: None,
+            source: Box::new(error),
+        }))
+    }
+
+    /// The first error of type `E` among this error and its causes (its
+    /// [`source`](std::error::Error::source)s, and theirs): the application's error of an
+    /// [`Error::application`], a hook's of an [`Error::hook`] (or a `#[hook]` fn's `Err`), the
+    /// cause a model gave its [`ModelError`], …
+    ///
+    /// Unlike [`<dyn Error>::downcast_ref`](std::error::Error), which looks at one error,
+    /// this looks through the causes, since the run's error wraps the one raised.
+    #[must_use]
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        find_in_chain(self)
     }
 
     /// An error raised by the middleware named `middleware` in `hook`.
@@ -204,6 +303,14 @@ impl Error {
                 error.hook = Some(hook);
                 Error::Middleware(error)
             }
+            Error::Application(mut error) if error.hook.is_none() => {
+                error.hook = Some(hook);
+                Error::Application(error)
+            }
+            Error::Interrupted(mut interruption) => {
+                interruption.left(hook);
+                Error::Interrupted(interruption)
+            }
             other => other,
         }
     }
@@ -215,6 +322,10 @@ impl Error {
             Error::Middleware(mut error) if error.middleware == Some(from) => {
                 error.middleware = Some(to);
                 Error::Middleware(error)
+            }
+            Error::Application(mut error) if error.middleware == Some(from) => {
+                error.middleware = Some(to);
+                Error::Application(error)
             }
             Error::Interrupted(mut interruption) => {
                 interruption.renamed(from, to);
@@ -237,8 +348,14 @@ impl Error {
                 error.hook = Some(hook);
                 Error::Middleware(error)
             }
+            Error::Application(mut error) if error.middleware.is_none() => {
+                error.middleware = Some(middleware);
+                error.hook = Some(hook);
+                Error::Application(error)
+            }
             Error::Interrupted(mut interruption) => {
                 interruption.raised_by(middleware);
+                interruption.left(hook);
                 Error::Interrupted(interruption)
             }
             other => other,
@@ -270,6 +387,56 @@ impl fmt::Display for Report<'_> {
             cause = error.source();
         }
         Ok(())
+    }
+}
+
+/// The first error of type `E` among `error` and its causes.
+pub(crate) fn find_in_chain<'e, E: std::error::Error + 'static>(
+    error: &'e (dyn std::error::Error + 'static),
+) -> Option<&'e E> {
+    let mut cause = Some(error);
+    while let Some(error) = cause {
+        if let Some(found) = error.downcast_ref::<E>() {
+            return Some(found);
+        }
+        cause = error.source();
+    }
+    None
+}
+
+/// What [`Error::Interrupted`] says: who raised the interrupt, where, and how to pause the run
+/// where it can pause.
+struct Misplaced<'a>(&'a Interruption);
+
+impl fmt::Display for Misplaced<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const WHERE: &str = "interrupts come from `before_model` and `after_model` (which \
+            return `Ok(Flow::interrupt(payload))`), `wrap_tool_call` (which returns \
+            `Err(Error::interrupt(payload))`) and tools";
+        let who = self.0.source.as_deref().unwrap_or("?");
+        match (self.0.raised_in, self.0.as_error) {
+            (Some(hook @ (Hook::BeforeModel | Hook::AfterModel)), true) => write!(
+                f,
+                "middleware `{who}` returned `Err(Error::interrupt(..))` from `{hook}`, which \
+                 fails the run: a `{hook}` hook pauses the run by returning \
+                 `Ok(Flow::interrupt(payload))` (`Err(Error::interrupt(..))` is for \
+                 `wrap_tool_call` hooks)"
+            ),
+            (Some(hook), true) => write!(
+                f,
+                "middleware `{who}` returned `Err(Error::interrupt(..))` from `{hook}`, where the \
+                 run cannot pause: {WHERE}"
+            ),
+            (Some(hook), false) => write!(
+                f,
+                "middleware `{who}` raised an interrupt in `{hook}`, where the run cannot pause: \
+                 {WHERE}"
+            ),
+            (None, _) => write!(
+                f,
+                "middleware `{who}` raised an interrupt where the run cannot pause: {WHERE}"
+            ),
+        }
     }
 }
 
@@ -327,6 +494,62 @@ impl fmt::Display for MiddlewareError {
 }
 
 impl std::error::Error for MiddlewareError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.source)
+    }
+}
+
+/// The application's own error, as a run's error ([`Error::application`]), with the
+/// middleware and the hook it came from.
+///
+/// `Display` says where it came from; the application's error is its
+/// [`source`](std::error::Error::source).
+#[derive(Debug)]
+pub struct ApplicationError {
+    middleware: Option<&'static str>,
+    hook: Option<Hook>,
+    source: BoxError,
+}
+
+impl ApplicationError {
+    /// The name of the middleware that raised it, if it left a chain.
+    #[must_use]
+    pub fn middleware(&self) -> Option<&'static str> {
+        self.middleware
+    }
+
+    /// The hook that raised it, if it left a chain.
+    #[must_use]
+    pub fn hook(&self) -> Option<Hook> {
+        self.hook
+    }
+
+    /// The application's error.
+    #[must_use]
+    pub fn inner(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
+        &*self.source
+    }
+
+    /// The application's error, owned (`downcast` it to its type).
+    #[must_use]
+    pub fn into_inner(self) -> BoxError {
+        self.source
+    }
+}
+
+impl fmt::Display for ApplicationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.middleware, self.hook) {
+            (Some(middleware), Some(hook)) => {
+                write!(f, "middleware `{middleware}` failed in `{hook}`")
+            }
+            (None, Some(hook)) => write!(f, "a middleware failed in `{hook}`"),
+            _ => f.write_str("the application failed"),
+        }
+    }
+}
+
+impl std::error::Error for ApplicationError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         Some(&*self.source)
     }

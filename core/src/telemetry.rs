@@ -306,6 +306,7 @@ fn run_error_type(error: &Error) -> &'static str {
     match error {
         Error::Model(error) => model_error_type(error.kind()),
         Error::Middleware(_) => "middleware",
+        Error::Application(_) => "application",
         Error::MaxStepsExceeded { .. } => "max_steps_exceeded",
         Error::UndeclaredJump { .. } => "undeclared_jump",
         Error::Interrupted(_) => "interrupted",

@@ -10,27 +10,10 @@
 //! like any other: every `wrap_tool_call` middleware (approval, retry, timeout, limits)
 //! applies to it as to a `#[tool]`.
 //!
-//! ```no_run
-//! use hookchain::prelude::*;
-//! use hookchain_mcp::{McpServer, McpToolset};
-//!
-//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-//! let toolset = McpToolset::connect([
-//!     // A stdio server: the toolset owns the process (killed and reaped when dropped).
-//!     McpServer::stdio("time", "python3").args(["-m", "mcp_server_time"]),
-//!     // A streamable-HTTP server, with a token and a prefix for its tools' names.
-//!     McpServer::http("docs", "https://mcp.example.com/mcp")
-//!         .bearer_token(std::env::var("DOCS_TOKEN")?)
-//!         .prefix("docs"),
-//! ])
-//! .await?;
-//! # let model = ScriptedModel::new([ModelResponse::text("ok")]);
-//! let agent = Agent::builder(model).tools(toolset.registry()).build()?;
-//! let output = agent.run("What time is it in Tokyo?").await?;
-//! # let _ = output;
-//! # Ok(())
-//! # }
-//! ```
+//! An agent takes a toolset's tools as any others
+//! (`Agent::builder(model).tools(toolset.registry())`). The examples are in the docs of the
+//! facade's module `hookchain::mcp`, which name the items as an application does: *Servers and
+//! their tools*, *Tool names*, *A server's questions*, *Serving an agent's tools*.
 //!
 //! # Names and schemas
 //!
@@ -42,7 +25,8 @@
 //! `"type": "object"` and `"properties"` where they lack them; nothing else is changed.
 //! Gemini takes a narrower subset of JSON Schema (no `$ref`, `const`, `additionalProperties`
 //! or type lists): a Gemini provider maps every tool schema with
-//! [`hookchain_core::tool::gemini_schema`] (tested on the schemas of the servers above).
+//! [`hookchain::tool::gemini_schema`](hookchain_core::tool::gemini_schema) (tested on the
+//! schemas of the servers above).
 //!
 //! # Calls
 //!

@@ -11,13 +11,7 @@ const SUFFIX_LEN: usize = 9;
 /// Whether `name` is a tool name OpenAI and Anthropic both accept: 1 to 64 ASCII letters,
 /// digits, `_` or `-` (`^[a-zA-Z0-9_-]{1,64}$`).
 ///
-/// ```
-/// use hookchain_mcp::is_provider_safe;
-///
-/// assert!(is_provider_safe("git_status"));
-/// assert!(!is_provider_safe("files.read"));
-/// assert!(!is_provider_safe(&"x".repeat(65)));
-/// ```
+/// Examples: *Tool names* in the docs of `hookchain::mcp`.
 #[must_use]
 pub fn is_provider_safe(name: &str) -> bool {
     (1..=MAX_NAME_LEN).contains(&name.len()) && name.bytes().all(is_safe_byte)
@@ -38,16 +32,7 @@ fn is_safe_byte(byte: u8) -> bool {
 /// set, not on its order. The toolset keeps each mapped name's original and calls the server
 /// with that.
 ///
-/// ```
-/// use hookchain_mcp::provider_safe_names;
-///
-/// let names = provider_safe_names(["echo", "files.read", "files/read", "ordinary_name"]);
-/// assert_eq!(names[0], "echo");
-/// assert_eq!(names[3], "ordinary_name");
-/// // `files.read` and `files/read` both clean up to `files_read`: both get a suffix.
-/// assert!(names[1].starts_with("files_read_") && names[2].starts_with("files_read_"));
-/// assert_ne!(names[1], names[2]);
-/// ```
+/// Examples: *Tool names* in the docs of `hookchain::mcp`.
 pub fn provider_safe_names<I, S>(names: I) -> Vec<String>
 where
     I: IntoIterator<Item = S>,

@@ -19,19 +19,7 @@ pub const DEFAULT_MAX_TOOLS: usize = 512;
 /// that speaks MCP on its stdin and stdout ([`stdio`](Self::stdio)), or a URL that speaks
 /// streamable HTTP ([`http`](Self::http)).
 ///
-/// ```
-/// use std::time::Duration;
-/// use hookchain_mcp::McpServer;
-///
-/// let git = McpServer::stdio("git", "python3")
-///     .args(["-m", "mcp_server_git", "--repository", "."])
-///     .prefix("git")
-///     .call_timeout(Duration::from_secs(20));
-/// let docs = McpServer::http("docs", "https://mcp.example.com/mcp")
-///     .bearer_token("token")
-///     .header("x-team", "search");
-/// # let _ = (git, docs);
-/// ```
+/// Examples: *Servers and their tools* in the docs of `hookchain::mcp`.
 #[derive(Clone)]
 pub struct McpServer {
     pub(crate) name: String,

@@ -20,24 +20,7 @@ use crate::tool::McpTool;
 /// would have the same name are an error ([`Error::DuplicateToolName`]) rather than one
 /// hiding the other.
 ///
-/// ```no_run
-/// use hookchain::prelude::*;
-/// use hookchain_mcp::{McpServer, McpToolset};
-///
-/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// let toolset = McpToolset::connect([
-///     McpServer::stdio("time", "python3").args(["-m", "mcp_server_time"]),
-///     McpServer::stdio("git", "python3")
-///         .args(["-m", "mcp_server_git", "--repository", "."])
-///         .prefix("repo"),
-/// ])
-/// .await?;
-/// # let model = ScriptedModel::new([ModelResponse::text("ok")]);
-/// let agent = Agent::builder(model).tools(toolset.registry()).build()?;
-/// # let _ = agent;
-/// # Ok(())
-/// # }
-/// ```
+/// Examples: *Servers and their tools* in the docs of `hookchain::mcp`.
 ///
 /// The servers live as long as the toolset, a registry made of it or any of its tools: a stdio
 /// server's process is killed and reaped when the last of them is dropped, or at once by

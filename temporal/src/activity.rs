@@ -44,18 +44,7 @@ impl<F> fmt::Debug for StepFn<F> {
 
 /// Makes a [`StepHandler`] of a closure that runs a step (and cleans up nothing).
 ///
-/// ```
-/// use hookchain_temporal::{StepContext, StepReply, StepRequest, step_fn};
-///
-/// let handler = step_fn(|_ctx: StepContext, request: StepRequest| async move {
-///     if request.step < 3 {
-///         Ok::<_, std::io::Error>(StepReply::Next)
-///     } else {
-///         Ok(StepReply::Done { summary: format!("{} took 3 steps", request.key) })
-///     }
-/// });
-/// # let _ = handler;
-/// ```
+/// Example: *Steps* in the docs of `hookchain::temporal`.
 pub fn step_fn<F, Fut, E>(f: F) -> StepFn<F>
 where
     F: Fn(StepContext, StepRequest) -> Fut + Send + Sync + 'static,

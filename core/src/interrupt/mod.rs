@@ -247,6 +247,11 @@ pub struct Interruption {
     pub(crate) source: Option<String>,
     /// Whether the tool itself raised it (rather than a `wrap_tool_call` hook).
     pub(crate) by_tool: bool,
+    /// The hook it left, once known, and whether it left as an error
+    /// ([`Error::interrupt`](crate::Error::interrupt)) rather than a flow: what the error of
+    /// an interrupt raised where the run cannot pause says to do instead.
+    pub(crate) raised_in: Option<Hook>,
+    pub(crate) as_error: bool,
 }
 
 impl Interruption {
@@ -258,6 +263,8 @@ impl Interruption {
             member: 0,
             source: None,
             by_tool: false,
+            raised_in: None,
+            as_error: false,
         }
     }
 
@@ -297,6 +304,11 @@ impl Interruption {
     /// Names the middleware that raised it, if not named yet.
     pub(crate) fn raised_by(&mut self, name: &'static str) {
         self.source.get_or_insert_with(|| name.to_owned());
+    }
+
+    /// Records the hook it left, if not recorded yet.
+    pub(crate) fn left(&mut self, hook: Hook) {
+        self.raised_in.get_or_insert(hook);
     }
 
     /// Names the tool that raised it.

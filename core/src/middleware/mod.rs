@@ -77,7 +77,8 @@
 //! ([`Context::resume_value`](crate::Context::resume_value),
 //! [`ToolContext::resume_value`](crate::ToolContext::resume_value)). A `#[check_answer]`
 //! method (or [`Middleware::check_answer`]) refuses a wrong answer before the run resumes. See
-//! [`interrupt`](crate::interrupt).
+//! [`interrupt`](crate::interrupt). An `Err(Error::interrupt(..))` from any other hook does not
+//! pause the run: it ends with [`Error::Interrupted`], whose message says which to use where.
 //!
 //! # Errors
 //!
@@ -85,7 +86,9 @@
 //! that escapes a `wrap_tool_call` (it becomes the call's error result). A hand-written
 //! `wrap_model_call` names its own errors with [`Error::middleware`] (the chain adds nothing
 //! around it, which keeps onions shallow); the macros do it for you. Errors from `next` pass
-//! through unchanged (already named).
+//! through unchanged (already named). A hook that ends the run with an error of the
+//! application's (a quota, a refusal) returns [`Error::application`], which the caller finds
+//! again by its type with [`Error::downcast_ref`].
 //!
 //! # Panics and cancellation
 //!

@@ -130,6 +130,52 @@ impl ToolFailure {
         &*self.error
     }
 
+    /// The first error of type `E` among the full error and its causes: the error a tool
+    /// returned (`Result<T, E>` from a `#[tool]` fn, [`ToolError::failed`]), a wrap hook's.
+    ///
+    /// ```
+    /// use hookchain::prelude::*;
+    /// use hookchain::tool;
+    /// use serde_json::json;
+    ///
+    /// /// The application's error.
+    /// #[derive(Debug)]
+    /// struct NoSuchOrder(u64);
+    ///
+    /// impl std::fmt::Display for NoSuchOrder {
+    ///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    ///         write!(f, "there is no order {}", self.0)
+    ///     }
+    /// }
+    ///
+    /// impl std::error::Error for NoSuchOrder {}
+    ///
+    /// /// Where an order is.
+    /// #[tool]
+    /// async fn track(id: u64) -> Result<String, NoSuchOrder> {
+    ///     Err(NoSuchOrder(id))
+    /// }
+    ///
+    /// # futures::executor::block_on(async {
+    /// let model = ScriptedModel::new([
+    ///     ModelResponse::tool_calls([ToolCall::new("c1", "track", json!({ "id": 7 }))]),
+    ///     ModelResponse::text("I could not find that order."),
+    /// ]);
+    /// let agent = Agent::builder(model).tool(track).build()?;
+    /// // A tool's failure does not end the run: the model reads that the tool failed…
+    /// let output = agent.run("Where is order 7?").await?;
+    /// // …and the application finds the tool's own error in the run's output.
+    /// let failure = &output.tool_failures[0];
+    /// assert_eq!(failure.downcast_ref::<NoSuchOrder>().map(|e| e.0), Some(7));
+    /// # Ok::<(), Error>(())
+    /// # }).unwrap();
+    /// ```
+    #[must_use]
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        let error: &(dyn std::error::Error + 'static) = &*self.error;
+        crate::error::find_in_chain(error)
+    }
+
     /// The failure as the agent's `WARN` log (and [`ToolRetry`](crate::builtin::ToolRetry)'s)
     /// writes it: never a value of the call's arguments.
     ///

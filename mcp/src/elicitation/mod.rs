@@ -45,25 +45,7 @@ pub(crate) const MAX_SCHEMA_BYTES: usize = 64 * 1024;
 /// What a server asked the user during a tool call: the payload of the interrupt the call
 /// raised (see the [module's docs](self)).
 ///
-/// ```
-/// use hookchain_mcp::elicitation::{Elicitation, ElicitationAnswer};
-/// use serde_json::json;
-///
-/// // The payload of an interrupt a paused run reports (`checkpoint.interrupts()`).
-/// let payload = json!({
-///     "kind": "mcp_elicitation",
-///     "server": "shop",
-///     "tool": "checkout",
-///     "message": "Which address?",
-///     "requested_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
-///     "answered": []
-/// });
-/// let asked = Elicitation::from_payload(&payload).expect("an elicitation");
-/// assert_eq!(asked.message, "Which address?");
-/// let answer = asked.answer(ElicitationAnswer::accept(json!({"city": "Lyon"})).unwrap());
-/// // … `agent.resume(checkpoint, [(interrupt.id, answer)])`
-/// assert_eq!(answer["answers"][0]["action"], "accept");
-/// ```
+/// Examples: *A server's questions* in the docs of `hookchain::mcp`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Elicitation {

@@ -49,34 +49,7 @@ pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
 /// Each call has a fresh context (no history) and fresh middleware state: a limit per run or
 /// per thread bounds one call, not a client's session (see [`Agent::call_tool`]).
 ///
-/// ```no_run
-/// use std::sync::Arc;
-///
-/// use hookchain_mcp::McpToolServer;
-/// use hookchain::prelude::*;
-/// use hookchain::tool;
-///
-/// /// Adds two numbers.
-/// #[tool]
-/// async fn add(a: i64, b: i64) -> String {
-///     (a + b).to_string()
-/// }
-///
-/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// let agent = Agent::builder(ScriptedModel::new([])).tool(add).build()?;
-/// let server = McpToolServer::new(Arc::new(agent)).name("calculator").version("1.0.0");
-/// // Started by an MCP client as a child process: serve on stdin and stdout until it closes.
-/// server.clone().serve_stdio().await?;
-/// // Or over streamable HTTP, at `http://127.0.0.1:8080/` (any path), until Ctrl-C.
-/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
-/// server
-///     .serve_http(listener, async {
-///         let _ = tokio::signal::ctrl_c().await;
-///     })
-///     .await?;
-/// # Ok(())
-/// # }
-/// ```
+/// Examples: *Serving an agent's tools* in the docs of `hookchain::mcp` (feature `mcp-serve`).
 pub struct McpToolServer<M, C> {
     agent: Arc<Agent<M, C>>,
     settings: Arc<Settings>,
