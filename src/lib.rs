@@ -432,6 +432,30 @@ pub mod mcp {
 /// ```toml
 /// hookchain = { version = "0.1", features = ["axum"] }
 /// ```
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// use hookchain::prelude::*;
+/// use hookchain::thread_store::InMemoryThreadStore;
+/// use hookchain::axum::AgentServer;
+///
+/// # async fn serve() -> Result<(), Box<dyn std::error::Error>> {
+/// let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hello!")])).build()?;
+/// let server = AgentServer::new(Arc::new(agent), InMemoryThreadStore::new());
+/// let app = axum::Router::new().nest("/agent", server.router());
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
+/// let shutdown = server.clone();
+/// axum::serve(listener, app)
+///     .with_graceful_shutdown(async move {
+///         let _ = tokio::signal::ctrl_c().await;
+///         shutdown.shutdown(Duration::from_secs(30)).await;
+///     })
+///     .await?;
+/// # Ok(())
+/// # }
+/// ```
 #[cfg(feature = "axum")]
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod axum {

@@ -5,29 +5,8 @@
 //! kept in a [`ThreadStore`](hookchain_core::thread_store::ThreadStore), pauses answered by a
 //! follow-up request that resumes from the agent's checkpointer.
 //!
-//! ```no_run
-//! use std::sync::Arc;
-//! use std::time::Duration;
-//!
-//! use hookchain::prelude::*;
-//! use hookchain::thread_store::InMemoryThreadStore;
-//! use hookchain_axum::AgentServer;
-//!
-//! # async fn serve() -> Result<(), Box<dyn std::error::Error>> {
-//! let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hello!")])).build()?;
-//! let server = AgentServer::new(Arc::new(agent), InMemoryThreadStore::new());
-//! let app = axum::Router::new().nest("/agent", server.router());
-//! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
-//! let shutdown = server.clone();
-//! axum::serve(listener, app)
-//!     .with_graceful_shutdown(async move {
-//!         let _ = tokio::signal::ctrl_c().await;
-//!         shutdown.shutdown(Duration::from_secs(30)).await;
-//!     })
-//!     .await?;
-//! # Ok(())
-//! # }
-//! ```
+//! An application depends on `hookchain` with the feature `axum` and names these items
+//! `hookchain::axum::…`: the example of serving an agent is on that module's page.
 //!
 //! See [`AgentServer`] for the routes, what a disconnect and a shutdown do to a run, and the
 //! errors; [`agui`] for how a run's events map to AG-UI's.

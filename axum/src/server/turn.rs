@@ -59,6 +59,8 @@ enum Failure {
     NotPaused,
     /// The server shut down first.
     Shutdown,
+    /// The agent's stream ended without the run's output (never, unless a bug of ours).
+    NoOutput,
 }
 
 /// Writes `event` to `log` as JSON.
@@ -116,13 +118,16 @@ pub(crate) async fn drive<M, C, S>(
                     "server_shutdown",
                     "the server shut down during the run; send the turn again",
                 ),
+                Failure::NoOutput => ("internal", "the agent failed"),
                 _ => (
                     "thread_store",
                     "the conversation could not be loaded or saved",
                 ),
             };
-            if let Failure::Store(error) = &failure {
-                tracing::warn!(%error, "the thread store failed");
+            match &failure {
+                Failure::Store(error) => tracing::warn!(%error, "the thread store failed"),
+                Failure::NoOutput => tracing::error!("the run's stream ended without its output"),
+                _ => {}
             }
             out.push(AguiEvent::RunError {
                 message: message.to_owned(),
@@ -243,9 +248,7 @@ where
     match ended {
         Some(Ok(output)) => Ok(Ended::Output(output)),
         Some(Err(error)) => Err(Failure::Agent(error)),
-        None => Err(Failure::Agent(Error::hook(
-            "the run ended without an output",
-        ))),
+        None => Err(Failure::NoOutput),
     }
 }
 
