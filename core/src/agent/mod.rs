@@ -50,6 +50,7 @@ mod leased;
 mod output;
 mod owned;
 mod owned_with;
+mod resume;
 mod resume_from;
 mod run_loop;
 mod signing;

@@ -6,8 +6,9 @@
 use std::sync::Arc;
 
 use super::carry_over::{Carried, carry_over};
-use super::entry::{finish, prepare_input, reopen};
+use super::entry::{finish, prepare_input};
 use super::events::EventQueue;
+use super::resume::reopen;
 use super::run_loop::{Entry, States};
 use super::{Agent, AgentStream, EndReason, Held, IntoRunInput, RunEvents, RunInput, RunOutput};
 use crate::context::{Context, RunContext, Stepping};
