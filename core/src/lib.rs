@@ -2,6 +2,26 @@
 //! middleware chain and the agent loop.
 //!
 //! Depend on the `hookchain` crate, which re-exports this one together with the macros.
+//!
+//! # How the crate is built
+//!
+//! Its modules are layers, bottom up; each imports from the layers below it:
+//!
+//! | layer | modules | what they own |
+//! |---|---|---|
+//! | foundations | `ids`, `shared`, `lock`, `files`, `error` | ids, copy-on-write sharing, locks, atomic files, the error type |
+//! | messages | `message` | messages, content, tool calls and results, history rules |
+//! | models and tools | `model`, `tool` | the `Model` and `Tool` traits, requests, responses, the registry |
+//! | a run's context | `context` | what a hook sees of a run, the run context, tool contexts |
+//! | middleware and chains | `telemetry`, `middleware`, `chain`, `private` | the `Middleware` trait, hooks, onions, tuples and chains, what the macros expand to |
+//! | kept runs | `interrupt`, `thread_store` | interrupts, checkpoints and their stores, thread stores |
+//! | the agent | `agent`, `subagent`, `plugin` | the builder, the loop, entries, resumes, sub-agents, plugins |
+//! | the built-in library | `builtin` | the built-in middleware, on the public API only |
+//!
+//! The imports that still go up a layer are listed, one by one, in `core/tests/layers.rs`,
+//! which fails on any other (and on a listed one that is gone): they are the debt this
+//! layering has yet to pay, mostly `error` naming the layers' own errors and the lower layers
+//! naming the agent's ids and events.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
