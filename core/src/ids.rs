@@ -1,9 +1,12 @@
 //! Unique ids for runs, threads and checkpoints.
 
+use std::fmt;
 use std::hash::{BuildHasher, RandomState};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
 
 /// A fresh id: 32 hex digits, unique across processes and machines for practical purposes.
 /// Not a secret: never use it as one.
@@ -55,6 +58,35 @@ fn hex(out: &mut [u8], value: u64) {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     for (at, digit) in out.iter_mut().rev().enumerate() {
         *digit = DIGITS[((value >> (at * 4)) & 0xF) as usize];
+    }
+}
+
+/// Identifies a [`Thread`](crate::agent::Thread); a checkpoint of a run in a thread resumes only on that thread.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ThreadId(String);
+
+impl ThreadId {
+    /// An id as written (a conversation id of your application, say).
+    pub fn new(id: impl Into<String>) -> Self {
+        ThreadId(id.into())
+    }
+
+    /// The id as text.
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// A fresh id, unique for practical purposes.
+    pub(crate) fn fresh() -> Self {
+        ThreadId(fresh())
+    }
+}
+
+impl fmt::Display for ThreadId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
     }
 }
 

@@ -48,7 +48,6 @@ const GOING_UP: &[(&str, &str)] = &[
     ("error", "middleware"),
     ("error", "thread_store"),
     ("error", "tool"),
-    ("interrupt", "agent"),
     ("message", "tool"),
     ("middleware", "agent"),
     ("middleware", "chain"),

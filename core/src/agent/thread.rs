@@ -1,41 +1,12 @@
 //! A conversation that spans several runs of the same agent.
 
-use std::fmt;
-
 use serde::{Deserialize, Serialize};
 
+pub use crate::ids::ThreadId;
 use crate::interrupt::Members;
 use crate::message::{Message, ToolResult};
 use crate::model::Usage;
 use crate::shared::Shared;
-
-/// Identifies a [`Thread`]; a checkpoint of a run in a thread resumes only on that thread.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct ThreadId(String);
-
-impl ThreadId {
-    /// An id as written (a conversation id of your application, say).
-    pub fn new(id: impl Into<String>) -> Self {
-        ThreadId(id.into())
-    }
-
-    /// The id as text.
-    #[must_use]
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    fn fresh() -> Self {
-        ThreadId(crate::ids::fresh())
-    }
-}
-
-impl fmt::Display for ThreadId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
 
 /// A conversation carried across runs: its id, its history, the chain's thread-scoped state,
 /// and, while a run of it is paused, which checkpoint resumes it.

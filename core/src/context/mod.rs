@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::agent::ThreadId;
+use crate::ids::ThreadId;
 use crate::message::{
     HistoryError, Message, Role, ToolCall, ToolResult, check_editable, validate_history,
 };

@@ -1,8 +1,8 @@
 //! Why a checkpoint could not be resumed.
 
 use super::{InterruptId, Tombstone};
-use crate::agent::ThreadId;
 use crate::error::BoxError;
+use crate::ids::ThreadId;
 
 /// Why [`Agent::resume`](crate::Agent::resume) refused a checkpoint or its answers.
 #[derive(Debug, thiserror::Error)]

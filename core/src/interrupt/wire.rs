@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::{Checkpoint, Interrupt, Members, Position};
-use crate::agent::ThreadId;
 use crate::context::{Counters, ToolAnswer};
+use crate::ids::ThreadId;
 use crate::message::{Message, ToolCall, ToolResult};
 use crate::model::{
     ModelRequest, ModelResponse, ModelSettings, PromptCache, ResponseFormat, ToolChoice,

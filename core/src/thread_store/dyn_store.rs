@@ -1,7 +1,7 @@
 //! [`DynThreadStore`]: a [`ThreadStore`] as a trait object.
 
 use super::{EncodedThread, ThreadStore, ThreadStoreError};
-use crate::agent::ThreadId;
+use crate::ids::ThreadId;
 use crate::interrupt::BoxFuture;
 
 /// [`ThreadStore`] as an object: every store is one (`Arc<dyn DynThreadStore>`,

@@ -8,10 +8,10 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{EncodedThread, MAX_THREAD_LEN, ThreadStore, ThreadStoreError, too_large, valid_id};
-use crate::agent::ThreadId;
 use crate::files::{
     file_name, io, key_of, lock_dir, off_the_executor, remove_if_there, write_atomically,
 };
+use crate::ids::ThreadId;
 
 /// Keeps each thread in a JSON file `<dir>/<id>.json`: `{"id": …, "version": …, "thread": …}`,
 /// the thread as it was saved. Files are written atomically (a temporary file, synced, renamed,

@@ -5,7 +5,7 @@ use std::ops::Bound;
 use std::sync::Mutex;
 
 use super::{EncodedThread, ThreadStore, ThreadStoreError, valid_id};
-use crate::agent::ThreadId;
+use crate::ids::ThreadId;
 use crate::lock::lock;
 
 /// Keeps threads in memory, as JSON (so what is read back is what a restart of a process with
