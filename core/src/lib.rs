@@ -9,7 +9,7 @@
 //!
 //! | layer | modules | what they own |
 //! |---|---|---|
-//! | foundations | `ids`, `shared`, `lock`, `files`, `error` | ids, copy-on-write sharing, locks, atomic files, the error type |
+//! | foundations | `ids`, `shared`, `lock`, `files`, `config`, `error` | ids, copy-on-write sharing, locks, atomic files, a setting's error, the error type |
 //! | messages | `message` | messages, content, tool calls and results, history rules |
 //! | models and tools | `model`, `tool` | the `Model` and `Tool` traits, requests, responses, the registry |
 //! | a run's context | `context` | what a hook sees of a run, the run context, tool contexts |
@@ -34,6 +34,7 @@ extern crate self as hookchain;
 pub mod agent;
 pub mod builtin;
 pub mod chain;
+mod config;
 mod context;
 pub mod error;
 mod files;

@@ -13,6 +13,7 @@ const LAYERS: &[&str] = &[
     "shared",
     "lock",
     "files",
+    "config",
     "error",
     // Messages; models and tools.
     "message",
@@ -54,7 +55,6 @@ const GOING_UP: &[(&str, &str)] = &[
     ("middleware", "interrupt"),
     ("middleware", "private"),
     ("model", "tool"),
-    ("plugin", "builtin"),
     ("private", "interrupt"),
     ("telemetry", "chain"),
     ("telemetry", "middleware"),

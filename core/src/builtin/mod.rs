@@ -77,7 +77,10 @@ mod canonical;
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub mod circuit_breaker;
-pub mod config;
+/// The error of a built-in's builder: a setting that cannot work.
+pub mod config {
+    pub use crate::config::ConfigError;
+}
 pub mod context_editing;
 pub mod dynamic_prompt;
 pub mod fallback;

@@ -1,4 +1,4 @@
-//! The error of a built-in's builder: a setting that cannot work.
+//! The error of a builder (a built-in's, a plugin set's): a setting that cannot work.
 
 /// A setting of a built-in middleware that cannot work, named by its field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
