@@ -14,7 +14,7 @@
 //! | models and tools | `model`, `tool` | the `Model` and `Tool` traits, requests, responses, the registry |
 //! | a run's context | `context` | what a hook sees of a run, the run context, tool contexts |
 //! | middleware and chains | `telemetry`, `middleware`, `chain`, `private` | the `Middleware` trait, hooks, onions, tuples and chains, what the macros expand to |
-//! | kept runs | `interrupt`, `thread_store` | interrupts, checkpoints and their stores, thread stores |
+//! | kept runs | `interrupt`, `thread`, `thread_store` | interrupts, checkpoints and their stores, threads and their stores |
 //! | the agent | `agent`, `subagent`, `plugin` | the builder, the loop, entries, resumes, sub-agents, plugins |
 //! | the built-in library | `builtin` | the built-in middleware, on the public API only |
 //!
@@ -48,6 +48,7 @@ pub mod plugin;
 mod shared;
 pub mod subagent;
 mod telemetry;
+mod thread;
 pub mod thread_store;
 pub mod tool;
 

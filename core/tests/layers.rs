@@ -28,6 +28,7 @@ const LAYERS: &[&str] = &[
     "private",
     // Interrupts, checkpoints and threads kept.
     "interrupt",
+    "thread",
     "thread_store",
     // The agent.
     "agent",
@@ -58,7 +59,6 @@ const GOING_UP: &[(&str, &str)] = &[
     ("private", "interrupt"),
     ("telemetry", "chain"),
     ("telemetry", "middleware"),
-    ("thread_store", "agent"),
     ("tool", "agent"),
     ("tool", "context"),
     ("tool", "interrupt"),

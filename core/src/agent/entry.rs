@@ -13,7 +13,6 @@ use super::durable::{self, Held, ReleaseOnDrop};
 use super::events::{EventQueue, RunEvents};
 use super::leased::{Leased, Renewing};
 use super::run_loop::{Ending, Entry, States};
-use super::thread::THREAD_FORMAT;
 use super::{Agent, EndReason, IntoRunInput, PauseMark, RunInput, RunOutput, Thread, ThreadError};
 use crate::context::{Context, Ledger, RunContext};
 use crate::error::Error;
@@ -23,6 +22,7 @@ use crate::middleware::Middleware;
 use crate::model::{Model, Usage};
 use crate::shared::Shared;
 use crate::telemetry;
+use crate::thread::THREAD_FORMAT;
 
 impl<M: Model, C: Middleware> Agent<M, C> {
     /// Runs the agent on `input` until the model answers without calling tools, a hook jumps to

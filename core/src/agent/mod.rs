@@ -56,7 +56,6 @@ mod run_loop;
 mod signing;
 mod step;
 mod stream;
-mod thread;
 mod thread_stream;
 mod with_context;
 
@@ -68,6 +67,8 @@ pub(crate) use durable::Held;
 
 use crate::interrupt::Members;
 use crate::shared::Shared;
+pub(crate) use crate::thread::PauseMark;
+pub use crate::thread::{THREAD_FORMAT, Thread, ThreadError, ThreadId};
 pub use events::{AgentEvent, SubAgentEvent};
 pub(crate) use events::{Delivered, RunEvents};
 pub use input::{IntoRunInput, RunInput};
@@ -75,8 +76,6 @@ pub use output::{CleanupError, EndReason, RunOutput};
 pub use owned_with::OwnedAgentWith;
 pub use resume_from::ResumeFrom;
 pub use stream::AgentStream;
-pub(crate) use thread::PauseMark;
-pub use thread::{THREAD_FORMAT, Thread, ThreadError, ThreadId};
 pub use thread_stream::{ThreadReturn, ThreadStream};
 pub use with_context::AgentWith;
 

@@ -5,7 +5,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::ThreadStoreError;
-use crate::agent::{THREAD_FORMAT, Thread, ThreadId};
+use crate::thread::{THREAD_FORMAT, Thread, ThreadId};
 
 /// The longest thread id a [`ThreadStore`](super::ThreadStore) takes, in bytes (the longest
 /// key of a checkpointer: a thread's id is its runs' key there).

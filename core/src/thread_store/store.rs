@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 
 use super::encoded::encode;
 use super::{EncodedThread, StoredThread, ThreadStoreError};
-use crate::agent::{Thread, ThreadId};
+use crate::thread::{Thread, ThreadId};
 
 /// A store of [`Thread`]s by [`ThreadId`], shared by the requests (and the processes) that
 /// serve one conversation after another. The crate has
