@@ -13,15 +13,16 @@
 //! | messages | `message` | messages, content, tool calls and results, history rules |
 //! | models and tools | `model`, `tool` | the `Model` and `Tool` traits, requests, responses, the registry |
 //! | a run's context | `context` | what a hook sees of a run, the run context, tool contexts |
-//! | middleware and chains | `telemetry`, `middleware`, `chain`, `private` | the `Middleware` trait, hooks, onions, tuples and chains, what the macros expand to |
+//! | middleware and chains | `middleware`, `chain`, `private`, `telemetry` | the `Middleware` trait, hooks, onions, tuples and chains, what the macros expand to, the spans and events of a chain's hooks |
 //! | kept runs | `interrupt`, `thread`, `thread_store` | interrupts, checkpoints and their stores, threads and their stores |
 //! | the agent | `agent`, `subagent`, `plugin` | the builder, the loop, entries, resumes, sub-agents, plugins |
 //! | the built-in library | `builtin` | the built-in middleware, on the public API only |
 //!
 //! The imports that still go up a layer are listed, one by one, in `core/tests/layers.rs`,
-//! which fails on any other (and on a listed one that is gone): they are the debt this
-//! layering has yet to pay, mostly `error` naming the layers' own errors and the lower layers
-//! naming the agent's ids and events.
+//! which fails on any other (and on a listed one that is gone; a module's tests, `*tests.rs`,
+//! may use any layer). They are the debt this layering has yet to pay: mostly `error` naming
+//! each layer's own errors, the context naming the agent's events, and the hooks below
+//! `interrupt` naming its answers.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]

@@ -21,11 +21,11 @@ const LAYERS: &[&str] = &[
     "tool",
     // A run's context.
     "context",
-    // Middleware and chains.
-    "telemetry",
+    // Middleware and chains, and the telemetry of a chain's hooks.
     "middleware",
     "chain",
     "private",
+    "telemetry",
     // Interrupts, checkpoints and threads kept.
     "interrupt",
     "thread",
@@ -57,9 +57,6 @@ const GOING_UP: &[(&str, &str)] = &[
     ("middleware", "private"),
     ("model", "tool"),
     ("private", "interrupt"),
-    ("telemetry", "chain"),
-    ("telemetry", "middleware"),
-    ("tool", "agent"),
     ("tool", "context"),
     ("tool", "interrupt"),
 ];
@@ -135,7 +132,12 @@ fn imports_go_down_the_layers_but_for_the_listed_debt() {
             .and_then(|part| part.as_os_str().to_str())
             .unwrap_or_default();
         let module = first.trim_end_matches(".rs");
-        if module == "lib" {
+        // The crate root wires the modules; a module's tests (`*tests.rs`) may use any layer.
+        let test_only = file
+            .file_name()
+            .and_then(|name| name.to_str())
+            .is_some_and(|name| name.ends_with("tests.rs"));
+        if module == "lib" || test_only {
             continue;
         }
         let Some(from) = rank(module) else {
