@@ -98,6 +98,25 @@ impl Stores {
         AgentServer::new(Arc::new(agent), Arc::clone(&self.threads))
     }
 
+    /// A server whose model calls `tool`, then stalls (see [`CallsThenStalls`]); with the
+    /// notification of its getting stuck.
+    fn stalling<C: Middleware<ThreadState = ()> + 'static>(
+        &self,
+        tool_name: &'static str,
+        tool: impl hookchain::Tool,
+        chain: C,
+    ) -> (
+        AgentServer<CallsThenStalls, C, Arc<InMemoryThreadStore>>,
+        Arc<Notify>,
+    ) {
+        let stuck = Arc::new(Notify::new());
+        let model = CallsThenStalls {
+            tool: tool_name,
+            stuck: Arc::clone(&stuck),
+        };
+        (self.server(model, tool, chain), stuck)
+    }
+
     async fn messages(&self, thread: &str) -> Vec<(Role, String)> {
         let stored = self.threads.load::<()>(&ThreadId::new(thread)).await;
         let thread = stored.unwrap().expect("the thread is stored");
@@ -153,15 +172,7 @@ async fn stopped_by_shutdown<M, C>(
 #[tokio::test]
 async fn a_turn_stopped_by_a_shutdown_goes_on_when_sent_again_and_its_tool_runs_once() {
     let stores = Stores::default();
-    let stuck = Arc::new(Notify::new());
-    let first = stores.server(
-        CallsThenStalls {
-            tool: "charge",
-            stuck: Arc::clone(&stuck),
-        },
-        charge,
-        (),
-    );
+    let (first, stuck) = stores.stalling("charge", charge, ());
     stopped_by_shutdown(&first, &stuck, request("t", "r1", user("m1", "Pay"))).await;
     assert_eq!(CHARGED.load(Ordering::SeqCst), 1);
     // The thread is as it was before the turn.
@@ -207,16 +218,8 @@ async fn a_turn_stopped_by_a_shutdown_goes_on_when_sent_again_and_its_tool_runs_
 #[tokio::test]
 async fn an_approval_whose_run_a_shutdown_stopped_is_not_run_again_when_sent_again() {
     let stores = Stores::default();
-    let stuck = Arc::new(Notify::new());
     let approval = || HumanInTheLoop::new().interrupt_on("refund", ToolPolicy::always());
-    let first = stores.server(
-        CallsThenStalls {
-            tool: "refund",
-            stuck: Arc::clone(&stuck),
-        },
-        refund,
-        approval(),
-    );
+    let (first, stuck) = stores.stalling("refund", refund, approval());
     let paused = json_of(
         first
             .router()
@@ -261,15 +264,7 @@ async fn an_approval_whose_run_a_shutdown_stopped_is_not_run_again_when_sent_aga
 #[tokio::test]
 async fn another_message_after_a_stopped_turn_starts_a_turn_of_its_own() {
     let stores = Stores::default();
-    let stuck = Arc::new(Notify::new());
-    let first = stores.server(
-        CallsThenStalls {
-            tool: "ship",
-            stuck: Arc::clone(&stuck),
-        },
-        ship,
-        (),
-    );
+    let (first, stuck) = stores.stalling("ship", ship, ());
     stopped_by_shutdown(&first, &stuck, request("t", "r1", user("m1", "Ship it"))).await;
 
     let seen = Arc::new(Mutex::new(Vec::new()));
