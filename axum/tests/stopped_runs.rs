@@ -151,6 +151,18 @@ async fn json_of(response: Response) -> Value {
     serde_json::from_slice(&bytes).unwrap()
 }
 
+/// What `server` answers to `request` (as JSON: the request does not ask for a stream).
+async fn answer<M, C>(
+    server: &AgentServer<M, C, Arc<InMemoryThreadStore>>,
+    request: Request<Body>,
+) -> Value
+where
+    M: Model + 'static,
+    C: Middleware<ThreadState = ()> + 'static,
+{
+    json_of(server.router().oneshot(request).await.unwrap()).await
+}
+
 /// Sends `request` to `server`, waits until its model is stuck, and shuts the server down
 /// at once: the run is stopped.
 async fn stopped_by_shutdown<M, C>(
@@ -191,14 +203,7 @@ async fn a_turn_stopped_by_a_shutdown_goes_on_when_sent_again_and_its_tool_runs_
         charge,
         (),
     );
-    let finished = json_of(
-        second
-            .router()
-            .oneshot(request("t", "r2", user("m1", "Pay")))
-            .await
-            .unwrap(),
-    )
-    .await;
+    let finished = answer(&second, request("t", "r2", user("m1", "Pay"))).await;
     assert_eq!(finished["type"], "RUN_FINISHED", "{finished:#}");
     assert_eq!(finished["result"]["text"], "Paid.");
     assert_eq!(CHARGED.load(Ordering::SeqCst), 1, "the charge ran again");
@@ -220,14 +225,7 @@ async fn an_approval_whose_run_a_shutdown_stopped_is_not_run_again_when_sent_aga
     let stores = Stores::default();
     let approval = || HumanInTheLoop::new().interrupt_on("refund", ToolPolicy::always());
     let (first, stuck) = stores.stalling("refund", refund, approval());
-    let paused = json_of(
-        first
-            .router()
-            .oneshot(request("t", "r1", user("m1", "Refund it")))
-            .await
-            .unwrap(),
-    )
-    .await;
+    let paused = answer(&first, request("t", "r1", user("m1", "Refund it"))).await;
     assert_eq!(paused["outcome"]["type"], "interrupt", "{paused:#}");
     let answers = json!({"resume": [{
         "interruptId": paused["outcome"]["interrupts"][0]["id"],
@@ -242,14 +240,7 @@ async fn an_approval_whose_run_a_shutdown_stopped_is_not_run_again_when_sent_aga
         refund,
         approval(),
     );
-    let finished = json_of(
-        second
-            .router()
-            .oneshot(request("t", "r3", answers))
-            .await
-            .unwrap(),
-    )
-    .await;
+    let finished = answer(&second, request("t", "r3", answers)).await;
     assert_eq!(finished["result"]["text"], "Refunded.", "{finished:#}");
     assert_eq!(REFUNDED.load(Ordering::SeqCst), 1, "the refund ran again");
     let texts: Vec<String> = stores
@@ -277,14 +268,7 @@ async fn another_message_after_a_stopped_turn_starts_a_turn_of_its_own() {
         ship,
         (),
     );
-    let finished = json_of(
-        second
-            .router()
-            .oneshot(request("t", "r2", user("m2", "Never mind")))
-            .await
-            .unwrap(),
-    )
-    .await;
+    let finished = answer(&second, request("t", "r2", user("m2", "Never mind"))).await;
     assert_eq!(finished["result"]["text"], "What would you like?");
     assert_eq!(SHIPPED.load(Ordering::SeqCst), 1);
     // The model saw the new turn alone: the stopped run was given up.
