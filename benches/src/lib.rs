@@ -30,8 +30,8 @@ pub mod fixtures;
 pub mod hand;
 pub mod macro_mw;
 pub mod plugins;
-pub mod streaming;
 pub mod rig;
+pub mod streaming;
 pub mod synaptic;
 
 /// The chain lengths of the model-call table.

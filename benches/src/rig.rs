@@ -30,8 +30,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rig_agent::agent::{
-    AgentHook, CompletionCallAction, CompletionCallEvent, HookContext, OutcomeAction,
-    OutcomeEvent, PromptResponse,
+    AgentHook, CompletionCallAction, CompletionCallEvent, HookContext, OutcomeAction, OutcomeEvent,
+    PromptResponse,
 };
 use rig_agent::{Agent, AgentBuilder};
 use rig_core::completion::{AssistantContent, CompletionRequest, CompletionResponse, Usage};

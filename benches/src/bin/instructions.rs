@@ -117,8 +117,14 @@ const VARIANTS: &[(&str, &str)] = &[
         "h1000s2",
         "history 1000: run with 2 tool steps, 10 middleware",
     ),
-    ("copy100", "history 100: the caller's own copy (clone and drop)"),
-    ("copy1000", "history 1000: the caller's own copy (clone and drop)"),
+    (
+        "copy100",
+        "history 100: the caller's own copy (clone and drop)",
+    ),
+    (
+        "copy1000",
+        "history 1000: the caller's own copy (clone and drop)",
+    ),
 ];
 
 // Never inlined: each variant's loop is compiled on its own, so one variant's code does not
