@@ -19,10 +19,13 @@
 //!   minus `VmHWM` before the first, divided by N. Each peer and N runs in its own process
 //!   (the high-water mark only rises).
 //!
-//! The peers: hookchain's `Agent::run` (empty chain); Synaptic's ReAct agent
-//! (`synaptic_graph::create_react_agent`: a `CompiledGraph` of its model node, which calls the
-//! model through its `MiddlewareChain` (empty), and its tool node); Rig's `Agent::prompt(..)`
-//! (no hook) with the `ping` tool. Every fake model answers from a rule and records nothing.
+//! The peers: `floor`, the probe alone (a task that waits at the gate once: spawning, the gate,
+//! joining, the runtime), the floor under the others; hookchain's `Agent::run` (empty chain);
+//! Synaptic's ReAct agent (`synaptic_graph::create_react_agent`: a `CompiledGraph` of its model
+//! node, which calls the model through its `MiddlewareChain` (empty), and its tool node); Rig's
+//! `Agent::prompt(..)` (no hook) with the `ping` tool, every run on the one agent (its bus and
+//! driver shared, as a server shares an agent). Every fake model answers from a rule and
+//! records nothing.
 
 #![forbid(unsafe_code)]
 
@@ -39,7 +42,7 @@ use hookchain_benches::rig::{self, Wait};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-const PEERS: [&str; 3] = ["hookchain", "synaptic", "rig"];
+const PEERS: [&str; 4] = ["floor", "hookchain", "synaptic", "rig"];
 
 /// Clock ticks per second of `/proc/<pid>/stat` (`USER_HZ`, 100 on Linux).
 const TICKS_PER_SECOND: u64 = 100;
@@ -197,6 +200,17 @@ type Spawn = Box<dyn Fn() -> tokio::task::JoinHandle<bool>>;
 
 fn spawner(peer: &str, gate: &Arc<Gate>) -> Spawn {
     match peer {
+        // The probe's own cost, in every peer's numbers: a task that waits at the gate once.
+        "floor" => {
+            let wait = gate.wait();
+            Box::new(move || {
+                let wait = wait();
+                tokio::spawn(async move {
+                    wait.await;
+                    true
+                })
+            })
+        }
         "hookchain" => {
             let agent = Arc::new(
                 Agent::builder(HookchainModel { wait: gate.wait() })
