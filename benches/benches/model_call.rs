@@ -1,6 +1,7 @@
 //! Chain overhead per model call, every variant side by side (see BENCHMARKS.md).
 //!
-//! - group `model_call`: variants (a)–(e) at N = 0, 1, 5, 10, 32;
+//! - group `model_call`: variants (a)–(f) at N = 0, 1, 5, 10, 32 ((f), Rig, is a whole run of
+//!   one model call: its hooks run only inside a run);
 //! - group `sequential`: 10 `before_model` counter bumps and no wraps, against the same bumps
 //!   inline;
 //! - group `plugins`: 10 active middleware as static members, as plugins, and both.
@@ -18,10 +19,10 @@ use std::hint::black_box;
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, criterion_main};
 use hookchain::prelude::*;
-use hookchain_benches::exec::run;
+use hookchain_benches::exec::{run, spin};
 use hookchain_benches::fixtures::{model_call, model_call_in};
 use hookchain_benches::macro_mw::{Absent, Active, ActiveAsync, Manual, bump, bump_async};
-use hookchain_benches::{chains_of, dyn_chain, hand, plugins, synaptic, ten_of};
+use hookchain_benches::{chains_of, dyn_chain, hand, plugins, rig, synaptic, ten_of};
 
 /// One model call through a hookchain chain, as the agent loop makes it.
 fn hookchain_chain<C: Middleware>(
@@ -114,6 +115,21 @@ fn model_call_table(c: &mut Criterion) {
         let chain = synaptic::active_chain(n);
         group.bench_function(BenchmarkId::new("e_synaptic_active", n), |b| {
             b.iter(|| run(synaptic::model_call(black_box(&chain))))
+        });
+    }
+
+    // (f) Rig 0.44.0: a run of one model call through its hooks (a hook runs only in a run), no-op
+    // hooks, then active ones; the hooks' cost is f(N) - f(0).
+    for n in hookchain_benches::NS {
+        let agent = rig::noop_agent(n);
+        group.bench_function(BenchmarkId::new("f_rig", n), |b| {
+            b.iter(|| spin(rig::model_call(black_box(&agent))))
+        });
+    }
+    for n in hookchain_benches::NS {
+        let agent = rig::active_agent(n);
+        group.bench_function(BenchmarkId::new("f_rig_active", n), |b| {
+            b.iter(|| spin(rig::model_call(black_box(&agent))))
         });
     }
 

@@ -11,6 +11,7 @@
 //! | [`hand`]              | (c)     | the same work written by hand, no framework: the limit |
 //! | [`dyn_chain`]         | (d)     | `Vec<Arc<dyn Middleware>>` with boxed futures: the design the peers use |
 //! | [`synaptic`]          | (e)     | Synaptic 0.4.0's `MiddlewareChain` |
+//! | [`rig`]               | (f)     | Rig 0.44.0's agent hooks (`AgentHook`), a run of one model call |
 //! | [`agent`]             |         | one `Agent::run` (2 model calls, 1 tool call), and the same turn by hand |
 //! | [`streaming`]         |         | one `Agent::stream` of 1000 text deltas, 0 and 10 per-event hooks, and the same by hand |
 //! | [`plugins`]           |         | the same middleware as plugins (`hookchain::plugin::Plugins`) beside static members |
@@ -29,6 +30,7 @@ pub mod fixtures;
 pub mod hand;
 pub mod macro_mw;
 pub mod plugins;
+pub mod rig;
 pub mod streaming;
 pub mod synaptic;
 

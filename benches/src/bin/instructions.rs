@@ -17,7 +17,7 @@ use hookchain_benches::exec::{run, spin};
 use hookchain_benches::fixtures::{model_call, model_call_in};
 use hookchain_benches::macro_mw::{Absent, Active, ActiveAsync, Full, Manual, bump, bump_async};
 use hookchain_benches::{
-    builtins, chains_of, dyn_chain, hand, plugins, streaming, synaptic, ten_of,
+    builtins, chains_of, dyn_chain, hand, plugins, rig, streaming, synaptic, ten_of,
 };
 
 const VARIANTS: &[(&str, &str)] = &[
@@ -52,6 +52,18 @@ const VARIANTS: &[(&str, &str)] = &[
     ("d10", "(d) Vec<Arc<dyn>> + boxed futures, 10 active"),
     ("e10", "(e) Synaptic 0.4.0, 10 no-op"),
     ("e10_active", "(e) Synaptic 0.4.0, 10 active"),
+    (
+        "f0",
+        "(f) Rig 0.44.0, a run of 1 model call, no hook (per run)",
+    ),
+    (
+        "f10",
+        "(f) Rig 0.44.0, a run of 1 model call, 10 no-op hooks (per run)",
+    ),
+    (
+        "f10_active",
+        "(f) Rig 0.44.0, a run of 1 model call, 10 active hooks (per run)",
+    ),
     ("seq10", "sequential: hookchain, 10 before_model bumps (fn)"),
     (
         "seq10_async",
@@ -312,6 +324,16 @@ fn main() -> ExitCode {
             };
             for _ in 0..m {
                 black_box(run(synaptic::model_call(black_box(&chain))).is_ok());
+            }
+        }
+        "f0" | "f10" | "f10_active" => {
+            let agent = match variant {
+                "f0" => rig::noop_agent(0),
+                "f10" => rig::noop_agent(10),
+                _ => rig::active_agent(10),
+            };
+            for _ in 0..m {
+                black_box(spin(rig::model_call(black_box(&agent))));
             }
         }
         "stream0" | "stream10" | "stream_hand10" => {
