@@ -33,7 +33,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// reads. An error or a panic in a hook, or an error of the model, ends the loop;
     /// `after_agent` still runs, then the error is returned (see *Panics and cancellation* in
     /// [`middleware`](crate::middleware)). A paused run ends with [`EndReason::Interrupted`] and
-    /// a [`Checkpoint`] to [`resume`](Self::resume) from.
+    /// a [`Checkpoint`](crate::interrupt::Checkpoint) to [`resume`](Self::resume) from.
     ///
     /// A tool call of the input left without a result by a later message gets an error result
     /// right after it (the history a provider accepts); calls of the input's last message pass
