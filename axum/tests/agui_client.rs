@@ -2,7 +2,8 @@
 //! streams in and the client validates and applies every event; a gated tool pauses the run
 //! (an interrupt outcome); the server restarts — a new process's worth of state: a new agent,
 //! a new server on the same port, the threads and checkpoints in files — and the client's
-//! resume with an approval runs the tool, once, and the answer comes.
+//! resume with an approval runs the tool, once, and the answer comes; then a plain turn, text
+//! only.
 //!
 //! The client is found in npm's global root (`npm install -g @ag-ui/client@1.0.0`, which
 //! `.ci/run` does), or in `$AGUI_CLIENT_NODE_PATH`.
@@ -185,7 +186,13 @@ async fn a_turn_pauses_for_approval_the_server_restarts_and_the_resume_runs_the_
     // has the rest of the script.
     stop.send(()).unwrap();
     task.await.unwrap();
-    let second = server(&dir, vec![ModelResponse::text("Deleted logs/old.log.")]);
+    let second = server(
+        &dir,
+        vec![
+            ModelResponse::text("Deleted logs/old.log."),
+            ModelResponse::text("You are welcome."),
+        ],
+    );
     let (_, stop, task) = serve(&second, port).await;
 
     let resumed = client
@@ -229,6 +236,25 @@ async fn a_turn_pauses_for_approval_the_server_restarts_and_the_resume_runs_the_
         )
         .await;
     assert_eq!(DELETED.load(Ordering::SeqCst), 1, "{again:#}");
+
+    // A plain turn: text only.
+    let plain = client
+        .send(json!({"ask": "Thanks!", "runId": "run-3"}))
+        .await;
+    assert!(plain.get("error").is_none(), "{plain:#}");
+    assert_eq!(
+        types(&plain),
+        [
+            "RUN_STARTED",
+            "TEXT_MESSAGE_START",
+            "TEXT_MESSAGE_CONTENT",
+            "TEXT_MESSAGE_END",
+            "RUN_FINISHED"
+        ],
+        "{plain:#}"
+    );
+    let messages = plain["messages"].as_array().unwrap();
+    assert_eq!(messages.last().unwrap()["content"], "You are welcome.");
     stop.send(()).unwrap();
     task.await.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
