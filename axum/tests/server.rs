@@ -1,6 +1,7 @@
 //! The server's HTTP surface, without a browser or a node client: the JSON and SSE forms of a
 //! run, a reconnect from `Last-Event-ID`, the thread endpoint, request ids, problem responses
 //! for every refusal, one turn at a time per thread, and shutdown on tokio's paused clock.
+//! (The spans of a request are `request_spans.rs`'s, a binary of its own.)
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -274,61 +275,6 @@ async fn shutdown_waits_its_grace_then_stops_runs_leaving_their_threads_as_they_
     assert_eq!(
         problem(refused).await,
         (StatusCode::SERVICE_UNAVAILABLE, "shutting_down".into())
-    );
-}
-
-/// Records the name and fields of every span created while it is the default subscriber.
-#[derive(Clone, Default)]
-struct Spans(Arc<std::sync::Mutex<Vec<String>>>);
-
-impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Spans {
-    fn on_new_span(
-        &self,
-        attributes: &tracing::span::Attributes<'_>,
-        _id: &tracing::span::Id,
-        _context: tracing_subscriber::layer::Context<'_, S>,
-    ) {
-        struct Fields(String);
-        impl tracing::field::Visit for Fields {
-            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-                self.0.push_str(&format!(" {}={value:?}", field.name()));
-            }
-            fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
-                self.0.push_str(&format!(" {}={value}", field.name()));
-            }
-        }
-        let mut fields = Fields(attributes.metadata().name().to_owned());
-        attributes.record(&mut fields);
-        self.0.lock().unwrap().push(fields.0);
-    }
-}
-
-#[tokio::test]
-async fn a_request_and_its_run_are_traced_with_the_request_id() {
-    use tracing_subscriber::layer::SubscriberExt;
-    let spans = Spans::default();
-    let _guard =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
-    let server = scripted([ModelResponse::text("Hello!")]);
-    let response = server
-        .router()
-        .oneshot(post(&turn("t9", "r9", "Hi"), false))
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    let seen = spans.0.lock().unwrap().clone();
-    assert!(
-        seen.iter().any(|span| span.starts_with("http_request")
-            && span.contains("request_id=req-42")
-            && span.contains("path=/")),
-        "{seen:#?}"
-    );
-    assert!(
-        seen.iter().any(|span| span.starts_with("agui_run")
-            && span.contains("thread_id=t9")
-            && span.contains("run_id=r9")
-            && span.contains("request_id=req-42")),
-        "{seen:#?}"
     );
 }
 
