@@ -163,11 +163,7 @@ impl Error {
     pub fn hook(error: impl Into<BoxError>) -> Self {
         match error.into().downcast::<Error>() {
             Ok(error) => *error,
-            Err(source) => Error::from(MiddlewareError {
-                middleware: None,
-                hook: None,
-                source,
-            }),
+            Err(source) => Error::from(MiddlewareError(Raised::new(None, None, source))),
         }
     }
 
@@ -249,11 +245,11 @@ impl Error {
     /// # }).unwrap();
     /// ```
     pub fn application(error: impl std::error::Error + Send + Sync + 'static) -> Self {
-        Error::Application(Box::new(ApplicationError {
-            middleware: None,
-            hook: None,
-            source: Box::new(error),
-        }))
+        Error::Application(Box::new(ApplicationError(Raised::new(
+            None,
+            None,
+            Box::new(error),
+        ))))
     }
 
     /// The first error of type `E` among this error and its causes (its
@@ -282,11 +278,11 @@ impl Error {
         hook: Hook,
         payload: &(dyn std::any::Any + Send),
     ) -> Self {
-        Error::from(MiddlewareError {
+        Error::from(MiddlewareError(Raised::new(
             middleware,
-            hook: Some(hook),
-            source: Box::new(Panicked(crate::tool::panic_message(payload))),
-        })
+            Some(hook),
+            Box::new(Panicked(crate::tool::panic_message(payload))),
+        )))
     }
 
     /// A chain called the synchronous form of a hook that `middleware` lists in `SYNC_HOOKS`
@@ -297,42 +293,26 @@ impl Error {
 
     /// Records the hook of an error that left a chain unnamed (a wrap hook that raised
     /// [`Error::hook`]): the middleware stays unknown, the hook is known.
-    pub(crate) fn attribute_hook(self, hook: Hook) -> Self {
-        match self {
-            Error::Middleware(mut error) if error.hook.is_none() => {
-                error.hook = Some(hook);
-                Error::Middleware(error)
-            }
-            Error::Application(mut error) if error.hook.is_none() => {
-                error.hook = Some(hook);
-                Error::Application(error)
-            }
-            Error::Interrupted(mut interruption) => {
-                interruption.left(hook);
-                Error::Interrupted(interruption)
-            }
-            other => other,
+    pub(crate) fn attribute_hook(mut self, hook: Hook) -> Self {
+        if let Some(raised) = self.raised_mut() {
+            raised.hook.get_or_insert(hook);
+        } else if let Error::Interrupted(interruption) = &mut self {
+            interruption.left(hook);
         }
+        self
     }
 
     /// The error, named after the instance `to` where it is named after its middleware `from`
     /// ([`Named`](crate::middleware::Named)).
-    pub(crate) fn renamed(self, from: &str, to: &'static str) -> Self {
-        match self {
-            Error::Middleware(mut error) if error.middleware == Some(from) => {
-                error.middleware = Some(to);
-                Error::Middleware(error)
+    pub(crate) fn renamed(mut self, from: &str, to: &'static str) -> Self {
+        if let Some(raised) = self.raised_mut() {
+            if raised.middleware == Some(from) {
+                raised.middleware = Some(to);
             }
-            Error::Application(mut error) if error.middleware == Some(from) => {
-                error.middleware = Some(to);
-                Error::Application(error)
-            }
-            Error::Interrupted(mut interruption) => {
-                interruption.renamed(from, to);
-                Error::Interrupted(interruption)
-            }
-            other => other,
+        } else if let Error::Interrupted(interruption) = &mut self {
+            interruption.renamed(from, to);
         }
+        self
     }
 
     /// Names the middleware and hook of an error raised by a hook that did not name them yet.
@@ -341,24 +321,26 @@ impl Error {
     /// error is attributed once, to the middleware that raised it.
     #[doc(hidden)]
     #[must_use]
-    pub fn attribute(self, middleware: &'static str, hook: Hook) -> Self {
+    pub fn attribute(mut self, middleware: &'static str, hook: Hook) -> Self {
+        if let Some(raised) = self.raised_mut() {
+            if raised.middleware.is_none() {
+                raised.middleware = Some(middleware);
+                raised.hook = Some(hook);
+            }
+        } else if let Error::Interrupted(interruption) = &mut self {
+            interruption.raised_by(middleware);
+            interruption.left(hook);
+        }
+        self
+    }
+
+    /// Where a hook's error came from, for a middleware's error or the application's: the one
+    /// record the chain fills in as the error leaves it.
+    fn raised_mut(&mut self) -> Option<&mut Raised> {
         match self {
-            Error::Middleware(mut error) if error.middleware.is_none() => {
-                error.middleware = Some(middleware);
-                error.hook = Some(hook);
-                Error::Middleware(error)
-            }
-            Error::Application(mut error) if error.middleware.is_none() => {
-                error.middleware = Some(middleware);
-                error.hook = Some(hook);
-                Error::Application(error)
-            }
-            Error::Interrupted(mut interruption) => {
-                interruption.raised_by(middleware);
-                interruption.left(hook);
-                Error::Interrupted(interruption)
-            }
-            other => other,
+            Error::Middleware(error) => Some(&mut error.0),
+            Error::Application(error) => Some(&mut error.0),
+            _ => None,
         }
     }
 }
@@ -450,52 +432,71 @@ struct Panicked(String);
 #[error("the middleware lists this hook in `SYNC_HOOKS` but has no synchronous form of it")]
 struct NoSyncForm;
 
-/// A failure raised by a middleware hook.
+/// An error a hook raised, with where it came from: the middleware and the hook, filled in by
+/// the chain as the error leaves them. What [`MiddlewareError`] and [`ApplicationError`] share.
 #[derive(Debug)]
-pub struct MiddlewareError {
+struct Raised {
     middleware: Option<&'static str>,
     hook: Option<Hook>,
     source: BoxError,
 }
+
+impl Raised {
+    fn new(middleware: Option<&'static str>, hook: Option<Hook>, source: BoxError) -> Self {
+        Raised {
+            middleware,
+            hook,
+            source,
+        }
+    }
+
+    /// What failed, not why (the cause is the error's `source()`, so that a report walking the
+    /// chain prints each cause once); `unknown` when the error left no chain.
+    fn describe(&self, f: &mut fmt::Formatter<'_>, unknown: &str) -> fmt::Result {
+        match (self.middleware, self.hook) {
+            (Some(middleware), Some(hook)) => {
+                write!(f, "middleware `{middleware}` failed in `{hook}`")
+            }
+            (None, Some(hook)) => write!(f, "a middleware failed in `{hook}`"),
+            _ => f.write_str(unknown),
+        }
+    }
+}
+
+/// A failure raised by a middleware hook.
+#[derive(Debug)]
+pub struct MiddlewareError(Raised);
 
 impl MiddlewareError {
     /// The name of the middleware that failed ([`Middleware::NAME`](crate::Middleware::NAME)),
     /// if the error left a chain.
     #[must_use]
     pub fn middleware(&self) -> Option<&'static str> {
-        self.middleware
+        self.0.middleware
     }
 
     /// The hook that failed, if the error left a chain.
     #[must_use]
     pub fn hook(&self) -> Option<Hook> {
-        self.hook
+        self.0.hook
     }
 
     /// The error the hook raised.
     #[must_use]
     pub fn inner(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
-        &*self.source
+        &*self.0.source
     }
 }
 
-// What failed, not why: the cause is the error's `source()`, so that a report walking the
-// chain prints each cause once.
 impl fmt::Display for MiddlewareError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.middleware, self.hook) {
-            (Some(middleware), Some(hook)) => {
-                write!(f, "middleware `{middleware}` failed in `{hook}`")
-            }
-            (None, Some(hook)) => write!(f, "a middleware failed in `{hook}`"),
-            _ => f.write_str("a middleware hook failed"),
-        }
+        self.0.describe(f, "a middleware hook failed")
     }
 }
 
 impl std::error::Error for MiddlewareError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&*self.source)
+        Some(&*self.0.source)
     }
 }
 
@@ -505,53 +506,43 @@ impl std::error::Error for MiddlewareError {
 /// `Display` says where it came from; the application's error is its
 /// [`source`](std::error::Error::source).
 #[derive(Debug)]
-pub struct ApplicationError {
-    middleware: Option<&'static str>,
-    hook: Option<Hook>,
-    source: BoxError,
-}
+pub struct ApplicationError(Raised);
 
 impl ApplicationError {
     /// The name of the middleware that raised it, if it left a chain.
     #[must_use]
     pub fn middleware(&self) -> Option<&'static str> {
-        self.middleware
+        self.0.middleware
     }
 
     /// The hook that raised it, if it left a chain.
     #[must_use]
     pub fn hook(&self) -> Option<Hook> {
-        self.hook
+        self.0.hook
     }
 
     /// The application's error.
     #[must_use]
     pub fn inner(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
-        &*self.source
+        &*self.0.source
     }
 
     /// The application's error, owned (`downcast` it to its type).
     #[must_use]
     pub fn into_inner(self) -> BoxError {
-        self.source
+        self.0.source
     }
 }
 
 impl fmt::Display for ApplicationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.middleware, self.hook) {
-            (Some(middleware), Some(hook)) => {
-                write!(f, "middleware `{middleware}` failed in `{hook}`")
-            }
-            (None, Some(hook)) => write!(f, "a middleware failed in `{hook}`"),
-            _ => f.write_str("the application failed"),
-        }
+        self.0.describe(f, "the application failed")
     }
 }
 
 impl std::error::Error for ApplicationError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&*self.source)
+        Some(&*self.0.source)
     }
 }
 
