@@ -12,8 +12,13 @@ cd "$(dirname "$0")"
 M1=${M1:-1000}
 M2=${M2:-11000}
 
+# Rig's variants (`f*`) from a build of their own with the `rig` feature: Rig changes the
+# build of hookchain it shares (see Cargo.toml), so every other variant is measured without it.
+target=${CARGO_TARGET_DIR:-target}
+cargo build --release --quiet --features rig --bin instructions
+cp "$target/release/instructions" "$target/release/instructions-rig"
 cargo build --release --quiet --bin instructions
-bin=${CARGO_TARGET_DIR:-target}/release/instructions
+bin=$target/release/instructions
 
 if [ $# -eq 0 ]; then
     mapfile -t variants < <("$bin" list | awk '{print $1}')
@@ -25,7 +30,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 total() { # VARIANT M OUT
-    valgrind --tool=callgrind --callgrind-out-file="$3" "$bin" "$1" "$2" 2>&1 \
+    local exe=$bin
+    if [[ $1 == f* ]]; then exe=$target/release/instructions-rig; fi
+    valgrind --tool=callgrind --callgrind-out-file="$3" "$exe" "$1" "$2" 2>&1 \
         | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
 

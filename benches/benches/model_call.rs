@@ -19,10 +19,14 @@ use std::hint::black_box;
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, criterion_group, criterion_main};
 use hookchain::prelude::*;
-use hookchain_benches::exec::{run, spin};
+use hookchain_benches::exec::run;
+#[cfg(feature = "rig")]
+use hookchain_benches::exec::spin;
 use hookchain_benches::fixtures::{model_call, model_call_in};
 use hookchain_benches::macro_mw::{Absent, Active, ActiveAsync, Manual, bump, bump_async};
-use hookchain_benches::{chains_of, dyn_chain, hand, plugins, rig, synaptic, ten_of};
+#[cfg(feature = "rig")]
+use hookchain_benches::rig;
+use hookchain_benches::{chains_of, dyn_chain, hand, plugins, synaptic, ten_of};
 
 /// One model call through a hookchain chain, as the agent loop makes it.
 fn hookchain_chain<C: Middleware>(
@@ -119,13 +123,16 @@ fn model_call_table(c: &mut Criterion) {
     }
 
     // (f) Rig 0.44.0: a run of one model call through its hooks (a hook runs only in a run), no-op
-    // hooks, then active ones; the hooks' cost is f(N) - f(0).
+    // hooks, then active ones; the hooks' cost is f(N) - f(0). With `--features rig` only: Rig
+    // changes hookchain's own build (see benches/Cargo.toml).
+    #[cfg(feature = "rig")]
     for n in hookchain_benches::NS {
         let agent = rig::noop_agent(n);
         group.bench_function(BenchmarkId::new("f_rig", n), |b| {
             b.iter(|| spin(rig::model_call(black_box(&agent))))
         });
     }
+    #[cfg(feature = "rig")]
     for n in hookchain_benches::NS {
         let agent = rig::active_agent(n);
         group.bench_function(BenchmarkId::new("f_rig_active", n), |b| {

@@ -11,7 +11,7 @@
 //! | [`hand`]              | (c)     | the same work written by hand, no framework: the limit |
 //! | [`dyn_chain`]         | (d)     | `Vec<Arc<dyn Middleware>>` with boxed futures: the design the peers use |
 //! | [`synaptic`]          | (e)     | Synaptic 0.4.0's `MiddlewareChain` |
-//! | [`rig`]               | (f)     | Rig 0.44.0's agent hooks (`AgentHook`), a run of one model call |
+//! | `rig` (feature `rig`) | (f)     | Rig 0.44.0's agent hooks (`AgentHook`), a run of one model call |
 //! | [`agent`]             |         | one `Agent::run` (2 model calls, 1 tool call), and the same turn by hand |
 //! | [`streaming`]         |         | one `Agent::stream` of 1000 text deltas, 0 and 10 per-event hooks, and the same by hand |
 //! | [`plugins`]           |         | the same middleware as plugins (`hookchain::plugin::Plugins`) beside static members |
@@ -30,9 +30,16 @@ pub mod fixtures;
 pub mod hand;
 pub mod macro_mw;
 pub mod plugins;
+#[cfg(feature = "rig")]
 pub mod rig;
 pub mod streaming;
 pub mod synaptic;
 
 /// The chain lengths of the model-call table.
 pub const NS: [usize; 5] = [0, 1, 5, 10, 32];
+
+/// What a peer's fake model waits for before it answers a call (nothing, or the scale probe's
+/// gate).
+pub type Wait = std::sync::Arc<
+    dyn Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> + Send + Sync,
+>;

@@ -23,10 +23,7 @@
 //! tool call while the history holds no assistant turn, then the text `done`.
 
 use std::convert::Infallible;
-use std::future::Future;
 use std::hint::black_box;
-use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rig_agent::agent::{
@@ -76,9 +73,7 @@ impl AgentHook for RigActive {
     }
 }
 
-/// What the fake model waits for before it answers a call (nothing, or the scale probe's
-/// gate).
-pub type Wait = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+pub use crate::Wait;
 
 /// The transport of the fake model: answers from a rule, records nothing.
 #[derive(Clone)]

@@ -16,8 +16,10 @@ use hookchain_benches::agent::{self, HandTurn};
 use hookchain_benches::exec::{run, spin};
 use hookchain_benches::fixtures::{model_call, model_call_in};
 use hookchain_benches::macro_mw::{Absent, Active, ActiveAsync, Full, Manual, bump, bump_async};
+#[cfg(feature = "rig")]
+use hookchain_benches::rig;
 use hookchain_benches::{
-    builtins, chains_of, dyn_chain, hand, plugins, rig, streaming, synaptic, ten_of,
+    builtins, chains_of, dyn_chain, hand, plugins, streaming, synaptic, ten_of,
 };
 
 const VARIANTS: &[(&str, &str)] = &[
@@ -326,6 +328,7 @@ fn main() -> ExitCode {
                 black_box(run(synaptic::model_call(black_box(&chain))).is_ok());
             }
         }
+        #[cfg(feature = "rig")]
         "f0" | "f10" | "f10_active" => {
             let agent = match variant {
                 "f0" => rig::noop_agent(0),
@@ -335,6 +338,13 @@ fn main() -> ExitCode {
             for _ in 0..m {
                 black_box(spin(rig::model_call(black_box(&agent))));
             }
+        }
+        #[cfg(not(feature = "rig"))]
+        "f0" | "f10" | "f10_active" => {
+            eprintln!(
+                "Rig's variants are built with `--features rig` (benches/instructions.sh does)"
+            );
+            return ExitCode::FAILURE;
         }
         "stream0" | "stream10" | "stream_hand10" => {
             let empty = streaming::agent(());

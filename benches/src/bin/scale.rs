@@ -6,6 +6,11 @@
 //! target/release/scale run rig 10000      # one peer at one N (what the table runs)
 //! ```
 //!
+//! Rig's peer is built with `--features rig` (`cargo build --release --features rig --bin
+//! scale`). Rig turns on `serde_json/preserve_order` for the whole build, which makes
+//! hookchain's `ModelRequest` larger than its users' (see `benches/Cargo.toml`): the
+//! hookchain row of the table is measured from the build without the feature.
+//!
 //! Each run is one agent turn: a model call that asks for the `ping` tool, the tool, a model
 //! call that answers `done`. The fake model of each peer waits at a gate before its first
 //! answer; the gate opens once all N runs have reached it, so that all N runs (their futures,
@@ -38,11 +43,16 @@ use std::time::Duration;
 use async_trait::async_trait;
 use hookchain::prelude::*;
 use hookchain::{Agent, Role};
-use hookchain_benches::rig::{self, Wait};
+use hookchain_benches::Wait;
+#[cfg(feature = "rig")]
+use hookchain_benches::rig;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-const PEERS: [&str; 4] = ["floor", "hookchain", "synaptic", "rig"];
+#[cfg(feature = "rig")]
+const PEERS: &[&str] = &["floor", "hookchain", "synaptic", "rig"];
+#[cfg(not(feature = "rig"))]
+const PEERS: &[&str] = &["floor", "hookchain", "synaptic"];
 
 /// Clock ticks per second of `/proc/<pid>/stat` (`USER_HZ`, 100 on Linux).
 const TICKS_PER_SECOND: u64 = 100;
@@ -248,6 +258,7 @@ fn spawner(peer: &str, gate: &Arc<Gate>) -> Spawn {
                 })
             })
         }
+        #[cfg(feature = "rig")]
         "rig" => {
             let agent = Arc::new(rig::turn_agent(gate.wait()));
             Box::new(move || {
@@ -327,7 +338,7 @@ fn main() -> ExitCode {
     println!("| peer | concurrent runs | CPU per run (µs) | peak memory per run (KB) |");
     println!("|---|---:|---:|---:|");
     for &n in &ns {
-        for peer in PEERS {
+        for &peer in PEERS {
             let output = Command::new(&exe)
                 .args(["run", peer, &n.to_string()])
                 .output()
