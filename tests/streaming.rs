@@ -563,6 +563,46 @@ async fn a_consumer_that_stops_at_any_event_stops_the_run_there() {
     }
 }
 
+/// Counts the model's events as they go through the per-event hooks.
+struct Tally(Arc<AtomicUsize>);
+
+#[hookchain::middleware]
+impl Tally {
+    #[hook(on_model_event)]
+    fn tally(&self, event: ModelEvent, out: &mut impl Emit) -> Result<(), Error> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        out.emit(event)
+    }
+}
+
+#[tokio::test]
+async fn a_streamed_run_reads_the_model_only_a_few_events_ahead_of_its_consumer() {
+    let read = Arc::new(AtomicUsize::new(0));
+    let steps: Vec<StreamStep> = (0..100).map(|_| text(0, "x")).chain([finish()]).collect();
+    let agent = Agent::builder(ScriptedModel::new([]).then_stream(steps))
+        .chain(Tally(Arc::clone(&read)))
+        .build()
+        .unwrap();
+    let mut stream = agent.stream("Hi");
+    let mut taken = 0;
+    for _ in 0..20 {
+        assert!(matches!(stream.next().await, Some(Ok(_))));
+        taken += 1;
+        let ahead = read.load(Ordering::SeqCst) - taken;
+        // The run hands over a few events at a time (8): never more than that ahead.
+        assert!(ahead < 8, "{ahead} events read ahead of the consumer");
+    }
+    // The answer ends only once the consumer took every delta: then the message.
+    let (events, output) = drain(stream).await;
+    assert_eq!(output.unwrap().text().map(|text| text.len()), Some(100));
+    assert_eq!(
+        events.len(),
+        80 + 2,
+        "the deltas left, the finish, then the message"
+    );
+    assert!(matches!(events.last(), Some(AgentEvent::MessageAdded(_))));
+}
+
 /// Panics on the first event.
 #[hook(on_model_event)]
 fn explode(event: ModelEvent, out: &mut impl Emit) -> Result<(), Error> {

@@ -163,8 +163,19 @@ fn sizes() {
     fn hookchain_future<C: Middleware>(name: &str, chain: &C) {
         let mut cx = Context::new(Vec::new());
         let mut state = C::State::default();
+        let mut thread = C::ThreadState::default();
+        let mut request = ModelRequest::default();
+        let before = std::mem::size_of_val(&chain.before_model(
+            &mut cx,
+            &mut state,
+            &mut thread,
+            &mut request,
+        ));
         let future = model_call(chain, &mut cx, &mut state);
-        println!("{name:12} {:5} bytes", std::mem::size_of_val(&future));
+        println!(
+            "{name:12} {:5} bytes (its chain's before_model: {before})",
+            std::mem::size_of_val(&future)
+        );
     }
     println!(
         "ModelRequest {:5} bytes",

@@ -94,9 +94,10 @@ impl AgentEvent {
 
 /// The events a run has produced and its consumer has not taken yet. Shared by the run (which
 /// pushes) and its [`AgentStream`](super::AgentStream) (which pops): the stream polls the run
-/// only when the queue is empty, and the run yields after each event it pushes, so the run is
-/// never more than one event ahead of its consumer (a consumer that stops at an event stops the
-/// run there).
+/// only when the queue is empty, and the run yields after each event it pushes, or, while the
+/// model answers, after a few of the model's events (`EVENTS_AHEAD`), and goes on past the
+/// model's answer only once the queue is empty; so a consumer that stops at an event stops the
+/// run there (the model's answer read at most a few events further).
 #[derive(Debug, Default)]
 pub(crate) struct EventQueue {
     events: Mutex<VecDeque<AgentEvent>>,
@@ -107,8 +108,27 @@ impl EventQueue {
         self.lock().push_back(event);
     }
 
-    pub(crate) fn pop(&self) -> Option<AgentEvent> {
-        self.lock().pop_front()
+    /// Queues the events of `batch`, leaving it empty: one lock for all of them.
+    pub(crate) fn put(&self, batch: &mut VecDeque<AgentEvent>) {
+        if batch.is_empty() {
+            return;
+        }
+        let mut queue = self.lock();
+        if queue.is_empty() {
+            // The usual case (the stream polls the run once it has taken everything): the
+            // buffers change places, nothing is moved.
+            std::mem::swap(&mut *queue, batch);
+        } else {
+            queue.append(batch);
+        }
+    }
+
+    /// Moves every queued event into `taken` (empty): one lock for all of them.
+    pub(crate) fn take_into(&self, taken: &mut VecDeque<AgentEvent>) {
+        debug_assert!(taken.is_empty());
+        // Swapped rather than drained: the two buffers change places, and neither allocates
+        // again once both have grown to a batch.
+        std::mem::swap(&mut *self.lock(), taken);
     }
 
     pub(crate) fn is_empty(&self) -> bool {

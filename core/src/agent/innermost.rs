@@ -4,6 +4,7 @@
 //! them, and each `async` state machine on that path counts against the compiler's query-depth
 //! limit (see the crate docs on onion depth).
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
@@ -78,6 +79,8 @@ impl<M: Model, C: Middleware> ModelNext for CallModel<'_, M, C> {
                     assembler: ResponseAssembler::new(),
                     usage: &mut cx.counters.usage,
                     events: cx.events.as_deref_mut().filter(|_| live),
+                    batch: VecDeque::new(),
+                    ended: None,
                     span,
                 }),
             },
@@ -124,6 +127,11 @@ pin_project_lite::pin_project! {
         assembler: ResponseAssembler,
         usage: &'c mut Usage,
         events: Option<&'c mut RunEvents>,
+        // The events for the consumer, handed to the run's queue together (one lock).
+        batch: VecDeque<AgentEvent>,
+        // The model's answer (or error), held until the consumer has taken the events before
+        // it: what comes after the call (its hooks, the tools) waits for the consumer.
+        ended: Option<Result<ModelResponse, Error>>,
         span: Span,
     }
 }
@@ -177,55 +185,92 @@ where
             assembler,
             usage,
             events,
+            batch,
+            ended,
             span,
         } = self.project();
-        let answer = span.in_scope(|| {
-            loop {
-                let polled = catch_unwind(AssertUnwindSafe(|| stream.as_mut().poll_next(task)))
-                    .unwrap_or_else(|payload| {
-                        Poll::Ready(Some(Err(model_panicked(payload.as_ref()))))
-                    });
-                let event = match polled {
-                    Poll::Pending => return Poll::Pending,
-                    Poll::Ready(Some(Ok(event))) => event,
-                    Poll::Ready(Some(Err(error))) => {
-                        return Poll::Ready(Err(Error::from(error)));
-                    }
-                    Poll::Ready(None) => {
-                        let answer = std::mem::take(assembler).finish().map_err(Error::from);
-                        if let (Ok(response), Some(events)) = (&answer, events.as_deref_mut()) {
-                            events.streamed = Some(response.message.clone());
+        let answer = match ended.take() {
+            Some(answer) => answer,
+            None => {
+                let polled = span.in_scope(|| {
+                    let mut sent = 0;
+                    loop {
+                        let polled =
+                            catch_unwind(AssertUnwindSafe(|| stream.as_mut().poll_next(task)))
+                                .unwrap_or_else(|payload| {
+                                    Poll::Ready(Some(Err(model_panicked(payload.as_ref()))))
+                                });
+                        let event = match polled {
+                            Poll::Pending => return Poll::Pending,
+                            Poll::Ready(Some(Ok(event))) => event,
+                            Poll::Ready(Some(Err(error))) => {
+                                return Poll::Ready(Err(Error::from(error)));
+                            }
+                            Poll::Ready(None) => {
+                                let answer =
+                                    std::mem::take(assembler).finish().map_err(Error::from);
+                                if let (Ok(response), Some(events)) =
+                                    (&answer, events.as_deref_mut())
+                                {
+                                    events.streamed = Some(response.message.clone());
+                                }
+                                return Poll::Ready(answer);
+                            }
+                        };
+                        let mut answer = Answer {
+                            assembler,
+                            events: events.as_deref_mut(),
+                            batch,
+                            sent: false,
+                        };
+                        let hooks = catch_unwind(AssertUnwindSafe(|| {
+                            chain.on_model_event(state, event, &mut answer)
+                        }))
+                        .unwrap_or_else(|payload| {
+                            Err(Error::panicked(None, Hook::OnModelEvent, payload.as_ref()))
+                        })
+                        .map_err(name_event_error::<C>);
+                        if let Err(error) = hooks {
+                            return Poll::Ready(Err(error));
                         }
-                        return Poll::Ready(answer);
+                        if answer.sent {
+                            sent += 1;
+                            // A few events at a time: each return goes up through every
+                            // future of the run to the consumer and back down (about 200
+                            // instructions an event when it was one), while the queue stays
+                            // short. The wake has the stream come back for more once the
+                            // consumer has taken them.
+                            if sent == EVENTS_AHEAD {
+                                task.waker().wake_by_ref();
+                                return Poll::Pending;
+                            }
+                        }
                     }
-                };
-                let mut answer = Answer {
-                    assembler,
-                    events: events.as_deref_mut(),
-                    sent: false,
-                };
-                let hooks = catch_unwind(AssertUnwindSafe(|| {
-                    chain.on_model_event(state, event, &mut answer)
-                }))
-                .unwrap_or_else(|payload| {
-                    Err(Error::panicked(None, Hook::OnModelEvent, payload.as_ref()))
-                })
-                .map_err(name_event_error::<C>);
-                if let Err(error) = hooks {
-                    return Poll::Ready(Err(error));
+                });
+                if let Some(events) = events.as_deref() {
+                    events.queue.put(batch);
                 }
-                if answer.sent {
-                    // One event at a time: the consumer takes it before the model's next
-                    // (the wake has the stream come back for more at once).
-                    task.waker().wake_by_ref();
-                    return Poll::Pending;
-                }
+                std::task::ready!(polled)
             }
-        });
-        let answer = std::task::ready!(answer);
+        };
+        // What comes after the call (its hooks, the tools) waits until the consumer has taken
+        // every event before the answer's end.
+        if events
+            .as_deref()
+            .is_some_and(|events| !events.queue.is_empty())
+        {
+            *ended = Some(answer);
+            task.waker().wake_by_ref();
+            return Poll::Pending;
+        }
         Poll::Ready(counted(answer, usage, span))
     }
 }
+
+/// How many of the model's events a streamed run hands over before it yields to its consumer
+/// (when the model has more at once): the most the run gets ahead of the consumer while the
+/// model answers.
+const EVENTS_AHEAD: usize = 8;
 
 /// Names an error of the chain's per-event hooks after its middleware when the chain is one
 /// (the members of a longer chain name their own errors; a panic there stays unnamed).
@@ -259,6 +304,8 @@ fn counted(
 struct Answer<'s> {
     assembler: &'s mut ResponseAssembler,
     events: Option<&'s mut RunEvents>,
+    /// The events for the consumer, not yet in the run's queue.
+    batch: &'s mut VecDeque<AgentEvent>,
     /// Whether an event was sent to the consumer.
     sent: bool,
 }
@@ -267,7 +314,7 @@ impl Emit for Answer<'_> {
     fn emit(&mut self, event: ModelEvent) -> Result<(), Error> {
         self.assembler.push(&event).map_err(Error::from)?;
         if let Some(events) = &mut self.events {
-            events.queue.push(AgentEvent::Model(event));
+            self.batch.push_back(AgentEvent::Model(event));
             events.forwarded = true;
             self.sent = true;
         }

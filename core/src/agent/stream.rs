@@ -1,6 +1,7 @@
 //! Streamed runs: the same runs as [`Agent::run`] and its forms, yielding [`AgentEvent`]s as
 //! they happen.
 
+use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -25,14 +26,19 @@ type RunFuture<'a> = Pin<Box<dyn Future<Output = Result<RunOutput, Error>> + Sen
 /// [`AgentEvent::Output`] or an error (then nothing more).
 ///
 /// The run makes progress only while the stream is polled, and never more than one event
-/// ahead of what the consumer took; nothing is spawned. Dropping the stream drops the run at
-/// that point: nothing more runs (no hook, no tool, no `after_agent`), and a
+/// ahead of what the consumer took — but for the model's answer, read up to 8 events ahead
+/// (through the per-event hooks) to hand them over together; nothing is spawned. Dropping
+/// the stream drops the run at that point: nothing more runs (no other hook, no tool, no
+/// `after_agent`), and a
 /// [`Thread`] is left as it was before the run. Consume it with `futures`' `StreamExt` (or
 /// `TryStreamExt`: the items are `Result`s).
 #[must_use = "a stream does nothing unless polled"]
 pub struct AgentStream<'a> {
     run: Option<RunFuture<'a>>,
     queue: Arc<EventQueue>,
+    /// Events taken from the queue and not yet handed over: the queue is locked once for a
+    /// batch of events, not for each.
+    taken: VecDeque<AgentEvent>,
     /// The last item, once the run has ended: yielded after the events still queued.
     last: Option<Result<AgentEvent, Error>>,
 }
@@ -47,6 +53,7 @@ impl<'a> AgentStream<'a> {
         Self {
             run: Some(Box::pin(start(Arc::clone(&queue)))),
             queue,
+            taken: VecDeque::new(),
             last: None,
         }
     }
@@ -58,21 +65,20 @@ impl Stream for AgentStream<'_> {
     fn poll_next(self: Pin<&mut Self>, task: &mut TaskContext<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
         // The run is polled only once its consumer has taken every event (see `EventQueue`).
-        if let Some(event) = this.queue.pop() {
+        if let Some(event) = this.next_event() {
             return Poll::Ready(Some(Ok(event)));
         }
         if let Some(run) = &mut this.run {
             match run.as_mut().poll(task) {
                 Poll::Pending => {
                     return this
-                        .queue
-                        .pop()
+                        .next_event()
                         .map_or(Poll::Pending, |event| Poll::Ready(Some(Ok(event))));
                 }
                 Poll::Ready(result) => {
                     this.run = None;
                     this.last = Some(result.map(|output| AgentEvent::Output(Box::new(output))));
-                    if let Some(event) = this.queue.pop() {
+                    if let Some(event) = this.next_event() {
                         return Poll::Ready(Some(Ok(event)));
                     }
                 }
@@ -82,9 +88,20 @@ impl Stream for AgentStream<'_> {
     }
 }
 
+impl AgentStream<'_> {
+    /// The next event the run queued, if any.
+    #[inline(always)]
+    fn next_event(&mut self) -> Option<AgentEvent> {
+        if self.taken.is_empty() {
+            self.queue.take_into(&mut self.taken);
+        }
+        self.taken.pop_front()
+    }
+}
+
 impl FusedStream for AgentStream<'_> {
     fn is_terminated(&self) -> bool {
-        self.run.is_none() && self.last.is_none() && self.queue.is_empty()
+        self.run.is_none() && self.last.is_none() && self.taken.is_empty() && self.queue.is_empty()
     }
 }
 
