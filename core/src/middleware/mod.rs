@@ -251,7 +251,11 @@ impl<T: Send + Sync + 'static + ?Sized> Shareable for T {}
             (`ModelRetry::builder().build()?`), a `Result` with `?`, and an \
             `Option<Result<..>>` with `.transpose()?`"
 )]
-pub trait Middleware: Send + Sync {
+// `Sized`: a middleware is never `dyn` (its hooks are generic and return `impl Future`), and with
+// `Sized` a supertrait, `dyn Middleware` is refused (E0038) with that one reason rather than
+// a list of every constant and hook of the trait. Middleware chosen at run time are
+// `hookchain::plugin`'s.
+pub trait Middleware: Send + Sync + Sized {
     /// This middleware's run-scoped state; `()` if it keeps none. Created with `Default` at the
     /// start of every run, also of every run in a [`Thread`](crate::Thread).
     type State: MiddlewareState;
@@ -567,7 +571,7 @@ pub trait Middleware: Send + Sync {
 /// Checks that `M` declared, for `hook`, the target of a jump `hook` returned (by reference: a
 /// `Flow` is checked on every hook call, and never copied for it).
 #[inline]
-pub(crate) fn check_jump<M: Middleware + ?Sized>(flow: &Flow, hook: Hook) -> Result<(), Error> {
+pub(crate) fn check_jump<M: Middleware>(flow: &Flow, hook: Hook) -> Result<(), Error> {
     match flow {
         Flow::Jump(target) if !M::JUMPS.contains(hook, *target) => Err(Error::UndeclaredJump {
             middleware: M::NAME,

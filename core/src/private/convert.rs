@@ -146,7 +146,7 @@ pub trait Conversion<O> {
     /// What the hook's trait method returns.
     type Output;
     /// Converts (for a wrap hook, naming the middleware `M` and the hook in an error).
-    fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output;
+    fn convert<M: Middleware>(output: O) -> Self::Output;
 }
 
 // The conversion markers (written out, not generated, so that a wrong return type's diagnostic
@@ -163,7 +163,7 @@ pub type FlowReturn = Result<Flow, Error>;
 impl<O: IntoFlow> Conversion<O> for Result<Flow, Error> {
     type Output = Result<Flow, Error>;
     #[inline]
-    fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output {
+    fn convert<M: Middleware>(output: O) -> Self::Output {
         output.into_flow()
     }
 }
@@ -174,7 +174,7 @@ pub type DoneReturn = Result<(), Error>;
 impl<O: IntoDone> Conversion<O> for Result<(), Error> {
     type Output = Result<(), Error>;
     #[inline]
-    fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output {
+    fn convert<M: Middleware>(output: O) -> Self::Output {
         output.into_done()
     }
 }
@@ -185,7 +185,7 @@ pub type WrapModelCallReturn = Result<ModelResponse, Error>;
 impl<O: IntoModelResponse> Conversion<O> for Result<ModelResponse, Error> {
     type Output = Result<ModelResponse, Error>;
     #[inline]
-    fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output {
+    fn convert<M: Middleware>(output: O) -> Self::Output {
         output
             .into_model_response()
             .map_err(|e| e.attribute(M::NAME, Hook::WrapModelCall))
@@ -198,7 +198,7 @@ pub type WrapToolCallReturn = Result<ToolResult, Error>;
 impl<O: IntoToolResult> Conversion<O> for Result<ToolResult, Error> {
     type Output = Result<ToolResult, Error>;
     #[inline]
-    fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output {
+    fn convert<M: Middleware>(output: O) -> Self::Output {
         output
             .into_tool_result()
             .map_err(|e| e.attribute(M::NAME, Hook::WrapToolCall))
@@ -221,7 +221,7 @@ impl<F, K, M> Future for HookFuture<F, K, M>
 where
     F: Future,
     K: Conversion<F::Output>,
-    M: Middleware + ?Sized,
+    M: Middleware,
 {
     type Output = K::Output;
 
@@ -248,7 +248,7 @@ pub fn converted<K, M: ?Sized, F>(future: F) -> HookFuture<F, K, M> {
 pub fn convert_now<K, M, O, T>(output: O) -> Result<T, Error>
 where
     K: Conversion<O, Output = Result<T, Error>>,
-    M: Middleware + ?Sized,
+    M: Middleware,
 {
     K::convert::<M>(output)
 }
