@@ -803,7 +803,7 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
         #convert
     }};
     let body = if hook.sig.is_async() {
-        quote_spanned!(span=> #pp::converted::<#pp::#conversion, Self, _>(#call))
+        quote_spanned!(span=> #pp::hook_future(#pp::converted::<#pp::#conversion, Self, _>(#call)))
     } else {
         quote_spanned!(span=> #pp::lazy(move || #now))
     };

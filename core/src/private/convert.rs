@@ -150,12 +150,12 @@ pub trait Conversion<O> {
 }
 
 // The conversion markers (written out, not generated, so that a wrong return type's diagnostic
-// shows a plain impl) are the types the trait methods return, named by aliases: a hook's future
-// that is not `Send` is then reported "within `HookFuture<impl Future<..>, Result<Flow, Error>,
-// audit>`", with no marker of ours in it. The chain names the errors of sequential hooks as they leave each member,
-// so their conversions do not; the chain adds nothing around a wrap hook, so the wrap
-// conversions name the middleware `M` and their hook (in the type: a hook's future stores
-// nothing to name it by).
+// shows a plain impl) are the types the trait methods return, named by aliases; the trait
+// method hands the `HookFuture` out through `hook_future`, so a hook's future that is not `Send`
+// is reported "within `impl Future<Output = Result<Flow, Error>>`". The chain names the errors
+// of sequential hooks as they leave each member, so their conversions do not; the chain adds
+// nothing around a wrap hook, so the wrap conversions name the middleware `M` and their hook (in
+// the type: a hook's future stores nothing to name it by).
 
 /// The conversion of `before_agent`, `before_model` and `after_model` hooks.
 pub type FlowReturn = Result<Flow, Error>;
@@ -239,6 +239,14 @@ pub fn converted<K, M: ?Sized, F>(future: F) -> HookFuture<F, K, M> {
         future,
         conversion: PhantomData,
     }
+}
+
+/// `future`, as an opaque `impl Future`: what an `async` hook's trait method returns. A future
+/// that is not `Send` (a `MutexGuard` held across an `.await`) is then reported "within
+/// `impl Future<Output = ..>`", naming no type of hookchain's; nothing is added to the future.
+#[inline]
+pub fn hook_future<O, F: Future<Output = O>>(future: F) -> impl Future<Output = O> {
+    future
 }
 
 /// Converts what a plain-`fn` hook of the middleware `M` returned. The bound is where a wrong
