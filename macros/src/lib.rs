@@ -49,7 +49,11 @@
 //! always, and a note pointing at the builder method's bound. A method declared `async fn` (the
 //! thread-store methods of `Agent`, `run`) reports its argument's bound three times (at the
 //! argument, the call and the `.await`): the future captures the argument's type, and rustc
-//! checks the bound at each place.
+//! checks the bound at each place. A hand-written store, model or tool (`impl ThreadStore`,
+//! `Checkpointer`, `CacheStore`, `Model`, `Tool`) whose type is not `Sync` (a `RefCell`, a
+//! `Cell`) is one error, rustc's, at the impl, naming the field: each trait method returning a
+//! future has `where Self: Sync` (implied by the supertrait), so its check assumes it instead of
+//! adding one error per method.
 //!
 //! ## Mistakes rustc explains in its own words
 //!
