@@ -53,7 +53,9 @@
 //! `Checkpointer`, `CacheStore`, `Model`, `Tool`) whose type is not `Sync` (a `RefCell`, a
 //! `Cell`) is one error, rustc's, at the impl, naming the field: each trait method returning a
 //! future has `where Self: Sync` (implied by the supertrait), so its check assumes it instead of
-//! adding one error per method.
+//! adding one error per method. So is a middleware that is not `Sync` (a `Cell` field under
+//! `#[middleware]`): `Middleware`'s hooks have the same bound, and the methods the macro writes
+//! assume `&Self: Send`.
 //!
 //! ## Mistakes rustc explains in its own words
 //!

@@ -779,7 +779,11 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
         #subject
     };
     // A wrong return type, or a future that is not `Send`, is reported at the user's `-> T`
-    // (at the function's name when there is none).
+    // (at the function's name when there is none). The method assumes `&Self: Send` (the trait
+    // method's `Self: Sync`, which the supertrait implies), so a middleware that is not `Sync`
+    // (a `Cell` field) is reported once, by the supertrait, not again by each hook's future.
+    // Higher-ranked, the bound is not a where-clause rustc checks on its own for a type with no
+    // generics (it would be the error again).
     let future = quote_spanned!(span=> impl #pp::Future<Output = #output> + #pp::Send);
     // A plain `fn` is called and its result converted on the spot (`now`): in the synchronous
     // form when the hook has one, and in its future when first polled (`__private::Lazy`). The
@@ -818,7 +822,10 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
         #sync_form
 
         #[inline]
-        fn #method #generics(#params) -> #future {
+        fn #method #generics(#params) -> #future
+        where
+            for<'__hookchain> &'__hookchain Self: #p::Send,
+        {
             #body
         }
     }

@@ -255,6 +255,9 @@ impl<T: Send + Sync + 'static + ?Sized> Shareable for T {}
 // `Sized` a supertrait, `dyn Middleware` is refused (E0038) with that one reason rather than
 // a list of every constant and hook of the trait. Middleware chosen at run time are
 // `hookchain::plugin`'s.
+// `where Self: Sync` on each hook returning a future (implied by the supertrait): the future
+// holds `&self`, and with the bound the check of an impl assumes it, so a middleware that is not
+// `Sync` (a `Cell` field) gets no error per hook besides the supertrait's.
 pub trait Middleware: Send + Sync + Sized {
     /// This middleware's run-scoped state; `()` if it keeps none. Created with `Default` at the
     /// start of every run, also of every run in a [`Thread`](crate::Thread).
@@ -336,7 +339,10 @@ pub trait Middleware: Send + Sync + Sized {
         cx: &mut Context,
         state: &mut Self::State,
         thread: &mut Self::ThreadState,
-    ) -> impl Future<Output = Result<Flow, Error>> + Send {
+    ) -> impl Future<Output = Result<Flow, Error>> + Send
+    where
+        Self: Sync,
+    {
         let _ = (cx, state, thread);
         async { Ok(Flow::Continue) }
     }
@@ -348,7 +354,10 @@ pub trait Middleware: Send + Sync + Sized {
         state: &mut Self::State,
         thread: &mut Self::ThreadState,
         request: &mut ModelRequest,
-    ) -> impl Future<Output = Result<Flow, Error>> + Send {
+    ) -> impl Future<Output = Result<Flow, Error>> + Send
+    where
+        Self: Sync,
+    {
         let _ = (cx, state, thread, request);
         async { Ok(Flow::Continue) }
     }
@@ -380,7 +389,10 @@ pub trait Middleware: Send + Sync + Sized {
         thread: &mut Self::ThreadState,
         request: ModelRequest,
         mut next: N,
-    ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
+    ) -> impl Future<Output = Result<ModelResponse, Error>> + Send
+    where
+        Self: Sync,
+    {
         let _ = (state, thread);
         async move { next.call(cx, request).await }
     }
@@ -411,7 +423,10 @@ pub trait Middleware: Send + Sync + Sized {
         state: &mut Self::State,
         thread: &mut Self::ThreadState,
         response: &mut ModelResponse,
-    ) -> impl Future<Output = Result<Flow, Error>> + Send {
+    ) -> impl Future<Output = Result<Flow, Error>> + Send
+    where
+        Self: Sync,
+    {
         let _ = (cx, state, thread, response);
         async { Ok(Flow::Continue) }
     }
@@ -443,7 +458,10 @@ pub trait Middleware: Send + Sync + Sized {
         thread: &Self::ThreadState,
         call: ToolCall,
         mut next: N,
-    ) -> impl Future<Output = Result<ToolResult, Error>> + Send {
+    ) -> impl Future<Output = Result<ToolResult, Error>> + Send
+    where
+        Self: Sync,
+    {
         let _ = (state, thread);
         async move { Ok(next.call(cx, call).await) }
     }
@@ -562,7 +580,10 @@ pub trait Middleware: Send + Sync + Sized {
         cx: &mut Context,
         state: &mut Self::State,
         thread: &mut Self::ThreadState,
-    ) -> impl Future<Output = Result<(), Error>> + Send {
+    ) -> impl Future<Output = Result<(), Error>> + Send
+    where
+        Self: Sync,
+    {
         let _ = (cx, state, thread);
         async { Ok(()) }
     }
