@@ -28,7 +28,7 @@ pub(crate) fn hooks_traced() -> bool {
 
 /// Whether `M` is one middleware (or one adapting one, like `Option<M>`), not a chain: the
 /// one whose hooks an event names. A chain's members name themselves.
-pub(crate) const fn is_member<M: Middleware + ?Sized>() -> bool {
+pub(crate) const fn is_member<M: Middleware>() -> bool {
     ChainChecks::<M>::LEN == 1 && <M::WrapsModel as Marker>::LEAF.is_some()
 }
 
@@ -75,7 +75,7 @@ impl HooksRan {
     /// Emits one `hook` event per member of `C` that ran the hook, in the order they ran.
     #[cold]
     #[inline(never)]
-    pub(crate) fn emit<C: Middleware + ?Sized>(self) {
+    pub(crate) fn emit<C: Middleware>(self) {
         if is_member::<C>() {
             // A chain of one middleware is called directly: it ran if it implements the hook.
             if C::HOOKS.contains(self.hook) {
@@ -125,7 +125,7 @@ pub(crate) struct Wraps<C: ?Sized> {
     chain: PhantomData<fn(&C)>,
 }
 
-impl<C: Middleware + ?Sized> Wraps<C> {
+impl<C: Middleware> Wraps<C> {
     pub(crate) const fn of(hook: Hook) -> Self {
         Wraps {
             hook,
@@ -134,7 +134,7 @@ impl<C: Middleware + ?Sized> Wraps<C> {
     }
 }
 
-impl<C: Middleware + ?Sized> fmt::Display for Wraps<C> {
+impl<C: Middleware> fmt::Display for Wraps<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let wraps = ChainChecks::<C>::MEMBERS
             .hooks()

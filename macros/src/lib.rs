@@ -34,6 +34,7 @@
 //! | a hand-written impl with `type Phase = Phase;` (the enum) or `type WrapsModel = bool;` | not a phase type: `phase::Input`, `phase::Wrap` or `phase::Output`; not what `WrapsModel` can be: `True` or `False` |
 //! | `.checkpointer(&store, ..)`, a path, another type | not a checkpointer: the checkpointers there are, an `Arc` to share one, `Arc<dyn DynCheckpointer>` to choose one at run time |
 //! | `run_in_store(&Mutex<Store>, ..)`, another type | not a thread store: the stores there are, an `Arc` to share one |
+//! | `agent.stream("Hi").await` | an agent's stream is read event by event, not awaited: read the events with `StreamExt::next` (`TryStreamExt::try_next`), or `agent.run(input).await` for the output alone |
 //! | `ToolResultCache::builder().store(HashMap::new())` | not a store of tool results: `InMemoryCache`, an `Arc` of a store, `impl CacheStore` |
 //! | `.token_counter(\|message\| ..)` (a closure) | not a token counter: `ApproximateCounter`, `TiktokenCounter`, a type with `impl TokenCounter` |
 //! | `ToolRegistry::new().with_source(tool)` | one tool goes in `.register(tool)` / `.with(tool)`; a source is a set that changes |
@@ -48,7 +49,13 @@
 //! always, and a note pointing at the builder method's bound. A method declared `async fn` (the
 //! thread-store methods of `Agent`, `run`) reports its argument's bound three times (at the
 //! argument, the call and the `.await`): the future captures the argument's type, and rustc
-//! checks the bound at each place.
+//! checks the bound at each place. A hand-written store, model or tool (`impl ThreadStore`,
+//! `Checkpointer`, `CacheStore`, `Model`, `Tool`) whose type is not `Sync` (a `RefCell`, a
+//! `Cell`) is one error, rustc's, at the impl, naming the field: each trait method returning a
+//! future has `where Self: Sync` (implied by the supertrait), so its check assumes it instead of
+//! adding one error per method. So is a middleware that is not `Sync` (a `Cell` field under
+//! `#[middleware]`): `Middleware`'s hooks have the same bound, and the methods the macro writes
+//! assume `&Self: Send`.
 //!
 //! ## Mistakes rustc explains in its own words
 //!
@@ -57,10 +64,9 @@
 //!
 //! | Mistake | What the compiler says | The fix | Why not better |
 //! |---|---|---|---|
-//! | `agent.run(&mut thread, "Hi")` | first, at the thread: it is not what a run starts from, and a run in a thread is `agent.run_in(&mut thread, input)`; then rustc's E0061 "remove the extra argument", and the input's bound again at the call and the `.await` | `agent.run_in(&mut thread, "Hi")` | rustc counts arguments before any bound, and no attribute changes E0061; `run` is an `async fn`, whose future captures the input's type. The input is `impl IntoRunInput` (every `Into<RunInput>`) so that the first error names `run_in`. Tried besides: an input impl for `&mut Thread` (E0061 alone, whose help then suggests `run(&mut thread)`) |
-//! | `agent.stream("Hi").await` | "`AgentStream<'_>` is not a future", "remove the `.await`" | read the events (`StreamExt::next`, `TryStreamExt::try_collect`), or `agent.run("Hi").await` | the message is std's `IntoFuture`. Tried: an `IntoFuture` impl for `AgentStream` whose where-clause fails with a message of ours; std's blanket impl for every `Future` is a second candidate, so rustc still reports std's trait and adds "the trait `IntoFuture` is implemented for `AgentStream`". An impl that compiles would turn the mistake into a run whose events are dropped |
-//! | `Vec<Box<dyn Middleware>>` | E0038 "the trait `Middleware` is not dyn compatible", listing its generic hooks and constants | `hookchain::plugin`: `PluginRegistry`, or `Plugins::new(vec![plugin::boxed(m), …])` (`Box<dyn DynMiddleware>`) | rustc has no attribute for dyn compatibility errors (`on_unimplemented` is for unmet bounds), and the trait's shape (generic, allocation-free hooks) is what makes chains static |
-//! | a `std::sync::MutexGuard` (or an `Rc`, a `RefCell` borrow) held across an `.await` in an `async` hook | "future cannot be sent between threads safely" at the hook's `-> T`, naming the value held and the `.await`, with a help line "within `HookFuture<impl Future<..>, Result<ModelResponse, Error>, count>`" (the hook's future, its result and its middleware) | end the guard's scope before the `.await` (a block), or an async mutex (`tokio::sync::Mutex`) | `Send` is an auto trait of std's: its message cannot be changed, and the hook's future must be `Send` where the trait method returns it. Tried: a `Send` check of our own on the user's future, with `on_unimplemented` — rustc then reports it and the trait method's `Send` as two errors, and ours loses the note naming the value held across the `.await` |
+//! | `agent.run(&mut thread, "Hi")` | first, at the thread: it is not what a run starts from, and a run in a thread is `agent.run_in(&mut thread, input)`; then rustc's E0061 "remove the extra argument", and the input's bound again at the call and the `.await` (4 errors) | `agent.run_in(&mut thread, "Hi")` | rustc counts arguments before any bound, and no attribute changes E0061; `run`'s future captures the input's type, so rustc checks the input's bound again where the future is named. The input is `impl IntoRunInput` (every `Into<RunInput>`) so that the first error names `run_in`. Tried: a plain `fn` returning `impl Future + use<'_, M, C>` (refused: an `impl` argument's type cannot be left out of `use<..>`); one returning `impl Future` (the same 4 errors); a named return type with a boxed future (2 errors, at an allocation and a dynamic poll per run: not taken); an unboxed named future needs `impl Trait` in an associated type (unstable); an input impl for `&mut Thread` (E0061 alone, whose help then suggests `run(&mut thread)`) |
+//! | `Vec<Box<dyn Middleware>>` | E0038 "the trait `Middleware` is not dyn compatible" "because it requires `Self: Sized`" (9 lines; `Sized` is a supertrait of `Middleware`, which exempts every item of the trait from the list rustc gave before, 19 reasons in 66 lines) | `hookchain::plugin`: `PluginRegistry`, or `Plugins::new(vec![plugin::boxed(m), …])` (`Box<dyn DynMiddleware>`) | rustc has no attribute for dyn compatibility errors (`on_unimplemented` is for unmet bounds) and shows no note of the trait's author, so the error cannot name `hookchain::plugin`; the trait's shape (generic, allocation-free hooks) is what makes chains static |
+//! | a `std::sync::MutexGuard` (or an `Rc`, a `RefCell` borrow) held across an `.await` in an `async` hook | "future cannot be sent between threads safely" at the hook's `-> T`, naming the value held and the `.await`, with a help line "within `impl Future<Output = Result<ModelResponse, Error>>`" (the hook's future, by what it returns) | end the guard's scope before the `.await` (a block), or an async mutex (`tokio::sync::Mutex`) | `Send` is an auto trait of std's: its message cannot be changed, and the hook's future must be `Send` where the trait method returns it. Tried: a `Send` check of our own on the user's future, with `on_unimplemented` — rustc then reports it and the trait method's `Send` as two errors, and ours loses the note naming the value held across the `.await` |
 
 #![forbid(unsafe_code)]
 

@@ -779,7 +779,11 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
         #subject
     };
     // A wrong return type, or a future that is not `Send`, is reported at the user's `-> T`
-    // (at the function's name when there is none).
+    // (at the function's name when there is none). The method assumes `&Self: Send` (the trait
+    // method's `Self: Sync`, which the supertrait implies), so a middleware that is not `Sync`
+    // (a `Cell` field) is reported once, by the supertrait, not again by each hook's future.
+    // Higher-ranked, the bound is not a where-clause rustc checks on its own for a type with no
+    // generics (it would be the error again).
     let future = quote_spanned!(span=> impl #pp::Future<Output = #output> + #pp::Send);
     // A plain `fn` is called and its result converted on the spot (`now`): in the synchronous
     // form when the hook has one, and in its future when first polled (`__private::Lazy`). The
@@ -803,7 +807,7 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
         #convert
     }};
     let body = if hook.sig.is_async() {
-        quote_spanned!(span=> #pp::converted::<#pp::#conversion, Self, _>(#call))
+        quote_spanned!(span=> #pp::hook_future(#pp::converted::<#pp::#conversion, Self, _>(#call)))
     } else {
         quote_spanned!(span=> #pp::lazy(move || #now))
     };
@@ -818,7 +822,10 @@ fn method(p: &Private, hook: &HookImpl<'_>) -> TokenStream {
         #sync_form
 
         #[inline]
-        fn #method #generics(#params) -> #future {
+        fn #method #generics(#params) -> #future
+        where
+            for<'__hookchain> &'__hookchain Self: #p::Send,
+        {
             #body
         }
     }

@@ -75,7 +75,7 @@ pub use input::{IntoRunInput, RunInput};
 pub use output::{CleanupError, EndReason, RunOutput};
 pub use owned_with::OwnedAgentWith;
 pub use resume_from::ResumeFrom;
-pub use stream::AgentStream;
+pub use stream::{AgentStream, AwaitableStream};
 pub use thread_stream::{ThreadReturn, ThreadStream};
 pub use with_context::AgentWith;
 

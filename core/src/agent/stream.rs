@@ -105,6 +105,41 @@ impl FusedStream for AgentStream<'_> {
     }
 }
 
+/// What an awaited stream would have to be, and an [`AgentStream`] is not: implemented by no
+/// stream of a run. An `AgentStream` is read event by event (`StreamExt::next`,
+/// `TryStreamExt::try_next`), not awaited; `agent.stream(input).await` is refused with a message
+/// of ours naming the fix rather than std's "is not a future". (`AgentStream` has a `Future`
+/// impl that requires this trait of the stream in a one-element tuple, which never holds: a
+/// bound on the stream itself would be reported in std's words.)
+#[diagnostic::on_unimplemented(
+    message = "an agent's stream is read event by event, not awaited",
+    label = "not a future: read its events, or call `run`",
+    note = "read the events with `futures::StreamExt`: `while let Some(event) = stream.next().await {{ .. }}` \
+            (each a `Result`; `TryStreamExt::try_next` takes the `?`); for the output alone, \
+            `agent.run(input).await?`"
+)]
+pub trait AwaitableStream: awaitable::Sealed {}
+
+mod awaitable {
+    /// Implemented by nothing: no type outside this module can be an `AwaitableStream`.
+    pub trait Sealed {}
+}
+
+/// Never holds (no stream is [`AwaitableStream`]): only here so that awaiting an `AgentStream`
+/// names the fix. Its output lets the `?` that usually follows the `.await` type-check, so the
+/// mistake is one error.
+#[doc(hidden)]
+impl<'a> Future for AgentStream<'a>
+where
+    (AgentStream<'a>,): AwaitableStream,
+{
+    type Output = Result<AgentStream<'a>, Error>;
+
+    fn poll(self: Pin<&mut Self>, _: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        unreachable!("no `AgentStream` is an `AwaitableStream`")
+    }
+}
+
 impl fmt::Debug for AgentStream<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("AgentStream")

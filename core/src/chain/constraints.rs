@@ -39,7 +39,7 @@ pub trait Identified {
 // Derived, never kept in sync by hand; not recommended, so that naming a type that is no
 // middleware reports `Identified`'s message, not `Middleware`'s.
 #[diagnostic::do_not_recommend]
-impl<M: Middleware + ?Sized> Identified for M {
+impl<M: Middleware> Identified for M {
     const IDENTITY: &'static str = match M::IDENTITY {
         Some(identity) => identity,
         None => panic!(
@@ -54,7 +54,7 @@ impl<M: Middleware + ?Sized> Identified for M {
 /// taken inside a `const fn`).
 struct ConstraintsOf<M: ?Sized>(core::marker::PhantomData<M>);
 
-impl<M: Middleware + ?Sized> ConstraintsOf<M> {
+impl<M: Middleware> ConstraintsOf<M> {
     const REF: &'static Constraints = &M::CONSTRAINTS;
 }
 
@@ -124,7 +124,7 @@ impl MemberInfo {
 
     /// The member `M` (one middleware, not a chain).
     #[must_use]
-    pub const fn of<M: Middleware + ?Sized>() -> MemberInfo {
+    pub const fn of<M: Middleware>() -> MemberInfo {
         MemberInfo {
             name: M::NAME,
             identity: M::IDENTITY,
@@ -230,7 +230,7 @@ macro_rules! check {
 #[derive(Debug)]
 pub struct ChainChecks<C: ?Sized>(core::marker::PhantomData<C>);
 
-impl<C: Middleware + ?Sized> ChainChecks<C> {
+impl<C: Middleware> ChainChecks<C> {
     /// Evaluating this constant runs every check on `C`'s members.
     ///
     /// The panic is here, in the constant itself, and the checks return their message: a panic

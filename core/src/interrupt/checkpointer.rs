@@ -50,6 +50,9 @@ use super::{Checkpoint, CheckpointError, Claim, Lease, Record, Tombstone};
             hand-written `impl Checkpointer`; the agent owns it: one your code uses too goes in an \
             `Arc`, one chosen at run time in an `Arc<dyn DynCheckpointer>`"
 )]
+// `where Self: Sync` on each method returning a future (implied by the supertrait): the future
+// holds `&self`, and with the bound the check of a hand-written impl assumes it, so a type that
+// is not `Sync` is one error, at the impl, rather than one more per method.
 pub trait Checkpointer: Send + Sync {
     /// Claims `key` for `worker` for `ttl`, atomically: granted (with a new token, and what the
     /// key holds) unless another lease on it is live. A key that holds nothing is granted too
@@ -60,16 +63,22 @@ pub trait Checkpointer: Send + Sync {
         key: &str,
         worker: &str,
         ttl: Duration,
-    ) -> impl Future<Output = Result<Claim, CheckpointError>> + Send;
+    ) -> impl Future<Output = Result<Claim, CheckpointError>> + Send
+    where
+        Self: Sync;
 
     /// What `key` holds, if anything (whoever holds its lease).
     fn get(
         &self,
         key: &str,
-    ) -> impl Future<Output = Result<Option<Record>, CheckpointError>> + Send;
+    ) -> impl Future<Output = Result<Option<Record>, CheckpointError>> + Send
+    where
+        Self: Sync;
 
     /// Every key that holds something or is leased, in key order.
-    fn list(&self) -> impl Future<Output = Result<Vec<Stored>, CheckpointError>> + Send;
+    fn list(&self) -> impl Future<Output = Result<Vec<Stored>, CheckpointError>> + Send
+    where
+        Self: Sync;
 
     /// Stores `checkpoint` under `key`, fenced by `lease`: a step keeps the lease (renewed), a
     /// pause frees the key.
@@ -78,14 +87,18 @@ pub trait Checkpointer: Send + Sync {
         key: &str,
         checkpoint: &Checkpoint,
         lease: &Lease,
-    ) -> impl Future<Output = Result<(), CheckpointError>> + Send;
+    ) -> impl Future<Output = Result<(), CheckpointError>> + Send
+    where
+        Self: Sync;
 
     /// Renews `lease` on `key` for its time to live: the new expiry.
     fn renew(
         &self,
         key: &str,
         lease: &Lease,
-    ) -> impl Future<Output = Result<SystemTime, CheckpointError>> + Send;
+    ) -> impl Future<Output = Result<SystemTime, CheckpointError>> + Send
+    where
+        Self: Sync;
 
     /// Frees `key` if `lease` is its lease (what it holds stays, for another to claim);
     /// whether it did.
@@ -93,7 +106,9 @@ pub trait Checkpointer: Send + Sync {
         &self,
         key: &str,
         lease: &Lease,
-    ) -> impl Future<Output = Result<bool, CheckpointError>> + Send;
+    ) -> impl Future<Output = Result<bool, CheckpointError>> + Send
+    where
+        Self: Sync;
 
     /// The run under `key` ended: replaces what it holds with `tombstone` (kept for its
     /// retention), or removes the key (`None`), fenced by `lease`.
@@ -102,7 +117,9 @@ pub trait Checkpointer: Send + Sync {
         key: &str,
         lease: &Lease,
         tombstone: Option<&Tombstone>,
-    ) -> impl Future<Output = Result<(), CheckpointError>> + Send;
+    ) -> impl Future<Output = Result<(), CheckpointError>> + Send
+    where
+        Self: Sync;
 }
 
 /// A shared store: an agent and your code (claiming, listing) use the same one.

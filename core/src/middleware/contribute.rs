@@ -67,7 +67,7 @@ impl Contributions {
     }
 
     /// Collects what `middleware` contributes (for a chain: each member, in listing order).
-    pub fn collect<M: Middleware + ?Sized>(&mut self, middleware: &M) {
+    pub fn collect<M: Middleware>(&mut self, middleware: &M) {
         self.member = M::NAME;
         middleware.contribute(self);
     }

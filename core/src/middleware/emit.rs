@@ -33,13 +33,13 @@ impl<E: Emit + ?Sized> Emit for &mut E {
 /// One member's place in the per-event pipeline: calls `M::on_model_event` with `M`'s stream
 /// state and the members listed before it as `out`.
 #[derive(Debug)]
-pub struct EventRelay<'a, M: Middleware + ?Sized, E> {
+pub struct EventRelay<'a, M: Middleware, E> {
     middleware: &'a M,
     state: &'a mut M::StreamState,
     out: E,
 }
 
-impl<'a, M: Middleware + ?Sized, E> EventRelay<'a, M, E> {
+impl<'a, M: Middleware, E> EventRelay<'a, M, E> {
     #[doc(hidden)]
     #[inline]
     pub fn new(middleware: &'a M, state: &'a mut M::StreamState, out: E) -> Self {
@@ -51,7 +51,7 @@ impl<'a, M: Middleware + ?Sized, E> EventRelay<'a, M, E> {
     }
 }
 
-impl<M: Middleware + ?Sized, E: Emit> Emit for EventRelay<'_, M, E> {
+impl<M: Middleware, E: Emit> Emit for EventRelay<'_, M, E> {
     #[inline]
     fn emit(&mut self, event: ModelEvent) -> Result<(), Error> {
         if M::HOOKS.contains(Hook::OnModelEvent) {

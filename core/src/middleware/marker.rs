@@ -68,7 +68,7 @@ pub trait Bool: Marker {
             `wrap_model_call`, `False` when not (and `HOOKS` must agree); `#[middleware]` on the \
             impl writes it"
 )]
-pub trait ModelWrap<M: Middleware + ?Sized>: Marker {
+pub trait ModelWrap<M: Middleware>: Marker {
     /// `M`'s layers around `N`.
     type Layer<'a, N: ModelNext>: ModelNext
     where
@@ -93,7 +93,7 @@ pub trait ModelWrap<M: Middleware + ?Sized>: Marker {
             `wrap_tool_call`, `False` when not (and `HOOKS` must agree); `#[middleware]` on the \
             impl writes it"
 )]
-pub trait ToolWrap<M: Middleware + ?Sized>: Marker {
+pub trait ToolWrap<M: Middleware>: Marker {
     /// `M`'s layers around `N`.
     type Layer<'a, N: ToolNext>: ToolNext
     where

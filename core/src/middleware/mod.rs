@@ -251,7 +251,14 @@ impl<T: Send + Sync + 'static + ?Sized> Shareable for T {}
             (`ModelRetry::builder().build()?`), a `Result` with `?`, and an \
             `Option<Result<..>>` with `.transpose()?`"
 )]
-pub trait Middleware: Send + Sync {
+// `Sized`: a middleware is never `dyn` (its hooks are generic and return `impl Future`), and with
+// `Sized` a supertrait, `dyn Middleware` is refused (E0038) with that one reason rather than
+// a list of every constant and hook of the trait. Middleware chosen at run time are
+// `hookchain::plugin`'s.
+// `where Self: Sync` on each hook returning a future (implied by the supertrait): the future
+// holds `&self`, and with the bound the check of an impl assumes it, so a middleware that is not
+// `Sync` (a `Cell` field) gets no error per hook besides the supertrait's.
+pub trait Middleware: Send + Sync + Sized {
     /// This middleware's run-scoped state; `()` if it keeps none. Created with `Default` at the
     /// start of every run, also of every run in a [`Thread`](crate::Thread).
     type State: MiddlewareState;
@@ -332,7 +339,10 @@ pub trait Middleware: Send + Sync {
         cx: &mut Context,
         state: &mut Self::State,
         thread: &mut Self::ThreadState,
-    ) -> impl Future<Output = Result<Flow, Error>> + Send {
+    ) -> impl Future<Output = Result<Flow, Error>> + Send
+    where
+        Self: Sync,
+    {
         let _ = (cx, state, thread);
         async { Ok(Flow::Continue) }
     }
@@ -344,7 +354,10 @@ pub trait Middleware: Send + Sync {
         state: &mut Self::State,
         thread: &mut Self::ThreadState,
         request: &mut ModelRequest,
-    ) -> impl Future<Output = Result<Flow, Error>> + Send {
+    ) -> impl Future<Output = Result<Flow, Error>> + Send
+    where
+        Self: Sync,
+    {
         let _ = (cx, state, thread, request);
         async { Ok(Flow::Continue) }
     }
@@ -376,7 +389,10 @@ pub trait Middleware: Send + Sync {
         thread: &mut Self::ThreadState,
         request: ModelRequest,
         mut next: N,
-    ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
+    ) -> impl Future<Output = Result<ModelResponse, Error>> + Send
+    where
+        Self: Sync,
+    {
         let _ = (state, thread);
         async move { next.call(cx, request).await }
     }
@@ -407,7 +423,10 @@ pub trait Middleware: Send + Sync {
         state: &mut Self::State,
         thread: &mut Self::ThreadState,
         response: &mut ModelResponse,
-    ) -> impl Future<Output = Result<Flow, Error>> + Send {
+    ) -> impl Future<Output = Result<Flow, Error>> + Send
+    where
+        Self: Sync,
+    {
         let _ = (cx, state, thread, response);
         async { Ok(Flow::Continue) }
     }
@@ -439,7 +458,10 @@ pub trait Middleware: Send + Sync {
         thread: &Self::ThreadState,
         call: ToolCall,
         mut next: N,
-    ) -> impl Future<Output = Result<ToolResult, Error>> + Send {
+    ) -> impl Future<Output = Result<ToolResult, Error>> + Send
+    where
+        Self: Sync,
+    {
         let _ = (state, thread);
         async move { Ok(next.call(cx, call).await) }
     }
@@ -558,7 +580,10 @@ pub trait Middleware: Send + Sync {
         cx: &mut Context,
         state: &mut Self::State,
         thread: &mut Self::ThreadState,
-    ) -> impl Future<Output = Result<(), Error>> + Send {
+    ) -> impl Future<Output = Result<(), Error>> + Send
+    where
+        Self: Sync,
+    {
         let _ = (cx, state, thread);
         async { Ok(()) }
     }
@@ -567,7 +592,7 @@ pub trait Middleware: Send + Sync {
 /// Checks that `M` declared, for `hook`, the target of a jump `hook` returned (by reference: a
 /// `Flow` is checked on every hook call, and never copied for it).
 #[inline]
-pub(crate) fn check_jump<M: Middleware + ?Sized>(flow: &Flow, hook: Hook) -> Result<(), Error> {
+pub(crate) fn check_jump<M: Middleware>(flow: &Flow, hook: Hook) -> Result<(), Error> {
     match flow {
         Flow::Jump(target) if !M::JUMPS.contains(hook, *target) => Err(Error::UndeclaredJump {
             middleware: M::NAME,

@@ -168,7 +168,7 @@ pin_project_lite::pin_project! {
 impl<F, M> Future for LayerOutcome<'_, F, M>
 where
     F: Future<Output = Result<ToolResult, Error>>,
-    M: Middleware + ?Sized,
+    M: Middleware,
 {
     type Output = ToolResult;
 

@@ -118,12 +118,17 @@ pub use crate::error::{ModelError, ModelErrorKind};
             feature), a `ScriptedModel`, a `ModelRouter`, or a type with a hand-written \
             `impl Model`; a constructor that returns a `Result` needs `?`"
 )]
+// `where Self: Sync` on each method returning a future (implied by the supertrait): the future
+// holds `&self`, and with the bound the check of a hand-written impl assumes it, so a type that
+// is not `Sync` is one error, at the impl, rather than one more per method.
 pub trait Model: Send + Sync {
     /// Calls the model once.
     fn invoke(
         &self,
         request: ModelRequest,
-    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send;
+    ) -> impl Future<Output = Result<ModelResponse, ModelError>> + Send
+    where
+        Self: Sync;
 
     /// Calls the model once, yielding its answer as it comes: block-indexed [`ModelEvent`]s
     /// (see there for the rules a stream follows), ending with a
@@ -136,7 +141,10 @@ pub trait Model: Send + Sync {
     fn stream(
         &self,
         request: ModelRequest,
-    ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send {
+    ) -> impl Stream<Item = Result<ModelEvent, ModelError>> + Send
+    where
+        Self: Sync,
+    {
         replay::replay(self.invoke(request))
     }
 

@@ -146,16 +146,16 @@ pub trait Conversion<O> {
     /// What the hook's trait method returns.
     type Output;
     /// Converts (for a wrap hook, naming the middleware `M` and the hook in an error).
-    fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output;
+    fn convert<M: Middleware>(output: O) -> Self::Output;
 }
 
 // The conversion markers (written out, not generated, so that a wrong return type's diagnostic
-// shows a plain impl) are the types the trait methods return, named by aliases: a hook's future
-// that is not `Send` is then reported "within `HookFuture<impl Future<..>, Result<Flow, Error>,
-// audit>`", with no marker of ours in it. The chain names the errors of sequential hooks as they leave each member,
-// so their conversions do not; the chain adds nothing around a wrap hook, so the wrap
-// conversions name the middleware `M` and their hook (in the type: a hook's future stores
-// nothing to name it by).
+// shows a plain impl) are the types the trait methods return, named by aliases; the trait
+// method hands the `HookFuture` out through `hook_future`, so a hook's future that is not `Send`
+// is reported "within `impl Future<Output = Result<Flow, Error>>`". The chain names the errors
+// of sequential hooks as they leave each member, so their conversions do not; the chain adds
+// nothing around a wrap hook, so the wrap conversions name the middleware `M` and their hook (in
+// the type: a hook's future stores nothing to name it by).
 
 /// The conversion of `before_agent`, `before_model` and `after_model` hooks.
 pub type FlowReturn = Result<Flow, Error>;
@@ -163,7 +163,7 @@ pub type FlowReturn = Result<Flow, Error>;
 impl<O: IntoFlow> Conversion<O> for Result<Flow, Error> {
     type Output = Result<Flow, Error>;
     #[inline]
-    fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output {
+    fn convert<M: Middleware>(output: O) -> Self::Output {
         output.into_flow()
     }
 }
@@ -174,7 +174,7 @@ pub type DoneReturn = Result<(), Error>;
 impl<O: IntoDone> Conversion<O> for Result<(), Error> {
     type Output = Result<(), Error>;
     #[inline]
-    fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output {
+    fn convert<M: Middleware>(output: O) -> Self::Output {
         output.into_done()
     }
 }
@@ -185,7 +185,7 @@ pub type WrapModelCallReturn = Result<ModelResponse, Error>;
 impl<O: IntoModelResponse> Conversion<O> for Result<ModelResponse, Error> {
     type Output = Result<ModelResponse, Error>;
     #[inline]
-    fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output {
+    fn convert<M: Middleware>(output: O) -> Self::Output {
         output
             .into_model_response()
             .map_err(|e| e.attribute(M::NAME, Hook::WrapModelCall))
@@ -198,7 +198,7 @@ pub type WrapToolCallReturn = Result<ToolResult, Error>;
 impl<O: IntoToolResult> Conversion<O> for Result<ToolResult, Error> {
     type Output = Result<ToolResult, Error>;
     #[inline]
-    fn convert<M: Middleware + ?Sized>(output: O) -> Self::Output {
+    fn convert<M: Middleware>(output: O) -> Self::Output {
         output
             .into_tool_result()
             .map_err(|e| e.attribute(M::NAME, Hook::WrapToolCall))
@@ -221,7 +221,7 @@ impl<F, K, M> Future for HookFuture<F, K, M>
 where
     F: Future,
     K: Conversion<F::Output>,
-    M: Middleware + ?Sized,
+    M: Middleware,
 {
     type Output = K::Output;
 
@@ -241,6 +241,14 @@ pub fn converted<K, M: ?Sized, F>(future: F) -> HookFuture<F, K, M> {
     }
 }
 
+/// `future`, as an opaque `impl Future`: what an `async` hook's trait method returns. A future
+/// that is not `Send` (a `MutexGuard` held across an `.await`) is then reported "within
+/// `impl Future<Output = ..>`", naming no type of hookchain's; nothing is added to the future.
+#[inline]
+pub fn hook_future<O, F: Future<Output = O>>(future: F) -> impl Future<Output = O> {
+    future
+}
+
 /// Converts what a plain-`fn` hook of the middleware `M` returned. The bound is where a wrong
 /// return type is reported (the macros span the call at the user's `-> T`); the result type is
 /// named, not projected, so that it is reported once.
@@ -248,7 +256,7 @@ pub fn converted<K, M: ?Sized, F>(future: F) -> HookFuture<F, K, M> {
 pub fn convert_now<K, M, O, T>(output: O) -> Result<T, Error>
 where
     K: Conversion<O, Output = Result<T, Error>>,
-    M: Middleware + ?Sized,
+    M: Middleware,
 {
     K::convert::<M>(output)
 }

@@ -17,7 +17,7 @@ pub use check::{
 pub use convert::{
     Conversion, DoneReturn, FlowReturn, HookFuture, IntoDone, IntoFlow, IntoModelResponse,
     IntoToolResult, Lazy, StateIs, WrapModelCallReturn, WrapToolCallReturn, convert_now, converted,
-    lazy,
+    hook_future, lazy,
 };
 pub use probe::{
     ChainProbe, ChainProbeOther, NotMiddleware, PhaseProbe, PhaseProbeOther, Probe, TypeProbe,

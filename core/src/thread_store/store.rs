@@ -89,6 +89,9 @@ use crate::thread::{Thread, ThreadId};
             `impl ThreadStore`; one shared by several tasks goes in an `Arc`, one chosen at run \
             time in an `Arc<dyn DynThreadStore>` or a `Box<dyn DynThreadStore>`"
 )]
+// `where Self: Sync` on each method returning a future (implied by the supertrait): the future
+// holds `&self`, and with the bound the check of a hand-written impl assumes it, so a type that
+// is not `Sync` is one error, at the impl, rather than one more per method.
 pub trait ThreadStore: Send + Sync {
     /// The thread `id` as stored, with its version; `None` when none is stored. For
     /// implementers: a store reads at most [`MAX_THREAD_LEN`](super::MAX_THREAD_LEN) bytes of
@@ -96,7 +99,9 @@ pub trait ThreadStore: Send + Sync {
     fn load_encoded(
         &self,
         id: &ThreadId,
-    ) -> impl Future<Output = Result<Option<EncodedThread>, ThreadStoreError>> + Send;
+    ) -> impl Future<Output = Result<Option<EncodedThread>, ThreadStoreError>> + Send
+    where
+        Self: Sync;
 
     /// Stores `json` as thread `id` if the store holds it at version `expected` (0: holds no
     /// thread `id`), atomically; the new version (`expected + 1`). Refused with
@@ -106,7 +111,9 @@ pub trait ThreadStore: Send + Sync {
         id: &ThreadId,
         json: &str,
         expected: u64,
-    ) -> impl Future<Output = Result<u64, ThreadStoreError>> + Send;
+    ) -> impl Future<Output = Result<u64, ThreadStoreError>> + Send
+    where
+        Self: Sync;
 
     /// The ids of the stored threads after `after` (from the first when `None`), in the order
     /// of their bytes, at most `limit` of them: a page. The next page starts after the last id
@@ -117,12 +124,16 @@ pub trait ThreadStore: Send + Sync {
         &self,
         after: Option<&ThreadId>,
         limit: usize,
-    ) -> impl Future<Output = Result<Vec<ThreadId>, ThreadStoreError>> + Send;
+    ) -> impl Future<Output = Result<Vec<ThreadId>, ThreadStoreError>> + Send
+    where
+        Self: Sync;
 
     /// Removes the thread `id`, whatever its version (a thread that does not read too);
     /// whether there was one. A missing thread is not an error: deleting twice is deleting
     /// once. Its versions start again at 1 if it is saved again.
-    fn delete(&self, id: &ThreadId) -> impl Future<Output = Result<bool, ThreadStoreError>> + Send;
+    fn delete(&self, id: &ThreadId) -> impl Future<Output = Result<bool, ThreadStoreError>> + Send
+    where
+        Self: Sync;
 
     /// The thread `id`, with its version for [`save`](Self::save); `None` when none is
     /// stored. Refused, naming the thread, if what is stored does not read as a `Thread<S>`
@@ -134,7 +145,10 @@ pub trait ThreadStore: Send + Sync {
     fn load<S: DeserializeOwned>(
         &self,
         id: &ThreadId,
-    ) -> impl Future<Output = Result<Option<StoredThread<S>>, ThreadStoreError>> + Send {
+    ) -> impl Future<Output = Result<Option<StoredThread<S>>, ThreadStoreError>> + Send
+    where
+        Self: Sync,
+    {
         async move {
             let encoded = self.load_encoded(super::valid_id(id)?).await?;
             encoded.map(|encoded| encoded.decode(id)).transpose()
@@ -149,7 +163,10 @@ pub trait ThreadStore: Send + Sync {
         &self,
         thread: &Thread<S>,
         expected: u64,
-    ) -> impl Future<Output = Result<u64, ThreadStoreError>> + Send {
+    ) -> impl Future<Output = Result<u64, ThreadStoreError>> + Send
+    where
+        Self: Sync,
+    {
         // Encoded before the future: it holds the text, not the thread (whose state need not
         // be `Sync`).
         let encoded = encode(thread);

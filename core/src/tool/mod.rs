@@ -155,6 +155,9 @@ impl ToolSpec {
             `FnTool::new(name, description, f)`, or a type with a hand-written `impl Tool`",
     note = "`.tool(..)` takes one tool per call: `.tool(a).tool(b)`"
 )]
+// `where Self: Sync` on each method returning a future (implied by the supertrait): the future
+// holds `&self`, and with the bound the check of a hand-written impl assumes it, so a type that
+// is not `Sync` is one error, at the impl, rather than one more per method.
 pub trait Tool: Send + Sync + 'static {
     /// The tool's name, description and argument schema.
     fn spec(&self) -> ToolSpec;
@@ -169,7 +172,9 @@ pub trait Tool: Send + Sync + 'static {
         &self,
         cx: ToolContext<'c>,
         arguments: serde_json::Value,
-    ) -> impl Future<Output = Result<Content, ToolError>> + Send;
+    ) -> impl Future<Output = Result<Content, ToolError>> + Send
+    where
+        Self: Sync;
 
     /// Checks `arguments` without running the tool (for an answer that edits a call's
     /// arguments, before the run resumes). By default, the arguments must be a JSON object;

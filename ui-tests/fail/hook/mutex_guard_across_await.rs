@@ -1,9 +1,10 @@
-//! Recorded as rustc prints it: a `std::sync::MutexGuard` held across the `.await` of a wrap
-//! hook, so the hook's future is not `Send`. rustc names the guard and the `.await` (the fix:
-//! end the guard's scope before awaiting, or an async mutex); its help line names the hook's
-//! future by what it returns and its middleware, and `Send`'s message is std's. A check of our own on the
-//! user's future was tried: two errors, and the note on the guard lost. See the table in
-//! `hookchain-macros`' docs.
+//! A `std::sync::MutexGuard` held across the `.await` of a wrap hook, so the hook's future is not
+//! `Send`. rustc names the guard and the `.await` (the fix: end the guard's scope before
+//! awaiting, or an async mutex), in its words: `Send`'s message is std's. The trait method
+//! returns the hook's future through an identity `fn` returning `impl Future`, so the help line
+//! names it "within `impl Future<Output = ..>`", not by the type of hookchain's that converts
+//! its output (nothing is added to the future). A check of our own on the user's future was
+//! tried: two errors, and the note on the guard lost. See the table in `hookchain-macros`' docs.
 
 use std::sync::Mutex;
 

@@ -1,9 +1,10 @@
-//! Recorded as rustc prints it, not improved: middleware chosen at run time kept as
-//! `Vec<Box<dyn Middleware>>`. `Middleware` is not dyn compatible (generic, allocation-free
-//! hooks; constants), and rustc has no attribute for this error (E0038), so it lists the trait's
-//! items. The fix is `hookchain::plugin`: a `PluginRegistry`, or `Plugins::new` of
-//! `plugin::boxed(middleware)` values (`Box<dyn DynMiddleware>`). See the table in
-//! `hookchain-macros`' docs.
+//! Middleware chosen at run time kept as `Vec<Box<dyn Middleware>>` (the fix is
+//! `hookchain::plugin`: a `PluginRegistry`, or `Plugins::new` of `plugin::boxed(middleware)`
+//! values, `Box<dyn DynMiddleware>`). E0038 has no attribute of its own; `Middleware` has
+//! `Sized` as a supertrait, so rustc exempts every item of the trait and gives the one reason
+//! "it requires `Self: Sized`": 9 lines (it listed the 19 constants, associated types and hooks
+//! that are not dyn compatible, 66 lines, before). rustc shows no note of ours here, so the
+//! error cannot name `hookchain::plugin`. See the table in `hookchain-macros`' docs.
 
 use hookchain::prelude::*;
 

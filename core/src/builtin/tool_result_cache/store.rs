@@ -26,12 +26,19 @@ use crate::message::Content;
             store shared by several caches or read by your code), or a type with a hand-written \
             `impl CacheStore` (`get` and `put`)"
 )]
+// `where Self: Sync` on each method returning a future (implied by the supertrait): the future
+// holds `&self`, and with the bound the check of a hand-written impl assumes it, so a type that
+// is not `Sync` is one error, at the impl, rather than one more per method.
 pub trait CacheStore: Send + Sync {
     /// The result stored under `key`, unless none is or it has expired.
-    fn get(&self, key: &str) -> impl Future<Output = Option<Content>> + Send;
+    fn get(&self, key: &str) -> impl Future<Output = Option<Content>> + Send
+    where
+        Self: Sync;
 
     /// Stores `content` under `key` for `ttl`.
-    fn put(&self, key: String, content: Content, ttl: Duration) -> impl Future<Output = ()> + Send;
+    fn put(&self, key: String, content: Content, ttl: Duration) -> impl Future<Output = ()> + Send
+    where
+        Self: Sync;
 }
 
 #[diagnostic::do_not_recommend]
