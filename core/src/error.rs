@@ -4,13 +4,13 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::agent::ThreadError;
+use crate::hook::{Hook, Jump};
 use crate::interrupt::{CheckpointError, Interrupt, Interruption, ResumeError};
 use crate::message::HistoryError;
-use crate::middleware::{Hook, Jump};
 use crate::thread_store::ThreadStoreError;
 
-/// A type-erased error, as carried inside [`Error`] and [`ModelError`].
-pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+pub(crate) use crate::report::find_in_chain;
+pub use crate::report::{BoxError, Report};
 
 /// Why a run stopped with an error.
 ///
@@ -81,7 +81,7 @@ pub enum Error {
     /// error, for `?` in a function that returns this `Error`. Runs never return it (a
     /// misconfigured agent is never built).
     #[error("the agent cannot be built as configured")]
-    Build(#[source] Box<crate::agent::AgentBuildError>),
+    Build(#[source] Box<crate::config::AgentBuildError>),
     /// The input history breaks the tool-call rule a provider enforces (see
     /// [`validate_history`](crate::message::validate_history)).
     #[error("the input history is not valid")]
@@ -143,8 +143,8 @@ impl From<CheckpointError> for Error {
     }
 }
 
-impl From<crate::agent::AgentBuildError> for Error {
-    fn from(error: crate::agent::AgentBuildError) -> Self {
+impl From<crate::config::AgentBuildError> for Error {
+    fn from(error: crate::config::AgentBuildError) -> Self {
         Error::Build(Box::new(error))
     }
 }
@@ -343,47 +343,6 @@ impl Error {
             _ => None,
         }
     }
-}
-
-/// Displays an error and its causes, each once: `what failed: why: why that`.
-///
-/// ```
-/// use hookchain::error::Report;
-///
-/// let io = std::io::Error::other("connection reset");
-/// let error = hookchain::Error::middleware("Audit", hookchain::Hook::AfterAgent, io);
-/// assert_eq!(
-///     Report(&error).to_string(),
-///     "middleware `Audit` failed in `after_agent`: connection reset"
-/// );
-/// ```
-#[derive(Debug, Clone, Copy)]
-pub struct Report<'a>(pub &'a (dyn std::error::Error + 'static));
-
-impl fmt::Display for Report<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)?;
-        let mut cause = self.0.source();
-        while let Some(error) = cause {
-            write!(f, ": {error}")?;
-            cause = error.source();
-        }
-        Ok(())
-    }
-}
-
-/// The first error of type `E` among `error` and its causes.
-pub(crate) fn find_in_chain<'e, E: std::error::Error + 'static>(
-    error: &'e (dyn std::error::Error + 'static),
-) -> Option<&'e E> {
-    let mut cause = Some(error);
-    while let Some(error) = cause {
-        if let Some(found) = error.downcast_ref::<E>() {
-            return Some(found);
-        }
-        cause = error.source();
-    }
-    None
 }
 
 /// What [`Error::Interrupted`] says: who raised the interrupt, where, and how to pause the run

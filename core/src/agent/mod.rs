@@ -35,7 +35,6 @@
 //! (`hookchain_core::…`): `RUST_LOG=hookchain_core=trace` shows them all. The README's
 //! *Observability* section shows how to export the spans to OpenTelemetry.
 
-mod build_error;
 mod builder;
 mod call_tool;
 mod carry_over;
@@ -59,7 +58,7 @@ mod stream;
 mod thread_stream;
 mod with_context;
 
-pub use build_error::AgentBuildError;
+pub use crate::config::AgentBuildError;
 pub use builder::{AgentBuilder, WithoutChain};
 pub use durable::Durability;
 use durable::Durable;

@@ -155,7 +155,6 @@
 mod contribute;
 mod emit;
 mod flow;
-mod hooks;
 mod marker;
 mod named;
 mod next;
@@ -171,10 +170,10 @@ pub use contribute::Contributions;
 pub use emit::Emit;
 // The machinery of chains and onions: named by generated code and rustc's messages, never by
 // users (a hand-written impl names only `True`/`False` and a `phase`).
+pub use crate::hook::{Hook, HookSet, Jump, JumpSet};
 #[doc(hidden)]
 pub use emit::EventRelay;
-pub use flow::{Flow, Jump, JumpSet};
-pub use hooks::{Hook, HookSet};
+pub use flow::Flow;
 #[doc(hidden)]
 pub use marker::{Bool, Marker, ModelWrap, Splice, ToolWrap};
 pub use marker::{False, True};
