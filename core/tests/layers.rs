@@ -51,7 +51,6 @@ const GOING_UP: &[(&str, &str)] = &[
     ("error", "message"),
     ("error", "thread_store"),
     ("error", "tool"),
-    ("message", "tool"),
     ("middleware", "chain"),
     ("middleware", "interrupt"),
     ("middleware", "private"),

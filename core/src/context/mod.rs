@@ -10,12 +10,12 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::ids::ThreadId;
+use crate::message::tool_failure::ToolFailure;
 use crate::message::{
     HistoryError, Message, Role, ToolCall, ToolResult, check_editable, validate_history,
 };
 use crate::model::Usage;
 use crate::shared::Shared;
-use crate::tool::ToolFailure;
 
 pub use run_context::{RunContext, SavedValueError};
 pub(crate) use tool::LayerAnswer;

@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Context;
 use crate::interrupt::Interruption;
-use crate::tool::{FinalAnswer, ToolProgress};
+use crate::message::final_answer::FinalAnswer;
+use crate::tool::ToolProgress;
 
 /// The context of one tool call, as a `wrap_tool_call` hook sees it: the run's [`Context`]
 /// (through `Deref`), the call's id, and — on a resumed step — the answer to the interrupt

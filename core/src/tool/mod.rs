@@ -3,10 +3,7 @@
 //! that change while the agent runs.
 
 mod ask_user;
-mod error;
 mod execution;
-mod failure;
-mod final_answer;
 pub(crate) mod fn_tool;
 mod gemini_schema;
 mod offered;
@@ -21,12 +18,12 @@ use std::future::Future;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::message::final_answer::FinalAnswer;
+pub use crate::message::tool_error::ToolError;
+pub(crate) use crate::message::tool_failure::MessagePolicy;
+pub use crate::message::tool_failure::{ToolFailure, ToolFailureKind};
 pub use ask_user::{ASK_USER, AnswerError, AnswerKind, AskUser, Question};
-pub use error::ToolError;
 pub use execution::ToolExecution;
-pub(crate) use failure::MessagePolicy;
-pub use failure::{ToolFailure, ToolFailureKind};
-pub use final_answer::FinalAnswer;
 pub use fn_tool::FnTool;
 pub use gemini_schema::{gemini_schema, gemini_schema_problems};
 pub use progress::ToolProgress;
