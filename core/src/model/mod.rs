@@ -2,6 +2,7 @@
 
 mod assemble;
 mod cache;
+mod error;
 mod event;
 mod output;
 mod replay;
@@ -9,6 +10,7 @@ mod request;
 mod response;
 mod router;
 mod scripted;
+mod tool_spec;
 
 use std::future::Future;
 
@@ -23,8 +25,9 @@ pub use request::{ModelRequest, ModelSettings, ToolChoice};
 pub use response::{ModelResponse, StopReason, Usage};
 pub use router::{DynModel, ModelRouter};
 pub use scripted::{ScriptedModel, StreamStep};
+pub use tool_spec::ToolSpec;
 
-pub use crate::error::{ModelError, ModelErrorKind};
+pub use error::{ModelError, ModelErrorKind};
 
 /// A language model the agent can call.
 ///

@@ -16,8 +16,6 @@ mod spawned;
 
 use std::future::Future;
 
-use serde::{Deserialize, Serialize};
-
 pub use crate::message::final_answer::FinalAnswer;
 pub use crate::message::tool_error::ToolError;
 pub(crate) use crate::message::tool_failure::MessagePolicy;
@@ -32,37 +30,11 @@ pub(crate) use registry::{ErasedTool, panic_message, result_of};
 pub use schema::{clean_schema, parameters_schema};
 pub use source::{SourcedTool, ToolSource};
 
+pub use crate::model::ToolSpec;
+
 use crate::context::ToolContext;
 use crate::interrupt::Answer;
 use crate::message::Content;
-
-/// What the model is told about a tool.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ToolSpec {
-    /// The name the model calls the tool by.
-    pub name: String,
-    /// What the tool does, for the model.
-    pub description: String,
-    /// The JSON schema of the tool's arguments.
-    pub parameters: serde_json::Value,
-}
-
-impl ToolSpec {
-    /// The spec of the tool `name`, doing what `description` says, taking arguments that
-    /// follow the JSON schema `parameters`.
-    pub fn new(
-        name: impl Into<String>,
-        description: impl Into<String>,
-        parameters: serde_json::Value,
-    ) -> Self {
-        Self {
-            name: name.into(),
-            description: description.into(),
-            parameters,
-        }
-    }
-}
 
 /// A tool the model can call.
 ///
