@@ -2,10 +2,10 @@
 
 use std::fmt;
 
-use crate::agent::ThreadError;
 use crate::hook::{Hook, Jump};
 use crate::interrupt::{CheckpointError, Interrupt, Interruption, ResumeError};
 use crate::message::HistoryError;
+use crate::thread::ThreadError;
 use crate::thread_store::ThreadStoreError;
 
 pub use crate::model::{ModelError, ModelErrorKind};

@@ -46,6 +46,7 @@ mod lock;
 pub mod message;
 pub mod middleware;
 pub mod model;
+mod pause;
 pub mod plugin;
 mod report;
 mod shared;

@@ -16,22 +16,25 @@ const LAYERS: &[&str] = &[
     "config",
     "report",
     "hook",
-    "error",
-    // Messages; models and tools.
+    // Messages; models.
     "message",
     "model",
-    "tool",
-    // A run's context.
+    // A paused run's values and its keeping.
+    "pause",
+    // A run's context; tools.
     "context",
+    "tool",
+    // Interrupts (the face), threads kept.
+    "interrupt",
+    "thread",
+    "thread_store",
+    // The run's error.
+    "error",
     // Middleware and chains, and the telemetry of a chain's hooks.
     "middleware",
     "chain",
     "private",
     "telemetry",
-    // Interrupts, checkpoints and threads kept.
-    "interrupt",
-    "thread",
-    "thread_store",
     // The agent.
     "agent",
     "subagent",
@@ -42,22 +45,11 @@ const LAYERS: &[&str] = &[
 
 /// The imports that still go up a layer (`from -> to`): each one to be removed.
 const GOING_UP: &[(&str, &str)] = &[
-    ("chain", "interrupt"),
     ("chain", "private"),
     ("context", "agent"),
-    ("context", "interrupt"),
-    ("error", "agent"),
-    ("error", "interrupt"),
-    ("error", "message"),
-    ("error", "model"),
-    ("error", "thread_store"),
-    ("error", "tool"),
+    ("context", "tool"),
     ("middleware", "chain"),
-    ("middleware", "interrupt"),
     ("middleware", "private"),
-    ("private", "interrupt"),
-    ("tool", "context"),
-    ("tool", "interrupt"),
 ];
 
 /// The module of `crate::<name>`: `__private` is the `private` module; an item the crate root

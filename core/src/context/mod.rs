@@ -7,7 +7,6 @@ mod tool;
 use std::collections::HashMap;
 
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 
 use crate::ids::ThreadId;
 use crate::message::tool_failure::ToolFailure;
@@ -18,9 +17,12 @@ use crate::model::Usage;
 use crate::shared::Shared;
 
 pub use run_context::{RunContext, SavedValueError};
+pub use tool::CallFrame;
 pub(crate) use tool::LayerAnswer;
 pub use tool::ToolContext;
-pub use tool::{CallFrame, Raiser, ToolAnswer};
+
+pub(crate) use crate::pause::Counters;
+pub(crate) use crate::pause::{Raiser, ToolAnswer};
 
 /// What every hook sees of the run: the conversation history, the run's counters, and the
 /// values the caller gave to the run ([`RunContext`], read with [`get`](Self::get)).
@@ -119,22 +121,6 @@ impl Ledger {
     pub(crate) fn now(&self, run: Usage) -> Usage {
         self.thread_before + run.since(self.run_before)
     }
-}
-
-/// What a run has counted so far; a checkpoint saves them and a resume restores them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Counters {
-    pub(crate) step: usize,
-    pub(crate) model_calls: usize,
-    pub(crate) tool_calls: usize,
-    pub(crate) usage: Usage,
-    /// Earlier runs of the same thread.
-    pub(crate) runs: usize,
-    /// Pauses of this run so far (interrupt ids count them); in a checkpoint, its own included.
-    pub(crate) pauses: usize,
-    /// Where this run's messages start in the history (its input included).
-    #[serde(default)]
-    pub(crate) run_start: usize,
 }
 
 /// Whether a run goes one step at a time, and where this call of it stands: it stops at the

@@ -2,6 +2,8 @@
 //! the [`ToolRegistry`] that dispatches calls by name, and [`ToolSource`]s for sets of tools
 //! that change while the agent runs.
 
+// The answer to an interrupt, as its raiser checks it: public as `interrupt::Answer`.
+pub(crate) mod answer;
 mod ask_user;
 mod execution;
 pub(crate) mod fn_tool;
@@ -33,8 +35,8 @@ pub use source::{SourcedTool, ToolSource};
 pub use crate::model::ToolSpec;
 
 use crate::context::ToolContext;
-use crate::interrupt::Answer;
 use crate::message::Content;
+use answer::Answer;
 
 /// A tool the model can call.
 ///
