@@ -49,6 +49,7 @@ pub mod model;
 mod pause;
 pub mod plugin;
 mod report;
+mod run;
 mod shared;
 pub mod subagent;
 mod telemetry;

@@ -54,11 +54,11 @@ pub struct Context {
     pub(crate) running: Option<&'static str>,
     /// Where a streamed run's events go; `None` when the run is not streamed (boxed: an
     /// unstreamed run's context stays small).
-    pub(crate) events: Option<Box<crate::agent::RunEvents>>,
+    pub(crate) events: Option<Box<crate::run::RunEvents>>,
     /// The run's hold on its key in the agent's checkpointer, if the agent keeps its runs.
-    pub(crate) held: Option<Box<crate::agent::Held>>,
+    pub(crate) held: Option<Box<crate::pause::Held>>,
     /// The store's error after the run ended, for its output.
-    pub(crate) cleanup_error: Option<crate::agent::CleanupError>,
+    pub(crate) cleanup_error: Option<crate::run::CleanupError>,
     /// How the last answer this run kept ended (for its output).
     pub(crate) stop_reason: Option<crate::model::StopReason>,
     /// Whether the run goes one step at a time ([`Agent::step`](crate::Agent::step)), and how
@@ -176,7 +176,7 @@ impl ResumePoint {
 impl Context {
     /// Sends the event `make` makes to the consumer of a streamed run; makes nothing when the
     /// run is not streamed.
-    pub(crate) fn emit(&self, make: impl FnOnce() -> crate::agent::AgentEvent) {
+    pub(crate) fn emit(&self, make: impl FnOnce() -> crate::run::AgentEvent) {
         if let Some(events) = &self.events {
             events.queue.push(make());
         }
@@ -184,8 +184,8 @@ impl Context {
 
     /// Resolves once the consumer of a streamed run has taken every event sent (at once when
     /// the run is not streamed).
-    pub(crate) fn delivered(&self) -> crate::agent::Delivered<'_> {
-        crate::agent::Delivered {
+    pub(crate) fn delivered(&self) -> crate::run::Delivered<'_> {
+        crate::run::Delivered {
             queue: self.events.as_ref().map(|events| &*events.queue),
         }
     }

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use super::Context;
 use crate::message::final_answer::FinalAnswer;
 use crate::pause::{Interruption, Raiser, ToolAnswer};
-use crate::tool::ToolProgress;
+use crate::run::ToolProgress;
 
 /// The context of one tool call, as a `wrap_tool_call` hook sees it: the run's [`Context`]
 /// (through `Deref`), the call's id, and — on a resumed step — the answer to the interrupt
@@ -168,7 +168,7 @@ impl<'a> ToolContext<'a> {
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         self.run.emit(|| {
             let report = ToolProgress::new(self.call_id(), self.tool(), progress, total);
-            crate::agent::AgentEvent::ToolProgress(match message {
+            crate::run::AgentEvent::ToolProgress(match message {
                 Some(message) => report.with_message(message),
                 None => report,
             })

@@ -9,7 +9,6 @@ mod execution;
 pub(crate) mod fn_tool;
 mod gemini_schema;
 mod offered;
-mod progress;
 mod registry;
 pub(crate) mod schema;
 mod source;
@@ -26,13 +25,13 @@ pub use ask_user::{ASK_USER, AnswerError, AnswerKind, AskUser, Question};
 pub use execution::ToolExecution;
 pub use fn_tool::FnTool;
 pub use gemini_schema::{gemini_schema, gemini_schema_problems};
-pub use progress::ToolProgress;
 pub use registry::ToolRegistry;
 pub(crate) use registry::{ErasedTool, panic_message, result_of};
 pub use schema::{clean_schema, parameters_schema};
 pub use source::{SourcedTool, ToolSource};
 
 pub use crate::model::ToolSpec;
+pub use crate::run::ToolProgress;
 
 use crate::context::ToolContext;
 use crate::message::Content;
