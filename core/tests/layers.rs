@@ -46,11 +46,7 @@ const LAYERS: &[&str] = &[
 ];
 
 /// The imports that still go up a layer (`from -> to`): each one to be removed.
-const GOING_UP: &[(&str, &str)] = &[
-    ("chain", "private"),
-    ("middleware", "chain"),
-    ("middleware", "private"),
-];
+const GOING_UP: &[(&str, &str)] = &[];
 
 /// The module of `crate::<name>`: `__private` is the `private` module; an item the crate root
 /// re-exports (`crate::Message`) is its module's (read from `lib.rs`'s `pub use` statements).

@@ -7,7 +7,9 @@ pub(crate) mod answer;
 mod ask_user;
 mod execution;
 pub(crate) mod fn_tool;
+// What `#[tool]` generates calls to, named by generated code through `__private`.
 mod gemini_schema;
+pub(crate) mod generated;
 mod offered;
 mod registry;
 pub(crate) mod schema;
