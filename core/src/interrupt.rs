@@ -113,16 +113,15 @@
 //! the same [`idempotency_key`](crate::ToolContext::idempotency_key). A checkpoint that passed
 //! through a client is trusted input (see [`Checkpoint`]).
 //!
-//! [`HumanInTheLoop`]: crate::builtin::human_in_the_loop::HumanInTheLoop
-//! [`AskUser`]: crate::tool::AskUser
-
-//!
 //! # Where the parts live
 //!
 //! This module is the face of interrupts: what it offers is made below it — the interrupts,
 //! checkpoints, their stores and leases by the `pause` module, which the run's context and
 //! events already name; the [`Answer`] a raiser checks by the tool module, since it checks a
 //! tool's arguments against the agent's tools.
+//!
+//! [`HumanInTheLoop`]: crate::builtin::human_in_the_loop::HumanInTheLoop
+//! [`AskUser`]: crate::tool::AskUser
 
 pub use crate::pause::{
     BoxFuture, Checkpoint, CheckpointError, Checkpointer, Claim, Clock, DynCheckpointer,

@@ -178,7 +178,6 @@ pub use contribute::Contributions;
 pub use emit::Emit;
 // The machinery of chains and onions: named by generated code and rustc's messages, never by
 // users (a hand-written impl names only `True`/`False` and a `phase`).
-pub use crate::hook::{Hook, HookSet, Jump, JumpSet};
 #[doc(hidden)]
 pub use emit::EventRelay;
 pub use flow::Flow;
@@ -192,6 +191,9 @@ pub use next::{ModelNext, ToolNext};
 pub use phase::Phase;
 #[doc(hidden)]
 pub use phase::{LeafPhase, PhaseMarker};
+
+// The names of the hooks and of where they jump, below every layer that names them.
+pub use crate::hook::{Hook, HookSet, Jump, JumpSet};
 
 // The items generated code checks user code with, named here as well as in `__private` (hidden
 // in both): rustc's messages print an item by its shortest public path, so a mistake reads

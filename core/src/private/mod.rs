@@ -4,12 +4,6 @@
 mod check;
 mod probe;
 
-pub use crate::middleware::bounds::{ValidState, ValidThreadState};
-pub use crate::middleware::convert::{
-    Conversion, DoneReturn, FlowReturn, HookFuture, IntoDone, IntoFlow, IntoModelResponse,
-    IntoToolResult, Lazy, StateIs, WrapModelCallReturn, WrapToolCallReturn, convert_now, converted,
-    lazy,
-};
 pub use check::{
     Convert, Has, NoArgument, NoBoxError, NoClone, NoContent, NoContentConvert, NoDefault,
     NoDeserialize, NoDoneReturn, NoFallible, NoFallibleConvert, NoFlowReturn, NoIdentified,
@@ -21,14 +15,22 @@ pub use probe::{
     type_probe,
 };
 
+// What generated code names that lives in the layer it belongs to, below the chains: the
+// hooks' value conversions, the bounds on state and the machinery's token with the middleware;
+// what `#[tool]` generates calls to with the tools.
+pub use crate::middleware::bounds::{ValidState, ValidThreadState};
+pub use crate::middleware::convert::{
+    Conversion, DoneReturn, FlowReturn, HookFuture, IntoDone, IntoFlow, IntoModelResponse,
+    IntoToolResult, Lazy, StateIs, WrapModelCallReturn, WrapToolCallReturn, convert_now, converted,
+    lazy,
+};
+pub use crate::middleware::internal::Internal;
 pub use crate::tool::generated::{
     Argument, ArgumentsSchema, ContentOutput, FallibleToolOutput, ToolArgument, ToolOutput,
     ToolResultOutput, answer_as_content, argument_object,
 };
 
 pub use serde_json::Value;
-
-pub use crate::middleware::internal::Internal;
 
 pub use crate::chain::{ChainChecks, Constraints, Identified, Named};
 pub use crate::error::BoxError;
