@@ -10,7 +10,8 @@ mod request;
 mod response;
 mod router;
 mod scripted;
-mod tool_spec;
+// A tool as a request offers it: public as `tool::ToolSpec`.
+pub(crate) mod tool_spec;
 
 use std::future::Future;
 
@@ -25,7 +26,7 @@ pub use request::{ModelRequest, ModelSettings, ToolChoice};
 pub use response::{ModelResponse, StopReason, Usage};
 pub use router::{DynModel, ModelRouter};
 pub use scripted::{ScriptedModel, StreamStep};
-pub use tool_spec::ToolSpec;
+pub(crate) use tool_spec::ToolSpec;
 
 pub use error::{ModelError, ModelErrorKind};
 

@@ -32,7 +32,7 @@ pub(crate) use registry::{ErasedTool, panic_message, result_of};
 pub use schema::{clean_schema, parameters_schema};
 pub use source::{SourcedTool, ToolSource};
 
-pub use crate::model::ToolSpec;
+pub use crate::model::tool_spec::ToolSpec;
 pub use crate::run::ToolProgress;
 
 use crate::context::ToolContext;
