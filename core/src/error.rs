@@ -1,4 +1,8 @@
-//! The errors of a run, and [`Report`], which prints an error with its causes.
+//! The errors of a run: [`Error`], which composes the errors each layer below owns (a
+//! variant and a `From` for each: the model's, the history's, a checkpoint's, a resume's, a
+//! thread's, a thread store's, the builder's), and the errors of a hook, which the chain makes
+//! of what a hook raised ([`MiddlewareError`], [`ApplicationError`]). With them, for one
+//! `use`: [`ModelError`], and [`Report`], which prints an error with its causes.
 
 use std::fmt;
 

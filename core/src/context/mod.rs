@@ -21,8 +21,7 @@ pub use tool::CallFrame;
 pub(crate) use tool::LayerAnswer;
 pub use tool::ToolContext;
 
-pub(crate) use crate::pause::Counters;
-pub(crate) use crate::pause::{Raiser, ToolAnswer};
+pub(crate) use crate::pause::{Counters, Raiser, ToolAnswer};
 
 /// What every hook sees of the run: the conversation history, the run's counters, and the
 /// values the caller gave to the run ([`RunContext`], read with [`get`](Self::get)).
