@@ -1,4 +1,10 @@
-//! The error of a builder (a built-in's, a plugin set's): a setting that cannot work.
+//! The errors of builders: a setting that cannot work (a built-in's, a plugin set's), and an
+//! agent that cannot be built as configured. Plain values, below every layer: the middleware's
+//! contributions raise the agent's, and the run's `Error` composes it.
+
+mod build_error;
+
+pub use build_error::AgentBuildError;
 
 /// A setting of a built-in middleware that cannot work, named by its field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -5,25 +5,47 @@
 //!
 //! # How the crate is built
 //!
-//! Its modules are layers, bottom up; each imports from the layers below it:
+//! Its modules are layers, bottom up; each imports from the layers below it, never from one
+//! above, and within a layer from the modules listed before it:
 //!
-//! | layer | modules | what they own |
-//! |---|---|---|
-//! | foundations | `ids`, `shared`, `lock`, `files`, `config`, `error` | ids, copy-on-write sharing, locks, atomic files, a setting's error, the error type |
-//! | messages | `message` | messages, content, tool calls and results, history rules |
-//! | models and tools | `model`, `tool` | the `Model` and `Tool` traits, requests, responses, the registry |
-//! | a run's context | `context` | what a hook sees of a run, the run context, tool contexts |
-//! | middleware and chains | `middleware`, `chain`, `private`, `telemetry` | the `Middleware` trait, hooks, onions, tuples and chains, what the macros expand to, the spans and events of a chain's hooks |
-//! | kept runs | `interrupt`, `thread`, `thread_store` | interrupts, checkpoints and their stores, threads and their stores |
-//! | the agent | `agent`, `subagent`, `plugin` | the builder, the loop, entries, resumes, sub-agents, plugins |
-//! | the built-in library | `builtin` | the built-in middleware, on the public API only |
+//! | layer | modules | what they own | may import |
+//! |---|---|---|---|
+//! | 1. foundations | `ids`, `shared`, `lock`, `files`, `config`, `report`, `hook` | ids, copy-on-write sharing, locks, atomic files, the builders' errors (`ConfigError`, `AgentBuildError`), an error and its causes (`BoxError`, `Report`), the names of the hooks and of where they jump | the foundations listed before it |
+//! | 2. messages | `message` | messages, content, tool calls and results, a tool call's outcome as its result carries it (`ToolError`, `ToolFailure`, `FinalAnswer`), the history rules (`HistoryError`) | 1 |
+//! | 3. models | `model` | the `Model` trait, requests (and the `ToolSpec`s they offer), responses, events, `ModelError` | 1–2 |
+//! | 4. a paused run | `pause` | interrupts (ids, interrupts, an interruption on its way out), checkpoints, their stores, leases and signatures, the run's counters, `CheckpointError`, `ResumeError` | 1–3 |
+//! | 5. what a run emits and returns | `run` | the run's events and their queue, a tool's progress, the run's output and its cleanup error | 1–4 |
+//! | 6. a run's context | `context` | what a hook sees of a run, the run context, tool contexts | 1–5 |
+//! | 7. tools | `tool` | the `Tool` trait, the registry, schemas, the answer a raiser checks (`Answer`), what `#[tool]` expands to | 1–6 |
+//! | 8. kept runs | `interrupt`, `thread`, `thread_store` | the public face of interrupts (`pause`'s items, and `Answer`), threads (`ThreadError`), thread stores (`ThreadStoreError`) | 1–7 |
+//! | 9. the run's error | `error` | `Error`, composing the errors of the layers below; the errors of a hook (`MiddlewareError`, `ApplicationError`) | 1–8 |
+//! | 10. middleware and chains | `middleware`, `chain`, `private`, `telemetry` | the `Middleware` trait, hooks, onions, what a chain knows of its members, tuples and chains, what the macros expand to, the spans and events of a chain's hooks | 1–9 |
+//! | 11. the agent | `agent`, `subagent`, `plugin` | the builder, the loop, entries, resumes, sub-agents, plugins | 1–10 |
+//! | 12. the built-in library | `builtin` | the built-in middleware, on the public API only | 1–11 |
 //!
-//! The imports that still go up a layer are listed, one by one, in `core/tests/layers.rs`,
-//! which fails on any other (and on a listed one that is gone; a module's tests, `*tests.rs`,
-//! may use any layer). They are the debt this layering has yet to pay: mostly `error` naming
-//! each layer's own errors, the context naming the agent's events, and the hooks below
-//! `interrupt` naming its answers.
-
+//! An item lives in the layer of the lowest module that names it, and its public path is kept
+//! by a re-export from above (a re-export from below is an import like any other): `pause`'s
+//! items are `interrupt::…`, `run`'s are `agent::…` (and `tool::ToolProgress`), a tool call's
+//! outcome is `tool::…`, what a chain knows of its members is `chain::…`. `core/tests/layers.rs`
+//! keeps the rule: any import that goes up a layer fails it (a module's tests, `*tests.rs`, may
+//! use any layer).
+//!
+//! ## Errors: owned where they arise, composed above them
+//!
+//! Each layer owns the errors it raises, beside its values: `HistoryError`, `ToolError` and
+//! `ToolFailure` in messages, `ModelError` in models, `CheckpointError`, `ResumeError` and
+//! `SignatureError` in `pause`, `ThreadError` in `thread`, `ThreadStoreError` in
+//! `thread_store`, and the builders' `ConfigError` and `AgentBuildError` in `config` (the
+//! middleware's contributions raise the agent's too). Below the run's error, a layer returns its
+//! own: a tool a `ToolError`, a model a `ModelError`, a checkpointer a `CheckpointError`.
+//!
+//! The run's [`Error`] only composes them (a variant and a `From` for each), so it sits above
+//! every layer it names — and below the middleware, whose hooks return it. That is why the
+//! errors a hook raises, [`MiddlewareError`] and [`error::ApplicationError`], are the error
+//! module's own: they are what the chain makes of a hook's error (naming the middleware and the
+//! hook), and they must be in `Error` before the middleware can return it. No layer below
+//! `error` names `Error`.
+//!
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
@@ -39,13 +61,17 @@ mod config;
 mod context;
 pub mod error;
 mod files;
+mod hook;
 mod ids;
 pub mod interrupt;
 mod lock;
 pub mod message;
 pub mod middleware;
 pub mod model;
+mod pause;
 pub mod plugin;
+mod report;
+mod run;
 mod shared;
 pub mod subagent;
 mod telemetry;

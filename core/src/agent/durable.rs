@@ -10,6 +10,7 @@ use crate::interrupt::Checkpoint;
 use crate::interrupt::{
     CheckpointError, Checkpointer, Claim, DynCheckpointer, Lease, Record, ResumeError, Tombstone,
 };
+use crate::pause::Held;
 
 /// How much of its runs an agent keeps in its checkpointer
 /// ([`AgentBuilder::checkpointer`](super::AgentBuilder::checkpointer)).
@@ -78,16 +79,6 @@ impl fmt::Debug for Durable {
             .field("retention", &self.retention)
             .finish_non_exhaustive()
     }
-}
-
-/// A run's hold on its key: the lease, and the checkpoint it resumed from.
-#[derive(Debug, Clone)]
-pub(crate) struct Held {
-    pub(crate) key: String,
-    pub(crate) lease: Lease,
-    /// The stored checkpoint the run resumed from, if any: the run is then kept after every
-    /// step, and leaves a tombstone when it ends.
-    pub(crate) resumed_from: Option<String>,
 }
 
 impl Durable {

@@ -9,8 +9,7 @@ use tracing::Instrument;
 use tracing::instrument::Instrumented;
 
 use super::carry_over::carry_thread_state;
-use super::durable::{self, Held, ReleaseOnDrop};
-use super::events::{EventQueue, RunEvents};
+use super::durable::{self, ReleaseOnDrop};
 use super::leased::{Leased, Renewing};
 use super::run_loop::{Ending, Entry, States};
 use super::{Agent, EndReason, IntoRunInput, PauseMark, RunInput, RunOutput, Thread, ThreadError};
@@ -20,6 +19,8 @@ use crate::interrupt::{CheckpointError, Members, ResumeError};
 use crate::message::{HistoryError, Message, check_editable, close_interior};
 use crate::middleware::Middleware;
 use crate::model::{Model, Usage};
+use crate::pause::Held;
+use crate::run::{EventQueue, RunEvents};
 use crate::shared::Shared;
 use crate::telemetry;
 use crate::thread::THREAD_FORMAT;

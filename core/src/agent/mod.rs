@@ -35,19 +35,16 @@
 //! (`hookchain_core::…`): `RUST_LOG=hookchain_core=trace` shows them all. The README's
 //! *Observability* section shows how to export the spans to OpenTelemetry.
 
-mod build_error;
 mod builder;
 mod call_tool;
 mod carry_over;
 mod durable;
 mod entry;
-mod events;
 mod in_store;
 mod innermost;
 mod input;
 mod interrupted;
 mod leased;
-mod output;
 mod owned;
 mod owned_with;
 mod resume;
@@ -59,20 +56,20 @@ mod stream;
 mod thread_stream;
 mod with_context;
 
-pub use build_error::AgentBuildError;
+pub use crate::config::AgentBuildError;
+pub(crate) use crate::pause::Held;
 pub use builder::{AgentBuilder, WithoutChain};
 pub use durable::Durability;
 use durable::Durable;
-pub(crate) use durable::Held;
 
 use crate::interrupt::Members;
+pub(crate) use crate::run::RunEvents;
+pub use crate::run::{AgentEvent, SubAgentEvent};
+pub use crate::run::{CleanupError, EndReason, RunOutput};
 use crate::shared::Shared;
 pub(crate) use crate::thread::PauseMark;
 pub use crate::thread::{THREAD_FORMAT, Thread, ThreadError, ThreadId};
-pub use events::{AgentEvent, SubAgentEvent};
-pub(crate) use events::{Delivered, RunEvents};
 pub use input::{IntoRunInput, RunInput};
-pub use output::{CleanupError, EndReason, RunOutput};
 pub use owned_with::OwnedAgentWith;
 pub use resume_from::ResumeFrom;
 pub use stream::{AgentStream, AwaitableStream};

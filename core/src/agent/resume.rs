@@ -7,9 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::carry_over::{Carried, carry_over};
-use super::durable::Held;
 use super::entry::{ChargeOnDrop, finish, keep};
-use super::events::{EventQueue, RunEvents};
 use super::run_loop::{Entry, States};
 use super::signing::Admitted;
 use super::{Agent, ResumeFrom, RunOutput, Thread, ThreadId};
@@ -20,6 +18,8 @@ use crate::interrupt::{Answer, Checkpoint, InterruptId, Position, ResumeError};
 use crate::message::ToolResult;
 use crate::middleware::Middleware;
 use crate::model::Model;
+use crate::pause::Held;
+use crate::run::{EventQueue, RunEvents};
 
 /// The answers of a resume, by interrupt id.
 type Answers = HashMap<InterruptId, serde_json::Value>;

@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use super::carry_over::{Carried, carry_over};
 use super::entry::{finish, prepare_input};
-use super::events::EventQueue;
 use super::resume::reopen;
 use super::run_loop::{Entry, States};
 use super::{Agent, AgentStream, EndReason, Held, IntoRunInput, RunEvents, RunInput, RunOutput};
@@ -16,6 +15,7 @@ use crate::error::Error;
 use crate::interrupt::{Checkpoint, InterruptId, Position, ResumeError};
 use crate::middleware::Middleware;
 use crate::model::Model;
+use crate::run::EventQueue;
 
 /// The answers to the interrupts a stepped run paused for, collected (so that the caller's
 /// iterator need not be `Send`).

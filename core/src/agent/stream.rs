@@ -11,13 +11,13 @@ use std::task::{Context as TaskContext, Poll};
 use futures::Stream;
 use futures::stream::FusedStream;
 
-use super::events::EventQueue;
 use super::{Agent, AgentEvent, IntoRunInput, ResumeFrom, RunInput, RunOutput, Thread};
 use crate::context::RunContext;
 use crate::error::Error;
 use crate::interrupt::InterruptId;
 use crate::middleware::Middleware;
 use crate::model::Model;
+use crate::run::EventQueue;
 
 /// A run's future, boxed: one allocation per run keeps [`AgentStream`] nameable.
 type RunFuture<'a> = Pin<Box<dyn Future<Output = Result<RunOutput, Error>> + Send + 'a>>;

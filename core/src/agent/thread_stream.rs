@@ -10,9 +10,9 @@ use std::task::{Context as TaskContext, Poll, Waker};
 use futures::Stream;
 use futures::stream::FusedStream;
 
-use super::events::EventQueue;
 use super::{AgentEvent, AgentStream, RunOutput, Thread, ThreadId};
 use crate::error::Error;
+use crate::run::EventQueue;
 
 /// A streamed run in a [`Thread`] it owns, made by
 /// [`Agent::stream_in_owned`](crate::Agent::stream_in_owned) and

@@ -8,12 +8,10 @@
 //! Order: `before_*` hooks run in the order listed, `after_*` hooks in reverse, and wraps nest
 //! with the first listed outermost.
 
-mod constraints;
-mod describe;
 mod tuple;
 
-pub use constraints::{Constraints, Identified, MAX_MEMBERS, Named};
+pub use crate::middleware::constraints::{Constraints, Identified, MAX_MEMBERS, Named};
 // What the compile-time checks work on: generated code's, not users'.
 #[doc(hidden)]
-pub use constraints::{ChainChecks, Failure, MemberInfo, MemberList};
-pub use describe::{Contribution, Description, Member};
+pub use crate::middleware::constraints::{ChainChecks, Failure, MemberInfo, MemberList};
+pub use crate::middleware::describe::{Contribution, Description, Member};

@@ -11,12 +11,12 @@ use std::panic::AssertUnwindSafe;
 
 use futures::FutureExt;
 
-use crate::__private::Internal;
 use crate::chain::{ChainChecks, Description, MemberList};
 use crate::context::{Context, Enter, Order, ToolContext};
 use crate::error::{BoxError, Error};
 use crate::interrupt::Answer;
 use crate::message::{ToolCall, ToolResult};
+use crate::middleware::Internal;
 use crate::middleware::{
     Contributions, Emit, EventRelay, Flow, Hook, HookSet, JumpSet, Middleware, ModelNext,
     ModelWrap, PhaseMarker, Splice, ToolNext, ToolWrap, check_jump, phase,

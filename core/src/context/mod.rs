@@ -7,20 +7,21 @@ mod tool;
 use std::collections::HashMap;
 
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 
 use crate::ids::ThreadId;
+use crate::message::tool_failure::ToolFailure;
 use crate::message::{
     HistoryError, Message, Role, ToolCall, ToolResult, check_editable, validate_history,
 };
 use crate::model::Usage;
 use crate::shared::Shared;
-use crate::tool::ToolFailure;
 
 pub use run_context::{RunContext, SavedValueError};
+pub use tool::CallFrame;
 pub(crate) use tool::LayerAnswer;
 pub use tool::ToolContext;
-pub use tool::{CallFrame, Raiser, ToolAnswer};
+
+pub(crate) use crate::pause::{Counters, Raiser, ToolAnswer};
 
 /// What every hook sees of the run: the conversation history, the run's counters, and the
 /// values the caller gave to the run ([`RunContext`], read with [`get`](Self::get)).
@@ -52,11 +53,11 @@ pub struct Context {
     pub(crate) running: Option<&'static str>,
     /// Where a streamed run's events go; `None` when the run is not streamed (boxed: an
     /// unstreamed run's context stays small).
-    pub(crate) events: Option<Box<crate::agent::RunEvents>>,
+    pub(crate) events: Option<Box<crate::run::RunEvents>>,
     /// The run's hold on its key in the agent's checkpointer, if the agent keeps its runs.
-    pub(crate) held: Option<Box<crate::agent::Held>>,
+    pub(crate) held: Option<Box<crate::pause::Held>>,
     /// The store's error after the run ended, for its output.
-    pub(crate) cleanup_error: Option<crate::agent::CleanupError>,
+    pub(crate) cleanup_error: Option<crate::run::CleanupError>,
     /// How the last answer this run kept ended (for its output).
     pub(crate) stop_reason: Option<crate::model::StopReason>,
     /// Whether the run goes one step at a time ([`Agent::step`](crate::Agent::step)), and how
@@ -121,22 +122,6 @@ impl Ledger {
     }
 }
 
-/// What a run has counted so far; a checkpoint saves them and a resume restores them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Counters {
-    pub(crate) step: usize,
-    pub(crate) model_calls: usize,
-    pub(crate) tool_calls: usize,
-    pub(crate) usage: Usage,
-    /// Earlier runs of the same thread.
-    pub(crate) runs: usize,
-    /// Pauses of this run so far (interrupt ids count them); in a checkpoint, its own included.
-    pub(crate) pauses: usize,
-    /// Where this run's messages start in the history (its input included).
-    #[serde(default)]
-    pub(crate) run_start: usize,
-}
-
 /// Whether a run goes one step at a time, and where this call of it stands: it stops at the
 /// first step boundary after it has run (part of) a step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -190,7 +175,7 @@ impl ResumePoint {
 impl Context {
     /// Sends the event `make` makes to the consumer of a streamed run; makes nothing when the
     /// run is not streamed.
-    pub(crate) fn emit(&self, make: impl FnOnce() -> crate::agent::AgentEvent) {
+    pub(crate) fn emit(&self, make: impl FnOnce() -> crate::run::AgentEvent) {
         if let Some(events) = &self.events {
             events.queue.push(make());
         }
@@ -198,8 +183,8 @@ impl Context {
 
     /// Resolves once the consumer of a streamed run has taken every event sent (at once when
     /// the run is not streamed).
-    pub(crate) fn delivered(&self) -> crate::agent::Delivered<'_> {
-        crate::agent::Delivered {
+    pub(crate) fn delivered(&self) -> crate::run::Delivered<'_> {
+        crate::run::Delivered {
             queue: self.events.as_ref().map(|events| &*events.queue),
         }
     }

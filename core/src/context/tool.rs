@@ -5,11 +5,11 @@ use std::ops::Deref;
 use std::sync::OnceLock;
 
 use serde::de::DeserializeOwned;
-use serde::{Deserialize, Serialize};
 
 use super::Context;
-use crate::interrupt::Interruption;
-use crate::tool::{FinalAnswer, ToolProgress};
+use crate::message::final_answer::FinalAnswer;
+use crate::pause::{Interruption, Raiser, ToolAnswer};
+use crate::run::ToolProgress;
 
 /// The context of one tool call, as a `wrap_tool_call` hook sees it: the run's [`Context`]
 /// (through `Deref`), the call's id, and — on a resumed step — the answer to the interrupt
@@ -26,30 +26,6 @@ pub struct ToolContext<'a> {
     member: usize,
     /// The answer meant for the holder of this view, if any, with what it was asked.
     answer: Option<&'a LayerAnswer>,
-}
-
-/// Who on a tool call's path raised an interrupt, and so who reads its answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Raiser {
-    /// The `wrap_tool_call` hook of the member at this position of the flattened chain.
-    Member(usize),
-    /// The tool itself.
-    Tool,
-}
-
-/// An answer given at an earlier pause to a layer of a tool call that still waits: it stays
-/// that layer's until the call completes (see [`Position::Tools`](crate::interrupt::Position)).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolAnswer {
-    pub(crate) call_id: String,
-    pub(crate) raiser: Raiser,
-    pub(crate) answer: serde_json::Value,
-    /// The payload of the interrupt it answers (`null` in checkpoints written before it was
-    /// kept).
-    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
-    pub(crate) asked: serde_json::Value,
 }
 
 /// The answer to an interrupt a layer of a tool call raised, with the payload it was raised
@@ -192,7 +168,7 @@ impl<'a> ToolContext<'a> {
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         self.run.emit(|| {
             let report = ToolProgress::new(self.call_id(), self.tool(), progress, total);
-            crate::agent::AgentEvent::ToolProgress(match message {
+            crate::run::AgentEvent::ToolProgress(match message {
                 Some(message) => report.with_message(message),
                 None => report,
             })

@@ -1,17 +1,23 @@
 //! Conversation messages: what the model reads and writes.
 
 mod content;
+// A tool call's outcome as its result carries it: what failed, and the answer that ends the
+// run. Their public paths are the tool module's, which re-exports them.
+pub(crate) mod final_answer;
 mod history;
 mod resource_link;
 mod rewrite;
 mod text_lossy;
+pub(crate) mod tool_error;
+pub(crate) mod tool_failure;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::tool::ToolFailure;
+use final_answer::FinalAnswer;
+use tool_failure::ToolFailure;
 
 pub use content::{Content, ContentPart, ImageSource, Reasoning};
 pub use history::{HistoryError, validate_history};
@@ -231,7 +237,7 @@ pub struct ToolResult {
     /// The answer the call gives the whole run, ending it (see [`ends_run`](Self::ends_run)):
     /// kept in a checkpoint with the result, so that a step resumed after a pause still ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) ends_run: Option<Box<crate::tool::FinalAnswer>>,
+    pub(crate) ends_run: Option<Box<FinalAnswer>>,
 }
 
 impl ToolResult {
@@ -287,7 +293,7 @@ impl ToolResult {
     /// The answer this call gives the whole run, if its tool ended the run with one
     /// ([`ToolContext::end_run_with`](crate::ToolContext::end_run_with)).
     #[must_use]
-    pub fn ends_run(&self) -> Option<&crate::tool::FinalAnswer> {
+    pub fn ends_run(&self) -> Option<&FinalAnswer> {
         self.ends_run.as_deref()
     }
 

@@ -73,7 +73,7 @@ impl Contributions {
     }
 
     /// Adds `tool` to the agent's tools. Its name must differ from every other tool's: a clash
-    /// is a [`AgentBuildError`](crate::agent::AgentBuildError) when the agent is built.
+    /// is a [`AgentBuildError`](crate::config::AgentBuildError) when the agent is built.
     pub fn tool(&mut self, tool: impl Tool) -> &mut Self {
         let name = tool.spec().name;
         self.tools.push(ContributedTool {
@@ -119,8 +119,8 @@ impl Contributions {
         self,
         registry: &mut ToolRegistry,
         prompt: &mut Option<String>,
-    ) -> Result<(), crate::agent::AgentBuildError> {
-        use crate::agent::AgentBuildError;
+    ) -> Result<(), crate::config::AgentBuildError> {
+        use crate::config::AgentBuildError;
         for (i, tool) in self.tools.iter().enumerate() {
             if registry.has_fixed(&tool.name) {
                 return Err(AgentBuildError::ToolTaken {

@@ -152,10 +152,17 @@
 //! }
 //! ```
 
+// What generated code names through `__private` (the value conversions of hooks, the bounds
+// on state), what a chain knows of its members (its compile-time checks, its description:
+// public as `chain::…`), and the machinery's token: middleware's own, below the chains.
+pub(crate) mod bounds;
+pub(crate) mod constraints;
 mod contribute;
+pub(crate) mod convert;
+pub(crate) mod describe;
 mod emit;
 mod flow;
-mod hooks;
+pub(crate) mod internal;
 mod marker;
 mod named;
 mod next;
@@ -173,8 +180,7 @@ pub use emit::Emit;
 // users (a hand-written impl names only `True`/`False` and a `phase`).
 #[doc(hidden)]
 pub use emit::EventRelay;
-pub use flow::{Flow, Jump, JumpSet};
-pub use hooks::{Hook, HookSet};
+pub use flow::Flow;
 #[doc(hidden)]
 pub use marker::{Bool, Marker, ModelWrap, Splice, ToolWrap};
 pub use marker::{False, True};
@@ -186,23 +192,31 @@ pub use phase::Phase;
 #[doc(hidden)]
 pub use phase::{LeafPhase, PhaseMarker};
 
+// The names of the hooks and of where they jump, below every layer that names them.
+pub use crate::hook::{Hook, HookSet, Jump, JumpSet};
+
 // The items generated code checks user code with, named here as well as in `__private` (hidden
 // in both): rustc's messages print an item by its shortest public path, so a mistake reads
 // `StateIs<u32>`, not `hookchain::__private::…`.
 #[doc(hidden)]
-pub use crate::__private::{
-    Conversion, DoneReturn, FallibleToolOutput, FlowReturn, HookFuture, IntoDone, IntoFlow,
-    IntoModelResponse, IntoToolResult, StateIs, ToolArgument, ToolOutput, ValidState,
-    ValidThreadState, WrapModelCallReturn, WrapToolCallReturn, convert_now,
+pub use crate::tool::generated::{FallibleToolOutput, ToolArgument, ToolOutput};
+#[doc(hidden)]
+pub use bounds::{ValidState, ValidThreadState};
+#[doc(hidden)]
+pub use convert::{
+    Conversion, DoneReturn, FlowReturn, HookFuture, IntoDone, IntoFlow, IntoModelResponse,
+    IntoToolResult, StateIs, WrapModelCallReturn, WrapToolCallReturn, convert_now,
 };
 
-use crate::__private::Internal;
-use crate::chain::{Constraints, Description, Member, MemberInfo, MemberList};
 use crate::context::{Context, ToolContext};
 use crate::error::{BoxError, Error};
 use crate::interrupt::Answer;
 use crate::message::{ToolCall, ToolResult};
 use crate::model::{ModelEvent, ModelRequest, ModelResponse};
+pub(crate) use constraints::ChainChecks;
+use constraints::{Constraints, MemberInfo, MemberList};
+use describe::{Description, Member};
+pub(crate) use internal::Internal;
 
 /// The state a middleware keeps per run: created with `Default`, serializable so that it can be
 /// part of a checkpoint, and shared read-only by concurrent tool calls.
@@ -490,7 +504,7 @@ pub trait Middleware: Send + Sync + Sized {
     where
         Self: Sized,
     {
-        crate::interrupt::Members::member(Self::NAME, crate::chain::ChainChecks::<Self>::LEN)
+        crate::interrupt::Members::member(Self::NAME, ChainChecks::<Self>::LEN)
     }
 
     /// The members of this value as a checkpoint records them: [`members`](Self::members),

@@ -3,8 +3,8 @@
 
 use std::future::Future;
 
+use super::Internal;
 use super::{Bool, Emit, Hook, HookSet, Marker, Middleware, ModelNext, ToolNext};
-use crate::__private::Internal;
 use crate::context::{Context, ToolContext};
 use crate::error::Error;
 use crate::message::{ToolCall, ToolResult};
@@ -169,8 +169,8 @@ impl<M: Middleware> Middleware for Named<M> {
         ));
     const JUMPS: super::JumpSet = M::JUMPS;
     const IDENTITY: Option<&'static str> = M::IDENTITY;
-    const CONSTRAINTS: crate::chain::Constraints = M::CONSTRAINTS;
-    const MEMBERS: crate::chain::MemberList = M::MEMBERS;
+    const CONSTRAINTS: super::constraints::Constraints = M::CONSTRAINTS;
+    const MEMBERS: super::constraints::MemberList = M::MEMBERS;
     const SYNC_HOOKS: HookSet = M::SYNC_HOOKS;
     const LIVE_STREAM: bool = M::LIVE_STREAM;
 
@@ -294,7 +294,7 @@ impl<M: Middleware> Middleware for Named<M> {
         to.collect(&self.inner);
     }
 
-    fn describe_into(&self, description: &mut crate::chain::Description) {
+    fn describe_into(&self, description: &mut super::describe::Description) {
         let from = description.members().len();
         self.inner.describe_into(description);
         description.rename_from(from, M::NAME, self.name);

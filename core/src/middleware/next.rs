@@ -4,8 +4,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
+use super::Internal;
 use super::{Hook, Middleware};
-use crate::__private::Internal;
 use crate::context::{Context, Raiser, ToolContext};
 use crate::error::Error;
 use crate::message::{ToolCall, ToolResult};

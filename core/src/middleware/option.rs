@@ -4,8 +4,8 @@ use std::future::Future;
 
 use futures::future::Either;
 
+use super::Internal;
 use super::{Bool, Emit, Hook, HookSet, Marker, Middleware, ModelNext, ToolNext};
-use crate::__private::Internal;
 use crate::context::{Context, ToolContext};
 use crate::error::Error;
 use crate::message::{ToolCall, ToolResult};
@@ -34,9 +34,9 @@ impl<M: Middleware> Middleware for Option<M> {
         ));
     const JUMPS: super::JumpSet = M::JUMPS;
     const IDENTITY: Option<&'static str> = M::IDENTITY;
-    const CONSTRAINTS: crate::chain::Constraints = M::CONSTRAINTS;
+    const CONSTRAINTS: super::constraints::Constraints = M::CONSTRAINTS;
     // Checked as the members of `M`: `Option<M>` is `M`, switched off or on at run time.
-    const MEMBERS: crate::chain::MemberList = M::MEMBERS;
+    const MEMBERS: super::constraints::MemberList = M::MEMBERS;
     const SYNC_HOOKS: HookSet = M::SYNC_HOOKS;
     const LIVE_STREAM: bool = M::LIVE_STREAM;
 
@@ -183,7 +183,7 @@ impl<M: Middleware> Middleware for Option<M> {
         }
     }
 
-    fn describe_into(&self, description: &mut crate::chain::Description) {
+    fn describe_into(&self, description: &mut super::describe::Description) {
         if let Some(m) = self {
             m.describe_into(description);
         }

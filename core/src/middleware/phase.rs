@@ -172,10 +172,6 @@ impl<M: crate::middleware::Middleware> Phased for M {
     type Phase = M::Phase;
 }
 
-impl Phased for crate::__private::NotMiddleware {
-    type Phase = Any;
-}
-
 // Not recommended: a wrong order is reported as `ListedAfter` (naming both middleware), not as
 // the `Follows` bound on their phases that fails beneath it.
 #[diagnostic::do_not_recommend]

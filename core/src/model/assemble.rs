@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
+use super::ModelError;
 use super::{ModelEvent, ModelResponse, StopReason, Usage};
-use crate::error::ModelError;
 use crate::message::{Content, ContentPart, Message, Reasoning, ToolCall};
 
 /// Assembles the [`ModelEvent`]s of a streamed call into the [`ModelResponse`] an unstreamed
@@ -328,7 +328,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::error::ModelErrorKind;
+    use crate::model::ModelErrorKind;
 
     fn text(index: usize, text: &str) -> ModelEvent {
         ModelEvent::TextDelta {

@@ -2,6 +2,7 @@
 
 mod assemble;
 mod cache;
+mod error;
 mod event;
 mod output;
 mod replay;
@@ -9,6 +10,8 @@ mod request;
 mod response;
 mod router;
 mod scripted;
+// A tool as a request offers it: public as `tool::ToolSpec`.
+pub(crate) mod tool_spec;
 
 use std::future::Future;
 
@@ -23,8 +26,9 @@ pub use request::{ModelRequest, ModelSettings, ToolChoice};
 pub use response::{ModelResponse, StopReason, Usage};
 pub use router::{DynModel, ModelRouter};
 pub use scripted::{ScriptedModel, StreamStep};
+pub(crate) use tool_spec::ToolSpec;
 
-pub use crate::error::{ModelError, ModelErrorKind};
+pub use error::{ModelError, ModelErrorKind};
 
 /// A language model the agent can call.
 ///

@@ -5,8 +5,8 @@ use std::future::Future;
 
 use futures::stream::{self, Stream, StreamExt};
 
+use super::ModelError;
 use super::{ModelEvent, ModelResponse};
-use crate::error::ModelError;
 use crate::message::ContentPart;
 
 impl ModelResponse {

@@ -3,9 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::ResponseFormat;
+use super::ToolSpec;
 use crate::message::Message;
 use crate::shared::Shared;
-use crate::tool::ToolSpec;
 
 /// One request to a [`Model`](super::Model).
 ///

@@ -9,8 +9,8 @@ use futures::future::BoxFuture;
 use futures::future::Either;
 use futures::stream::{self, BoxStream, Stream, StreamExt};
 
+use super::ModelError;
 use super::{Model, ModelEvent, ModelRequest, ModelResponse};
-use crate::error::ModelError;
 
 /// The object-safe form of [`Model`], for models chosen at run time (from a configuration
 /// file, say) or kept side by side in a [`ModelRouter`]. Every [`Model`] is one; a

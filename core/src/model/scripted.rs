@@ -10,8 +10,8 @@ use std::time::Duration;
 use futures::future::{BoxFuture, Either};
 use futures::stream::{self, Stream};
 
+use super::ModelError;
 use super::{Model, ModelEvent, ModelRequest, ModelResponse, ResponseAssembler};
-use crate::error::ModelError;
 use crate::lock::lock;
 use crate::message::validate_history;
 

@@ -13,12 +13,14 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::convert::{IntoDone, IntoFlow, IntoModelResponse, IntoToolResult};
-use super::tool::{Argument, ContentOutput, FallibleToolOutput, ToolOutput, ToolResultOutput};
 use crate::chain::{Identified, Named};
 use crate::error::BoxError;
 use crate::message::Content;
+use crate::middleware::convert::{IntoDone, IntoFlow, IntoModelResponse, IntoToolResult};
 use crate::tool::ToolError;
+use crate::tool::generated::{
+    Argument, ContentOutput, FallibleToolOutput, ToolOutput, ToolResultOutput,
+};
 
 /// The type asked about.
 pub struct Has<T: ?Sized>(PhantomData<T>);

@@ -1,49 +1,36 @@
 //! What generated code names, as `::hookchain::__private::…`. Not public API: it changes
 //! without notice.
 
-mod bounds;
 mod check;
-mod convert;
 mod probe;
-mod tool;
 
-pub use bounds::{ValidState, ValidThreadState};
 pub use check::{
     Convert, Has, NoArgument, NoBoxError, NoClone, NoContent, NoContentConvert, NoDefault,
     NoDeserialize, NoDoneReturn, NoFallible, NoFallibleConvert, NoFlowReturn, NoIdentified,
     NoJsonSchema, NoModelResponseReturn, NoNamed, NoPlain, NoPlainConvert, NoSend, NoSerialize,
     NoSync, NoToolResult, NoToolResultConvert, NoToolResultReturn, NotSame,
 };
-pub use convert::{
-    Conversion, DoneReturn, FlowReturn, HookFuture, IntoDone, IntoFlow, IntoModelResponse,
-    IntoToolResult, Lazy, StateIs, WrapModelCallReturn, WrapToolCallReturn, convert_now, converted,
-    hook_future, lazy,
-};
 pub use probe::{
     ChainProbe, ChainProbeOther, NotMiddleware, PhaseProbe, PhaseProbeOther, Probe, TypeProbe,
     type_probe,
 };
 
-pub use tool::{
+// What generated code names that lives in the layer it belongs to, below the chains: the
+// hooks' value conversions, the bounds on state and the machinery's token with the middleware;
+// what `#[tool]` generates calls to with the tools.
+pub use crate::middleware::bounds::{ValidState, ValidThreadState};
+pub use crate::middleware::convert::{
+    Conversion, DoneReturn, FlowReturn, HookFuture, IntoDone, IntoFlow, IntoModelResponse,
+    IntoToolResult, Lazy, StateIs, WrapModelCallReturn, WrapToolCallReturn, convert_now, converted,
+    hook_future, lazy,
+};
+pub use crate::middleware::internal::Internal;
+pub use crate::tool::generated::{
     Argument, ArgumentsSchema, ContentOutput, FallibleToolOutput, ToolArgument, ToolOutput,
     ToolResultOutput, answer_as_content, argument_object,
 };
 
 pub use serde_json::Value;
-
-/// Passed by hookchain's machinery to the chain-internal methods of `Middleware` (the
-/// synchronous forms of hooks, the routing of answers to members): those take one, so that
-/// user code can neither call nor override them by mistake.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Internal(());
-
-impl Internal {
-    /// For the machinery (and the benchmarks, which drive a chain as the agent loop does).
-    #[must_use]
-    pub const fn new() -> Self {
-        Internal(())
-    }
-}
 
 pub use crate::chain::{ChainChecks, Constraints, Identified, Named};
 pub use crate::error::BoxError;

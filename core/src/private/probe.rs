@@ -104,3 +104,8 @@ impl<T> ChainProbeOther for &Probe<T> {}
 /// The type of an element that is not a middleware: its phase follows and precedes anything.
 #[derive(Debug)]
 pub enum NotMiddleware {}
+
+// A value that is not middleware has no phases to check (it is reported at the element).
+impl crate::middleware::phase::Phased for NotMiddleware {
+    type Phase = crate::middleware::phase::Any;
+}

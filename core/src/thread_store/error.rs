@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
-use crate::error::BoxError;
 use crate::ids::ThreadId;
+use crate::report::BoxError;
 
 /// Why a [`ThreadStore`](super::ThreadStore) could not load, save, list or delete a thread.
 ///

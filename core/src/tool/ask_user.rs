@@ -3,9 +3,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::answer::Answer;
 use super::{Tool, ToolError, ToolSpec};
 use crate::context::ToolContext;
-use crate::interrupt::Answer;
 use crate::message::Content;
 
 /// The tool's name.

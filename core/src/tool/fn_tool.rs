@@ -11,8 +11,8 @@ use serde::de::DeserializeOwned;
 
 use super::{Tool, ToolError, ToolSpec};
 use crate::context::ToolContext;
-use crate::error::BoxError;
 use crate::message::Content;
+use crate::report::BoxError;
 
 /// A tool made from an async closure taking typed arguments.
 ///

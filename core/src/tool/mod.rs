@@ -2,15 +2,15 @@
 //! the [`ToolRegistry`] that dispatches calls by name, and [`ToolSource`]s for sets of tools
 //! that change while the agent runs.
 
+// The answer to an interrupt, as its raiser checks it: public as `interrupt::Answer`.
+pub(crate) mod answer;
 mod ask_user;
-mod error;
 mod execution;
-mod failure;
-mod final_answer;
 pub(crate) mod fn_tool;
+// What `#[tool]` generates calls to, named by generated code through `__private`.
 mod gemini_schema;
+pub(crate) mod generated;
 mod offered;
-mod progress;
 mod registry;
 pub(crate) mod schema;
 mod source;
@@ -19,53 +19,25 @@ mod spawned;
 
 use std::future::Future;
 
-use serde::{Deserialize, Serialize};
-
+pub use crate::message::final_answer::FinalAnswer;
+pub use crate::message::tool_error::ToolError;
+pub(crate) use crate::message::tool_failure::MessagePolicy;
+pub use crate::message::tool_failure::{ToolFailure, ToolFailureKind};
 pub use ask_user::{ASK_USER, AnswerError, AnswerKind, AskUser, Question};
-pub use error::ToolError;
 pub use execution::ToolExecution;
-pub(crate) use failure::MessagePolicy;
-pub use failure::{ToolFailure, ToolFailureKind};
-pub use final_answer::FinalAnswer;
 pub use fn_tool::FnTool;
 pub use gemini_schema::{gemini_schema, gemini_schema_problems};
-pub use progress::ToolProgress;
 pub use registry::ToolRegistry;
 pub(crate) use registry::{ErasedTool, panic_message, result_of};
 pub use schema::{clean_schema, parameters_schema};
 pub use source::{SourcedTool, ToolSource};
 
+pub use crate::model::tool_spec::ToolSpec;
+pub use crate::run::ToolProgress;
+
 use crate::context::ToolContext;
-use crate::interrupt::Answer;
 use crate::message::Content;
-
-/// What the model is told about a tool.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ToolSpec {
-    /// The name the model calls the tool by.
-    pub name: String,
-    /// What the tool does, for the model.
-    pub description: String,
-    /// The JSON schema of the tool's arguments.
-    pub parameters: serde_json::Value,
-}
-
-impl ToolSpec {
-    /// The spec of the tool `name`, doing what `description` says, taking arguments that
-    /// follow the JSON schema `parameters`.
-    pub fn new(
-        name: impl Into<String>,
-        description: impl Into<String>,
-        parameters: serde_json::Value,
-    ) -> Self {
-        Self {
-            name: name.into(),
-            description: description.into(),
-            parameters,
-        }
-    }
-}
+use answer::Answer;
 
 /// A tool the model can call.
 ///

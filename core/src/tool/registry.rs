@@ -10,10 +10,10 @@ use std::sync::Arc;
 use futures::FutureExt;
 use futures::future::BoxFuture;
 
+use super::answer::Answer;
 use super::offered::{Offered, Sources};
 use super::{Tool, ToolError, ToolFailure, ToolSource, ToolSpec};
 use crate::context::{CallFrame, Context, ToolContext};
-use crate::interrupt::Answer;
 use crate::message::{Content, ToolCall, ToolResult};
 use crate::shared::Shared;
 

@@ -1,7 +1,7 @@
 //! Why an agent cannot be built as configured.
 
 /// An agent's configuration that cannot work, found when it is built
-/// ([`AgentBuilder::build`](super::AgentBuilder::build)): a misconfigured agent fails at
+/// ([`AgentBuilder::build`](crate::AgentBuilder::build)): a misconfigured agent fails at
 /// startup, not on its first request.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

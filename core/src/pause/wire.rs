@@ -14,14 +14,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::{Checkpoint, Interrupt, Members, Position};
-use crate::context::{Counters, ToolAnswer};
+use super::{Counters, ToolAnswer};
 use crate::ids::ThreadId;
 use crate::message::{Message, ToolCall, ToolResult};
+use crate::model::ToolSpec;
 use crate::model::{
     ModelRequest, ModelResponse, ModelSettings, PromptCache, ResponseFormat, ToolChoice,
 };
 use crate::shared::Shared;
-use crate::tool::ToolSpec;
 
 /// The version of the checkpoint format this crate writes. 3: the history once, tools by
 /// name, members nested, counters apart, positions externally tagged.

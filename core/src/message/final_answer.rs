@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::message::{Content, Message};
+use super::{Content, Message};
 
 /// The answer a tool call gives the whole run
 /// ([`ToolContext::end_run_with`](crate::ToolContext::end_run_with)): once the step's calls are

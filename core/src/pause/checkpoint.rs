@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use super::signed;
 use super::wire::{self, FORMAT, OLDEST};
+use super::{Counters, ToolAnswer};
 use super::{Interrupt, InterruptId, Members, SignatureError};
-use crate::context::{Counters, ToolAnswer};
 use crate::ids::ThreadId;
 use crate::message::{Message, ToolCall, ToolResult};
 use crate::model::{ModelRequest, ModelResponse};
@@ -350,6 +350,6 @@ pub enum CheckpointError {
         what: &'static str,
         /// Why it failed.
         #[source]
-        source: crate::error::BoxError,
+        source: crate::report::BoxError,
     },
 }

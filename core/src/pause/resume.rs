@@ -1,8 +1,8 @@
 //! Why a checkpoint could not be resumed.
 
 use super::{InterruptId, Tombstone};
-use crate::error::BoxError;
 use crate::ids::ThreadId;
+use crate::report::BoxError;
 
 /// Why [`Agent::resume`](crate::Agent::resume) refused a checkpoint or its answers.
 #[derive(Debug, thiserror::Error)]

@@ -4,8 +4,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::ToolError;
-use crate::error::{Error, Report};
+use super::tool_error::ToolError;
+use crate::report::{Report, find_in_chain};
 
 /// Why a tool call failed, as wraps, `tracing` and the application see it: the tool, the kind of
 /// failure and the full error. The model reads only [`message`](Self::message) (or what the
@@ -92,7 +92,10 @@ impl ToolFailure {
     }
 
     /// The failure of a `wrap_tool_call` hook around a call of `tool`.
-    pub(crate) fn from_middleware(tool: &str, error: Error) -> Self {
+    pub(crate) fn from_middleware(
+        tool: &str,
+        error: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
         Self::middleware(tool, Arc::new(error))
     }
 
@@ -173,7 +176,7 @@ impl ToolFailure {
     #[must_use]
     pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
         let error: &(dyn std::error::Error + 'static) = &*self.error;
-        crate::error::find_in_chain(error)
+        find_in_chain(error)
     }
 
     /// The failure as the agent's `WARN` log (and [`ToolRetry`](crate::builtin::ToolRetry)'s)

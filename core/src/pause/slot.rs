@@ -354,7 +354,7 @@ impl<S: SlotStore> Checkpointer for S {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interrupt::Tombstone;
+    use crate::pause::Tombstone;
 
     const TTL: Duration = Duration::from_secs(30);
 

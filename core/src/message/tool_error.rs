@@ -1,12 +1,12 @@
 //! Why a tool call failed.
 
-use crate::error::BoxError;
+use crate::report::BoxError;
 
 /// Why a tool call failed.
 ///
 /// The agent turns it into an error [`ToolResult`](crate::ToolResult). What the model reads is
 /// a short, safe message naming the tool and the kind of failure (see
-/// [`ToolFailure::message`](super::ToolFailure::message)): the error's own text, which may hold
+/// [`ToolFailure::message`](crate::tool::ToolFailure::message)): the error's own text, which may hold
 /// internal details (a connection string, a path), goes to `tracing` and to the application
 /// ([`RunOutput::tool_failures`](crate::RunOutput::tool_failures)), not to the model — except
 /// where it is meant for the model: bad arguments, an unknown tool, and

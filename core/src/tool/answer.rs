@@ -2,8 +2,8 @@
 
 use serde::de::DeserializeOwned;
 
-use super::Interrupt;
-use crate::tool::{ToolError, ToolRegistry};
+use super::{ToolError, ToolRegistry};
+use crate::pause::Interrupt;
 
 /// An answer to one of a checkpoint's interrupts, handed to the middleware that raised it
 /// ([`Middleware::check_answer`](crate::Middleware::check_answer)) before the run resumes, so

@@ -1,10 +1,16 @@
-//! The seven hooks and the set of hooks a middleware implements.
+//! The names of the middleware's vocabulary: the seven hooks, the set of hooks a middleware
+//! implements, and where a hook may jump. Plain values, below every layer that names them (the
+//! run's error names a hook and a jump; an interrupt, the hook that raised it).
+
+mod jump;
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// One of the seven hooks of a [`Middleware`](super::Middleware).
+pub use jump::{Jump, JumpSet};
+
+/// One of the seven hooks of a [`Middleware`](crate::Middleware).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -65,7 +71,7 @@ impl fmt::Display for Hook {
 
 /// A set of [`Hook`]s, usable in constants.
 ///
-/// [`Middleware::HOOKS`](super::Middleware::HOOKS) tells the chain which hooks a middleware
+/// [`Middleware::HOOKS`](crate::Middleware::HOOKS) tells the chain which hooks a middleware
 /// implements; the chain does not call the others, so an absent hook costs nothing.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct HookSet(u8);

@@ -12,8 +12,8 @@ use serde::Serialize;
 use serde::de::{DeserializeOwned, Error as _, Unexpected};
 use serde_json::{Map, Value};
 
-use crate::error::BoxError;
 use crate::message::Content;
+use crate::report::BoxError;
 use crate::tool::{ToolError, clean_schema};
 
 /// A type a tool function can take as an argument.
@@ -58,7 +58,7 @@ impl<T> std::fmt::Debug for Argument<T> {
 
 impl<T: DeserializeOwned + JsonSchema> Argument<T> {
     /// How `T` is described and read.
-    pub(super) const fn of() -> Self {
+    pub(crate) const fn of() -> Self {
         Argument {
             schema: |generator| generator.subschema_for::<T>(),
             parse: T::deserialize,
@@ -69,7 +69,7 @@ impl<T: DeserializeOwned + JsonSchema> Argument<T> {
 impl<T> Argument<T> {
     /// Stands for an argument type the macro's `const` check rejects: never used, since
     /// compilation stops at the check.
-    pub(super) const fn never() -> Self {
+    pub(crate) const fn never() -> Self {
         Argument {
             schema: |_| unreachable!("rejected at compile time"),
             parse: |_| unreachable!("rejected at compile time"),

@@ -4,11 +4,11 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::interrupt::{Checkpoint, CheckpointError, Interrupt};
+use crate::message::tool_failure::ToolFailure;
 use crate::message::{Message, Role};
 use crate::model::{OutputError, StopReason, Usage};
+use crate::pause::{Checkpoint, CheckpointError, Interrupt};
 use crate::shared::Shared;
-use crate::tool::ToolFailure;
 
 /// What a run returns: when it ended (finished, jumped to the end) and when it paused for an
 /// interrupt (then [`checkpoint`](Self::checkpoint) resumes it).

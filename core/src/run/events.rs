@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context as TaskContext, Poll};
 
 use super::RunOutput;
-use crate::interrupt::Interrupt;
+use super::ToolProgress;
 use crate::message::{Message, ToolCall, ToolResult};
 use crate::model::{ModelEvent, ModelResponse};
-use crate::tool::ToolProgress;
+use crate::pause::Interrupt;
 
 /// One event of a streamed run ([`Agent::stream`](crate::Agent::stream)), in the order things
 /// happen; the last is [`Output`](AgentEvent::Output) (or an error).
