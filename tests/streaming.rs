@@ -130,7 +130,7 @@ async fn a_step_with_tools_streams_the_calls_their_results_and_the_next_answer()
     let added: Vec<Message> = events
         .iter()
         .filter_map(|event| match event {
-            AgentEvent::MessageAdded(message) => Some(message.clone()),
+            AgentEvent::MessageAdded(message) => Some(Message::clone(message)),
             _ => None,
         })
         .collect();

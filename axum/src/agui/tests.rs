@@ -177,7 +177,7 @@ fn a_void_closes_what_was_open_and_the_answer_streams_under_a_new_message() {
             index: 0,
             text: "Hello".into(),
         }),
-        AgentEvent::MessageAdded(hookchain::Message::assistant("Hello")),
+        AgentEvent::MessageAdded(Box::new(hookchain::Message::assistant("Hello"))),
     ] {
         encoder.event(&event, &mut out);
     }

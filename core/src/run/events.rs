@@ -38,8 +38,9 @@ pub enum AgentEvent {
     /// what they showed; the answer's events follow.
     ModelOutputVoided,
     /// A message entered the history: the model's answer (after every hook), or a tool call's
-    /// result.
-    MessageAdded(Message),
+    /// result. (Boxed, as the interrupt below: the events a stream carries most, the model's,
+    /// are moved at the size of the largest variant.)
+    MessageAdded(Box<Message>),
     /// A tool call is about to run (through the `wrap_tool_call` hooks).
     ToolCallStarted(ToolCall),
     /// A running tool call said how far it got (an MCP server's progress notification, a long
@@ -49,7 +50,7 @@ pub enum AgentEvent {
     ToolCallFinished(ToolResult),
     /// An interrupt paused the run; [`Output`](AgentEvent::Output) follows, with the checkpoint
     /// to resume from (and the key it is stored under, [`RunOutput::pause_key`]).
-    Interrupted(Interrupt),
+    Interrupted(Box<Interrupt>),
     /// The run's output, as [`Agent::run`](crate::Agent::run) returns it: the last event.
     Output(Box<RunOutput>),
     /// An event of a sub-agent's run, inside one of this run's tool calls
@@ -186,7 +187,7 @@ impl RunEvents {
         }
         self.forwarded = false;
         self.queue
-            .push(AgentEvent::MessageAdded(response.message.clone()));
+            .push(AgentEvent::MessageAdded(Box::new(response.message.clone())));
     }
 }
 

@@ -351,7 +351,7 @@ fn take_pending(cx: &mut Context) -> Option<ModelResponse> {
 
 /// Adds `message` to the history, and tells the consumer of a streamed run.
 fn add_message(cx: &mut Context, message: Message) {
-    cx.emit(|| AgentEvent::MessageAdded(message.clone()));
+    cx.emit(|| AgentEvent::MessageAdded(Box::new(message.clone())));
     cx.messages.push(message);
 }
 

@@ -87,7 +87,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             "run paused"
         );
         for interrupt in &interrupts {
-            cx.emit(|| AgentEvent::Interrupted(interrupt.clone()));
+            cx.emit(|| AgentEvent::Interrupted(Box::new(interrupt.clone())));
         }
         let pauses = cx.counters.pauses.saturating_add(1);
         let id = format!("{}:{pauses}", cx.run_id);
