@@ -35,6 +35,7 @@
 //! | `.checkpointer(&store, ..)`, a path, another type | not a checkpointer: the checkpointers there are, an `Arc` to share one, `Arc<dyn DynCheckpointer>` to choose one at run time |
 //! | `run_in_store(&Mutex<Store>, ..)`, another type | not a thread store: the stores there are, an `Arc` to share one |
 //! | `agent.stream("Hi").await` | an agent's stream is read event by event, not awaited: read the events with `StreamExt::next` (`TryStreamExt::try_next`), or `agent.run(input).await` for the output alone |
+//! | `agent.stream_in_owned(thread, "Hi").await` | a thread's stream is read event by event, not awaited: read the events, then `stream.into_thread().await` for the thread; `run_in` for the output alone |
 //! | `ToolResultCache::builder().store(HashMap::new())` | not a store of tool results: `InMemoryCache`, an `Arc` of a store, `impl CacheStore` |
 //! | `.token_counter(\|message\| ..)` (a closure) | not a token counter: `ApproximateCounter`, `TiktokenCounter`, a type with `impl TokenCounter` |
 //! | `ToolRegistry::new().with_source(tool)` | one tool goes in `.register(tool)` / `.with(tool)`; a source is a set that changes |

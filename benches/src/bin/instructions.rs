@@ -287,12 +287,57 @@ fn main() -> ExitCode {
             }
             return ExitCode::SUCCESS;
         }
+        [time, m, variants @ ..] if time == "time" && !variants.is_empty() => {
+            return interleaved(m.parse().expect("M is a number"), variants);
+        }
         [variant, m] => (variant.as_str(), m.parse::<u64>().expect("M is a number")),
         _ => {
-            eprintln!("usage: instructions VARIANT M | instructions list");
+            eprintln!(
+                "usage: instructions VARIANT M | instructions time M VARIANT... | instructions list"
+            );
             return ExitCode::FAILURE;
         }
     };
+    run_variant(variant, m)
+}
+
+/// Wall-clock time of `variants`, interleaved: `ROUNDS` rounds (21 by default), each running
+/// every variant `m` times in turn, so that the machine's noise falls on all of them alike.
+/// Prints each variant's median time per call (setup included, as under callgrind: keep `m`
+/// large) and its ratio to the last variant named.
+fn interleaved(m: u64, variants: &[String]) -> ExitCode {
+    let rounds: usize = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|rounds| rounds.parse().ok())
+        .unwrap_or(21);
+    let mut times = vec![Vec::with_capacity(rounds); variants.len()];
+    for _ in 0..rounds {
+        for (variant, times) in variants.iter().zip(&mut times) {
+            let start = std::time::Instant::now();
+            if run_variant(variant, m) != ExitCode::SUCCESS {
+                return ExitCode::FAILURE;
+            }
+            times.push(start.elapsed().as_nanos() as f64 / m as f64);
+        }
+    }
+    let medians: Vec<f64> = times
+        .iter_mut()
+        .map(|times| {
+            times.sort_by(f64::total_cmp);
+            times[times.len() / 2]
+        })
+        .collect();
+    let last = medians[medians.len() - 1];
+    println!("| variant | median ns per call ({rounds} rounds of {m}) | ratio |");
+    println!("|---|---:|---:|");
+    for (variant, median) in variants.iter().zip(&medians) {
+        println!("| {variant} | {median:.0} | {:.3} |", median / last);
+    }
+    ExitCode::SUCCESS
+}
+
+/// Runs `variant` `m` times.
+fn run_variant(variant: &str, m: u64) -> ExitCode {
     match variant {
         "a0" => hookchain_calls(&(), m),
         "a10" => hookchain_calls(&ten_of!(Absent), m),

@@ -73,7 +73,7 @@ pub use input::{IntoRunInput, RunInput};
 pub use owned_with::OwnedAgentWith;
 pub use resume_from::ResumeFrom;
 pub use stream::{AgentStream, AwaitableStream};
-pub use thread_stream::{ThreadReturn, ThreadStream};
+pub use thread_stream::{AwaitableThreadStream, ThreadReturn, ThreadStream};
 pub use with_context::AgentWith;
 
 use std::borrow::Cow;

@@ -123,6 +123,40 @@ impl<S> Stream for ThreadStream<S> {
     }
 }
 
+/// What an awaited stream would have to be, and a [`ThreadStream`] is not: implemented by no
+/// stream of a run. A `ThreadStream` is read event by event and its thread taken back with
+/// [`into_thread`](ThreadStream::into_thread); `agent.stream_in_owned(thread, input).await` is
+/// refused with a message of ours naming that (the same device as
+/// [`AwaitableStream`](super::AwaitableStream)'s).
+#[diagnostic::on_unimplemented(
+    message = "a thread's stream is read event by event, not awaited",
+    label = "not a future: read its events, then take the thread back with `into_thread`",
+    note = "read the events with `futures::StreamExt`: `while let Some(event) = stream.next().await {{ .. }}`, \
+            then `let thread = stream.into_thread().await;`; for the output alone, \
+            `agent.run_in(&mut thread, input).await?`"
+)]
+pub trait AwaitableThreadStream: awaitable::Sealed {}
+
+mod awaitable {
+    /// Implemented by nothing: no type outside this module can be an `AwaitableThreadStream`.
+    pub trait Sealed {}
+}
+
+/// Never holds (no stream is [`AwaitableThreadStream`]): only here so that awaiting a
+/// `ThreadStream` names the fix. Its output lets a `?` after the `.await` type-check, so the
+/// mistake is one error.
+#[doc(hidden)]
+impl<S> Future for ThreadStream<S>
+where
+    (ThreadStream<S>,): AwaitableThreadStream,
+{
+    type Output = Result<ThreadStream<S>, Error>;
+
+    fn poll(self: Pin<&mut Self>, _: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        unreachable!("no `ThreadStream` is an `AwaitableThreadStream`")
+    }
+}
+
 impl<S> FusedStream for ThreadStream<S> {
     fn is_terminated(&self) -> bool {
         self.events.is_terminated()
