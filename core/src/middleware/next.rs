@@ -172,26 +172,44 @@ where
 {
     type Output = ToolResult;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, task: &mut TaskContext<'_>) -> Poll<ToolResult> {
         let this = self.project();
         let outcome = std::task::ready!(this.hook.poll(task));
         Poll::Ready(match outcome {
             Ok(result) => result,
-            // Named after the instance where the hook named them after the middleware (the
-            // macros do), so that a named instance adds no future of its own to the onion.
-            Err(Error::Interrupted(interruption)) => {
-                let mut interruption = *interruption;
-                interruption.renamed(M::NAME, this.name);
-                this.cx.pause(interruption.raised_at(*this.at, this.name));
-                ToolResult::paused(this.cx.call_id())
-            }
-            Err(error) => {
-                let error = error
-                    .renamed(M::NAME, this.name)
-                    .attribute(this.name, Hook::WrapToolCall);
-                let failure = ToolFailure::from_middleware(this.cx.tool(), error);
-                ToolResult::failed(this.cx.call_id(), failure)
-            }
+            Err(error) => hook_failed(this.cx, *this.at, M::NAME, this.name, error),
         })
+    }
+}
+
+/// The result of a tool call whose `wrap_tool_call` hook (of the member at `at`, `middleware`
+/// by type, `name` by instance) failed or paused. Out of line: the onion's hot path is the
+/// hook's result, and this keeps each layer's `poll` small enough to inline.
+#[cold]
+#[inline(never)]
+fn hook_failed(
+    cx: &mut ToolContext<'_>,
+    at: usize,
+    middleware: &'static str,
+    name: &'static str,
+    error: Error,
+) -> ToolResult {
+    match error {
+        // Named after the instance where the hook named them after the middleware (the
+        // macros do), so that a named instance adds no future of its own to the onion.
+        Error::Interrupted(interruption) => {
+            let mut interruption = *interruption;
+            interruption.renamed(middleware, name);
+            cx.pause(interruption.raised_at(at, name));
+            ToolResult::paused(cx.call_id())
+        }
+        error => {
+            let error = error
+                .renamed(middleware, name)
+                .attribute(name, Hook::WrapToolCall);
+            let failure = ToolFailure::from_middleware(cx.tool(), error);
+            ToolResult::failed(cx.call_id(), failure)
+        }
     }
 }
