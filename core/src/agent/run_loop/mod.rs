@@ -116,9 +116,12 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             Entry::Cancel => Ok(Next::End(Ending::Cancelled)),
         };
         let outcome = loop {
-            let mut request = match attempt!(next) {
-                Next::End(ending) => break Ok(ending),
-                Next::PendingTools => {
+            // Matched in place (not `attempt!(next)`): a `Next` holds a request or a response
+            // inline, and moving it out of the `Result` first copied all of it.
+            let mut request = match next {
+                Err(error) => break Err(error),
+                Ok(Next::End(ending)) => break Ok(ending),
+                Ok(Next::PendingTools) => {
                     // Calls the model did not just make (the input's, a jump's) pass the same
                     // gate as its answers: `after_model` (approval, limits), then the tools.
                     next = Ok(match take_pending(cx) {
@@ -130,16 +133,16 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                     });
                     continue;
                 }
-                Next::Tools { calls, results } => {
+                Ok(Next::Tools { calls, results }) => {
                     next = self.run_tools(cx, state, calls, results).await;
                     continue;
                 }
-                Next::Response(response) => {
+                Ok(Next::Response(response)) => {
                     next = self.end_step(cx, state, response).await;
                     continue;
                 }
-                Next::Request(request) => request,
-                Next::Step(stand_in) => {
+                Ok(Next::Request(request)) => request,
+                Ok(Next::Step(stand_in)) => {
                     // The model is never called while a tool call waits for its result (tool
                     // calls left unanswered in the input history, say).
                     if cx.has_pending_tool_calls() {
@@ -175,15 +178,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                         model,
                     );
                     // A wrap hook that panics ends the run with an error, as one that fails.
-                    let response = match AssertUnwindSafe(onion.call(cx, request))
+                    let answered = AssertUnwindSafe(onion.call(cx, request))
                         .catch_unwind()
-                        .await
-                    {
-                        Ok(response) => response,
-                        Err(payload) => {
-                            Err(Error::panicked(None, Hook::WrapModelCall, payload.as_ref()))
-                        }
-                    };
+                        .await;
                     let reached = cx.counters.model_calls != model_calls;
                     let ran = if reached { Ran::All } else { Ran::First };
                     hooks_ran::<C>(Hook::WrapModelCall, ran, None);
@@ -197,8 +194,15 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                             "model call short-circuited"
                         );
                     }
-                    let response = attempt!(model_response(response));
-                    Ok(Next::Response(response))
+                    // Matched in place: the response is moved once, into the next step.
+                    match answered {
+                        Ok(Ok(response)) => Ok(Next::Response(response)),
+                        Ok(Err(error)) => Err(error.attribute_hook(Hook::WrapModelCall)),
+                        Err(payload) => {
+                            Err(Error::panicked(None, Hook::WrapModelCall, payload.as_ref())
+                                .attribute_hook(Hook::WrapModelCall))
+                        }
+                    }
                 }
                 // A response that stands in for the model used no tokens: its usage, if it
                 // says any, is not counted (usage counts model calls that happened).
@@ -315,11 +319,6 @@ fn hooks_ran<C: Middleware>(hook: Hook, ran: Ran, resumed_at: Option<usize>) {
         }
         .emit::<C>();
     }
-}
-
-/// The onion's answer; an unnamed error from a wrap hook is given the hook at least.
-fn model_response(response: Result<ModelResponse, Error>) -> Result<ModelResponse, Error> {
-    response.map_err(|error| error.attribute_hook(Hook::WrapModelCall))
 }
 
 /// Takes the calls waiting in the history (the input's last answer, or the one a jump runs)
