@@ -255,6 +255,12 @@ impl<T: Send + Sync + 'static + ?Sized> Shareable for T {}
 ///
 /// Configuration lives in the middleware value, which every run shares; data of one run lives in
 /// [`Middleware::State`], which each run creates afresh.
+///
+/// A middleware is never a `dyn Middleware` (its hooks are generic and allocation-free):
+/// middleware chosen at run time — a list read from a configuration, loaded plugins — are
+/// [`plugin`](crate::plugin)'s: [`plugin::boxed`](crate::plugin::boxed) makes any middleware a
+/// `Box<dyn DynMiddleware>`, and a [`Plugins`](crate::plugin::Plugins) member runs a list of
+/// them inside a static chain.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a middleware",
     label = "not a middleware",
