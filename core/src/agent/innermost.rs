@@ -193,59 +193,15 @@ where
             Some(answer) => answer,
             None => {
                 let polled = span.in_scope(|| {
-                    let mut sent = 0;
-                    loop {
-                        let polled =
-                            catch_unwind(AssertUnwindSafe(|| stream.as_mut().poll_next(task)))
-                                .unwrap_or_else(|payload| {
-                                    Poll::Ready(Some(Err(model_panicked(payload.as_ref()))))
-                                });
-                        let event = match polled {
-                            Poll::Pending => return Poll::Pending,
-                            Poll::Ready(Some(Ok(event))) => event,
-                            Poll::Ready(Some(Err(error))) => {
-                                return Poll::Ready(Err(Error::from(error)));
-                            }
-                            Poll::Ready(None) => {
-                                let answer =
-                                    std::mem::take(assembler).finish().map_err(Error::from);
-                                if let (Ok(response), Some(events)) =
-                                    (&answer, events.as_deref_mut())
-                                {
-                                    events.streamed = Some(response.message.clone());
-                                }
-                                return Poll::Ready(answer);
-                            }
-                        };
-                        let mut answer = Answer {
-                            assembler,
-                            events: events.as_deref_mut(),
-                            batch,
-                            sent: false,
-                        };
-                        let hooks = catch_unwind(AssertUnwindSafe(|| {
-                            chain.on_model_event(state, event, &mut answer)
-                        }))
-                        .unwrap_or_else(|payload| {
-                            Err(Error::panicked(None, Hook::OnModelEvent, payload.as_ref()))
-                        })
-                        .map_err(name_event_error::<C>);
-                        if let Err(error) = hooks {
-                            return Poll::Ready(Err(error));
-                        }
-                        if answer.sent {
-                            sent += 1;
-                            // A few events at a time: each return goes up through every
-                            // future of the run to the consumer and back down (about 200
-                            // instructions an event when it was one), while the queue stays
-                            // short. The wake has the stream come back for more once the
-                            // consumer has taken them.
-                            if sent == EVENTS_AHEAD {
-                                task.waker().wake_by_ref();
-                                return Poll::Pending;
-                            }
-                        }
-                    }
+                    read_batch(
+                        stream.as_mut(),
+                        *chain,
+                        state,
+                        assembler,
+                        events,
+                        batch,
+                        task,
+                    )
                 });
                 if let Some(events) = events.as_deref() {
                     events.queue.put(batch);
@@ -264,6 +220,71 @@ where
             return Poll::Pending;
         }
         Poll::Ready(counted(answer, usage, span))
+    }
+}
+
+/// Reads the model's events, each through the chain's per-event hooks into the answer and, for a
+/// run streamed live, into `batch` for the consumer: until the model's answer ends (its answer,
+/// or the error that ended it), the model has nothing yet, or `EVENTS_AHEAD` events are ready
+/// for the consumer.
+// One caller: outlined, it cost ~7 instructions an event.
+#[inline(always)]
+fn read_batch<S, C>(
+    mut stream: Pin<&mut S>,
+    chain: &C,
+    state: &mut C::StreamState,
+    assembler: &mut ResponseAssembler,
+    events: &mut Option<&mut RunEvents>,
+    batch: &mut VecDeque<AgentEvent>,
+    task: &mut TaskContext<'_>,
+) -> Poll<Result<ModelResponse, Error>>
+where
+    S: Stream<Item = Result<ModelEvent, ModelError>>,
+    C: Middleware,
+{
+    let mut sent = 0;
+    loop {
+        let polled = catch_unwind(AssertUnwindSafe(|| stream.as_mut().poll_next(task)))
+            .unwrap_or_else(|payload| Poll::Ready(Some(Err(model_panicked(payload.as_ref())))));
+        let event = match polled {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Some(Ok(event))) => event,
+            Poll::Ready(Some(Err(error))) => {
+                return Poll::Ready(Err(Error::from(error)));
+            }
+            Poll::Ready(None) => {
+                let answer = std::mem::take(assembler).finish().map_err(Error::from);
+                if let (Ok(response), Some(events)) = (&answer, events.as_deref_mut()) {
+                    events.streamed = Some(response.message.clone());
+                }
+                return Poll::Ready(answer);
+            }
+        };
+        let mut answer = Answer {
+            assembler,
+            events: events.as_deref_mut(),
+            batch,
+            sent: false,
+        };
+        let hooks = catch_unwind(AssertUnwindSafe(|| {
+            chain.on_model_event(state, event, &mut answer)
+        }))
+        .unwrap_or_else(|payload| Err(Error::panicked(None, Hook::OnModelEvent, payload.as_ref())))
+        .map_err(name_event_error::<C>);
+        if let Err(error) = hooks {
+            return Poll::Ready(Err(error));
+        }
+        if answer.sent {
+            sent += 1;
+            // A few events at a time: each return goes up through every future of the run to
+            // the consumer and back down (about 200 instructions an event when it was one),
+            // while the queue stays short. The wake has the stream come back for more once the
+            // consumer has taken them.
+            if sent == EVENTS_AHEAD {
+                task.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+        }
     }
 }
 
