@@ -139,18 +139,8 @@ write_workspace() {
     } > "$work/Cargo.toml"
 }
 
-# seconds COMMAND...: wall time of COMMAND, in seconds with two decimals; fails if it fails.
-seconds() {
-    local start end
-    start=$(date +%s.%N)
-    "$@" > "$work/last.log" 2>&1 || return 1
-    end=$(date +%s.%N)
-    echo "$start $end" | awk '{printf "%.2f", $2 - $1}'
-}
-
-median() {
-    tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'
-}
+# `seconds` and `median`.
+source "$here/timing.sh"
 
 # timed NAME PROFILE_ARGS...: median time of REPEAT rebuilds of crate NAME alone.
 timed() {

@@ -249,33 +249,37 @@ if [ -n "${GENERATE_ONLY:-}" ]; then
     exit 0
 fi
 
-seconds() { # COMMAND...: wall-clock seconds of COMMAND
-    local start end
-    start=$(date +%s.%N)
-    "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; "$@"; exit 1; }
-    end=$(date +%s.%N)
-    echo "$end - $start" | bc
-}
+# `seconds` and `median`.
+source "$here/timing.sh"
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# timed COMMAND...: `seconds` of COMMAND; if it fails, says so with the end of its log.
+timed() {
+    seconds "$@" || {
+        echo "failed: $*" >&2
+        tail -30 "$work/last.log" >&2
+        return 1
+    }
+}
 
 echo "| crate | cold \`cargo build\` (s) | incremental \`cargo build\` (s) | incremental \`cargo check\` (s) |"
 echo "|---|---:|---:|---:|"
 for crate in hookchain rig; do
     dir="$work/$crate"
     target="$dir/target"
-    cold=$(seconds cargo build --manifest-path "$dir/Cargo.toml" --target-dir "$target")
+    cold=$(timed cargo build --manifest-path "$dir/Cargo.toml" --target-dir "$target")
     cargo check --manifest-path "$dir/Cargo.toml" --target-dir "$target" >/dev/null 2>&1
     builds=() checks=()
     for ((i = 0; i < REPEAT; i++)); do
         # A change of code, not of a comment: main is checked and built again.
         sed -i "s/^const EDIT: u64 = .*/const EDIT: u64 = $((2 * i + 1));/" "$dir/src/main.rs"
-        builds+=("$(seconds cargo build --manifest-path "$dir/Cargo.toml" --target-dir "$target")")
+        build=$(timed cargo build --manifest-path "$dir/Cargo.toml" --target-dir "$target")
+        builds+=("$build")
         sed -i "s/^const EDIT: u64 = .*/const EDIT: u64 = $((2 * i + 2));/" "$dir/src/main.rs"
-        checks+=("$(seconds cargo check --manifest-path "$dir/Cargo.toml" --target-dir "$target")")
+        check=$(timed cargo check --manifest-path "$dir/Cargo.toml" --target-dir "$target")
+        checks+=("$check")
     done
-    build=$(printf '%s\n' "${builds[@]}" | median)
-    check=$(printf '%s\n' "${checks[@]}" | median)
+    build=$(echo "${builds[*]}" | median)
+    check=$(echo "${checks[*]}" | median)
     printf '| %s | %.1f | %.2f | %.2f |\n' "$crate" "$cold" "$build" "$check"
     rm -rf "$target"
 done
