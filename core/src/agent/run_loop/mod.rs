@@ -181,19 +181,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                     let answered = AssertUnwindSafe(onion.call(cx, request))
                         .catch_unwind()
                         .await;
-                    let reached = cx.counters.model_calls != model_calls;
-                    let ran = if reached { Ran::All } else { Ran::First };
-                    hooks_ran::<C>(Hook::WrapModelCall, ran, None);
-                    if !reached {
-                        // A wrap answered without calling `next`: no `chat` span says so. Which
-                        // one is not recorded (see `telemetry::HooksRan`): the event names the
-                        // candidates.
-                        tracing::debug!(
-                            hookchain.hook = Hook::WrapModelCall.name(),
-                            hookchain.wraps = %telemetry::Wraps::<C>::of(Hook::WrapModelCall),
-                            "model call short-circuited"
-                        );
-                    }
+                    wraps_ran::<C>(Hook::WrapModelCall, cx.counters.model_calls != model_calls);
                     // Matched in place: the response is moved once, into the next step.
                     match answered {
                         Ok(Ok(response)) => Ok(Next::Response(response)),
@@ -318,6 +306,24 @@ fn hooks_ran<C: Middleware>(hook: Hook, ran: Ran, resumed_at: Option<usize>) {
             resumed_at,
         }
         .emit::<C>();
+    }
+}
+
+/// The events of a wrap onion once it returned: [`hooks_ran`], and, when no wrap called
+/// `next` (`reached` false: the model or the tool was not called), a `DEBUG` event that the call
+/// was short-circuited. No span says so otherwise, and which wrap answered is not recorded
+/// (see `telemetry::HooksRan`): the event names the candidates.
+#[inline]
+fn wraps_ran<C: Middleware>(hook: Hook, reached: bool) {
+    let ran = if reached { Ran::All } else { Ran::First };
+    hooks_ran::<C>(hook, ran, None);
+    if !reached {
+        tracing::debug!(
+            hookchain.hook = hook.name(),
+            hookchain.wraps = %telemetry::Wraps::<C>::of(hook),
+            "{} short-circuited",
+            if hook == Hook::WrapModelCall { "model call" } else { "tool call" }
+        );
     }
 }
 

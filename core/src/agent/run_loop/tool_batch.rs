@@ -9,7 +9,7 @@ use futures::{FutureExt, StreamExt};
 use tracing::Instrument;
 
 use super::pausing::tools_position;
-use super::{Ending, Next, States, add_message, hooks_ran};
+use super::{Ending, Next, States, add_message, wraps_ran};
 use crate::agent::innermost::CallTool;
 use crate::agent::{Agent, AgentEvent};
 use crate::context::{CallFrame, Context, Raiser, ToolContext};
@@ -18,7 +18,7 @@ use crate::interrupt::{Interrupt, InterruptId, Interruption};
 use crate::message::{Message, ToolCall, ToolResult};
 use crate::middleware::{Hook, Middleware, ToolNext, ToolWrap};
 use crate::model::Model;
-use crate::telemetry::{self, Ran};
+use crate::telemetry;
 use crate::tool::{ToolFailure, panic_message};
 
 impl<M: Model, C: Middleware> Agent<M, C> {
@@ -188,17 +188,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             .instrument(span.clone())
             .await;
         let _in_call = span.enter();
-        let executed = executed.load(Ordering::Relaxed);
-        let ran = if executed { Ran::All } else { Ran::First };
-        hooks_ran::<C>(Hook::WrapToolCall, ran, None);
-        if !executed {
-            // A wrap answered without calling `next` (or paused the call first).
-            tracing::debug!(
-                hookchain.hook = Hook::WrapToolCall.name(),
-                hookchain.wraps = %telemetry::Wraps::<C>::of(Hook::WrapToolCall),
-                "tool call short-circuited"
-            );
-        }
+        // Not executed: a wrap answered without calling `next` (or paused the call first).
+        wraps_ran::<C>(Hook::WrapToolCall, executed.load(Ordering::Relaxed));
         let (id, tool, pause, finish) = frame.into_parts();
         if let Some(interruption) = pause {
             return Err(interruption);
