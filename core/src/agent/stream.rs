@@ -121,9 +121,12 @@ impl FusedStream for AgentStream<'_> {
 pub trait AwaitableStream: awaitable::Sealed {}
 
 mod awaitable {
-    /// Implemented by nothing: no type outside this module can be an `AwaitableStream`.
+    /// Implemented by nothing: no type outside this crate can be an `AwaitableStream` or an
+    /// `AwaitableThreadStream`.
     pub trait Sealed {}
 }
+
+pub(super) use awaitable::Sealed as Unawaitable;
 
 /// Never holds (no stream is [`AwaitableStream`]): only here so that awaiting an `AgentStream`
 /// names the fix. Its output lets the `?` that usually follows the `.await` type-check, so the

@@ -135,12 +135,7 @@ impl<S> Stream for ThreadStream<S> {
             then `let thread = stream.into_thread().await;`; for the output alone, \
             `agent.run_in(&mut thread, input).await?`"
 )]
-pub trait AwaitableThreadStream: awaitable::Sealed {}
-
-mod awaitable {
-    /// Implemented by nothing: no type outside this module can be an `AwaitableThreadStream`.
-    pub trait Sealed {}
-}
+pub trait AwaitableThreadStream: super::stream::Unawaitable {}
 
 /// Never holds (no stream is [`AwaitableThreadStream`]): only here so that awaiting a
 /// `ThreadStream` names the fix. Its output lets a `?` after the `.await` type-check, so the
