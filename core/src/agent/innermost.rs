@@ -242,7 +242,6 @@ where
     S: Stream<Item = Result<ModelEvent, ModelError>>,
     C: Middleware,
 {
-    let mut sent = 0;
     loop {
         let polled = catch_unwind(AssertUnwindSafe(|| stream.as_mut().poll_next(task)))
             .unwrap_or_else(|payload| Poll::Ready(Some(Err(model_panicked(payload.as_ref())))));
@@ -264,7 +263,6 @@ where
             assembler,
             events: events.as_deref_mut(),
             batch,
-            sent: false,
         };
         let hooks = catch_unwind(AssertUnwindSafe(|| {
             chain.on_model_event(state, event, &mut answer)
@@ -274,16 +272,13 @@ where
         if let Err(error) = hooks {
             return Poll::Ready(Err(error));
         }
-        if answer.sent {
-            sent += 1;
-            // A few events at a time: each return goes up through every future of the run to
-            // the consumer and back down (about 200 instructions an event when it was one),
-            // while the queue stays short. The wake has the stream come back for more once the
-            // consumer has taken them.
-            if sent == EVENTS_AHEAD {
-                task.waker().wake_by_ref();
-                return Poll::Pending;
-            }
+        // A few events at a time (the batch starts each poll empty): each return goes up
+        // through every future of the run to the consumer and back down (about 200
+        // instructions an event when it was one), while the queue stays short. The wake has the
+        // stream come back for more once the consumer has taken them.
+        if batch.len() >= EVENTS_AHEAD {
+            task.waker().wake_by_ref();
+            return Poll::Pending;
         }
     }
 }
@@ -327,8 +322,6 @@ struct Answer<'s> {
     events: Option<&'s mut RunEvents>,
     /// The events for the consumer, not yet in the run's queue.
     batch: &'s mut VecDeque<AgentEvent>,
-    /// Whether an event was sent to the consumer.
-    sent: bool,
 }
 
 impl Emit for Answer<'_> {
@@ -337,7 +330,6 @@ impl Emit for Answer<'_> {
         if let Some(events) = &mut self.events {
             self.batch.push_back(AgentEvent::Model(event));
             events.forwarded = true;
-            self.sent = true;
         }
         Ok(())
     }
