@@ -201,6 +201,9 @@ pub(crate) struct Delivered<'a> {
 impl Future for Delivered<'_> {
     type Output = ();
 
+    // Awaited after every step of every run, streamed or not: outlined, a run that streams
+    // nothing paid a call for each.
+    #[inline]
     fn poll(self: Pin<&mut Self>, task: &mut TaskContext<'_>) -> Poll<()> {
         match self.queue {
             // The stream polls the run only once the queue is empty; the wake makes sure it
