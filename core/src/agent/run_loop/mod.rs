@@ -60,13 +60,18 @@ pub(super) enum Ending {
 }
 
 /// Where the loop goes next.
+///
+/// Small (56 bytes): a step goes through several of these, each moved out of the future that
+/// made it and into the loop. The request and the response are boxed, for they travel here only
+/// on the rare paths (a resume, a hook's stand-in, calls waiting in the input); the model's own
+/// answer goes from the onion straight into `end_step`.
 enum Next {
     /// A new step; with a response that stands in for the model call.
-    Step(Option<ModelResponse>),
+    Step(Option<Box<ModelResponse>>),
     /// `before_model` and the model call on this request (a step resumed before the model).
-    Request(ModelRequest),
+    Request(Box<ModelRequest>),
     /// `after_model` and what follows on this response.
-    Response(ModelResponse),
+    Response(Box<ModelResponse>),
     /// These tool calls; the results some of them already have.
     Tools {
         calls: Vec<ToolCall>,
@@ -82,8 +87,8 @@ impl From<Position> for Next {
     /// Where a resumed run goes on.
     fn from(position: Position) -> Self {
         match position {
-            Position::BeforeModel { request, .. } => Next::Request(request),
-            Position::AfterModel { response, .. } => Next::Response(response),
+            Position::BeforeModel { request, .. } => Next::Request(Box::new(request)),
+            Position::AfterModel { response, .. } => Next::Response(Box::new(response)),
             Position::Tools { calls, results, .. } => Next::Tools { calls, results },
             Position::Step => Next::Step(None),
         }
@@ -125,7 +130,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                     // Calls the model did not just make (the input's, a jump's) pass the same
                     // gate as its answers: `after_model` (approval, limits), then the tools.
                     next = Ok(match take_pending(cx) {
-                        Some(answer) => Next::Response(answer),
+                        Some(answer) => Next::Response(Box::new(answer)),
                         None => Next::Tools {
                             calls: Vec::new(),
                             results: Vec::new(),
@@ -138,10 +143,10 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                     continue;
                 }
                 Ok(Next::Response(response)) => {
-                    next = self.end_step(cx, state, response).await;
+                    next = self.end_step(cx, state, *response).await;
                     continue;
                 }
-                Ok(Next::Request(request)) => request,
+                Ok(Next::Request(request)) => *request,
                 Ok(Next::Step(stand_in)) => {
                     // The model is never called while a tool call waits for its result (tool
                     // calls left unanswered in the input history, say).
@@ -171,20 +176,28 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                         model: &self.model,
                         chain: &self.chain,
                     };
-                    let mut onion = <C::WrapsModel as ModelWrap<C>>::layer(
-                        &self.chain,
-                        &mut state.run,
-                        &mut state.thread,
-                        model,
-                    );
                     // A wrap hook that panics ends the run with an error, as one that fails.
-                    let answered = AssertUnwindSafe(onion.call(cx, request))
-                        .catch_unwind()
-                        .await;
+                    // Without wrap hooks the onion is the model call, which catches its own
+                    // panics: the guard's two moves of the call's future are spared.
+                    let answered = {
+                        let mut onion = <C::WrapsModel as ModelWrap<C>>::layer(
+                            &self.chain,
+                            &mut state.run,
+                            &mut state.thread,
+                            model,
+                        );
+                        if C::HOOKS.contains(Hook::WrapModelCall) {
+                            AssertUnwindSafe(onion.call(cx, request))
+                                .catch_unwind()
+                                .await
+                        } else {
+                            Ok(onion.call(cx, request).await)
+                        }
+                    };
                     wraps_ran::<C>(Hook::WrapModelCall, cx.counters.model_calls != model_calls);
-                    // Matched in place: the response is moved once, into the next step.
+                    // Matched in place: the response is moved once, into the step's end.
                     match answered {
-                        Ok(Ok(response)) => Ok(Next::Response(response)),
+                        Ok(Ok(response)) => self.end_step(cx, state, response).await,
                         Ok(Err(error)) => Err(error.attribute_hook(Hook::WrapModelCall)),
                         Err(payload) => {
                             Err(Error::panicked(None, Hook::WrapModelCall, payload.as_ref())
@@ -194,7 +207,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 }
                 // A response that stands in for the model used no tokens: its usage, if it
                 // says any, is not counted (usage counts model calls that happened).
-                Flow::Respond(response) => Ok(Next::Response(*response)),
+                Flow::Respond(response) => Ok(Next::Response(response)),
                 Flow::Jump(Jump::Tools) => Ok(Next::PendingTools),
                 Flow::Jump(Jump::End) => Ok(Next::End(Ending::Jumped)),
                 Flow::Interrupt(interruption) => {
@@ -251,7 +264,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         check_jump::<C>(&flow, Hook::BeforeAgent)?;
         Ok(match flow {
             Flow::Continue | Flow::Jump(Jump::Model) => Next::Step(None),
-            Flow::Respond(response) => Next::Step(Some(*response)),
+            Flow::Respond(response) => Next::Step(Some(response)),
             Flow::Jump(Jump::Tools) => Next::PendingTools,
             Flow::Jump(Jump::End) => Next::End(Ending::Jumped),
             // The run cannot pause before it has started.
