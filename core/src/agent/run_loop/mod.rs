@@ -6,6 +6,7 @@
 //! goes next (`Next`) and the chain's state during the run (`States`).
 
 mod model_step;
+mod one_or_many;
 mod pausing;
 mod settle;
 mod tool_batch;

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use futures::{FutureExt, StreamExt};
 use tracing::Instrument;
 
+use super::one_or_many::OneOrMany;
 use super::pausing::tools_position;
 use super::{Ending, Next, States, add_message, wraps_ran};
 use crate::agent::innermost::CallTool;
@@ -39,38 +40,44 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             }
         }
         cx.answered.clear();
-        let waiting: Vec<usize> = (0..calls.len()).filter(|&i| results[i].is_none()).collect();
+        let waiting = OneOrMany::collect((0..calls.len()).filter(|&i| results[i].is_none()));
         let keeps_steps = self.keeps_steps(cx);
-        if keeps_steps && !waiting.is_empty() {
+        if keeps_steps && !waiting.as_slice().is_empty() {
             // The model's answer is kept: a worker that resumes does not call the model again.
             let position = tools_position(cx, calls.clone(), results.clone());
             Box::pin(self.keep_step(cx, state, position)).await?;
         }
         if cx.events.is_some() {
             // The consumer hears of every call of the step before any runs.
-            for &i in &waiting {
+            for &i in waiting.as_slice() {
                 cx.emit(|| AgentEvent::ToolCallStarted(calls[i].clone()));
             }
             cx.delivered().await;
         }
-        let outcomes: Vec<Result<ToolResult, Interruption>> = {
+        let outcomes: OneOrMany<Result<ToolResult, Interruption>> = {
             let cx = &*cx;
-            if let [i] = waiting[..] {
+            match &waiting {
                 // The usual step calls one tool: awaited directly, without the concurrent
                 // stream's tasks and allocations.
-                vec![self.call_through(cx, state, calls[i].clone()).await]
-            } else if keeps_steps {
-                Box::pin(self.run_tools_kept(cx, state, &calls, &results, &waiting)).await?
-            } else {
-                // `buffered` keeps the calls' order: the outcomes line up with `waiting`.
-                let calls = waiting
-                    .iter()
-                    .copied()
-                    .map(|i| self.call_through(cx, state, calls[i].clone()));
-                futures::stream::iter(calls)
-                    .buffered(self.tool_concurrency)
-                    .collect()
-                    .await
+                OneOrMany::One(i) => {
+                    OneOrMany::One(self.call_through(cx, state, calls[*i].clone()).await)
+                }
+                OneOrMany::Many(waiting) if keeps_steps => OneOrMany::Many(
+                    Box::pin(self.run_tools_kept(cx, state, &calls, &results, waiting)).await?,
+                ),
+                OneOrMany::Many(waiting) => {
+                    // `buffered` keeps the calls' order: the outcomes line up with `waiting`.
+                    let calls = waiting
+                        .iter()
+                        .copied()
+                        .map(|i| self.call_through(cx, state, calls[i].clone()));
+                    OneOrMany::Many(
+                        futures::stream::iter(calls)
+                            .buffered(self.tool_concurrency)
+                            .collect()
+                            .await,
+                    )
+                }
             }
         };
         let mut interrupts = Vec::new();
