@@ -205,6 +205,13 @@ fn sizes() {
         "Result<ModelResponse, Error> {:5} bytes",
         std::mem::size_of::<Result<ModelResponse, Error>>()
     );
+    let empty = agent::agent(());
+    let ten = agent::agent(ten_of!(Full));
+    println!(
+        "Agent::run future: empty chain {} bytes, 10 middleware {} bytes",
+        std::mem::size_of_val(&empty.run("hi")),
+        std::mem::size_of_val(&ten.run("hi"))
+    );
     hookchain_future("a0", &());
     hookchain_future("a1", &hookchain::chain![Absent]);
     hookchain_future("a10", &ten_of!(Absent));
