@@ -171,7 +171,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     ) -> Instrumented<Leased<'s, impl Future<Output = Result<Ending, Error>> + 's>> {
         let thread = cx.thread_id.as_ref().map(|id| id as &dyn std::fmt::Display);
         let span = telemetry::invoke_agent_span(&self.name, &cx.run_id, thread, self.max_steps);
-        Leased::new(self.drive(cx, state, entry, span.clone()), lease).instrument(span)
+        Leased::new(self.drive(cx, state, entry), lease).instrument(span)
     }
 
     /// A new run in `cx` takes its key, if the agent keeps its runs.

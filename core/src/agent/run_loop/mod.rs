@@ -105,9 +105,6 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         cx: &mut Context,
         state: &mut States<C>,
         entry: Entry,
-        // The run's span, which `go` instruments this future with: handed over rather than
-        // looked up as the current span (a thread-local lookup, whoever listens).
-        run_span: tracing::Span,
     ) -> Result<Ending, Error> {
         let () = ChainChecks::<C>::OK;
         /// `?` for the loop: an error leaves the loop, so `after_agent` still runs.
@@ -241,7 +238,12 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             Some(durable) => Box::pin(settle(durable, cx, ending)).await,
             None => ending,
         };
-        telemetry::record_run_end(&run_span, cx.counters.usage, ending.as_ref().err());
+        // The run's span is the current one (`go` instruments this future with it).
+        telemetry::record_run_end(
+            &tracing::Span::current(),
+            cx.counters.usage,
+            ending.as_ref().err(),
+        );
         ending
     }
 
