@@ -52,23 +52,29 @@ pub async fn turn<C: Middleware>(agent: &Agent<ScriptedModel, C>) -> RunOutput {
     output
 }
 
-/// The model and tools of the hand-written turn.
+/// The model and tools of the hand-written turn (the turn's scripted model, unless another is
+/// given: the scale probe's waits at its gate).
 #[derive(Debug)]
-pub struct HandTurn {
-    model: ScriptedModel,
+pub struct HandTurn<M = ScriptedModel> {
+    model: M,
     tools: ToolRegistry,
 }
 
 impl Default for HandTurn {
     fn default() -> Self {
-        Self {
-            model: model(),
-            tools: ToolRegistry::new().with(ping()),
-        }
+        Self::new(model())
     }
 }
 
-impl HandTurn {
+impl<M: Model> HandTurn<M> {
+    /// The hand-written turn on `model`, with the `ping` tool.
+    pub fn new(model: M) -> Self {
+        Self {
+            model,
+            tools: ToolRegistry::new().with(ping()),
+        }
+    }
+
     /// The same turn with no framework: build the request from the history, call the model,
     /// append its message, run its tool calls one by one and append their results, until it
     /// answers without tool calls.

@@ -25,7 +25,9 @@
 //!   (the high-water mark only rises).
 //!
 //! The peers: `floor`, the probe alone (a task that waits at the gate once: spawning, the gate,
-//! joining, the runtime), the floor under the others; hookchain's `Agent::run` (empty chain);
+//! joining, the runtime), the floor under the others; `hand`, the turn written by hand with no
+//! framework (`HandTurn`: the request built from the history, the model called, its tool calls
+//! run through a `ToolRegistry`), the ceiling of any library; hookchain's `Agent::run` (empty chain);
 //! Synaptic's ReAct agent (`synaptic_graph::create_react_agent`: a `CompiledGraph` of its model
 //! node, which calls the model through its `MiddlewareChain` (empty), and its tool node); Rig's
 //! `Agent::prompt(..)` (no hook) with the `ping` tool, every run on the one agent (its bus and
@@ -44,15 +46,16 @@ use async_trait::async_trait;
 use hookchain::prelude::*;
 use hookchain::{Agent, Role};
 use hookchain_benches::Wait;
+use hookchain_benches::agent::HandTurn;
 #[cfg(feature = "rig")]
 use hookchain_benches::rig;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
 #[cfg(feature = "rig")]
-const PEERS: &[&str] = &["floor", "hookchain", "synaptic", "rig"];
+const PEERS: &[&str] = &["floor", "hand", "hookchain", "synaptic", "rig"];
 #[cfg(not(feature = "rig"))]
-const PEERS: &[&str] = &["floor", "hookchain", "synaptic"];
+const PEERS: &[&str] = &["floor", "hand", "hookchain", "synaptic"];
 
 /// Clock ticks per second of `/proc/<pid>/stat` (`USER_HZ`, 100 on Linux).
 const TICKS_PER_SECOND: u64 = 100;
@@ -218,6 +221,18 @@ fn spawner(peer: &str, gate: &Arc<Gate>) -> Spawn {
                 tokio::spawn(async move {
                     wait.await;
                     true
+                })
+            })
+        }
+        // The same turn by hand, no framework (`HandTurn`, as in the turn's instruction
+        // counts): what any library at all could reach on this probe.
+        "hand" => {
+            let turn = Arc::new(HandTurn::new(HookchainModel { wait: gate.wait() }));
+            Box::new(move || {
+                let turn = Arc::clone(&turn);
+                tokio::spawn(async move {
+                    let messages = turn.run("hi").await.expect("the run succeeds");
+                    messages.len() == 4
                 })
             })
         }
