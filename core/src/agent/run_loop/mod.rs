@@ -107,12 +107,12 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         entry: Entry,
     ) -> Result<Ending, Error> {
         let () = ChainChecks::<C>::OK;
-        /// `?` for the loop: an error leaves the loop, so `after_agent` still runs.
+        /// `?` for the loop: an error leaves the loop (`$run`), so `after_agent` still runs.
         macro_rules! attempt {
-            ($result:expr) => {
+            ($run:lifetime, $result:expr) => {
                 match $result {
                     Ok(value) => value,
-                    Err(error) => break Err(error),
+                    Err(error) => break $run Err(error),
                 }
             };
         }
@@ -121,103 +121,111 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             Entry::Resume(position) => Ok(Next::from(*position)),
             Entry::Cancel => Ok(Next::End(Ending::Cancelled)),
         };
-        let outcome = loop {
-            // Matched in place (not `attempt!(next)`): a `Next` holds a request or a response
-            // inline, and moving it out of the `Result` first copied all of it.
-            let mut request = match next {
-                Err(error) => break Err(error),
-                Ok(Next::End(ending)) => break Ok(ending),
-                Ok(Next::PendingTools) => {
-                    // Calls the model did not just make (the input's, a jump's) pass the same
-                    // gate as its answers: `after_model` (approval, limits), then the tools.
-                    next = Ok(match take_pending(cx) {
-                        Some(answer) => Next::Response(Box::new(answer)),
-                        None => Next::Tools {
-                            calls: Vec::new(),
-                            results: Vec::new(),
-                        },
-                    });
-                    continue;
-                }
-                Ok(Next::Tools { calls, results }) => {
-                    next = self.run_tools(cx, state, calls, results).await;
-                    continue;
-                }
-                Ok(Next::Response(response)) => {
-                    next = self.end_step(cx, state, *response).await;
-                    continue;
-                }
-                Ok(Next::Request(request)) => *request,
-                Ok(Next::Step(stand_in)) => {
-                    // The model is never called while a tool call waits for its result (tool
-                    // calls left unanswered in the input history, say).
-                    if cx.has_pending_tool_calls() {
+        let outcome = 'run: loop {
+            // The model's answer for the step's end: one place awaits `end_step`, whichever way
+            // the answer came (each place that awaits a future keeps room for it in the loop's).
+            let answer: ModelResponse = 'answer: {
+                // Matched in place (not `attempt!(next)`): moving a `Next` out of its `Result`
+                // first copied it.
+                let mut request = match next {
+                    Err(error) => break 'run Err(error),
+                    Ok(Next::End(ending)) => break 'run Ok(ending),
+                    Ok(Next::PendingTools) => {
+                        // Calls the model did not just make (the input's, a jump's) pass the
+                        // same gate as its answers: `after_model` (approval, limits), then the
+                        // tools.
+                        next = Ok(match take_pending(cx) {
+                            Some(answer) => Next::Response(Box::new(answer)),
+                            None => Next::Tools {
+                                calls: Vec::new(),
+                                results: Vec::new(),
+                            },
+                        });
+                        continue 'run;
+                    }
+                    Ok(Next::Tools { calls, results }) => {
+                        next = self.run_tools(cx, state, calls, results).await;
+                        continue 'run;
+                    }
+                    Ok(Next::Response(response)) => break 'answer *response,
+                    Ok(Next::Request(request)) => *request,
+                    Ok(Next::Step(stand_in)) => {
+                        // The model is never called while a tool call waits for its result
+                        // (tool calls left unanswered in the input history, say).
+                        if cx.has_pending_tool_calls() {
+                            next = Ok(Next::PendingTools);
+                            continue 'run;
+                        }
+                        if stand_in.is_none() && self.keeps_steps(cx) {
+                            // Boxed: the loop's own future stays as small for runs that keep
+                            // none.
+                            attempt!('run, Box::pin(self.keep_step(cx, state, Position::Step)).await);
+                            if cx.stepping == Stepping::Started {
+                                break 'run Ok(Ending::Stepped);
+                            }
+                        }
+                        attempt!('run, self.begin_step(cx));
+                        if let Some(response) = stand_in {
+                            break 'answer *response;
+                        }
+                        self.request(cx)
+                    }
+                };
+                match attempt!('run, self.before_model(cx, state, &mut request).await) {
+                    Flow::Continue | Flow::Jump(Jump::Model) => {}
+                    // A response that stands in for the model used no tokens: its usage, if it
+                    // says any, is not counted (usage counts model calls that happened).
+                    Flow::Respond(response) => break 'answer *response,
+                    Flow::Jump(Jump::Tools) => {
                         next = Ok(Next::PendingTools);
-                        continue;
+                        continue 'run;
                     }
-                    if stand_in.is_none() && self.keeps_steps(cx) {
-                        // Boxed: the loop's own future stays as small for runs that keep none.
-                        attempt!(Box::pin(self.keep_step(cx, state, Position::Step)).await);
-                        if cx.stepping == Stepping::Started {
-                            break Ok(Ending::Stepped);
-                        }
+                    Flow::Jump(Jump::End) => break 'run Ok(Ending::Jumped),
+                    Flow::Interrupt(interruption) => {
+                        let member = interruption.member;
+                        let position = Position::BeforeModel { request, member };
+                        let interrupt = self.hook_interrupt(cx, Hook::BeforeModel, *interruption);
+                        next = self.pause(cx, state, position, vec![interrupt]);
+                        continue 'run;
                     }
-                    attempt!(self.begin_step(cx));
-                    if let Some(response) = stand_in {
-                        next = Ok(Next::Response(response));
-                        continue;
+                }
+                let model_calls = cx.counters.model_calls;
+                let model = CallModel {
+                    model: &self.model,
+                    chain: &self.chain,
+                };
+                let mut onion = <C::WrapsModel as ModelWrap<C>>::layer(
+                    &self.chain,
+                    &mut state.run,
+                    &mut state.thread,
+                    model,
+                );
+                // A wrap hook that panics ends the run with an error, as one that fails.
+                // Without wrap hooks the onion is the model call, which catches its own panics:
+                // the guard's two moves of the call's future are spared.
+                let answered = if C::HOOKS.contains(Hook::WrapModelCall) {
+                    AssertUnwindSafe(onion.call(cx, request))
+                        .catch_unwind()
+                        .await
+                } else {
+                    Ok(onion.call(cx, request).await)
+                };
+                wraps_ran::<C>(Hook::WrapModelCall, cx.counters.model_calls != model_calls);
+                // Matched in place: the response is moved once, into the step's end.
+                match answered {
+                    Ok(Ok(response)) => response,
+                    Ok(Err(error)) => break 'run Err(error.attribute_hook(Hook::WrapModelCall)),
+                    Err(payload) => {
+                        break 'run Err(Error::panicked(
+                            None,
+                            Hook::WrapModelCall,
+                            payload.as_ref(),
+                        )
+                        .attribute_hook(Hook::WrapModelCall));
                     }
-                    self.request(cx)
                 }
             };
-            next = match attempt!(self.before_model(cx, state, &mut request).await) {
-                Flow::Continue | Flow::Jump(Jump::Model) => {
-                    let model_calls = cx.counters.model_calls;
-                    let model = CallModel {
-                        model: &self.model,
-                        chain: &self.chain,
-                    };
-                    // A wrap hook that panics ends the run with an error, as one that fails.
-                    // Without wrap hooks the onion is the model call, which catches its own
-                    // panics: the guard's two moves of the call's future are spared.
-                    let answered = {
-                        let mut onion = <C::WrapsModel as ModelWrap<C>>::layer(
-                            &self.chain,
-                            &mut state.run,
-                            &mut state.thread,
-                            model,
-                        );
-                        if C::HOOKS.contains(Hook::WrapModelCall) {
-                            AssertUnwindSafe(onion.call(cx, request))
-                                .catch_unwind()
-                                .await
-                        } else {
-                            Ok(onion.call(cx, request).await)
-                        }
-                    };
-                    wraps_ran::<C>(Hook::WrapModelCall, cx.counters.model_calls != model_calls);
-                    // Matched in place: the response is moved once, into the step's end.
-                    match answered {
-                        Ok(Ok(response)) => self.end_step(cx, state, response).await,
-                        Ok(Err(error)) => Err(error.attribute_hook(Hook::WrapModelCall)),
-                        Err(payload) => {
-                            Err(Error::panicked(None, Hook::WrapModelCall, payload.as_ref())
-                                .attribute_hook(Hook::WrapModelCall))
-                        }
-                    }
-                }
-                // A response that stands in for the model used no tokens: its usage, if it
-                // says any, is not counted (usage counts model calls that happened).
-                Flow::Respond(response) => Ok(Next::Response(response)),
-                Flow::Jump(Jump::Tools) => Ok(Next::PendingTools),
-                Flow::Jump(Jump::End) => Ok(Next::End(Ending::Jumped)),
-                Flow::Interrupt(interruption) => {
-                    let member = interruption.member;
-                    let position = Position::BeforeModel { request, member };
-                    let interrupt = self.hook_interrupt(cx, Hook::BeforeModel, *interruption);
-                    self.pause(cx, state, position, vec![interrupt])
-                }
-            };
+            next = self.end_step(cx, state, answer).await;
         };
         let ending = if let Ok(Ending::Paused(_) | Ending::Stepped) = outcome {
             // The run is not over: `after_agent` runs when it ends, after the resume.
