@@ -100,6 +100,77 @@ impl<M: Model> HandTurn<M> {
     }
 }
 
+impl<M: Model> HandTurn<M> {
+    /// [`run`](Self::run) with the work of ten members written by hand, as `turn10`'s ten
+    /// `Full` middleware do it: ten counter bumps before each model call, the call through ten
+    /// nested pass-through `async fn`s, ten reads of its answer, and each tool call through ten
+    /// nested pass-through `async fn`s. What a framework adds to the same work is `turn10`
+    /// against this.
+    pub async fn run_10(
+        &self,
+        input: &str,
+        counts: &mut [u64; 10],
+    ) -> Result<Shared<Vec<Message>>, Error> {
+        let mut messages = Shared::new(vec![Message::user(input)]);
+        loop {
+            let mut request = ModelRequest::new(messages.clone());
+            request.tools = self.tools.shared_specs();
+            request.tool_choice = ToolChoice::Auto;
+            request.settings = ModelSettings::new();
+            for count in counts.iter_mut() {
+                *count += 1;
+            }
+            let response = model_10(&self.model, request).await?;
+            for _ in 0..counts.len() {
+                std::hint::black_box(response.message.text().len());
+            }
+            let calls = response.message.tool_calls.clone();
+            messages.push(response.message);
+            if calls.is_empty() {
+                return Ok(messages);
+            }
+            for call in &calls {
+                let result = tool_10(&self.tools, call.clone()).await;
+                messages.push(Message::tool(result));
+            }
+        }
+    }
+}
+
+/// The innermost model call of [`HandTurn::run_10`].
+async fn model_0<M: Model>(model: &M, request: ModelRequest) -> Result<ModelResponse, Error> {
+    model.invoke(request).await.map_err(Error::from)
+}
+
+/// The innermost tool call of [`HandTurn::run_10`].
+async fn tool_0(tools: &ToolRegistry, call: ToolCall) -> hookchain::ToolResult {
+    tools.execute(&call).await
+}
+
+/// `$outer` is a pass-through wrap that awaits `$inner`, for the model and for the tool.
+macro_rules! hand_wraps {
+    ($model_inner:ident, $tool_inner:ident) => {};
+    ($model_inner:ident, $tool_inner:ident, $model_outer:ident, $tool_outer:ident $(, $rest:ident)*) => {
+        async fn $model_outer<M: Model>(
+            model: &M,
+            request: ModelRequest,
+        ) -> Result<ModelResponse, Error> {
+            $model_inner(model, request).await
+        }
+
+        async fn $tool_outer(tools: &ToolRegistry, call: ToolCall) -> hookchain::ToolResult {
+            $tool_inner(tools, call).await
+        }
+
+        hand_wraps!($model_outer, $tool_outer $(, $rest)*);
+    };
+}
+
+hand_wraps!(
+    model_0, tool_0, model_1, tool_1, model_2, tool_2, model_3, tool_3, model_4, tool_4, model_5,
+    tool_5, model_6, tool_6, model_7, tool_7, model_8, tool_8, model_9, tool_9, model_10, tool_10
+);
+
 /// The model of the history-length variants: calls `ping` until `steps` tool results follow
 /// the last user message, then answers. Unlike [`ScriptedModel`] it checks and records nothing,
 /// whose costs grow with the history: what grows here is the framework's.

@@ -74,6 +74,10 @@ const VARIANTS: &[(&str, &str)] = &[
     ("inline10", "sequential: 10 bumps inline"),
     ("turn_hand", "agent turn by hand"),
     (
+        "turn_hand10",
+        "agent turn by hand, with the work of 10 members by hand",
+    ),
+    (
         "stream0",
         "Agent::stream of 1000 text deltas, empty chain (per run)",
     ),
@@ -420,6 +424,14 @@ fn run_variant(variant: &str, m: u64) -> ExitCode {
                 };
                 black_box(received);
             }
+        }
+        "turn_hand10" => {
+            let hand = HandTurn::default();
+            let mut counts = [0_u64; 10];
+            for _ in 0..m {
+                black_box(run(hand.run_10(black_box("hi"), &mut counts)).is_ok());
+            }
+            black_box(counts);
         }
         "turn_hand" => {
             let hand = HandTurn::default();
