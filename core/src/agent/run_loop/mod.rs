@@ -62,7 +62,7 @@ pub(super) enum Ending {
 
 /// Where the loop goes next.
 ///
-/// Small (56 bytes): a step goes through several of these, each moved out of the future that
+/// Small (48 bytes): a step goes through several of these, each moved out of the future that
 /// made it and into the loop. The request and the response are boxed, for they travel here only
 /// on the rare paths (a resume, a hook's stand-in, calls waiting in the input); the model's own
 /// answer goes from the onion straight into `end_step`.
