@@ -82,11 +82,11 @@ impl<M: Model> HandTurn<M> {
         // Shared with each request, as the agent does: no copy of the history per call.
         let mut messages = Shared::new(vec![Message::user(input)]);
         loop {
-            let mut request = ModelRequest::new(messages.clone());
-            request.tools = self.tools.shared_specs();
-            request.tool_choice = ToolChoice::Auto;
-            request.settings = ModelSettings::new();
-            let response = self.model.invoke(request).await.map_err(Error::from)?;
+            let response = self
+                .model
+                .invoke(self.request(&messages))
+                .await
+                .map_err(Error::from)?;
             let calls = response.message.tool_calls.clone();
             messages.push(response.message);
             if calls.is_empty() {
@@ -98,9 +98,16 @@ impl<M: Model> HandTurn<M> {
             }
         }
     }
-}
 
-impl<M: Model> HandTurn<M> {
+    /// The request of the next model call: the history shared, the tools offered.
+    fn request(&self, messages: &Shared<Vec<Message>>) -> ModelRequest {
+        let mut request = ModelRequest::new(messages.clone());
+        request.tools = self.tools.shared_specs();
+        request.tool_choice = ToolChoice::Auto;
+        request.settings = ModelSettings::new();
+        request
+    }
+
     /// [`run`](Self::run) with the work of ten members written by hand, as `turn10`'s ten
     /// `Full` middleware do it: ten counter bumps before each model call, the call through ten
     /// nested pass-through `async fn`s, ten reads of its answer, and each tool call through ten
@@ -113,10 +120,7 @@ impl<M: Model> HandTurn<M> {
     ) -> Result<Shared<Vec<Message>>, Error> {
         let mut messages = Shared::new(vec![Message::user(input)]);
         loop {
-            let mut request = ModelRequest::new(messages.clone());
-            request.tools = self.tools.shared_specs();
-            request.tool_choice = ToolChoice::Auto;
-            request.settings = ModelSettings::new();
+            let request = self.request(&messages);
             for count in counts.iter_mut() {
                 *count += 1;
             }
