@@ -150,6 +150,9 @@ where
 {
     type Output = Result<ModelResponse, Error>;
 
+    // Inlined into the onion's innermost layer: called out of line, its answer came back
+    // through memory and every layer on the way out copied it.
+    #[inline]
     fn poll(self: Pin<&mut Self>, task: &mut TaskContext<'_>) -> Poll<Self::Output> {
         match self.project() {
             ModelCallProjection::Invoking {
@@ -169,11 +172,7 @@ where
             }
             ModelCallProjection::Streaming { call } => call.as_mut().poll_events(task),
             ModelCallProjection::Panicked { error, span } => {
-                let error = error
-                    .take()
-                    .unwrap_or_else(|| model_panicked(&"polled again"));
-                telemetry::record_model_error(span, error.kind());
-                Poll::Ready(Err(Error::from(error)))
+                Poll::Ready(Err(panicked(error, span)))
             }
         }
     }
@@ -345,6 +344,18 @@ impl Emit for Answer<'_> {
         }
         Ok(())
     }
+}
+
+/// The error of a model call whose model panicked making its future. Out of line: the
+/// call's `poll` stays small enough to inline.
+#[cold]
+#[inline(never)]
+fn panicked(error: &mut Option<ModelError>, span: &Span) -> Error {
+    let error = error
+        .take()
+        .unwrap_or_else(|| model_panicked(&"polled again"));
+    telemetry::record_model_error(span, error.kind());
+    Error::from(error)
 }
 
 /// The model's error when its future panicked.
