@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Compile time of the same user crate on hookchain and on Rig: an agent on an OpenAI model with
 # six middleware of the user's own, and (hookchain only: Rig has no such library) twelve of the
-# built-ins. Cold (an empty target directory: every dependency built) and incremental (one line
+# built-ins; and hookchain's crate with its six members only (`hookchain-6`, like for like with
+# Rig's six hooks). Cold (an empty target directory: every dependency built) and incremental (one line
 # of `main.rs` changed, then `cargo build` and `cargo check` again), dev profile.
 #
 #   benches/compile_vs_rig.sh            (REPEAT=3 incremental builds each, the median)
@@ -244,8 +245,21 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 EOF
 
+# The same agent as Rig's, like for like: hookchain's crate without the twelve built-ins (Rig has
+# none to compare them with), its six members only.
+mkdir -p "$work/hookchain-6/src"
+sed 's/^name = "user-hookchain"/name = "user-hookchain-6"/' "$work/hookchain/Cargo.toml" \
+    >"$work/hookchain-6/Cargo.toml"
+{
+    echo '#![allow(unused_imports, unused_variables)]'
+    sed -e 's/an agent with 12 built-ins and 6 members of its own/the same agent, its 6 members only/' \
+        -e '/^use hookchain::builtin::{/,/^};/d' \
+        -e '/^        Pii::builder()/,/^        ToolRetry::builder().build()?,/d' \
+        "$work/hookchain/src/main.rs"
+} >"$work/hookchain-6/src/main.rs"
+
 if [ -n "${GENERATE_ONLY:-}" ]; then
-    echo "generated: $work/hookchain $work/rig"
+    echo "generated: $work/hookchain $work/hookchain-6 $work/rig"
     exit 0
 fi
 
@@ -263,7 +277,7 @@ timed() {
 
 echo "| crate | cold \`cargo build\` (s) | incremental \`cargo build\` (s) | incremental \`cargo check\` (s) |"
 echo "|---|---:|---:|---:|"
-for crate in hookchain rig; do
+for crate in hookchain hookchain-6 rig; do
     dir="$work/$crate"
     target="$dir/target"
     cold=$(timed cargo build --manifest-path "$dir/Cargo.toml" --target-dir "$target")
