@@ -10,7 +10,7 @@ use std::hint::black_box;
 
 use hookchain::prelude::*;
 
-use crate::fixtures::answer;
+use crate::fixtures::{Answer, answer};
 
 /// The innermost call: the model itself (no wrap).
 #[inline]
@@ -75,4 +75,141 @@ pub async fn inline_bumps_10(
         *count += 1;
     }
     w0(cx, request).await
+}
+
+/// A hand-written onion layer with a `next` it can call again (retry, fallback), as every
+/// middleware onion's `next` must be: it holds the inner layers by value and calls them
+/// through `&mut`, the shape of hookchain's layers without a chain, a member or a macro.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NextLayer<N>(pub N);
+
+impl<N: ModelNext> ModelNext for NextLayer<N> {
+    fn call(
+        &mut self,
+        cx: &mut Context,
+        request: ModelRequest,
+    ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
+        let next = &mut self.0;
+        async move { next.call(cx, request).await }
+    }
+}
+
+/// `c10_next`: [`hand_10`] with its ten wraps as [`NextLayer`]s around the model, each calling
+/// its `next` through `&mut` (the `wN`s call each other directly and cannot call again).
+pub async fn hand_next_10(
+    cx: &mut Context,
+    counts: &mut [u64; 10],
+) -> Result<ModelResponse, Error> {
+    let request = crate::fixtures::empty_request();
+    for count in counts.iter_mut() {
+        *count += 1;
+    }
+    let mut onion = NextLayer(NextLayer(NextLayer(NextLayer(NextLayer(NextLayer(
+        NextLayer(NextLayer(NextLayer(NextLayer(Answer)))),
+    ))))));
+    let response = onion.call(cx, request).await?;
+    for _ in 0..counts.len() {
+        black_box(response.message.text().len());
+    }
+    Ok(response)
+}
+
+/// A hand-written member whose wrap is a method given what a chain's layer hands its member:
+/// the member itself, its state and its thread's state, beside the request and `next`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Passing;
+
+impl Passing {
+    async fn wrap<N: ModelNext>(
+        &self,
+        cx: &mut Context,
+        _state: &mut u64,
+        _thread: &mut (),
+        request: ModelRequest,
+        mut next: N,
+    ) -> Result<ModelResponse, Error> {
+        next.call(cx, request).await
+    }
+}
+
+/// A [`NextLayer`] that also holds its member and the member's states, as hookchain's
+/// `ModelLayer` does, and calls the member's wrap with them.
+#[derive(Debug)]
+pub struct StateLayer<'a, N> {
+    member: &'a Passing,
+    state: &'a mut u64,
+    thread: &'a mut (),
+    next: N,
+}
+
+impl<N: ModelNext> ModelNext for StateLayer<'_, N> {
+    fn call(
+        &mut self,
+        cx: &mut Context,
+        request: ModelRequest,
+    ) -> impl Future<Output = Result<ModelResponse, Error>> + Send {
+        self.member
+            .wrap(cx, self.state, self.thread, request, &mut self.next)
+    }
+}
+
+/// `c10_state`: [`hand_next_10`] with each layer a [`StateLayer`]: ten members each handed its
+/// state (the counter it bumps) and its thread's state, the shape of a chain's onion written by
+/// hand.
+pub async fn hand_state_10(
+    cx: &mut Context,
+    counts: &mut [u64; 10],
+) -> Result<ModelResponse, Error> {
+    let request = crate::fixtures::empty_request();
+    for count in counts.iter_mut() {
+        *count += 1;
+    }
+    let member = &Passing;
+    let mut threads = [(); 10];
+    let [s0, s1, s2, s3, s4, s5, s6, s7, s8, s9] = counts;
+    let [t0, t1, t2, t3, t4, t5, t6, t7, t8, t9] = &mut threads;
+    macro_rules! layer {
+        ($state:ident, $thread:ident, $next:expr) => {
+            StateLayer {
+                member,
+                state: $state,
+                thread: $thread,
+                next: $next,
+            }
+        };
+    }
+    let mut onion = layer!(
+        s0,
+        t0,
+        layer!(
+            s1,
+            t1,
+            layer!(
+                s2,
+                t2,
+                layer!(
+                    s3,
+                    t3,
+                    layer!(
+                        s4,
+                        t4,
+                        layer!(
+                            s5,
+                            t5,
+                            layer!(
+                                s6,
+                                t6,
+                                layer!(s7, t7, layer!(s8, t8, layer!(s9, t9, Answer)))
+                            )
+                        )
+                    )
+                )
+            )
+        )
+    );
+    let response = onion.call(cx, request).await?;
+    for _ in 0..10 {
+        black_box(response.message.text().len());
+    }
+    Ok(response)
 }

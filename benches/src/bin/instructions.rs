@@ -51,6 +51,14 @@ const VARIANTS: &[(&str, &str)] = &[
     ),
     ("c0", "(c) by hand, N = 0 (the model call alone)"),
     ("c10", "(c) by hand, N = 10"),
+    (
+        "c10_next",
+        "(c) by hand, N = 10, the wraps as layers with a callable next",
+    ),
+    (
+        "c10_state",
+        "(c) by hand, N = 10, layers handing each member its states (a chain's onion by hand)",
+    ),
     ("d10", "(d) Vec<Arc<dyn>> + boxed futures, 10 active"),
     ("e10", "(e) Synaptic 0.4.0, 10 no-op"),
     ("e10_active", "(e) Synaptic 0.4.0, 10 active"),
@@ -240,6 +248,16 @@ fn sizes() {
     );
     println!(
         "{:12} {:5} bytes",
+        "c10_next",
+        std::mem::size_of_val(&hand::hand_next_10(&mut cx, &mut counts))
+    );
+    println!(
+        "{:12} {:5} bytes",
+        "c10_state",
+        std::mem::size_of_val(&hand::hand_state_10(&mut cx, &mut counts))
+    );
+    println!(
+        "{:12} {:5} bytes",
         "inline10",
         std::mem::size_of_val(&hand::inline_bumps_10(&mut cx, &mut counts))
     );
@@ -363,7 +381,7 @@ fn run_variant(variant: &str, m: u64) -> ExitCode {
         "pa10" => hookchain_calls_in(&hookchain::chain![plugins::absent(10)], m),
         "b10p0" => hookchain_calls_in(&hookchain::chain![ten_of!(Active), plugins::active(0)], m),
         "b10p10" => hookchain_calls_in(&hookchain::chain![ten_of!(Active), plugins::active(10)], m),
-        "c0" | "c10" | "inline10" => {
+        "c0" | "c10" | "c10_next" | "c10_state" | "inline10" => {
             let mut cx = Context::new(Vec::new());
             let mut counts = [0_u64; 10];
             let (cx, counts) = (black_box(&mut cx), black_box(&mut counts));
@@ -371,6 +389,8 @@ fn run_variant(variant: &str, m: u64) -> ExitCode {
                 let result = match variant {
                     "c0" => run(hand::hand_0(cx, &mut [])),
                     "c10" => run(hand::hand_10(cx, counts)),
+                    "c10_next" => run(hand::hand_next_10(cx, counts)),
+                    "c10_state" => run(hand::hand_state_10(cx, counts)),
                     _ => run(hand::inline_bumps_10(cx, counts)),
                 };
                 black_box(result.is_ok());
