@@ -2,6 +2,7 @@
 
 mod assemble;
 mod cache;
+mod copy_blocks;
 mod error;
 mod event;
 mod output;
@@ -19,6 +20,7 @@ use futures::Stream;
 
 pub use assemble::ResponseAssembler;
 pub use cache::{CacheTtl, PromptCache};
+pub(crate) use copy_blocks::Padding;
 pub use event::ModelEvent;
 pub(crate) use output::parse_answer;
 pub use output::{OutputError, ResponseFormat};

@@ -1,9 +1,12 @@
 //! What the agent sends to the model.
 
+use std::fmt;
+
 use serde::{Deserialize, Serialize};
 
 use super::ResponseFormat;
 use super::ToolSpec;
+use super::copy_blocks::{Padding, padding_to_blocks, whole_blocks};
 use crate::message::Message;
 use crate::shared::Shared;
 
@@ -22,7 +25,7 @@ use crate::shared::Shared;
 /// The agent builds a fresh request for every model call from the conversation history. Edits a
 /// middleware makes to the request (in `before_model` or `wrap_model_call`) affect that call only;
 /// to change the history, edit it through the [`Context`](crate::Context).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Default, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct ModelRequest {
     /// The model to call, by the name a [`ModelRouter`](super::ModelRouter) knows it by;
@@ -53,6 +56,48 @@ pub struct ModelRequest {
     /// every layer of a model call, and most requests have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_cache: Option<Box<super::PromptCache>>,
+    /// Rounds the request up to whole 64-byte blocks: each layer of a model call copies it
+    /// (see [`copy_blocks`](super::copy_blocks)).
+    #[serde(skip)]
+    pub(crate) padding: Padding<REQUEST_PADDING>,
+}
+
+/// The request's fields but its padding, by type: their size decides the padding. (It varies
+/// with the dependencies' features: `serde_json`'s `preserve_order` makes `settings.extra` an
+/// `IndexMap`.)
+type RequestFields = (
+    Option<String>,
+    Shared<Vec<Message>>,
+    Option<String>,
+    Shared<Vec<ToolSpec>>,
+    ToolChoice,
+    Option<ResponseFormat>,
+    ModelSettings,
+    Option<Box<super::PromptCache>>,
+);
+
+/// Bytes of padding that make the request whole 64-byte blocks.
+const REQUEST_PADDING: usize = padding_to_blocks(std::mem::size_of::<RequestFields>());
+
+// A field added to the request without its type in `RequestFields` shows here.
+const _: () = assert!(
+    whole_blocks(std::mem::size_of::<ModelRequest>()),
+    "ModelRequest is not whole 64-byte blocks: list each of its fields' types in RequestFields"
+);
+
+impl fmt::Debug for ModelRequest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ModelRequest")
+            .field("model", &self.model)
+            .field("messages", &self.messages)
+            .field("system_prompt", &self.system_prompt)
+            .field("tools", &self.tools)
+            .field("tool_choice", &self.tool_choice)
+            .field("response_format", &self.response_format)
+            .field("settings", &self.settings)
+            .field("prompt_cache", &self.prompt_cache)
+            .finish()
+    }
 }
 
 impl ModelRequest {

@@ -194,6 +194,7 @@ impl<'a> WireRequest<'a> {
             response_format: self.response_format.map(Cow::into_owned),
             settings: self.settings.into_owned(),
             prompt_cache: self.prompt_cache.map(|cache| Box::new(cache.into_owned())),
+            padding: crate::model::Padding::default(),
         }
     }
 }

@@ -114,6 +114,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             tool_choice: ToolChoice::Auto,
             settings: self.settings.clone(),
             prompt_cache: None,
+            padding: crate::model::Padding::default(),
         }
     }
 
