@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Compile time of the same user crate on hookchain and on Rig: an agent on an OpenAI model with
 # six middleware of the user's own, and (hookchain only: Rig has no such library) twelve of the
-# built-ins; and hookchain's crate with its six members only (`hookchain-6`, like for like with
-# Rig's six hooks). Cold (an empty target directory: every dependency built) and incremental (one line
-# of `main.rs` changed, then `cargo build` and `cargo check` again), dev profile.
+# built-ins. Also hookchain's crate with its six members only (`hookchain-6`, like for like with
+# Rig's six hooks), and with its twelve built-ins in a `Plugins` member (`hookchain-dyn`). Cold
+# (an empty target directory: every dependency built) and incremental (one line of `main.rs`
+# changed, then `cargo build` and `cargo check` again), dev profile.
 #
 #   benches/compile_vs_rig.sh            (REPEAT=3 incremental builds each, the median)
-#   GENERATE_ONLY=1 benches/compile_vs_rig.sh    the two crates, not built
+#   GENERATE_ONLY=1 benches/compile_vs_rig.sh    the crates, not built
 #
 # The crates are generated under benches/compile-time/ (git-ignored), each with a target
 # directory of its own, deleted after: a cold build is measured once per crate.
@@ -258,8 +259,22 @@ sed 's/^name = "user-hookchain"/name = "user-hookchain-6"/' "$work/hookchain/Car
         "$work/hookchain/src/main.rs"
 } >"$work/hookchain-6/src/main.rs"
 
+# The same crate with its twelve built-ins behind `dyn`, in one `Plugins` member, as Rig's hooks
+# are: what the static chain costs an incremental build, against what dispatch through `dyn`
+# costs it.
+mkdir -p "$work/hookchain-dyn/src"
+sed 's/^name = "user-hookchain"/name = "user-hookchain-dyn"/' "$work/hookchain/Cargo.toml" \
+    >"$work/hookchain-dyn/Cargo.toml"
+sed -e 's/an agent with 12 built-ins and 6 members of its own/the same agent, its 12 built-ins as plugins/' \
+    -e '/^        Pii::builder()/i\        Plugins::new(vec![' \
+    -e 's/^        \([A-Z][A-Za-z]*::builder()\)/        boxed(\1/' \
+    -e 's/\.build()?,$/.build()?),/' \
+    -e '/^        boxed(ToolRetry::builder().build()?),/a\        ])?,' \
+    -e 's/^use hookchain::prelude::\*;/use hookchain::plugin::{Plugins, boxed};\nuse hookchain::prelude::*;/' \
+    "$work/hookchain/src/main.rs" >"$work/hookchain-dyn/src/main.rs"
+
 if [ -n "${GENERATE_ONLY:-}" ]; then
-    echo "generated: $work/hookchain $work/hookchain-6 $work/rig"
+    echo "generated: $work/hookchain $work/hookchain-6 $work/hookchain-dyn $work/rig"
     exit 0
 fi
 
@@ -277,7 +292,7 @@ timed() {
 
 echo "| crate | cold \`cargo build\` (s) | incremental \`cargo build\` (s) | incremental \`cargo check\` (s) |"
 echo "|---|---:|---:|---:|"
-for crate in hookchain hookchain-6 rig; do
+for crate in hookchain hookchain-6 hookchain-dyn rig; do
     dir="$work/$crate"
     target="$dir/target"
     cold=$(timed cargo build --manifest-path "$dir/Cargo.toml" --target-dir "$target")
