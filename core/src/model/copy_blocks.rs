@@ -13,7 +13,7 @@
 //! more per copy.
 
 /// `BYTES` bytes of padding: zeros, equal to each other, never serialized.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, PartialEq)]
 pub(crate) struct Padding<const BYTES: usize>([u8; BYTES]);
 
 impl<const BYTES: usize> Default for Padding<BYTES> {
@@ -29,12 +29,6 @@ pub(crate) const fn padding_to_blocks(size: usize) -> usize {
     } else {
         0
     }
-}
-
-/// Whether `size` bytes are copied as whole 64-byte blocks (on targets with 64-bit pointers,
-/// where the sizes are known).
-pub(crate) const fn whole_blocks(size: usize) -> bool {
-    cfg!(not(target_pointer_width = "64")) || size.is_multiple_of(64)
 }
 
 #[cfg(test)]

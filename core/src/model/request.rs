@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ResponseFormat;
 use super::ToolSpec;
-use super::copy_blocks::{Padding, padding_to_blocks, whole_blocks};
+use super::copy_blocks::{Padding, padding_to_blocks};
 use crate::message::Message;
 use crate::shared::Shared;
 
@@ -81,7 +81,7 @@ const REQUEST_PADDING: usize = padding_to_blocks(std::mem::size_of::<RequestFiel
 
 // A field added to the request without its type in `RequestFields` shows here.
 const _: () = assert!(
-    whole_blocks(std::mem::size_of::<ModelRequest>()),
+    padding_to_blocks(std::mem::size_of::<ModelRequest>()) == 0,
     "ModelRequest is not whole 64-byte blocks: list each of its fields' types in RequestFields"
 );
 
