@@ -6,7 +6,8 @@
 //! plain text, plain text only when asked for (`connect_insecure`) and only on this machine, no
 //! password in an error. Its thread store (`PostgresThreadStore`, same database and pool):
 //! every rule of the `ThreadStore` contract (`thread_store_rules`), damaged and oversized rows
-//! refused naming the thread, the table of threads added to a database of an earlier version.
+//! refused naming the thread, the table of threads added to a database of an earlier version,
+//! and its column and index of owners too; `list_owned` reading the index.
 
 mod pg;
 mod store_rules;
@@ -14,11 +15,11 @@ mod thread_store_rules;
 
 use std::error::Error;
 
-use hookchain::ThreadId;
 use hookchain::interrupt::{
     CheckpointError, Checkpointer, Claim, Clock, PostgresCheckpointer, Record, Stored,
 };
 use hookchain::thread_store::{MAX_THREAD_LEN, ThreadStore, ThreadStoreError};
+use hookchain::{Thread, ThreadId};
 use store_rules::store_as;
 
 /// A store on `server`'s database, over TLS, the server's certificate checked against the
@@ -437,6 +438,137 @@ async fn postgres_thread_store_follows_the_rules() {
     let server = pg::Postgres::start();
     let store = connect(&server).await;
     thread_store_rules::check(&store.threads()).await;
+    thread_store_rules::owners::unreadable_threads_are_not_owned(&store.threads()).await;
+}
+
+/// A database of the version before owners (its table of threads made by hand as that
+/// version made it, holding a thread) gets the column and the index when stores are next
+/// made on it, four at once: its thread is kept, without an owner, and `list_owned` lists the
+/// threads saved with one since, that thread too once saved with one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_older_table_of_threads_gets_the_owners() {
+    let server = pg::Postgres::start();
+    let old = thread_store_rules::conversation("old", "hello").await;
+    {
+        let store = connect(&server).await;
+        let client = store.pool().get().await.unwrap();
+        client
+            .batch_execute(
+                "DROP TABLE hookchain_threads;
+                 CREATE TABLE hookchain_threads (
+                     id text COLLATE \"C\" PRIMARY KEY,
+                     version bigint NOT NULL,
+                     thread text NOT NULL,
+                     updated_at timestamptz NOT NULL DEFAULT now()
+                 )",
+            )
+            .await
+            .unwrap();
+        client
+            .execute(
+                "INSERT INTO hookchain_threads (id, version, thread) VALUES ('old', 1, $1)",
+                &[&serde_json::to_string(&old).unwrap()],
+            )
+            .await
+            .unwrap();
+    }
+    let config = server.config();
+    let stores = futures::future::join_all((0..4).map(|_| PostgresCheckpointer::connect(&config)))
+        .await
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let threads = stores[0].threads();
+    let alice = || threads.list_owned("alice", None, 10);
+    assert_eq!(alice().await.unwrap(), [] as [ThreadId; 0]);
+    let stored = thread_store_rules::load(&threads, "old").await;
+    assert_eq!((stored.version, &stored.thread), (1, &old));
+    assert_eq!(stored.thread.owner(), None);
+
+    let new = Thread::<()>::with_id(ThreadId::new("new")).with_owner("alice");
+    assert_eq!(threads.save(&new, 0).await.unwrap(), 1);
+    assert_eq!(alice().await.unwrap(), [ThreadId::new("new")]);
+    let owned = stored.thread.with_owner("alice");
+    assert_eq!(threads.save(&owned, 1).await.unwrap(), 2);
+    assert_eq!(
+        stores[3]
+            .threads()
+            .list_owned("alice", None, 10)
+            .await
+            .unwrap(),
+        [ThreadId::new("new"), ThreadId::new("old")]
+    );
+    // A store made again finds the schema as it is: nothing to add.
+    connect(&server).await;
+}
+
+/// `list_owned`'s query reads a page of the index on `(owner, id)`, from the id it starts
+/// after, in a table of many threads and owners (the query as the store sends it, planned
+/// generic, as a prepared statement is after a few runs).
+#[tokio::test]
+async fn owned_pages_are_read_through_the_index() {
+    let server = pg::Postgres::start();
+    let threads = connect(&server).await.threads();
+    let client = threads.pool().get().await.unwrap();
+    client
+        .batch_execute(
+            "INSERT INTO hookchain_threads (id, version, thread, owner)
+                 SELECT 't' || n, 1, '{}', 'owner-' || (n % 100)
+                 FROM generate_series(1, 20000) AS n;
+             ANALYZE hookchain_threads;
+             SET plan_cache_mode = force_generic_plan;
+             PREPARE owned (text, text, bigint) AS SELECT id FROM hookchain_threads
+                 WHERE owner = $1 AND id > $2 COLLATE \"C\"
+                 ORDER BY id LIMIT $3",
+        )
+        .await
+        .unwrap();
+    let plan: Vec<String> = client
+        .query("EXPLAIN EXECUTE owned('owner-7', 't5', 10)", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    let plan = plan.join("\n");
+    assert!(
+        plan.contains("Index Only Scan using hookchain_threads_owner")
+            && plan.contains("Index Cond: ((owner = $1) AND (id > ($2)::text))"),
+        "{plan}"
+    );
+    let page = threads
+        .list_owned("owner-7", Some(&ThreadId::new("t5")), 3)
+        .await
+        .unwrap();
+    assert_eq!(page, ["t5007", "t507", "t5107"].map(ThreadId::new));
+}
+
+/// An owner no principal has and the column cannot hold or index (holding NUL, which
+/// Postgres's text refuses; longer than 1 KiB, past what an entry of the index may be) is not
+/// recorded: the thread is saved, with its owner in its JSON, and listed under no owner;
+/// listing the threads of such an owner is an empty page, not an error.
+#[tokio::test]
+async fn owners_postgres_cannot_index_are_not_recorded() {
+    let server = pg::Postgres::start();
+    let threads = connect(&server).await.threads();
+    // Letters that do not repeat: Postgres would compress a repeating owner into the index.
+    let mut seed: u32 = 1;
+    let long: String = (0..4000)
+        .map(|_| {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            char::from(b'a' + u8::try_from((seed >> 16) % 26).unwrap())
+        })
+        .collect();
+    for (id, owner) in [("nul", "al\0ice"), ("long", long.as_str())] {
+        let thread = Thread::<()>::with_id(ThreadId::new(id)).with_owner(owner);
+        assert_eq!(threads.save(&thread, 0).await.unwrap(), 1, "{id}");
+        let stored = thread_store_rules::load(&threads, id).await;
+        assert_eq!(stored.thread.owner(), Some(owner));
+        assert_eq!(
+            threads.list_owned(owner, None, 10).await.unwrap(),
+            [] as [ThreadId; 0]
+        );
+    }
 }
 
 /// A row whose thread is not one (edited by hand) is refused naming it; one larger than a

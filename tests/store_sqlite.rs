@@ -2,8 +2,9 @@
 //! (`store_rules`), keeps what it stored across a reopen, reports a corrupt row as `Decode`,
 //! and runs its blocking calls off the executor, on a current-thread runtime too. Its thread
 //! store (`SqliteThreadStore`, in the same file) follows every rule of the `ThreadStore`
-//! contract (`thread_store_rules`), keeps its threads across a reopen, and refuses a damaged
-//! one naming it.
+//! contract (`thread_store_rules`, owners and namespaces among them), keeps its threads across
+//! a reopen, and refuses a damaged one naming it. (The migration of a file of an earlier
+//! version, which needs SQLite by hand, is tested in the crate `hookchain-stores`.)
 
 mod store_rules;
 mod support;
@@ -156,6 +157,7 @@ async fn sqlite_thread_store_follows_the_rules() {
     let dir = support::temp_dir("store_sqlite", "thread_rules");
     let store = SqliteCheckpointer::open(dir.join("agents.db")).unwrap();
     thread_store_rules::check(&store.threads()).await;
+    thread_store_rules::owners::unreadable_threads_are_not_owned(&store.threads()).await;
     drop(store);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -10,6 +10,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use hookchain::agent::THREAD_FORMAT;
 use hookchain::prelude::*;
 use hookchain::thread_store::{
     DynThreadStore, EncodedThread, FileThreadStore, InMemoryThreadStore, MAX_THREAD_LEN,
@@ -32,6 +33,7 @@ fn file_names(dir: &Path) -> Vec<String> {
 #[tokio::test]
 async fn in_memory_thread_store_follows_the_rules() {
     thread_store_rules::check(&InMemoryThreadStore::new()).await;
+    thread_store_rules::owners::unreadable_threads_are_not_owned(&InMemoryThreadStore::new()).await;
 }
 
 /// A shared store (`Arc`) is a store under the same rules; so is any store as a trait object
@@ -51,6 +53,7 @@ async fn shared_and_dyn_thread_stores_follow_the_rules() {
 async fn file_thread_store_follows_the_rules() {
     let dir = support::temp_dir("thread_stores", "rules");
     thread_store_rules::check(&FileThreadStore::new(&dir)).await;
+    thread_store_rules::owners::unreadable_threads_are_not_owned(&FileThreadStore::new(&dir)).await;
     assert_eq!(file_names(&dir), [".lock"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -157,10 +160,17 @@ async fn newer_and_oversized_thread_files_are_refused() {
         .unwrap();
     let path = store.path(&id).unwrap();
     let text = std::fs::read_to_string(&path).unwrap();
-    std::fs::write(&path, text.replacen("\"format\":2", "\"format\":3", 1)).unwrap();
+    let newer = THREAD_FORMAT + 1;
+    let text = text.replacen(
+        &format!("\"format\":{THREAD_FORMAT}"),
+        &format!("\"format\":{newer}"),
+        1,
+    );
+    std::fs::write(&path, text).unwrap();
     let error = store.load::<()>(&id).await.unwrap_err();
     assert!(
-        matches!(&error, ThreadStoreError::Format { id: named, found: 3, supported: 2 } if named == &id),
+        matches!(&error, ThreadStoreError::Format { id: named, found, supported: THREAD_FORMAT }
+            if named == &id && *found == u64::from(newer)),
         "{error:?}"
     );
 

@@ -78,6 +78,48 @@ impl ThreadId {
         &self.0
     }
 
+    /// The id `id` in the namespace `namespace` (a tenant): `<namespace>/<id>`. A thread's id
+    /// is the key of its entry in a [`ThreadStore`](crate::thread_store::ThreadStore) and of its
+    /// runs in a [`Checkpointer`](crate::interrupt::Checkpointer), so the ids of two namespaces
+    /// never name one entry, in either store, and one store serves many tenants: a server
+    /// (`hookchain::axum`) makes the id of every thread a tenant's principal names this way.
+    /// [`ThreadStore::list_namespace`](crate::thread_store::ThreadStore::list_namespace)
+    /// lists a namespace's threads.
+    ///
+    /// `None` when `namespace` is empty or holds `/` (then two namespaces could write one
+    /// key). Keep un-namespaced ids of a store shared with namespaced ones free of `/`.
+    ///
+    /// ```
+    /// use hookchain::ThreadId;
+    ///
+    /// let id = ThreadId::namespaced("acme", "support-42").unwrap();
+    /// assert_eq!(id.as_str(), "acme/support-42");
+    /// assert_eq!(id.namespace(), Some("acme"));
+    /// assert_eq!(id.local(), "support-42");
+    /// assert!(ThreadId::namespaced("a/b", "x").is_none());
+    /// ```
+    #[must_use]
+    pub fn namespaced(namespace: &str, id: &str) -> Option<Self> {
+        if namespace.is_empty() || namespace.contains('/') {
+            return None;
+        }
+        Some(ThreadId(format!("{namespace}/{id}")))
+    }
+
+    /// The namespace of an id made by [`namespaced`](Self::namespaced): the part before its
+    /// first `/`, if it has one.
+    #[must_use]
+    pub fn namespace(&self) -> Option<&str> {
+        self.0.split_once('/').map(|(namespace, _)| namespace)
+    }
+
+    /// The id within its [`namespace`](Self::namespace): the part after its first `/`, or the
+    /// whole id when it has none.
+    #[must_use]
+    pub fn local(&self) -> &str {
+        self.0.split_once('/').map_or(&self.0, |(_, local)| local)
+    }
+
     /// A fresh id, unique for practical purposes.
     pub(crate) fn fresh() -> Self {
         ThreadId(fresh())

@@ -55,6 +55,9 @@
 extern crate self as hookchain;
 
 pub mod agent;
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub mod auth;
 pub mod builtin;
 pub mod chain;
 mod config;
@@ -84,7 +87,10 @@ pub use agent::{
     IntoRunInput, OwnedAgentWith, ResumeFrom, RunInput, RunOutput, Thread, ThreadError, ThreadId,
     ThreadReturn, ThreadStream,
 };
-pub use context::{CallFrame, Context, RunContext, SavedValueError, ToolContext};
+pub use context::{
+    CallFrame, Context, MAX_PRINCIPAL_LEN, Principal, PrincipalError, RunContext, SavedValueError,
+    ToolContext,
+};
 pub use error::{BoxError, Error, MiddlewareError, ModelError, ModelErrorKind};
 pub use interrupt::{Checkpoint, Interrupt, InterruptId};
 pub use message::{Content, Message, Role, ToolCall, ToolResult};

@@ -51,6 +51,11 @@ pub struct Thread<S> {
     /// is dropped (a thread stored before the field existed reads as none spent).
     #[serde(default)]
     pub(crate) spent: Usage,
+    /// Who the thread belongs to (a [`Principal`](crate::Principal)'s id), recorded when it
+    /// was made; `None` for a thread no one owns (stored in format 2 or before, or made
+    /// without one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) owner: Option<String>,
 }
 
 /// The pause a thread waits on: the checkpoint that resumes it (each resumes once), and the
@@ -88,11 +93,27 @@ impl<S: Default> Thread<S> {
             paused: None,
             chain: None,
             spent: Usage::default(),
+            owner: None,
         }
     }
 }
 
 impl<S> Thread<S> {
+    /// The thread, owned by `owner` (a [`Principal`](crate::Principal)'s id): a server records
+    /// who made a thread so that it can check, on every later request, that the thread is the
+    /// asker's (see `hookchain::axum`'s *Serve it safely*). Runs never change it.
+    #[must_use]
+    pub fn with_owner(mut self, owner: impl Into<String>) -> Self {
+        self.owner = Some(owner.into());
+        self
+    }
+
+    /// Who the thread belongs to, if it records an owner.
+    #[must_use]
+    pub fn owner(&self) -> Option<&str> {
+        self.owner.as_deref()
+    }
+
     /// The thread's id.
     pub fn id(&self) -> &ThreadId {
         &self.id
@@ -149,8 +170,9 @@ impl<S> Thread<S> {
 
 /// The version of a stored [`Thread`] this crate writes and reads. 1: the id, the history,
 /// the thread-scoped state, the runs, the pause; 2: and the members of the chain whose state it
-/// holds (its fingerprint).
-pub const THREAD_FORMAT: u32 = 2;
+/// holds (its fingerprint); 3: and its owner (so that a version that does not know owners
+/// refuses the thread rather than saving it again without one).
+pub const THREAD_FORMAT: u32 = 3;
 
 /// The format of a thread stored before threads had one.
 fn legacy_format() -> u32 {

@@ -48,10 +48,11 @@
 //! Each store also keeps the threads of conversations, by id and version (see
 //! [`ThreadStore`](hookchain_core::thread_store::ThreadStore)): `SqliteCheckpointer::threads`
 //! and `PostgresCheckpointer::threads` give a thread store on the same file or pool, in a table
-//! of its own, `hookchain_threads` (`id`, `version`, `thread`, `updated_at`), created with
-//! `hookchain_runs`. A save writes only at the version the thread was loaded at, in one
-//! transaction (SQLite) or one statement (Postgres): of two requests saving one thread, one
-//! wins and the other gets
+//! of its own, `hookchain_threads` (`id`, `version`, `thread`, `updated_at`, `owner`, with an
+//! index on `(owner, id)` that `list_owned` reads), created with `hookchain_runs` (the column
+//! and the index added to the table of an earlier version). A save writes only at the version
+//! the thread was loaded at, in one transaction (SQLite) or one statement (Postgres): of two
+//! requests saving one thread, one wins and the other gets
 //! [`ThreadStoreError::Conflict`](hookchain_core::thread_store::ThreadStoreError::Conflict).
 //!
 //! # Example

@@ -1,10 +1,15 @@
 //! The rules every `ThreadStore` follows, checked against each store by its own test file
 //! (`thread_stores.rs` for the stores of the core, and the SQLite and Postgres tests behind
 //! their features): versions and conflicts, two writers racing on one thread, listing by pages,
-//! deletion, refused ids and sizes, and stored threads that do not read.
+//! deletion, refused ids and sizes, stored threads that do not read, owners (`owners`) and
+//! namespaces (`namespaces`).
 
 #![allow(dead_code)] // Each test file uses what its store needs.
 
+mod namespaces;
+pub(crate) mod owners;
+
+use hookchain::agent::THREAD_FORMAT;
 use hookchain::prelude::*;
 use hookchain::thread_store::{MAX_THREAD_LEN, StoredThread, ThreadStore, ThreadStoreError};
 use hookchain::{Thread, ThreadId};
@@ -65,6 +70,8 @@ pub(crate) async fn check(store: &(impl ThreadStore + 'static)) {
     paging(store).await;
     refused_ids_and_sizes(store).await;
     unreadable_threads(store).await;
+    owners::owners(store).await;
+    namespaces::namespaces(store).await;
     assert_eq!(store.list(None, 100).await.unwrap(), [] as [ThreadId; 0]);
 }
 
@@ -269,16 +276,16 @@ async fn unreadable_threads(store: &impl ThreadStore) {
     let id = ThreadId::new("unreadable");
     let good = serde_json::to_string(&Thread::<()>::with_id(id.clone())).unwrap();
     let other = serde_json::to_string(&Thread::<()>::with_id(ThreadId::new("other"))).unwrap();
-    let newer = good.replacen("\"format\":2", "\"format\":99", 1);
+    let format = format!("\"format\":{THREAD_FORMAT}");
+    let newer = good.replacen(&format, "\"format\":99", 1);
     assert_ne!(newer, good);
+    let newer_message =
+        format!("format 99, newer than this version reads (format {THREAD_FORMAT})");
     let cases = [
         ("{not json", "not a valid thread"),
         ("{\"id\":\"unreadable\",\"format\":2}", "not a valid thread"),
         (&other, "not a valid thread"),
-        (
-            &newer,
-            "format 99, newer than this version reads (format 2)",
-        ),
+        (&newer, &newer_message),
     ];
     for (json, message) in cases {
         store.save_encoded(&id, json, 0).await.unwrap();

@@ -98,6 +98,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             paused: stored.paused,
             chain: Some(self.members.clone()),
             spent: stored.spent,
+            owner: stored.owner,
         })
     }
 

@@ -89,6 +89,25 @@ impl<M, C> Agent<M, C> {
         Ok(of_this_run.then_some(*checkpoint))
     }
 
+    /// The checkpoint `thread`'s pause waits on, as the agent's checkpointer holds it: what the
+    /// pause asks ([`Checkpoint::interrupts`]) and what the paused run saved
+    /// ([`Checkpoint::saved_value`]), for a service that shows a paused conversation again (a
+    /// page reloaded) or reads back what it saved before it resumes.
+    ///
+    /// `None` when the thread is not paused, when the agent has no checkpointer, or when the
+    /// store holds something else under the thread's key (a resume of the pause would then be
+    /// refused too).
+    pub async fn paused_run<S>(&self, thread: &Thread<S>) -> Result<Option<Checkpoint>, Error> {
+        let (Some(durable), Some(pause)) = (&self.durable, &thread.paused) else {
+            return Ok(None);
+        };
+        let Some(Record::Checkpoint(checkpoint)) = durable.stored(thread.id.as_str()).await? else {
+            return Ok(None);
+        };
+        let waited_on = checkpoint.is_pause() && checkpoint.id == pause.checkpoint;
+        Ok(waited_on.then_some(*checkpoint))
+    }
+
     /// Waits until the agent's runs whose futures were dropped (cancelled, their clients gone)
     /// have let their keys go. A dropped run cannot wait for its checkpointer, so it lets its
     /// key go in a task of its own; a process that exits before that task ends leaves the key

@@ -1,5 +1,6 @@
 //! What a hook sees of the run besides its request or response.
 
+mod principal;
 mod run_context;
 mod run_start;
 mod tool;
@@ -16,6 +17,7 @@ use crate::message::{
 use crate::model::Usage;
 use crate::shared::Shared;
 
+pub use principal::{MAX_PRINCIPAL_LEN, Principal, PrincipalError};
 pub use run_context::{RunContext, SavedValueError};
 pub use tool::CallFrame;
 pub(crate) use tool::LayerAnswer;

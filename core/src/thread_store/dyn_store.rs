@@ -55,6 +55,13 @@ pub trait DynThreadStore: Send + Sync {
     ) -> BoxFuture<'a, Result<Vec<ThreadId>, ThreadStoreError>>;
     /// [`ThreadStore::delete`].
     fn dyn_delete<'a>(&'a self, id: &'a ThreadId) -> BoxFuture<'a, Result<bool, ThreadStoreError>>;
+    /// [`ThreadStore::list_owned`].
+    fn dyn_list_owned<'a>(
+        &'a self,
+        owner: &'a str,
+        after: Option<&'a ThreadId>,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<ThreadId>, ThreadStoreError>>;
 }
 
 #[diagnostic::do_not_recommend]
@@ -86,6 +93,15 @@ impl<T: ThreadStore> DynThreadStore for T {
     fn dyn_delete<'a>(&'a self, id: &'a ThreadId) -> BoxFuture<'a, Result<bool, ThreadStoreError>> {
         Box::pin(ThreadStore::delete(self, id))
     }
+
+    fn dyn_list_owned<'a>(
+        &'a self,
+        owner: &'a str,
+        after: Option<&'a ThreadId>,
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Vec<ThreadId>, ThreadStoreError>> {
+        Box::pin(ThreadStore::list_owned(self, owner, after, limit))
+    }
 }
 
 // Not listed in the message of a value that is not one (the trait's note names the choices).
@@ -115,6 +131,15 @@ impl ThreadStore for dyn DynThreadStore {
     async fn delete(&self, id: &ThreadId) -> Result<bool, ThreadStoreError> {
         self.dyn_delete(id).await
     }
+
+    async fn list_owned(
+        &self,
+        owner: &str,
+        after: Option<&ThreadId>,
+        limit: usize,
+    ) -> Result<Vec<ThreadId>, ThreadStoreError> {
+        self.dyn_list_owned(owner, after, limit).await
+    }
 }
 
 // Not listed in the message of a value that is not one (the trait's note names the choices).
@@ -143,5 +168,14 @@ impl ThreadStore for Box<dyn DynThreadStore> {
 
     async fn delete(&self, id: &ThreadId) -> Result<bool, ThreadStoreError> {
         (**self).dyn_delete(id).await
+    }
+
+    async fn list_owned(
+        &self,
+        owner: &str,
+        after: Option<&ThreadId>,
+        limit: usize,
+    ) -> Result<Vec<ThreadId>, ThreadStoreError> {
+        (**self).dyn_list_owned(owner, after, limit).await
     }
 }

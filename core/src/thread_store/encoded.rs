@@ -38,6 +38,21 @@ impl EncodedThread {
         EncodedThread { json, version }
     }
 
+    /// The owner the thread records ([`Thread::owner`]), read without the rest of it; `None`
+    /// when it records none. For stores that list a principal's threads
+    /// ([`ThreadStore::list_owned`](super::ThreadStore::list_owned)).
+    pub fn owner(&self, id: &ThreadId) -> Result<Option<String>, ThreadStoreError> {
+        if self.json.len() > MAX_THREAD_LEN {
+            return Err(too_large(id, self.json.len()));
+        }
+        let probe: Probe =
+            serde_json::from_str(&self.json).map_err(|source| ThreadStoreError::Decode {
+                id: id.clone(),
+                source,
+            })?;
+        Ok(probe.owner)
+    }
+
     /// The thread `id` this holds, as `Thread<S>`: refused, naming `id`, if it is of a format
     /// newer than this version reads ([`ThreadStoreError::Format`]), if it does not read as a
     /// thread of `S`, or if it is another thread's ([`ThreadStoreError::Decode`]).
@@ -82,13 +97,15 @@ impl EncodedThread {
     }
 }
 
-/// What is read of a stored thread before the rest: its format and its id.
+/// What is read of a stored thread before the rest: its format, its id and its owner.
 #[derive(Deserialize)]
 struct Probe {
     #[serde(default)]
     format: Option<u64>,
     #[serde(default)]
     id: Option<ThreadId>,
+    #[serde(default)]
+    owner: Option<String>,
 }
 
 /// A thread as a [`ThreadStore`](super::ThreadStore) hands it out: the thread, and the version

@@ -135,6 +135,88 @@ pub trait ThreadStore: Send + Sync {
     where
         Self: Sync;
 
+    /// The ids of the threads owned by `owner` ([`Thread::owner`]) after `after`, in the order
+    /// of their bytes, at most `limit` of them: a page, as [`list`](Self::list)'s. A thread
+    /// whose entry does not read is not listed (it is logged).
+    ///
+    /// The default reads the store's pages and each thread's owner, holding no more than a
+    /// page: its time grows with the number of threads in the store, not the owner's. The
+    /// database stores answer from an index of owners instead.
+    fn list_owned(
+        &self,
+        owner: &str,
+        after: Option<&ThreadId>,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<ThreadId>, ThreadStoreError>> + Send
+    where
+        Self: Sync,
+    {
+        async move {
+            const PAGE: usize = 100;
+            let mut owned = Vec::new();
+            let mut cursor = after.cloned();
+            while owned.len() < limit {
+                let page = self.list(cursor.as_ref(), PAGE).await?;
+                let Some(last) = page.last().cloned() else {
+                    break;
+                };
+                for id in page {
+                    if owned.len() == limit {
+                        break;
+                    }
+                    // A thread that does not read is no one's: logged, not listed, and not a
+                    // failure of the listing (the store's own failures are).
+                    let found = match self.load_encoded(&id).await {
+                        Ok(Some(encoded)) => encoded.owner(&id),
+                        Ok(None) => continue,
+                        Err(error) => Err(error),
+                    };
+                    match found {
+                        Ok(found) if found.as_deref() == Some(owner) => owned.push(id),
+                        Ok(_) => {}
+                        Err(
+                            error @ (ThreadStoreError::Decode { .. }
+                            | ThreadStoreError::TooLarge { .. }
+                            | ThreadStoreError::Format { .. }),
+                        ) => {
+                            tracing::warn!(%error, "a stored thread does not read: not listed");
+                        }
+                        Err(error) => return Err(error),
+                    }
+                }
+                cursor = Some(last);
+            }
+            Ok(owned)
+        }
+    }
+
+    /// The ids of the threads of the namespace `namespace` (see
+    /// [`ThreadId::namespaced`](crate::ThreadId::namespaced)) after `after`, at most `limit`
+    /// of them, in the order of their bytes: a page, as [`list`](Self::list)'s, read as one
+    /// page of it (a namespace's ids are next to each other in that order).
+    fn list_namespace(
+        &self,
+        namespace: &str,
+        after: Option<&ThreadId>,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<ThreadId>, ThreadStoreError>> + Send
+    where
+        Self: Sync,
+    {
+        // Every id of the namespace sorts after `<namespace>/` (ids are not empty), and the
+        // ids between two of them are of the namespace too.
+        let prefix = format!("{namespace}/");
+        let start = match after {
+            Some(after) if after.as_str() > prefix.as_str() => after.clone(),
+            _ => ThreadId::new(prefix.clone()),
+        };
+        async move {
+            let mut page = self.list(Some(&start), limit).await?;
+            page.retain(|id| id.as_str().starts_with(&prefix));
+            Ok(page)
+        }
+    }
+
     /// The thread `id`, with its version for [`save`](Self::save); `None` when none is
     /// stored. Refused, naming the thread, if what is stored does not read as a `Thread<S>`
     /// or is of a newer format (see *What a store refuses*).
@@ -204,5 +286,14 @@ impl<T: ThreadStore + ?Sized> ThreadStore for std::sync::Arc<T> {
 
     fn delete(&self, id: &ThreadId) -> impl Future<Output = Result<bool, ThreadStoreError>> + Send {
         T::delete(self, id)
+    }
+
+    fn list_owned(
+        &self,
+        owner: &str,
+        after: Option<&ThreadId>,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<ThreadId>, ThreadStoreError>> + Send {
+        T::list_owned(self, owner, after, limit)
     }
 }

@@ -26,18 +26,33 @@ pub use {deadpool_postgres, tokio_postgres};
 /// all but one of several sessions running it together.
 const CREATE_LOCK: i64 = 0x686f_6f6b_6368_6b70; // "hookchkp"
 
+/// Whether the schema is this version's: both tables, and the index of the threads' owners
+/// (which a database of an earlier version lacks, with its column). Then nothing is created,
+/// nor locked: a role without the right to create tables works with a schema made beforehand.
 const EXISTS: &str = "SELECT to_regclass('hookchain_runs') IS NOT NULL
-    AND to_regclass('hookchain_threads') IS NOT NULL";
+    AND to_regclass('hookchain_threads') IS NOT NULL
+    AND to_regclass('hookchain_threads_owner') IS NOT NULL";
 
 /// The tables (the runs; the threads of [`PostgresThreadStore`], their ids in the order of
-/// their bytes, which the primary key's index keeps for listing); and the rows of an earlier
-/// version's table copied over once, as free keys.
+/// their bytes, which the primary key's index keeps for listing); the threads' column `owner`
+/// and the index of an owner's threads, in the same order, added as to a database of an
+/// earlier version (one definition for both: on a new, empty table, neither takes time); and
+/// the rows of an earlier version's table of runs copied over once, as free keys.
+///
+/// `owner` is written by every save from the thread's JSON (see [`PostgresThreadStore`]'s
+/// *Owners* for why it is no generated column). The rows of a table of an earlier version
+/// keep it `NULL`, which is right: their threads were saved before threads recorded owners.
+/// Adding the column rewrites nothing (no default); the index is built once, blocking writes
+/// to the threads while it is (a database with many threads: create it beforehand, `CREATE
+/// INDEX CONCURRENTLY`, and this finds it).
 const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS hookchain_threads (
     id text COLLATE \"C\" PRIMARY KEY,
     version bigint NOT NULL,
     thread text NOT NULL,
     updated_at timestamptz NOT NULL DEFAULT now()
 );
+ALTER TABLE hookchain_threads ADD COLUMN IF NOT EXISTS owner text COLLATE \"C\";
+CREATE INDEX IF NOT EXISTS hookchain_threads_owner ON hookchain_threads (owner, id);
 CREATE TABLE IF NOT EXISTS hookchain_runs (
     key text PRIMARY KEY,
     checkpoint text,
@@ -94,9 +109,10 @@ const SWEEP: &str = "DELETE FROM hookchain_runs
 /// Keys and worker names cannot hold the character NUL (Postgres refuses it in text).
 ///
 /// The table is created when the store is made, if it is missing, with the table of its
-/// thread store ([`threads`](PostgresCheckpointer::threads): `hookchain_threads`), under an
-/// advisory lock, so workers starting at once do not trip over each other; a role without the
-/// right to create tables works with both tables created beforehand. They live in the first
+/// thread store ([`threads`](PostgresCheckpointer::threads): `hookchain_threads`, and its index
+/// of owners, added to the table of an earlier version), under an advisory lock, so workers
+/// starting at once do not trip over each other; a role without the right to create tables
+/// works with both tables and the index created beforehand. They live in the first
 /// schema of the connection's `search_path` (`options=-csearch_path=agents` in the connection
 /// string chooses another).
 ///

@@ -21,13 +21,16 @@ const LOAD: &str = "SELECT version,
 
 const VERSION: &str = "SELECT version FROM hookchain_threads WHERE id = $1";
 
-/// A new thread: inserted unless another writer created it first (then no row returns).
-const CREATE: &str = "INSERT INTO hookchain_threads (id, version, thread) VALUES ($1, 1, $2)
+/// A new thread and its owner: inserted unless another writer created it first (then no row
+/// returns).
+const CREATE: &str = "INSERT INTO hookchain_threads (id, version, thread, owner)
+    VALUES ($1, 1, $2, $3)
     ON CONFLICT (id) DO NOTHING RETURNING version";
 
-/// The next version of a thread, written only at the version expected (else no row returns).
+/// The next version of a thread, and its owner, written only at the version expected (else no
+/// row returns).
 const UPDATE: &str = "UPDATE hookchain_threads
-    SET thread = $2, version = version + 1, updated_at = now()
+    SET thread = $2, owner = $4, version = version + 1, updated_at = now()
     WHERE id = $1 AND version = $3 RETURNING version";
 
 /// A page of ids, in the order of their bytes: the column's collation is `C`, so the primary
@@ -36,16 +39,59 @@ const LIST: &str =
     "SELECT id FROM hookchain_threads WHERE $1::text IS NULL OR id > $1 COLLATE \"C\"
     ORDER BY id LIMIT $2";
 
+/// A page of an owner's ids, in the order of their bytes, read through the index on `(owner,
+/// id)` (both of collation `C`). `id > $2` bounds the index's range, from `''` for the first
+/// page (before every id: none is empty); with `$2 IS NULL OR id > $2` instead, a generic plan
+/// of the prepared statement would read the owner's entries from the first on every page.
+const LIST_OWNED: &str = "SELECT id FROM hookchain_threads
+    WHERE owner = $1 AND id > $2 COLLATE \"C\"
+    ORDER BY id LIMIT $3";
+
 const DELETE: &str = "DELETE FROM hookchain_threads WHERE id = $1";
+
+/// The longest owner the column `owner` records, in bytes: four times the longest principal
+/// id a server takes ([`MAX_PRINCIPAL_LEN`](hookchain_core::MAX_PRINCIPAL_LEN)), and short
+/// enough that an entry of the index, with an id of
+/// [`MAX_ID_LEN`](hookchain_core::thread_store::MAX_ID_LEN) bytes, fits in Postgres's B-tree
+/// (which refuses the write of an entry larger than about 2.7 KB).
+const MAX_OWNER_LEN: usize = 1024;
 
 /// Keeps threads in the Postgres database of a
 /// [`PostgresCheckpointer`](super::PostgresCheckpointer), through its pool, in the table
 /// `hookchain_threads` (`id text COLLATE "C" PRIMARY KEY, version bigint, thread text,
-/// updated_at timestamptz`: the thread's JSON as [`ThreadStore::save`] wrote it, byte for byte,
-/// and its version), created with the checkpointer's table. One database, one pool, for the
-/// runs and the conversations: take it with
-/// [`PostgresCheckpointer::threads`](super::PostgresCheckpointer::threads) (TLS and the pool
-/// are the checkpointer's).
+/// updated_at timestamptz, owner text COLLATE "C"`: the thread's JSON as [`ThreadStore::save`]
+/// wrote it, byte for byte, its version, and the owner it records), created with the
+/// checkpointer's table. One database, one pool, for the runs and the conversations: take it
+/// with [`PostgresCheckpointer::threads`](super::PostgresCheckpointer::threads) (TLS and the
+/// pool are the checkpointer's).
+///
+/// # Owners
+///
+/// Every save writes `owner` with the thread: the owner its JSON records
+/// ([`Thread::owner`](hookchain_core::Thread::owner)), read by the store, or `NULL`. The index
+/// `hookchain_threads_owner` on `(owner, id)` holds an owner's threads in the order of their
+/// ids' bytes, and [`list_owned`](ThreadStore::list_owned) reads a page of it: its time grows
+/// with the page, not with the number of threads in the table. A thread that records no owner,
+/// whose text is no JSON, or whose owner holds NUL or is longer than 1 KiB (no principal's is:
+/// the column could not hold or index it) has none, and is never listed by it.
+///
+/// The column is not one Postgres generates from `thread` (`thread::jsonb ->> 'owner'`): its
+/// JSON types cannot read a thread holding the escape `\u0000` anywhere (a message with the
+/// character NUL: `jsonb` refuses it, `json`'s `->>` fails on it), nor text that is no JSON,
+/// which a store keeps as it is given; a generated column would make their saves fail, and
+/// Postgres 15 has no test of JSON that does not fail (`pg_input_is_valid` is 16's). A row
+/// written by hand sets `owner` itself.
+///
+/// A database of an earlier version gets the column and the index when a store is next made
+/// on it, under the checkpointer's advisory lock (its threads, saved before threads recorded
+/// owners, have none). For a table with many threads, or a role without the right to alter
+/// it, add them beforehand:
+///
+/// ```sql
+/// ALTER TABLE hookchain_threads ADD COLUMN IF NOT EXISTS owner text COLLATE "C";
+/// CREATE INDEX CONCURRENTLY IF NOT EXISTS hookchain_threads_owner
+///     ON hookchain_threads (owner, id);
+/// ```
 ///
 /// Every save is one statement that checks the version and writes: `INSERT … ON CONFLICT DO
 /// NOTHING` for a new thread, `UPDATE … WHERE version = $expected` for the next version. Of
@@ -155,17 +201,18 @@ impl ThreadStore for PostgresThreadStore {
         if json.len() > MAX_THREAD_LEN {
             return Err(too_large(id, json.len()));
         }
+        let owner = recorded_owner(id, json);
         let written = if expected == 0 {
             let (client, create) = self.prepared(CREATE, what).await?;
             client
-                .query_opt(&create, &[&id.as_str(), &json])
+                .query_opt(&create, &[&id.as_str(), &json, &owner])
                 .await
                 .map_err(error)?
         } else {
             let (client, update) = self.prepared(UPDATE, what).await?;
             let expected = i64::try_from(expected).unwrap_or(i64::MAX);
             client
-                .query_opt(&update, &[&id.as_str(), &json, &expected])
+                .query_opt(&update, &[&id.as_str(), &json, &expected, &owner])
                 .await
                 .map_err(error)?
         };
@@ -203,13 +250,28 @@ impl ThreadStore for PostgresThreadStore {
             .query(&list, &[&after, &limit])
             .await
             .map_err(thread_store_error(what))?;
-        rows.iter()
-            .map(|row| {
-                row.try_get::<_, String>(0)
-                    .map(ThreadId::new)
-                    .map_err(thread_store_error(what))
-            })
-            .collect()
+        ids(&rows, what)
+    }
+
+    async fn list_owned(
+        &self,
+        owner: &str,
+        after: Option<&ThreadId>,
+        limit: usize,
+    ) -> Result<Vec<ThreadId>, ThreadStoreError> {
+        let what = "list owned";
+        if !indexed(owner) {
+            // No row records it; and Postgres would refuse a NUL in the query.
+            return Ok(Vec::new());
+        }
+        let (client, list) = self.prepared(LIST_OWNED, what).await?;
+        let after = after.map_or("", ThreadId::as_str);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let rows = client
+            .query(&list, &[&owner, &after, &limit])
+            .await
+            .map_err(thread_store_error(what))?;
+        ids(&rows, what)
     }
 
     async fn delete(&self, id: &ThreadId) -> Result<bool, ThreadStoreError> {
@@ -222,6 +284,35 @@ impl ThreadStore for PostgresThreadStore {
             .map_err(thread_store_error(what))?;
         Ok(deleted > 0)
     }
+}
+
+/// The ids of `rows`, their first column: a page. `what` names the call in its errors.
+fn ids(
+    rows: &[tokio_postgres::Row],
+    what: &'static str,
+) -> Result<Vec<ThreadId>, ThreadStoreError> {
+    rows.iter()
+        .map(|row| {
+            row.try_get::<_, String>(0)
+                .map(ThreadId::new)
+                .map_err(thread_store_error(what))
+        })
+        .collect()
+}
+
+/// The owner the column records for thread `id` saved as `json`: the one its JSON records (as
+/// [`EncodedThread::owner`] reads it for every store), if the column can hold and index it.
+/// `None` for text that is no thread's JSON: the store keeps it all the same.
+fn recorded_owner(id: &ThreadId, json: &str) -> Option<String> {
+    // A copy of the text, beside the parse of it that reading its owner is.
+    let owner = EncodedThread::new(json.to_owned(), 0).owner(id).ok()??;
+    indexed(&owner).then_some(owner)
+}
+
+/// Whether the column `owner` records `owner`: no NUL (Postgres's text holds none), at most
+/// [`MAX_OWNER_LEN`] bytes.
+fn indexed(owner: &str) -> bool {
+    owner.len() <= MAX_OWNER_LEN && !owner.contains('\0')
 }
 
 /// A version as stored (a negative one, written by hand, reads as none).

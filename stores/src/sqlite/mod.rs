@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime};
 use hookchain_core::BoxError;
 use hookchain_core::interrupt::{CheckpointError, Clock, Slot, SlotStore, millis, valid_key};
 use rusqlite::types::ValueRef;
-use rusqlite::{Connection, TransactionBehavior, params};
+use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 
 use crate::{Row, StoreFailure, store_error};
 pub use threads::SqliteThreadStore;
@@ -33,13 +33,39 @@ const CREATE_TABLE: &str = "CREATE TABLE IF NOT EXISTS hookchain_runs (
     updated_at INTEGER NOT NULL
 )";
 
-/// The threads of [`SqliteThreadStore`], beside the runs: created with them.
+/// The threads of [`SqliteThreadStore`], beside the runs: created with them. Their column
+/// `owner` is added after, as to a file of an earlier version ([`ADD_OWNER`]): one definition
+/// for both.
 const CREATE_THREADS: &str = "CREATE TABLE IF NOT EXISTS hookchain_threads (
     id TEXT PRIMARY KEY,
     version INTEGER NOT NULL,
     thread TEXT NOT NULL,
     updated_at INTEGER NOT NULL
 )";
+
+/// Whether the table of threads has its column `owner` (a file of an earlier version has
+/// not). `table_xinfo`, not `table_info`, which leaves generated columns out.
+const HAS_OWNER: &str =
+    "SELECT count(*) FROM pragma_table_xinfo('hookchain_threads') WHERE name = 'owner'";
+
+/// The owner a thread records (`Thread::owner`), derived from its JSON by SQLite itself, so
+/// that every write (this version's, an earlier one's, one by hand) keeps it true. `NULL` when
+/// the thread records none, or when the row holds no JSON text (edited by hand: a thread that
+/// does not read), so that no write fails on it. The `WHEN`s are tried in order and only the
+/// chosen branch is evaluated: `json_type` would raise on text that is not JSON, and would read
+/// a blob as SQLite's binary JSON. `VIRTUAL`: nothing is stored but the index's entries, and
+/// `ALTER TABLE` adds it without rewriting the rows.
+const ADD_OWNER: &str = "ALTER TABLE hookchain_threads ADD COLUMN owner TEXT
+    GENERATED ALWAYS AS (CASE
+        WHEN typeof(thread) <> 'text' THEN NULL
+        WHEN NOT json_valid(thread) THEN NULL
+        WHEN json_type(thread, '$.owner') = 'text' THEN json_extract(thread, '$.owner')
+    END) VIRTUAL";
+
+/// An owner's threads, their ids in the order of their bytes (`BINARY`): the pages of
+/// [`ThreadStore::list_owned`](hookchain_core::thread_store::ThreadStore::list_owned).
+const CREATE_OWNER_INDEX: &str =
+    "CREATE INDEX IF NOT EXISTS hookchain_threads_owner ON hookchain_threads (owner, id)";
 
 /// The table of the versions before leases, whose rows are copied over once (as free keys).
 const OLD_TABLE: &str =
@@ -328,6 +354,7 @@ fn create_table(connection: &mut Connection) -> Result<(), CheckpointError> {
         .map_err(error)?;
     transaction.execute_batch(CREATE_TABLE).map_err(error)?;
     transaction.execute_batch(CREATE_THREADS).map_err(error)?;
+    add_owner(&transaction).map_err(error)?;
     let old: i64 = transaction
         .query_row(OLD_TABLE, [], |row| row.get(0))
         .map_err(error)?;
@@ -335,6 +362,18 @@ fn create_table(connection: &mut Connection) -> Result<(), CheckpointError> {
         transaction.execute(COPY_OLD, []).map_err(error)?;
     }
     transaction.commit().map_err(error)
+}
+
+/// Gives the table of threads its column `owner` and the index on it, when they are missing
+/// (a new file, or one of an earlier version). In the transaction that creates the tables,
+/// which holds the database's write lock: of processes opening the file at once, the first
+/// adds them and the others find them.
+fn add_owner(transaction: &Transaction<'_>) -> rusqlite::Result<()> {
+    let has_owner: i64 = transaction.query_row(HAS_OWNER, [], |row| row.get(0))?;
+    if has_owner == 0 {
+        transaction.execute_batch(ADD_OWNER)?;
+    }
+    transaction.execute_batch(CREATE_OWNER_INDEX)
 }
 
 impl SlotStore for SqliteCheckpointer {

@@ -9,7 +9,7 @@ use hookchain_core::interrupt::millis;
 use hookchain_core::thread_store::{
     EncodedThread, MAX_THREAD_LEN, ThreadStore, ThreadStoreError, too_large, valid_id,
 };
-use rusqlite::{OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, Params, TransactionBehavior, params};
 
 use super::{Inner, text};
 use crate::thread_store_error;
@@ -34,14 +34,33 @@ const UPDATE: &str =
 const LIST: &str = "SELECT id FROM hookchain_threads WHERE ?1 IS NULL OR id > ?1
     ORDER BY id LIMIT ?2";
 
+/// A page of an owner's ids, in the order of their bytes, read through the index on `(owner,
+/// id)`. `id > ?2` bounds the index's range, from `''` for the first page (before every id:
+/// none is empty); with `?2 IS NULL OR id > ?2` instead, SQLite would read the owner's entries
+/// from the first on every page.
+const LIST_OWNED: &str = "SELECT id FROM hookchain_threads WHERE owner = ?1 AND id > ?2
+    ORDER BY id LIMIT ?3";
+
 const DELETE: &str = "DELETE FROM hookchain_threads WHERE id = ?1";
 
 /// Keeps threads in the SQLite file of a [`SqliteCheckpointer`](super::SqliteCheckpointer),
 /// in the table `hookchain_threads` (`id TEXT PRIMARY KEY, version INTEGER, thread TEXT,
-/// updated_at INTEGER`: the thread's JSON as [`ThreadStore::save`] wrote it, its version, and
-/// the time of the last save in milliseconds since the Unix epoch), created when the
-/// checkpointer opens the file. One file, one set of connections, for the runs and the
-/// conversations: take it with [`SqliteCheckpointer::threads`](super::SqliteCheckpointer::threads).
+/// updated_at INTEGER, owner TEXT`: the thread's JSON as [`ThreadStore::save`] wrote it, its
+/// version, the time of the last save in milliseconds since the Unix epoch, and the owner the
+/// thread records), created when the checkpointer opens the file. One file, one set of
+/// connections, for the runs and the conversations: take it with
+/// [`SqliteCheckpointer::threads`](super::SqliteCheckpointer::threads).
+///
+/// # Owners
+///
+/// `owner` is a generated column (`GENERATED ALWAYS AS (…) VIRTUAL`): SQLite derives it from
+/// the thread's JSON (its `"owner"`, [`Thread::owner`](hookchain_core::Thread::owner)) at every
+/// write, whoever writes, and stores nothing but the entries of the index
+/// `hookchain_threads_owner` on `(owner, id)`. [`list_owned`](ThreadStore::list_owned) reads a
+/// page of that index: its time grows with the page, not with the number of threads in the
+/// file. A thread that records no owner, or whose row holds no JSON (edited by hand), has none
+/// and is never listed by it. A file of an earlier version gets the column and the index when
+/// the checkpointer opens it (its threads record no owner until saved with one).
 ///
 /// Every save reads the thread's version and writes it in one transaction begun `IMMEDIATE`
 /// (holding the database's write lock from its start): of several processes saving one thread
@@ -182,14 +201,28 @@ impl ThreadStore for SqliteThreadStore {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.inner
             .with_connection("list", move |connection| {
-                let error = thread_store_error("list");
-                let mut list = connection.prepare_cached(LIST).map_err(error)?;
-                let mut rows = list.query(params![after, limit]).map_err(error)?;
-                let mut ids = Vec::new();
-                while let Some(row) = rows.next().map_err(error)? {
-                    ids.push(ThreadId::new(row.get::<_, String>(0).map_err(error)?));
-                }
-                Ok(ids)
+                page(connection, "list", LIST, params![after, limit])
+            })
+            .await
+    }
+
+    async fn list_owned(
+        &self,
+        owner: &str,
+        after: Option<&ThreadId>,
+        limit: usize,
+    ) -> Result<Vec<ThreadId>, ThreadStoreError> {
+        let owner = owner.to_owned();
+        let after = after.map_or_else(String::new, |id| id.as_str().to_owned());
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.inner
+            .with_connection("list owned", move |connection| {
+                page(
+                    connection,
+                    "list owned",
+                    LIST_OWNED,
+                    params![owner, after, limit],
+                )
             })
             .await
     }
@@ -208,6 +241,21 @@ impl ThreadStore for SqliteThreadStore {
     }
 }
 
+/// The ids that `sql` selects with `params`: a page. `what` names the call in its errors.
+fn page(
+    connection: &Connection,
+    what: &'static str,
+    sql: &str,
+    params: impl Params,
+) -> Result<Vec<ThreadId>, ThreadStoreError> {
+    let error = thread_store_error(what);
+    let mut statement = connection.prepare_cached(sql).map_err(error)?;
+    let ids = statement
+        .query_map(params, |row| row.get::<_, String>(0).map(ThreadId::new))
+        .map_err(error)?;
+    ids.collect::<Result<_, _>>().map_err(error)
+}
+
 /// A version as stored (a negative one, written by hand, reads as none).
 fn version_of(stored: i64) -> u64 {
     u64::try_from(stored).unwrap_or(0)
@@ -220,7 +268,7 @@ mod tests {
     use rusqlite::Connection;
 
     use super::super::SqliteCheckpointer;
-    use super::MAX_THREAD_LEN;
+    use super::{LIST_OWNED, MAX_THREAD_LEN};
 
     /// A store in a file of the test's own, with the thread `t` saved; the file's path.
     async fn with_thread(test: &str) -> (SqliteCheckpointer, std::path::PathBuf) {
@@ -267,6 +315,110 @@ mod tests {
         assert!(store.threads().delete(&id).await.unwrap());
         drop((store, connection));
         std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    /// `list_owned` reads a page of the index on `(owner, id)`: SQLite's plan searches it by
+    /// owner and from the id after which the page starts, and scans nothing.
+    #[tokio::test]
+    async fn owned_pages_are_read_through_the_index() {
+        let (store, path) = with_thread("plan").await;
+        let connection = Connection::open(&path).unwrap();
+        let plan: Vec<String> = connection
+            .prepare(&format!("EXPLAIN QUERY PLAN {LIST_OWNED}"))
+            .unwrap()
+            .query_map(rusqlite::params!["alice", "", 10], |row| row.get(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(
+            matches!(&plan[..], [step] if step.starts_with("SEARCH hookchain_threads USING ")
+                && step.ends_with("INDEX hookchain_threads_owner (owner=? AND id>?)")),
+            "{plan:?}"
+        );
+        drop((store, connection));
+        std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+    }
+
+    /// A file of the version before owners (its table of threads made by hand as that
+    /// version made it, holding threads) gets the column and its index when opened, by four
+    /// stores at once: its threads are kept; one whose JSON records an owner is listed as that
+    /// owner's (SQLite derives the owner, whoever wrote the row: a process of the earlier
+    /// version too, writing after the change), and so is one saved with an owner since.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_older_table_of_threads_gets_the_owners() {
+        let dir = std::env::temp_dir().join(format!(
+            "hookchain-sqlite-threads-owners-{}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("agents.db");
+        let old = Thread::<()>::with_id(ThreadId::new("old"));
+        let owned = Thread::<()>::with_id(ThreadId::new("owned")).with_owner("alice");
+        let insert_as_before = |connection: &Connection, thread: &Thread<()>| {
+            let json = serde_json::to_string(thread).unwrap();
+            connection
+                .execute(
+                    "INSERT INTO hookchain_threads (id, version, thread, updated_at)
+                     VALUES (?1, 1, ?2, 0)",
+                    rusqlite::params![thread.id().as_str(), json],
+                )
+                .unwrap();
+        };
+        let connection = Connection::open(&path).unwrap();
+        connection
+            .execute_batch(
+                "CREATE TABLE hookchain_threads (id TEXT PRIMARY KEY, version INTEGER NOT NULL,
+                     thread TEXT NOT NULL, updated_at INTEGER NOT NULL)",
+            )
+            .unwrap();
+        insert_as_before(&connection, &old);
+        insert_as_before(&connection, &owned);
+
+        let opening: Vec<_> = (0..4)
+            .map(|_| {
+                let path = path.clone();
+                tokio::task::spawn_blocking(move || SqliteCheckpointer::open(path))
+            })
+            .collect();
+        let mut stores = Vec::new();
+        for open in opening {
+            stores.push(open.await.unwrap().unwrap());
+        }
+        let threads = stores[0].threads();
+        let alice = || threads.list_owned("alice", None, 10);
+        assert_eq!(alice().await.unwrap(), [ThreadId::new("owned")]);
+        let stored = threads
+            .load::<()>(&ThreadId::new("old"))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!((stored.version, stored.thread.owner()), (1, None));
+
+        let thread = stored.thread.with_owner("alice");
+        assert_eq!(threads.save(&thread, 1).await.unwrap(), 2);
+        let later = Thread::<()>::with_id(ThreadId::new("later")).with_owner("alice");
+        insert_as_before(&connection, &later);
+        assert_eq!(
+            alice().await.unwrap(),
+            [
+                ThreadId::new("later"),
+                ThreadId::new("old"),
+                ThreadId::new("owned")
+            ]
+        );
+        let indexes: i64 = connection
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE name = 'hookchain_threads_owner'",
+                [],
+                |row| row.get(0),
+            )
+            .unwrap();
+        assert_eq!(indexes, 1);
+        drop((stores, threads, connection));
+        // Opened again: nothing to add, nothing fails.
+        SqliteCheckpointer::open(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A file of an earlier version (no table of threads) gets it when opened.
