@@ -114,7 +114,7 @@ pub mod providers {
     #[cfg(feature = "openai")]
     #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
     pub use hookchain_providers::responses;
-    pub use hookchain_providers::{ApiError, BuildError};
+    pub use hookchain_providers::{ApiError, BuildError, UserUrls};
 }
 
 pub mod interrupt {

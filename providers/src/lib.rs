@@ -43,6 +43,12 @@
 //! - **A refusal is an answer**, streamed or not: its text is the message's, and the stop
 //!   reason is `Refusal`. A tool call cut off by the token limit (its arguments do not parse)
 //!   is dropped, never run: the answer stops for `MaxTokens`.
+//! - **URLs in users' messages are checked before anything is sent**: an image URL that is
+//!   cloud storage (`s3://`, `gs://`, …), on a private network (`http://169.254.169.254/`,
+//!   `http://10.…`, `localhost`) or of another scheme than `http`, `https` and `data` fails the
+//!   request with `InvalidRequest`, unless the application allows it with the builder's
+//!   `user_urls` (see `UserUrls`): a served agent's users cannot make the provider fetch what
+//!   only the server may reach.
 //! - Streaming and unstreamed calls return the same [`ModelResponse`](hookchain_core::ModelResponse):
 //!   a streamed answer is assembled by [`ResponseAssembler`](hookchain_core::model::ResponseAssembler).
 
@@ -74,6 +80,22 @@ pub use http::{ApiError, BuildError};
     feature = "bedrock"
 ))]
 mod system_text;
+
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "gemini",
+    feature = "bedrock"
+))]
+mod user_urls;
+
+#[cfg(any(
+    feature = "openai",
+    feature = "anthropic",
+    feature = "gemini",
+    feature = "bedrock"
+))]
+pub use user_urls::UserUrls;
 
 #[cfg(feature = "anthropic")]
 #[cfg_attr(docsrs, doc(cfg(feature = "anthropic")))]

@@ -160,6 +160,8 @@ impl AnthropicBuilder {
 
     http::http_setters!(header: " (for example `anthropic-beta`).");
 
+    crate::user_urls::user_urls_setter!();
+
     /// The `max_tokens` sent when a request's settings give none (default
     /// [`DEFAULT_MAX_TOKENS`]).
     pub fn max_tokens(mut self, max_tokens: u32) -> Self {

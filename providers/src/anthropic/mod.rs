@@ -9,7 +9,10 @@
 //!
 //! # What a request keeps of each message
 //!
-//! - User messages: text and image blocks (an image by URL or inline, base64).
+//! - User messages: text and image blocks (an image by URL or inline, base64). An image URL
+//!   in cloud storage, on a private network or of another scheme than `http`, `https` and
+//!   `data` fails the request before sending, unless [`AnthropicBuilder::user_urls`] allows it
+//!   (see [`UserUrls`](crate::UserUrls)).
 //! - Tool results: a `tool_result` whose content is the string it always was when the result
 //!   is text only, and otherwise blocks: text, images (by URL or base64) as image blocks, a
 //!   JSON part as a text block of compact JSON, a resource link as a text block

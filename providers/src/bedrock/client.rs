@@ -221,6 +221,8 @@ impl BedrockBuilder {
 
     http::http_setters!(header: " (for example `X-Amzn-Bedrock-GuardrailIdentifier`).");
 
+    crate::user_urls::user_urls_setter!();
+
     /// The model's own request fields, sent as `additionalModelRequestFields` with every
     /// request (a request's extras of that name add to them): Claude's extended thinking,
     /// `{"thinking": {"type": "enabled", "budget_tokens": 2048}}`, or another model's

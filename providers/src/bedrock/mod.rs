@@ -13,6 +13,12 @@
 //! (`guardrailConfig`, `performanceConfig`, …), but `additionalModelRequestFields`, which
 //! extends [`BedrockBuilder::additional_request_fields`].
 //!
+//! Bedrock reads an `s3://` image with the application's AWS credentials: in a user's message,
+//! it fails the request before sending (as does any image URL the
+//! [`UserUrls`](crate::UserUrls) policy refuses) unless [`BedrockBuilder::user_urls`] allows
+//! it, with `UserUrls::new().allow_cloud_storage()`, or `.allow_host("<bucket>")` for one
+//! bucket. The images of tools' results are the application's, and go as they are.
+//!
 //! # Authentication
 //!
 //! A Bedrock API key ([`BedrockBuilder::api_key`], sent as a bearer token), or, with the

@@ -135,6 +135,8 @@ impl GeminiBuilder {
 
     http::http_setters!(header: " (for example `x-goog-user-project`).");
 
+    crate::user_urls::user_urls_setter!();
+
     /// Asks for the model's thoughts (`thinkingConfig.includeThoughts`): they arrive as
     /// reasoning events of [`GeminiModel::stream`], and are kept in the answer's content as
     /// [`Reasoning`](hookchain_core::message::ContentPart::Reasoning) parts, never as its text.

@@ -26,7 +26,10 @@
 //!
 //! # What a request keeps of each message
 //!
-//! - User messages: text and images.
+//! - User messages: text and images. An image URL in cloud storage (`gs://`, which Gemini
+//!   reads with the project's credentials, and the like), on a private network or of another
+//!   scheme than `http`, `https` and `data` fails the request before sending, unless
+//!   [`GeminiBuilder::user_urls`] allows it (see [`UserUrls`](crate::UserUrls)).
 //! - Tool results: a `functionResponse`, then the images the tool returned as parts of the
 //!   same turn; JSON parts, resource links and text as text
 //!   ([`Content::to_text_lossy`](hookchain_core::message::Content::to_text_lossy)).

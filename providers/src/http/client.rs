@@ -4,7 +4,7 @@ use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
-use hookchain_core::ModelError;
+use hookchain_core::{ModelError, ModelRequest};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -13,6 +13,7 @@ use super::error::{classify_status, classify_transport, malformed};
 use super::limits::{Limits, push_capped, size};
 use super::sse::seconds;
 use super::{BodyEvents, Decoder, EventStream, Framing};
+use crate::UserUrls;
 
 /// Why a provider client could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -66,6 +67,8 @@ pub(crate) struct HttpConfig {
     pub(crate) connect_timeout: Option<Duration>,
     pub(crate) read_timeout: Option<Duration>,
     pub(crate) limits: Limits,
+    /// Which URLs of users' messages may be sent.
+    pub(crate) user_urls: UserUrls,
     /// Signs each request before it is sent (AWS SigV4), if set.
     #[cfg(feature = "bedrock-sigv4")]
     pub(crate) signer: Option<Signer>,
@@ -123,6 +126,7 @@ impl HttpConfig {
             connect_timeout: Some(DEFAULT_CONNECT_TIMEOUT),
             read_timeout: Some(DEFAULT_READ_TIMEOUT),
             limits: Limits::default(),
+            user_urls: UserUrls::new(),
             #[cfg(feature = "bedrock-sigv4")]
             signer: None,
         }
@@ -149,6 +153,7 @@ impl fmt::Debug for HttpConfig {
             .field("connect_timeout", &self.connect_timeout)
             .field("read_timeout", &self.read_timeout)
             .field("limits", &self.limits)
+            .field("user_urls", &self.user_urls)
             .finish()
     }
 }
@@ -209,6 +214,7 @@ impl HttpConfig {
             timeout: self.timeout,
             read_timeout: self.read_timeout,
             limits: self.limits,
+            user_urls: std::sync::Arc::new(self.user_urls.clone()),
             #[cfg(feature = "bedrock-sigv4")]
             signer: self.signer.clone(),
         })
@@ -303,6 +309,8 @@ pub(crate) struct HttpClient {
     /// The longest the server may stay silent.
     read_timeout: Option<Duration>,
     limits: Limits,
+    /// Which URLs of users' messages may be sent; shared, as the client is cloned per stream.
+    user_urls: std::sync::Arc<UserUrls>,
     #[cfg(feature = "bedrock-sigv4")]
     signer: Option<Signer>,
 }
@@ -507,6 +515,12 @@ impl HttpClient {
     /// The bounds on what this client reads.
     pub(crate) fn limits(&self) -> &Limits {
         &self.limits
+    }
+
+    /// Fails, before anything is sent, if a user message of `request` holds a URL the
+    /// application did not allow (see [`UserUrls`]).
+    pub(crate) fn check_user_urls(&self, request: &ModelRequest) -> Result<(), ModelError> {
+        self.user_urls.check(self.provider, request)
     }
 }
 

@@ -69,7 +69,8 @@ impl<P: Protocol> fmt::Debug for ProviderClient<P> {
 
 impl<P: Protocol> ProviderClient<P> {
     /// Opens a streamed call: the connection, then its events, decoded and checked as they
-    /// come.
+    /// come. A request with a URL the application did not allow in a user message fails here,
+    /// before anything is sent (as does a plain [`call`](Self::call)).
     fn open(
         &self,
         request: &ModelRequest,
@@ -77,6 +78,7 @@ impl<P: Protocol> ProviderClient<P> {
         impl Future<Output = Result<EventStream<P::Decoder>, ModelError>> + Send + use<P>,
         ModelError,
     > {
+        self.http.check_user_urls(request)?;
         let body = self.http.encode(&P::body(&self.settings, request, true))?;
         Ok(self.http.open_stream(body, P::decoder(), P::FRAMING))
     }
@@ -94,8 +96,10 @@ impl<P: Protocol> ProviderClient<P> {
     /// The whole answer: read at once, or assembled from a stream when the model streams.
     pub(crate) async fn call(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
         if self.streaming {
+            // `open` checks the request's URLs.
             return self.open(&request)?.await?.into_response().await;
         }
+        self.http.check_user_urls(&request)?;
         self.http
             .post_json(&P::body(&self.settings, &request, false), P::answer)
             .await

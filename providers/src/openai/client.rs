@@ -164,6 +164,8 @@ impl OpenAiBuilder {
 
     http::http_setters!(header: " (for example Azure's `api-key`, or OpenRouter's `HTTP-Referer`).");
 
+    crate::user_urls::user_urls_setter!();
+
     /// Whether the model may call several tools in one answer (`parallel_tool_calls`); unset,
     /// the server decides. Sent only with tools.
     pub fn parallel_tool_calls(mut self, parallel: bool) -> Self {

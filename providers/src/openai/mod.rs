@@ -22,6 +22,10 @@
 //! - User messages: text and images (as `image_url` parts; an inline image as a `data:` URL).
 //!   A JSON part or a resource link is sent as a text part, as
 //!   [`Content::to_text_lossy`](hookchain_core::message::Content::to_text_lossy) writes it.
+//!   An image URL in cloud storage, on a private network (`http://169.254.169.254/…`,
+//!   `http://10.…`, `localhost`) or of another scheme than `http`, `https` and `data` fails the
+//!   request before sending, as a self-hosted server would fetch it from inside the network,
+//!   unless [`OpenAiBuilder::user_urls`] allows it (see [`UserUrls`](crate::UserUrls)).
 //! - Tool results: a `tool` message takes text only, so the whole result is one string,
 //!   written by `Content::to_text_lossy`: text as it is, JSON as compact JSON, a resource link
 //!   as `Resource: <name> <<uri>>`, and an **image as a placeholder** (`[image: image/png]`):

@@ -170,6 +170,8 @@ impl ResponsesBuilder {
 
     http::http_setters!(header: " (for example `OpenAI-Organization` or `OpenAI-Project`).");
 
+    crate::user_urls::user_urls_setter!();
+
     /// Whether the model may call several tools in one answer (`parallel_tool_calls`); unset,
     /// the API decides. Sent only with tools.
     pub fn parallel_tool_calls(mut self, parallel: bool) -> Self {

@@ -31,7 +31,9 @@
 //! # What a request keeps of each message
 //!
 //! - User messages: text and images (`input_image`, by URL or as a `data:` URL); JSON parts
-//!   and resource links as text.
+//!   and resource links as text. An image URL in cloud storage, on a private network or of
+//!   another scheme than `http`, `https` and `data` fails the request before sending, unless
+//!   [`ResponsesBuilder::user_urls`] allows it (see [`UserUrls`](crate::UserUrls)).
 //! - Tool results: a `function_call_output` whose `output` is one string, written by
 //!   [`Content::to_text_lossy`](hookchain_core::message::Content::to_text_lossy): an **image
 //!   as a placeholder** (`[image: image/png]`). The API now also takes parts there, but the
