@@ -406,11 +406,24 @@ async fn add(a: i64, b: i64) -> String {
 # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 let agent = Agent::builder(ScriptedModel::new([])).tool(add).build()?;
 let server = McpToolServer::new(Arc::new(agent)).name("calculator").version("1.0.0");
-// Started by an MCP client as a child process: serve on stdin and stdout until it closes.
+// Started by an MCP client as a child process: serve on stdin and stdout until it closes
+// (the client is the parent process: no one else reaches it).
 server.clone().serve_stdio().await?;
-// Or over streamable HTTP, at `http://127.0.0.1:8080/` (any path), until Ctrl-C.
+// Or over streamable HTTP, at `http://127.0.0.1:8080/` (any path), until Ctrl-C: every HTTP
+// request is authorized first (here a fixed token; see `hookchain::auth`), and each call runs
+// with the caller's `Principal` in its context.
 let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 server
+    .authorize(|parts: &hookchain::auth::http::request::Parts| {
+        let token = parts.headers.get("authorization").cloned();
+        async move {
+            match token {
+                Some(token) if token == "Bearer s3cret" => Ok(hookchain::Principal::new("ci")),
+                _ => Err(hookchain::auth::Denied::unauthenticated("a token is needed")
+                    .with_challenge("Bearer")),
+            }
+        }
+    })
     .serve_http(listener, async {
         let _ = tokio::signal::ctrl_c().await;
     })

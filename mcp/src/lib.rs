@@ -85,7 +85,10 @@
 //! The other way round: an `McpToolServer` serves an agent's tools to MCP clients, over
 //! stdio (a process an MCP client starts) or streamable HTTP, each call through the agent's
 //! chain ([`Agent::call_tool`](hookchain_core::Agent::call_tool)) as when its own model calls
-//! the tool. With the facade: `hookchain = { features = ["mcp-serve"] }`.
+//! the tool. With the facade: `hookchain = { features = ["mcp-serve"] }`. Over HTTP it must be
+//! told who may call — an authorizer asked on every request (`hookchain::auth::Authorize`;
+//! the principal it returns, `hookchain::Principal`, is in each call's run context), or
+//! `allow_anonymous()` — or it refuses to serve: see `McpToolServer`'s *Who may call*.
 //!
 //! # Not yet
 //!
@@ -119,7 +122,7 @@ pub use names::{MAX_NAME_LEN, is_provider_safe, provider_safe_names};
 pub use rmcp;
 #[cfg(feature = "serve")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
-pub use serve::{DEFAULT_MAX_ARGUMENT_BYTES, McpToolServer, ServeError};
+pub use serve::{DEFAULT_MAX_ARGUMENT_BYTES, McpHttpService, McpToolServer, ServeError};
 pub use server::{DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_TOOLS, McpServer};
 pub use tool::McpTool;
 pub use toolset::McpToolset;

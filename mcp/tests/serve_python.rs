@@ -5,12 +5,17 @@
 //! Without the libtest harness (`harness = false`): the Python client starts this very binary
 //! as its stdio server, with `HOOKCHAIN_MCP_SERVE_STDIO` set, and libtest would print to
 //! stdout, which carries the protocol.
+//!
+//! Over HTTP the server asks the tests' authorizer, and the client signs in as `alice`
+//! (`Authorization: Bearer alice`); over stdio no one is asked, and the calls are the
+//! process's own principal's (`parent`).
 
 mod served;
 
 use std::process::Command;
 use std::time::Duration;
 
+use hookchain::Principal;
 use serde_json::{Value, json};
 
 /// Set in the environment of this binary when it runs as the stdio server.
@@ -22,6 +27,7 @@ import asyncio, json, sys
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 CALLS = [
     ["add", {"a": 2, "b": 3}],
@@ -30,6 +36,7 @@ CALLS = [
     ["delete", {"path": "/etc/passwd"}],
     ["nope", {}],
     ["add", {"a": "x" * 70000, "b": 1}],
+    ["whoami", {}],
 ]
 
 def field(value, snake, camel):
@@ -68,8 +75,10 @@ async def main(mode, target):
         async with stdio_client(params) as (read, write):
             out = await session_calls(read, write)
     else:
-        async with streamable_http_client(target) as (read, write):
-            out = await session_calls(read, write)
+        # The client's own HTTP client, with the credentials of every request.
+        async with create_mcp_http_client(headers={"Authorization": "Bearer alice"}) as http:
+            async with streamable_http_client(target, http_client=http) as (read, write):
+                out = await session_calls(read, write)
     print(json.dumps(out))
 
 asyncio.run(main(sys.argv[1], sys.argv[2]))
@@ -84,10 +93,10 @@ fn main() {
         std::env::temp_dir().join(format!("hookchain-mcp-client-{}.py", std::process::id()));
     std::fs::write(&script, CLIENT).expect("the client script is written");
     let stdio = stdio_session(&script);
-    check("stdio", &stdio);
+    check("stdio", &stdio, "parent");
     println!("test the_python_client_over_stdio ... ok");
     let http = http_session(&script);
-    check("streamable HTTP", &http);
+    check("streamable HTTP", &http, "alice");
     println!("test the_python_client_over_streamable_http ... ok");
     let _ = std::fs::remove_file(&script);
 }
@@ -99,7 +108,11 @@ fn serve_stdio() {
         .build()
         .expect("a runtime");
     runtime
-        .block_on(served::server().serve_stdio())
+        .block_on(
+            served::server()
+                .stdio_principal(Principal::new("parent"))
+                .serve_stdio(),
+        )
         .expect("the stdio session ends cleanly");
 }
 
@@ -138,7 +151,8 @@ fn http_session(script: &std::path::Path) -> Value {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let serving = tokio::spawn(served::server().serve_http(listener, async {
+        let server = served::server().authorize(served::bearer());
+        let serving = tokio::spawn(server.serve_http(listener, async {
             let _ = stopped.await;
         }));
         let script = script.to_owned();
@@ -156,7 +170,8 @@ fn http_session(script: &std::path::Path) -> Value {
     })
 }
 
-fn check(transport: &str, out: &Value) {
+/// Checks the client's output over `transport`, whose calls are `caller`'s.
+fn check(transport: &str, out: &Value, caller: &str) {
     let context = format!("over {transport}: {out:#}");
     assert_eq!(
         out["server"],
@@ -168,7 +183,11 @@ fn check(transport: &str, out: &Value) {
         .iter()
         .map(|tool| tool["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["add", "broken", "delete", "greet"], "{context}");
+    assert_eq!(
+        names,
+        ["add", "broken", "delete", "greet", "whoami"],
+        "{context}"
+    );
     assert_eq!(tools[0]["description"], "Adds two numbers.", "{context}");
     assert_eq!(tools[0]["schema"]["type"], "object", "{context}");
     assert!(
@@ -203,6 +222,9 @@ fn check(transport: &str, out: &Value) {
         "{context}"
     );
     assert!(!gated.contains("deleted"), "{context}");
+    // (Over stdio the server is another process: whether the tool ran is seen from its
+    // result only; over HTTP, from what the tools recorded here too.)
+    assert!(!served::ran("delete /etc/passwd"), "{context}");
     // An unknown tool: a JSON-RPC error (invalid params).
     assert_eq!(calls[4]["code"], -32602, "{context}");
     assert!(
@@ -216,6 +238,12 @@ fn check(transport: &str, out: &Value) {
     assert_eq!(calls[5]["code"], -32602, "{context}");
     assert!(
         calls[5]["refused"].as_str().unwrap().contains("at most"),
+        "{context}"
+    );
+    // The caller's principal reached the tool.
+    assert_eq!(
+        calls[6],
+        json!({"tool": "whoami", "text": caller, "isError": false}),
         "{context}"
     );
 }

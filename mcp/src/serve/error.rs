@@ -1,6 +1,7 @@
 //! Why serving an agent's tools stopped.
 
-/// Why an [`McpToolServer`](crate::McpToolServer) stopped serving with an error.
+/// Why an [`McpToolServer`](crate::McpToolServer) did not serve, or stopped serving with an
+/// error.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServeError {
@@ -14,4 +15,13 @@ pub enum ServeError {
     /// Reading the listener's address failed.
     #[error("the HTTP listener failed")]
     Listener(#[source] std::io::Error),
+    /// The server was asked to serve HTTP without being told who may call: anyone who can
+    /// reach the address would run the agent's tools.
+    #[error(
+        "the MCP server was not told who may call over HTTP: give it an authorizer with \
+         `authorize(..)`, which is asked on every request who sent it, or call \
+         `allow_anonymous()` to let anyone who can reach the address call every tool, each \
+         call then running as the anonymous principal (for loopback and tests)"
+    )]
+    NoAuthorizer,
 }

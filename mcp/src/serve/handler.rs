@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use hookchain_core::{Error, Middleware, Model, ToolCall, ToolSpec};
+use hookchain_core::{Error, Middleware, Model, Principal, RunContext, ToolCall, ToolSpec};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -63,11 +63,13 @@ where
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let call = self.checked_call(request, &context)?;
+        let run_context = self.run_context(&context)?;
         let name = call.name.clone();
+        let agent = self.agent.with_context(run_context);
         // rmcp cancels the request's token on `notifications/cancelled` but keeps polling the
         // handler; dropping the call's future is what stops the tool.
         let outcome = tokio::select! {
-            outcome = self.agent.call_tool(call) => outcome,
+            outcome = agent.call_tool(call) => outcome,
             () = context.ct.cancelled() => {
                 tracing::debug!(tool = %name, "MCP tool call cancelled by the client");
                 return Err(McpError::internal_error("the call was cancelled", None));
@@ -106,6 +108,38 @@ where
 }
 
 impl<M, C> McpToolServer<M, C> {
+    /// The run context of a call: with the principal of the HTTP request that made it (our
+    /// HTTP service put it into the request's extensions, which rmcp hands on), or over stdio
+    /// the application's [`stdio_principal`](Self::stdio_principal), if any.
+    ///
+    /// A request that came over HTTP without a principal did not pass an authorizer: this
+    /// server was mounted in an rmcp service of someone's own, not [`http_service`]'s. Its
+    /// call is refused rather than run as no one.
+    ///
+    /// [`http_service`]: Self::http_service
+    fn run_context(&self, context: &RequestContext<RoleServer>) -> Result<RunContext, McpError> {
+        let principal = match context.extensions.get::<http::request::Parts>() {
+            Some(parts) => match parts.extensions.get::<Principal>() {
+                Some(principal) => Some(principal.clone()),
+                None => {
+                    tracing::error!(
+                        "an MCP tool call came over HTTP without an authorized principal: serve \
+                         the McpToolServer with `http_service` or `serve_http`"
+                    );
+                    return Err(McpError::internal_error(
+                        "this server cannot tell who is calling",
+                        None,
+                    ));
+                }
+            },
+            None => self.settings.stdio_principal.clone(),
+        };
+        Ok(match principal {
+            Some(principal) => RunContext::new().with(principal),
+            None => RunContext::new(),
+        })
+    }
+
     /// The call a `tools/call` request asks for, or the JSON-RPC error that refuses it: a tool
     /// the agent does not have, arguments too large.
     fn checked_call(

@@ -1,20 +1,27 @@
 //! An agent's tools served as an MCP server: the other way round from
 //! [`McpToolset`](crate::McpToolset).
 
+mod access;
 mod content;
 mod error;
 mod handler;
 mod http;
+mod http_service;
+mod problem;
+mod sessions;
 mod stdio;
 
 use std::fmt;
 use std::sync::Arc;
 
-use hookchain_core::Agent;
+use hookchain_core::auth::Authorize;
+use hookchain_core::{Agent, Principal};
 use rmcp::model::Tool as McpToolInfo;
 use rmcp::transport::StreamableHttpServerConfig;
 
+use access::Access;
 pub use error::ServeError;
+pub use http_service::McpHttpService;
 
 /// The default largest `arguments` of one `tools/call`, as JSON (see
 /// [`McpToolServer::max_argument_bytes`]).
@@ -46,8 +53,84 @@ pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
 /// - A request the client cancels (`notifications/cancelled`) drops the call's future, as a
 ///   cancelled run does: the tool stops at its next `.await`.
 ///
-/// Each call has a fresh context (no history) and fresh middleware state: a limit per run or
-/// per thread bounds one call, not a client's session (see [`Agent::call_tool`]).
+/// Each call has a fresh context (no history; in its [`RunContext`](hookchain_core::RunContext),
+/// the caller's [`Principal`], see below) and fresh middleware state: a limit per run or per
+/// thread bounds one call, not a client's session (see [`Agent::call_tool`]).
+///
+/// # Who may call
+///
+/// Over **HTTP**, the server must be told, or it does not serve
+/// ([`ServeError::NoAuthorizer`] from [`serve_http`](Self::serve_http) and
+/// [`http_service`](Self::http_service)):
+///
+/// - [`authorize(authorizer)`](Self::authorize): the application's
+///   [`Authorize`] (`hookchain::auth`) is called on **every** HTTP request — the `initialize`,
+///   each `POST`, the `GET` of the event stream, the `DELETE` — before rmcp reads it. A
+///   refusal ([`Denied`](hookchain_core::auth::Denied)) is answered with its status, a problem
+///   body and its `WWW-Authenticate` challenge, and nothing runs. The principal it returns is
+///   put into the `RunContext` of each call that request makes: tools and hooks read it with
+///   `cx.get::<Principal>()`. An MCP session belongs to the principal that opened it: another
+///   principal naming it gets `404`, as for a session that does not exist (see
+///   [`McpHttpService`]).
+/// - [`allow_anonymous()`](Self::allow_anonymous): anyone who can reach the address may call
+///   every tool, each call running as [`Principal::anonymous`]. For loopback and tests.
+///
+/// Gates stay gates: an authorized caller of a tool that a
+/// [`HumanInTheLoop`](hookchain_core::builtin::HumanInTheLoop) gates still gets the error
+/// result saying that the call needs an answer from outside, and the tool does not run. The
+/// authorizer says who calls; the chain still says what may run.
+///
+/// Over **stdio** ([`serve_stdio`](Self::serve_stdio), [`serve_io`](Self::serve_io)) no
+/// authorizer is asked: the client is the process that started this one (or the peer the
+/// application connected itself), acting for whoever started it. Its calls carry no
+/// principal, unless the application names one for the whole session with
+/// [`stdio_principal`](Self::stdio_principal).
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use hookchain::auth::Denied;
+/// use hookchain::auth::http::{header, request::Parts};
+/// use hookchain::prelude::*;
+/// use hookchain::{Principal, ToolContext, tool};
+/// use hookchain_mcp::{McpToolServer, ServeError};
+///
+/// /// Says who called.
+/// #[tool]
+/// async fn whoami(cx: ToolContext<'_>) -> String {
+///     cx.get::<Principal>()
+///         .map_or_else(|| "no one".to_owned(), |who| who.id().to_owned())
+/// }
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let agent = Arc::new(Agent::builder(ScriptedModel::new([])).tool(whoami).build()?);
+///
+/// // Not told who may call: it does not serve HTTP.
+/// let unsaid = McpToolServer::new(agent.clone());
+/// assert!(matches!(unsaid.http_service(), Err(ServeError::NoAuthorizer)));
+///
+/// // `Authorization: Bearer <user>` taken as the user (a stand-in for a real token check).
+/// let server = McpToolServer::new(agent).authorize(|parts: &Parts| {
+///     // Read before the `async` block: its future does not borrow the request.
+///     let bearer = parts
+///         .headers
+///         .get(header::AUTHORIZATION)
+///         .and_then(|value| value.to_str().ok())
+///         .and_then(|value| value.strip_prefix("Bearer "))
+///         .map(str::to_owned);
+///     async move {
+///         let user = bearer.ok_or_else(|| {
+///             Denied::unauthenticated("sign in first").with_challenge(r#"Bearer realm="mcp""#)
+///         })?;
+///         Ok(Principal::new(user))
+///     }
+/// });
+/// // Mount it in a server of your own, or `server.serve_http(listener, shutdown)`.
+/// let service = server.http_service()?;
+/// # let _ = service;
+/// # Ok(())
+/// # }
+/// ```
 ///
 /// Examples: *Serving an agent's tools* in the docs of `hookchain::mcp` (feature `mcp-serve`).
 pub struct McpToolServer<M, C> {
@@ -63,6 +146,10 @@ struct Settings {
     instructions: Option<String>,
     max_argument_bytes: usize,
     http: StreamableHttpServerConfig,
+    /// Who may call over HTTP.
+    access: Access,
+    /// The principal of the calls over stdio (and `serve_io`), if the application names one.
+    stdio_principal: Option<Principal>,
     /// The tools as `tools/list` lists them, made once (an agent's tools do not change).
     tools: Arc<Vec<McpToolInfo>>,
 }
@@ -83,6 +170,8 @@ impl<M, C> McpToolServer<M, C> {
             instructions: None,
             max_argument_bytes: DEFAULT_MAX_ARGUMENT_BYTES,
             http: StreamableHttpServerConfig::default(),
+            access: Access::Unset,
+            stdio_principal: None,
             tools: Arc::new(tools),
         };
         Self {
@@ -131,6 +220,35 @@ impl<M, C> McpToolServer<M, C> {
         self
     }
 
+    /// Over HTTP, `authorizer` says who sent each request: it is called on every request
+    /// (each of a session's too), a refusal is answered as it says and runs nothing, and the
+    /// principal it returns is in the `RunContext` of the calls the request makes. See
+    /// [Who may call](Self#who-may-call). Replaces [`allow_anonymous`](Self::allow_anonymous).
+    #[must_use]
+    pub fn authorize(mut self, authorizer: impl Authorize) -> Self {
+        self.settings_mut().access = Access::Authorized(Arc::new(authorizer));
+        self
+    }
+
+    /// Over HTTP, lets anyone who can reach the address call every tool, each call running as
+    /// [`Principal::anonymous`] (which owns nothing): for a server on loopback and for tests.
+    /// Without this or [`authorize`](Self::authorize), the server does not serve HTTP.
+    /// Replaces `authorize`.
+    #[must_use]
+    pub fn allow_anonymous(mut self) -> Self {
+        self.settings_mut().access = Access::Anonymous;
+        self
+    }
+
+    /// The principal of the calls over stdio and [`serve_io`](Self::serve_io): the one the
+    /// application runs for (the user who started it, a peer it authenticated). Without it,
+    /// those calls carry no principal. HTTP calls never get it: theirs is the authorizer's.
+    #[must_use]
+    pub fn stdio_principal(mut self, principal: Principal) -> Self {
+        self.settings_mut().stdio_principal = Some(principal);
+        self
+    }
+
     /// The agent whose tools are served.
     #[must_use]
     pub fn agent(&self) -> &Arc<Agent<M, C>> {
@@ -159,6 +277,7 @@ impl<M, C> fmt::Debug for McpToolServer<M, C> {
             .field("version", &self.settings.version)
             .field("tools", &self.settings.tools.len())
             .field("max_argument_bytes", &self.settings.max_argument_bytes)
+            .field("access", &self.settings.access)
             .finish_non_exhaustive()
     }
 }
