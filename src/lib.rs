@@ -456,8 +456,12 @@ pub mod mcp {
 ///
 /// # async fn serve() -> Result<(), Box<dyn std::error::Error>> {
 /// let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hello!")])).build()?;
-/// let server = AgentServer::new(Arc::new(agent), InMemoryThreadStore::new());
-/// let app = axum::Router::new().nest("/agent", server.router());
+/// // On loopback, for the one person at this machine; a server on a network authorizes every
+/// // request instead (`.authorize(…)`: see the README's *Serve it safely*).
+/// let server = AgentServer::builder()
+///     .allow_anonymous()
+///     .build(Arc::new(agent), InMemoryThreadStore::new())?;
+/// let app = axum::Router::new().merge(server.mount("/agent"));
 /// let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
 /// let shutdown = server.clone();
 /// axum::serve(listener, app)

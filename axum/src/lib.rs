@@ -18,7 +18,13 @@ pub mod agui;
 mod runs;
 mod server;
 
+pub use hookchain_core::Principal;
+/// Who asks: the authorizer an [`AgentServer`] calls on every request (see
+/// [`AgentServerBuilder::authorize`]), as in `hookchain::auth`.
+pub use hookchain_core::auth::{Anonymous, Authorize, Denied};
 pub use server::{
-    AgentServer, AgentServerBuilder, DEFAULT_EVENTS_PER_RUN, DEFAULT_KEEP_ENDED, DEFAULT_MAX_BODY,
-    DEFAULT_MAX_RUNNING, Problem, ShutdownReport,
+    Action, AgentServer, AgentServerBuilder, ClientUrls, DEFAULT_EVENT_BYTES_PER_RUN,
+    DEFAULT_EVENTS_PER_RUN, DEFAULT_KEEP_ENDED, DEFAULT_MAX_BODY, DEFAULT_MAX_ENDED,
+    DEFAULT_MAX_RUNNING, DEFAULT_MAX_RUNNING_PER_PRINCIPAL, OwnerOnly, Problem, ServerBuildError,
+    ShutdownReport, ThreadAccess, ThreadRef,
 };

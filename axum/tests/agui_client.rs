@@ -52,7 +52,10 @@ fn server(dir: &std::path::Path, answers: Vec<ModelResponse>) -> Server {
         )
         .build()
         .expect("the agent builds");
-    AgentServer::new(Arc::new(agent), FileThreadStore::new(dir.join("threads")))
+    AgentServer::builder()
+        .allow_anonymous()
+        .build(Arc::new(agent), FileThreadStore::new(dir.join("threads")))
+        .unwrap()
 }
 
 /// Serves `server` on `port` (0: any) until the returned sender is sent to.

@@ -51,10 +51,14 @@ async fn a_request_and_its_run_are_traced_with_the_request_id() {
     let agent = Agent::builder(ScriptedModel::new([ModelResponse::text("Hello!")]))
         .build()
         .unwrap();
-    let server = AgentServer::new(Arc::new(agent), InMemoryThreadStore::new());
+    let server = AgentServer::builder()
+        .allow_anonymous()
+        .build(Arc::new(agent), InMemoryThreadStore::new())
+        .unwrap();
     let body = json!({"threadId": "t9", "runId": "r9",
                       "messages": [{"id": "m1", "role": "user", "content": "Hi"}]});
     let request = Request::post("/")
+        .header(header::HOST, "localhost")
         .header(header::CONTENT_TYPE, "application/json")
         .header("x-request-id", "req-42")
         .body(Body::from(body.to_string()))

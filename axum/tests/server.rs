@@ -43,6 +43,7 @@ fn turn(thread: &str, run: &str, text: &str) -> Value {
 
 fn post(body: &Value, stream: bool) -> Request<Body> {
     let mut request = Request::post("/")
+        .header(header::HOST, "localhost")
         .header(header::CONTENT_TYPE, "application/json")
         .header("x-request-id", "req-42");
     if stream {
@@ -73,11 +74,30 @@ fn frames(text: &str) -> Vec<(u64, Value)> {
         .collect()
 }
 
+/// A `GET` of `path`, as a client on loopback sends it.
+fn get(path: &str) -> Request<Body> {
+    Request::get(path)
+        .header(header::HOST, "localhost")
+        .body(Body::empty())
+        .unwrap()
+}
+
+/// The server of `agent`, for anyone (the tests' client is on loopback).
+fn anonymous<M: Model + 'static, S: ThreadStore + 'static>(
+    agent: Agent<M>,
+    threads: S,
+) -> AgentServer<M, (), S> {
+    AgentServer::builder()
+        .allow_anonymous()
+        .build(Arc::new(agent), threads)
+        .unwrap()
+}
+
 fn scripted(
     answers: impl IntoIterator<Item = ModelResponse>,
 ) -> AgentServer<ScriptedModel, (), InMemoryThreadStore> {
     let agent = Agent::builder(ScriptedModel::new(answers)).build().unwrap();
-    AgentServer::new(Arc::new(agent), InMemoryThreadStore::new())
+    anonymous(agent, InMemoryThreadStore::new())
 }
 
 #[tokio::test]
@@ -123,21 +143,14 @@ async fn a_turn_answers_as_json_or_as_events_and_the_thread_keeps_it() {
         ]
     );
     // A reconnect reads the events after the last one seen.
-    let reconnect = Request::get("/runs/r2/events")
-        .header("last-event-id", "3")
-        .body(Body::empty())
-        .unwrap();
+    let mut reconnect = get("/threads/t1/runs/r2/events");
+    reconnect
+        .headers_mut()
+        .insert("last-event-id", "3".parse().unwrap());
     let events = frames(&body(router.clone().oneshot(reconnect).await.unwrap()).await);
     assert_eq!(events.iter().map(|(id, _)| *id).collect::<Vec<_>>(), [4, 5]);
 
-    let thread = json_of(
-        router
-            .clone()
-            .oneshot(Request::get("/threads/t1").body(Body::empty()).unwrap())
-            .await
-            .unwrap(),
-    )
-    .await;
+    let thread = json_of(router.clone().oneshot(get("/threads/t1")).await.unwrap()).await;
     assert_eq!(thread["version"], 2);
     assert_eq!(thread["paused"], false);
     let texts: Vec<&str> = thread["messages"]
@@ -173,7 +186,11 @@ async fn refusals_are_problem_responses_that_say_what_to_fix() {
     let server = scripted([]);
     let router = server.router();
     let send = |request: Request<Body>| router.clone().oneshot(request);
-    let not_json = Request::post("/").body(Body::from("{")).unwrap();
+    let not_json = Request::post("/")
+        .header(header::HOST, "localhost")
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from("{"))
+        .unwrap();
     assert_eq!(
         problem(send(not_json).await.unwrap()).await,
         (StatusCode::BAD_REQUEST, "invalid_input".into())
@@ -184,14 +201,12 @@ async fn refusals_are_problem_responses_that_say_what_to_fix() {
         problem(send(post(&assistant_last, false)).await.unwrap()).await,
         (StatusCode::BAD_REQUEST, "invalid_input".into())
     );
-    let unknown_run = Request::get("/runs/nope/events")
-        .body(Body::empty())
-        .unwrap();
+    let unknown_run = get("/threads/t/runs/nope/events");
     assert_eq!(
         problem(send(unknown_run).await.unwrap()).await,
         (StatusCode::NOT_FOUND, "unknown_run".into())
     );
-    let unknown_thread = Request::get("/threads/nope").body(Body::empty()).unwrap();
+    let unknown_thread = get("/threads/nope");
     assert_eq!(
         problem(send(unknown_thread).await.unwrap()).await,
         (StatusCode::NOT_FOUND, "unknown_thread".into())
@@ -217,7 +232,7 @@ async fn a_thread_runs_one_turn_at_a_time_and_a_retry_joins_the_run() {
     })
     .build()
     .unwrap();
-    let server = AgentServer::new(Arc::new(agent), InMemoryThreadStore::new());
+    let server = anonymous(agent, InMemoryThreadStore::new());
     let router = server.router();
     let first = tokio::spawn(router.clone().oneshot(post(&turn("t", "r1", "Hi"), false)));
     while server.running() == 0 {
@@ -247,7 +262,7 @@ async fn shutdown_waits_its_grace_then_stops_runs_leaving_their_threads_as_they_
     let open = Arc::new(Notify::new());
     let agent = Agent::builder(Gate { open }).build().unwrap();
     let threads = Arc::new(InMemoryThreadStore::new());
-    let server = AgentServer::new(Arc::new(agent), Arc::clone(&threads));
+    let server = anonymous(agent, Arc::clone(&threads));
     let router = server.router();
     let stuck = tokio::spawn(router.clone().oneshot(post(&turn("t", "r1", "Hi"), true)));
     while server.running() == 0 {
@@ -287,7 +302,7 @@ fn a_run_whose_task_is_dropped_frees_its_thread_and_ends_its_events() {
     })
     .build()
     .unwrap();
-    let server = AgentServer::new(Arc::new(agent), InMemoryThreadStore::new());
+    let server = anonymous(agent, InMemoryThreadStore::new());
     let doomed = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -307,7 +322,7 @@ fn a_run_whose_task_is_dropped_frees_its_thread_and_ends_its_events() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let reconnect = Request::get("/runs/r1/events").body(Body::empty()).unwrap();
+        let reconnect = get("/threads/t/runs/r1/events");
         let events = frames(&body(router.clone().oneshot(reconnect).await.unwrap()).await);
         let last = &events.last().unwrap().1;
         assert_eq!(last["code"], "internal", "{events:?}");
@@ -318,4 +333,44 @@ fn a_run_whose_task_is_dropped_frees_its_thread_and_ends_its_events() {
             .unwrap();
         assert_eq!(next.status(), StatusCode::OK);
     });
+}
+
+/// The thread is free before the run's end is told: a client that reads `RUN_FINISHED` and
+/// sends its next turn at once is never refused as busy (it was, now and then, when the thread
+/// was freed after the log ended).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_sent_as_soon_as_the_last_one_ended_is_taken() {
+    let agent = Agent::builder(ScriptedModel::from_rule(|_| Ok(ModelResponse::text("Hi!"))))
+        .build()
+        .unwrap();
+    let server = anonymous(agent, InMemoryThreadStore::new());
+    let router = server.router();
+    for turn_number in 0..50 {
+        let response = router
+            .clone()
+            .oneshot(post(&turn("t", &format!("r{turn_number}"), "Hi"), false))
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "turn {turn_number}");
+    }
+}
+
+/// Nested under a path of the application's, the agent answers there with a trailing slash
+/// too, and an unknown route is a problem response, not a bare `404`.
+#[tokio::test]
+async fn nested_the_agent_answers_with_or_without_a_trailing_slash() {
+    let server = scripted([ModelResponse::text("Hello!"), ModelResponse::text("Again!")]);
+    let app = server.mount("/agent");
+    for (path, run) in [("/agent", "r1"), ("/agent/", "r2")] {
+        let mut request = post(&turn("t", run, "Hi"), false);
+        *request.uri_mut() = path.parse().unwrap();
+        let response = app.clone().oneshot(request).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "{path}");
+    }
+    let mut unknown = get("/agent/nowhere");
+    *unknown.uri_mut() = "/agent/nowhere".parse().unwrap();
+    assert_eq!(
+        problem(app.oneshot(unknown).await.unwrap()).await,
+        (StatusCode::NOT_FOUND, "not_found".into())
+    );
 }

@@ -95,7 +95,10 @@ impl Stores {
             .checkpointer(Arc::clone(&self.checkpoints), Durability::EveryStep)
             .build()
             .unwrap();
-        AgentServer::new(Arc::new(agent), Arc::clone(&self.threads))
+        AgentServer::builder()
+            .allow_anonymous()
+            .build(Arc::new(agent), Arc::clone(&self.threads))
+            .unwrap()
     }
 
     /// A server whose model calls `tool`, then stalls (see [`CallsThenStalls`]); with the
@@ -135,6 +138,7 @@ fn request(thread: &str, run: &str, extra: Value) -> Request<Body> {
         .unwrap()
         .extend(extra.as_object().unwrap().clone());
     Request::post("/")
+        .header(header::HOST, "localhost")
         .header(header::CONTENT_TYPE, "application/json")
         .body(Body::from(body.to_string()))
         .unwrap()

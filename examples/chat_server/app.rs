@@ -70,12 +70,16 @@ pub(crate) fn server(dir: &Path) -> Result<ChatServer, Box<dyn std::error::Error
         ))
         .checkpointer(store, Durability::EveryStep)
         .build()?;
-    Ok(AgentServer::new(Arc::new(agent), threads))
+    // The page is served on loopback, to the one person at this machine: anyone who reaches
+    // the server is that person (see the README's *Serve it safely* for a server on a network).
+    Ok(AgentServer::builder()
+        .allow_anonymous()
+        .build(Arc::new(agent), threads)?)
 }
 
 /// The routes: the chat page at `/`, the agent under `/agent`.
 pub(crate) fn router(server: &ChatServer) -> axum::Router {
     axum::Router::new()
         .route("/", get(|| async { Html(PAGE) }))
-        .nest("/agent", server.router())
+        .merge(server.mount("/agent"))
 }

@@ -2,16 +2,17 @@
 //! (`RUN_STARTED` first; text messages, reasoning and tool calls opened before their content
 //! and closed before `RUN_FINISHED`; nothing after the end).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use hookchain_core::agent::{AgentEvent, EndReason, RunOutput};
 use hookchain_core::interrupt::CheckpointError;
-use hookchain_core::message::Role;
+use hookchain_core::message::{Message, Role};
 use hookchain_core::model::ModelEvent;
 use hookchain_core::{Error, ModelErrorKind};
 use serde_json::json;
 
-use super::events::{AguiEvent, AguiInterrupt, Outcome, TokenUsage};
+use super::client_pause::ClientPause;
+use super::events::{AguiEvent, Outcome, TokenUsage};
 
 /// The name of the custom event that voids the model output shown since the last message:
 /// the model call was sent again (a retry, a fallback) or its answer replaced.
@@ -41,7 +42,11 @@ pub struct AguiEncoder {
     /// A call the agent renamed (its id repeated one of the history's), by its new id: results
     /// come under the new id, the client knows the old.
     renamed: HashMap<String, String>,
-    interrupts: Vec<AguiInterrupt>,
+    /// The calls whose result was sent: a result a hook supplied (a rejection, a cached
+    /// result) enters the history without `ToolCallFinished`, and is sent when it does.
+    results_sent: HashSet<String>,
+    /// What the client sees of a pause.
+    pause: ClientPause,
     ended: bool,
 }
 
@@ -58,9 +63,16 @@ impl AguiEncoder {
             open_calls: BTreeMap::new(),
             streamed_calls: Vec::new(),
             renamed: HashMap::new(),
-            interrupts: Vec::new(),
+            results_sent: HashSet::new(),
+            pause: ClientPause::default(),
             ended: false,
         }
+    }
+
+    /// Shows pauses as `pause` says from now on (an [`AgentServer`](crate::AgentServer) gives
+    /// each turn a view with a salt of its own).
+    pub fn set_pause_view(&mut self, pause: ClientPause) {
+        self.pause = pause;
     }
 
     /// The first event.
@@ -122,24 +134,11 @@ impl AguiEncoder {
                 }),
             }),
             AgentEvent::ToolCallFinished(result) => {
-                let message_id = format!("{}:result:{}", self.run_id, self.result);
-                self.result += 1;
-                out.push(AguiEvent::ToolCallResult {
-                    message_id,
-                    tool_call_id: self.client_call_id(&result.call_id),
-                    content: result.content.text().into_owned(),
-                    role: "tool",
-                });
+                self.result_of(&result.call_id, result.content.text().into_owned(), out);
             }
-            AgentEvent::Interrupted(interrupt) => self.interrupts.push(AguiInterrupt {
-                id: interrupt.id.to_string(),
-                reason: interrupt.source.clone(),
-                tool_call_id: interrupt
-                    .tool_call_id
-                    .as_deref()
-                    .map(|id| self.client_call_id(id)),
-                metadata: json!({ "payload": interrupt.payload }),
-            }),
+            AgentEvent::MessageAdded(message) if message.role == Role::Tool => {
+                self.tool_message(message, out);
+            }
             AgentEvent::Output(output) => self.finish(output, out),
             AgentEvent::SubAgent(sub) => {
                 if let Some(text) = sub.event.text_delta().filter(|text| !text.is_empty()) {
@@ -153,9 +152,33 @@ impl AguiEncoder {
                     });
                 }
             }
-            // Tool messages (their results went out with `ToolCallFinished`), the start of a
-            // call (announced by the model's events), events of later versions.
+            // The start of a call (announced by the model's events), an interrupt (the run's
+            // output has them all), events of later versions.
             _ => {}
+        }
+    }
+
+    /// Sends the result `content` of the call `call_id`, once.
+    fn result_of(&mut self, call_id: &str, content: String, out: &mut Vec<AguiEvent>) {
+        if !self.results_sent.insert(call_id.to_owned()) {
+            return;
+        }
+        let message_id = format!("{}:result:{}", self.run_id, self.result);
+        self.result += 1;
+        out.push(AguiEvent::ToolCallResult {
+            message_id,
+            tool_call_id: self.client_call_id(call_id),
+            content,
+            role: "tool",
+        });
+    }
+
+    /// A tool message entering the history: sent as its call's result unless the call's
+    /// result was (a result a hook supplied — a rejection, a cached result, an emulated tool,
+    /// a guardrail's replacement — or a call closed unrun comes only so).
+    fn tool_message(&mut self, message: &Message, out: &mut Vec<AguiEvent>) {
+        if let Some(call_id) = &message.tool_call_id {
+            self.result_of(call_id, message.text().into_owned(), out);
         }
     }
 
@@ -259,21 +282,11 @@ impl AguiEncoder {
 
     fn finish(&mut self, output: &RunOutput, out: &mut Vec<AguiEvent>) {
         self.close_all(out);
-        let mut interrupts = std::mem::take(&mut self.interrupts);
-        // A run resumed and paused again without streaming its interrupt: the checkpoint says.
-        if interrupts.is_empty()
-            && let Some(checkpoint) = &output.checkpoint
-        {
-            interrupts = checkpoint
-                .interrupts()
-                .iter()
-                .map(|interrupt| AguiInterrupt {
-                    id: interrupt.id.to_string(),
-                    reason: interrupt.source.clone(),
-                    tool_call_id: interrupt.tool_call_id.clone(),
-                    metadata: json!({ "payload": interrupt.payload }),
-                })
-                .collect();
+        let mut interrupts = self.pause.interrupts(output.interrupts());
+        for interrupt in &mut interrupts {
+            if let Some(id) = &mut interrupt.tool_call_id {
+                *id = self.client_call_id(id);
+            }
         }
         let outcome = if interrupts.is_empty() {
             Outcome::Success
@@ -300,13 +313,18 @@ impl AguiEncoder {
         self.ended = true;
     }
 
-    /// The end of a run that gave up its thread's pause: nothing ran, the pause's calls are
-    /// answered as not run.
-    pub fn abandoned(&mut self, out: &mut Vec<AguiEvent>) {
+    /// The end of a run that gave up its thread's pause: nothing ran, and the pause's calls are
+    /// answered — `closed`, the tool messages that giving up the pause added to the history
+    /// ([`Thread::abandon_pause`](hookchain_core::Thread::abandon_pause)), are sent as their
+    /// calls' results, so that a client shows none of them pending.
+    pub fn abandoned(&mut self, closed: &[Message], out: &mut Vec<AguiEvent>) {
         if self.ended {
             return;
         }
         self.close_all(out);
+        for message in closed.iter().filter(|message| message.role == Role::Tool) {
+            self.tool_message(message, out);
+        }
         out.push(AguiEvent::RunFinished {
             thread_id: self.thread_id.clone(),
             run_id: self.run_id.clone(),

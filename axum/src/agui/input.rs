@@ -87,18 +87,25 @@ pub enum InputError {
     /// An identifier is empty or too long.
     #[error("`{0}` must be 1 to {MAX_ID_LEN} bytes")]
     BadId(&'static str),
+    /// The thread's id holds `/` or NUL (a `/` separates a tenant's namespace from the id in
+    /// the server's keys).
+    #[error("`threadId` must not hold `/` or NUL")]
+    ThreadIdCharacter,
 }
 
 /// The longest thread or run id taken.
 pub const MAX_ID_LEN: usize = 256;
 
 impl RunAgentInput {
-    /// Checks the ids.
+    /// Checks the ids: 1 to [`MAX_ID_LEN`] bytes, and a thread's without `/` or NUL.
     pub fn check_ids(&self) -> Result<(), InputError> {
         for (name, id) in [("threadId", &self.thread_id), ("runId", &self.run_id)] {
             if id.is_empty() || id.len() > MAX_ID_LEN {
                 return Err(InputError::BadId(name));
             }
+        }
+        if self.thread_id.contains(['/', '\0']) {
+            return Err(InputError::ThreadIdCharacter);
         }
         Ok(())
     }
@@ -232,6 +239,10 @@ mod tests {
         assert_eq!(no_id.check_ids(), Err(InputError::BadId("threadId")));
         let long = input(json!({"threadId": "t", "runId": "r".repeat(MAX_ID_LEN + 1)}));
         assert_eq!(long.check_ids(), Err(InputError::BadId("runId")));
+        for thread in ["acme/t", "t\u{0}"] {
+            let slash = input(json!({"threadId": thread, "runId": "r"}));
+            assert_eq!(slash.check_ids(), Err(InputError::ThreadIdCharacter));
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The events of one run, kept for the clients that read them: each gets a number, a client
 //! that reconnects (`Last-Event-ID`) reads those after the last it saw, then the rest as they
-//! come. The run writes at its own pace, never waiting for a reader; what is kept is bounded.
+//! come. The run writes at its own pace, never waiting for a reader; what is kept is bounded,
+//! by count and by bytes.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -24,6 +25,10 @@ struct Kept {
     ended: bool,
     /// The most events kept: past it, the oldest are dropped.
     capacity: usize,
+    /// The bytes of the events kept.
+    bytes: usize,
+    /// The most bytes kept: past it, the oldest are dropped (the newest is always kept).
+    max_bytes: usize,
 }
 
 /// Why a reader cannot read from where it asked.
@@ -42,14 +47,17 @@ pub(crate) struct RunLog {
 }
 
 impl RunLog {
-    /// A log keeping at most `capacity` events (at least one).
-    pub(crate) fn new(capacity: usize) -> Self {
+    /// A log keeping at most `capacity` events (at least one), of at most `max_bytes` in all
+    /// (but always the newest).
+    pub(crate) fn new(capacity: usize, max_bytes: usize) -> Self {
         Self {
             kept: Mutex::new(Kept {
                 frames: VecDeque::new(),
                 next: 1,
                 ended: false,
                 capacity: capacity.max(1),
+                bytes: 0,
+                max_bytes,
             }),
             changed: Notify::new(),
         }
@@ -66,12 +74,15 @@ impl RunLog {
             let mut kept = self.kept();
             let seq = kept.next;
             kept.next += 1;
-            kept.frames.push_back(Frame {
-                seq,
-                data: data.into(),
-            });
-            if kept.frames.len() > kept.capacity {
-                kept.frames.pop_front();
+            let data: Arc<str> = data.into();
+            kept.bytes += data.len();
+            kept.frames.push_back(Frame { seq, data });
+            while kept.frames.len() > kept.capacity
+                || (kept.bytes > kept.max_bytes && kept.frames.len() > 1)
+            {
+                if let Some(dropped) = kept.frames.pop_front() {
+                    kept.bytes -= dropped.data.len();
+                }
             }
             seq
         };
@@ -83,11 +94,6 @@ impl RunLog {
     pub(crate) fn end(&self) {
         self.kept().ended = true;
         self.changed.notify_waiters();
-    }
-
-    /// Whether the run wrote its last event.
-    pub(crate) fn is_ended(&self) -> bool {
-        self.kept().ended
     }
 
     /// The event after `after` (the first kept when 0), `Ok(None)` at the end of an ended run,
@@ -153,7 +159,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_reader_gets_what_was_written_then_what_comes_and_ends_with_the_run() {
-        let log = Arc::new(RunLog::new(100));
+        let log = Arc::new(RunLog::new(100, 1 << 20));
         log.push("a");
         log.push("b");
         let reader = tokio::spawn(Arc::clone(&log).follow(0).unwrap().collect::<Vec<_>>());
@@ -168,12 +174,12 @@ mod tests {
         assert_eq!(data(&again), ["c"]);
         let none: Vec<_> = Arc::clone(&log).follow(3).unwrap().collect().await;
         assert!(none.is_empty());
-        assert!(log.is_ended());
+        assert!(log.kept().ended);
     }
 
     #[tokio::test]
     async fn what_is_kept_is_bounded_and_a_reader_too_far_behind_is_told() {
-        let log = Arc::new(RunLog::new(3));
+        let log = Arc::new(RunLog::new(3, 1 << 20));
         for event in ["a", "b", "c", "d", "e"] {
             log.push(event);
         }
@@ -191,8 +197,31 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn what_is_kept_is_bounded_by_bytes_too_and_the_newest_is_always_kept() {
+        let log = Arc::new(RunLog::new(100, 10));
+        for event in ["aaaa", "bbbb", "cccc"] {
+            log.push(event);
+        }
+        assert_eq!(
+            data(&log.kept().frames.iter().cloned().collect::<Vec<_>>()),
+            ["bbbb", "cccc"]
+        );
+        assert_eq!(log.kept().bytes, 8);
+        log.push("a long event, larger than the bound");
+        assert_eq!(log.kept().frames.len(), 1);
+        log.end();
+        assert_eq!(
+            Arc::clone(&log).follow(0).err(),
+            Some(Gone {
+                after: 0,
+                oldest: 4
+            })
+        );
+    }
+
+    #[tokio::test]
     async fn a_slow_reader_whose_events_were_dropped_stops_instead_of_skipping_them() {
-        let log = Arc::new(RunLog::new(2));
+        let log = Arc::new(RunLog::new(2, 1 << 20));
         log.push("a");
         let mut reader = Arc::clone(&log).follow(0).unwrap().boxed();
         assert_eq!(&*reader.next().await.unwrap().data, "a");

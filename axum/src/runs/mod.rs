@@ -4,4 +4,4 @@ mod log;
 mod registry;
 
 pub(crate) use log::RunLog;
-pub(crate) use registry::{Refused, Runs, Started};
+pub(crate) use registry::{Bounds, KnownRun, Refused, RunKey, Runs, Started};

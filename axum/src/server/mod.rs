@@ -1,38 +1,47 @@
 //! [`AgentServer`]: an agent served over HTTP — its runs streamed as AG-UI events, its threads
 //! kept in a [`ThreadStore`].
 
+mod access;
+mod authorize;
+mod browser;
+mod builder;
+mod client_urls;
 mod handlers;
 mod problem;
 mod request_id;
 mod shutdown;
+mod threads;
 mod turn;
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderName, Method, header};
 use axum::routing::{get, post};
+use hookchain_core::auth::SharedAuthorizer;
 use hookchain_core::thread_store::ThreadStore;
 use hookchain_core::{Agent, Middleware, Model};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::watch;
+use tower::ServiceExt;
+use tower_http::cors::{AllowOrigin, CorsLayer};
 
+pub use access::{Action, OwnerOnly, ThreadAccess, ThreadRef};
+pub use builder::{
+    AgentServerBuilder, DEFAULT_EVENT_BYTES_PER_RUN, DEFAULT_EVENTS_PER_RUN, DEFAULT_KEEP_ENDED,
+    DEFAULT_MAX_BODY, DEFAULT_MAX_ENDED, DEFAULT_MAX_RUNNING, DEFAULT_MAX_RUNNING_PER_PRINCIPAL,
+    ServerBuildError,
+};
+pub use client_urls::ClientUrls;
 pub use problem::Problem;
 pub use shutdown::ShutdownReport;
 
+use crate::agui::InterruptMetadata;
 use crate::runs::Runs;
-
-/// The most runs going at once unless the server is told otherwise.
-pub const DEFAULT_MAX_RUNNING: usize = 256;
-/// The most events kept per run for clients that reconnect.
-pub const DEFAULT_EVENTS_PER_RUN: usize = 10_000;
-/// How long an ended run's events are kept for a client that reconnects.
-pub const DEFAULT_KEEP_ENDED: Duration = Duration::from_secs(300);
-/// The largest request body read (an AG-UI client sends the whole conversation each time).
-pub const DEFAULT_MAX_BODY: usize = 4 * 1024 * 1024;
+use browser::BrowserGuard;
 
 /// An agent served over HTTP, in the [AG-UI](https://docs.ag-ui.com) protocol.
 ///
@@ -112,27 +121,34 @@ pub(crate) struct Shared<M, C, S> {
     pub(crate) agent: Arc<Agent<M, C>>,
     pub(crate) threads: S,
     pub(crate) runs: Arc<Runs>,
-    /// The threads with a run going on this server.
-    busy: Mutex<HashSet<String>>,
+    /// The threads with a run going on this server (their keys), with their owners: a thread
+    /// made by its first run is not stored before that run ends.
+    busy: Mutex<HashMap<String, Option<String>>>,
     /// Set when the shutdown's grace is over: the runs still going stop.
     pub(crate) stop: watch::Sender<bool>,
     max_body: usize,
+    authorizer: SharedAuthorizer,
+    pub(crate) access: Arc<dyn ThreadAccess>,
+    browser: Arc<BrowserGuard>,
+    pub(crate) client_urls: ClientUrls,
+    pub(crate) interrupt_metadata: Option<InterruptMetadata>,
 }
 
 impl<M, C, S> Shared<M, C, S> {
-    pub(crate) fn busy_threads(&self) -> MutexGuard<'_, HashSet<String>> {
+    pub(crate) fn busy_threads(&self) -> MutexGuard<'_, HashMap<String, Option<String>>> {
         self.busy.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
-/// Configures an [`AgentServer`].
-#[derive(Debug, Clone)]
-#[must_use = "a builder does nothing until `build` is called"]
-pub struct AgentServerBuilder {
-    max_running: usize,
-    events_per_run: usize,
-    keep_ended: Duration,
-    max_body: usize,
+// On one type only (any would do), so that `AgentServer::builder()` needs no type annotation:
+// the builder's `build` gives the server its types.
+impl AgentServer<(), (), ()> {
+    /// A builder of the server's settings; [`AgentServerBuilder::build`] makes the server.
+    /// It needs an authorizer ([`authorize`](AgentServerBuilder::authorize)), or to be told
+    /// that it serves anyone ([`allow_anonymous`](AgentServerBuilder::allow_anonymous)).
+    pub fn builder() -> AgentServerBuilder {
+        AgentServerBuilder::default()
+    }
 }
 
 impl<M, C, S> AgentServer<M, C, S>
@@ -142,31 +158,69 @@ where
     C::ThreadState: Serialize + DeserializeOwned + Send,
     S: ThreadStore + 'static,
 {
-    /// `agent` served with its threads in `threads`, with the default settings.
-    pub fn new(agent: Arc<Agent<M, C>>, threads: S) -> Self {
-        Self::builder().build(agent, threads)
-    }
-
-    /// A builder of the server's settings.
-    pub fn builder() -> AgentServerBuilder {
-        AgentServerBuilder {
-            max_running: DEFAULT_MAX_RUNNING,
-            events_per_run: DEFAULT_EVENTS_PER_RUN,
-            keep_ended: DEFAULT_KEEP_ENDED,
-            max_body: DEFAULT_MAX_BODY,
-        }
-    }
-
     /// The routes (see [`AgentServer`]); nest them under a path of your own with
     /// [`Router::nest`].
     pub fn router(&self) -> Router {
-        Router::new()
+        let shared = &self.shared;
+        let routes = Router::new()
             .route("/", post(handlers::start::<M, C, S>))
-            .route("/runs/{run_id}/events", get(handlers::events::<M, C, S>))
+            .route("/threads", get(handlers::list::<M, C, S>))
             .route("/threads/{thread_id}", get(handlers::thread::<M, C, S>))
-            .layer(DefaultBodyLimit::max(self.shared.max_body))
-            .layer(axum::middleware::from_fn(request_id::with_request_id))
-            .with_state(self.clone())
+            .route(
+                "/threads/{thread_id}/runs/{run_id}/events",
+                get(handlers::events::<M, C, S>),
+            )
+            .fallback(handlers::not_found)
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::clone(&shared.authorizer),
+                authorize::authorize,
+            ))
+            .layer(DefaultBodyLimit::max(shared.max_body))
+            .layer(axum::middleware::from_fn_with_state(
+                Arc::clone(&shared.browser),
+                browser::guard,
+            ))
+            .layer(axum::middleware::from_fn(request_id::with_request_id));
+        let routes = match cors(shared.browser.origins()) {
+            Some(cors) => routes.layer(cors),
+            None => routes,
+        };
+        routes.with_state(self.clone())
+    }
+
+    /// The routes under `path` (`/agent`): [`router`](Self::router) nested there, and its
+    /// `POST` at `path/` too — axum's `nest` answers `path` alone, and AG-UI clients may be
+    /// given either. Merge it into the application's router.
+    ///
+    /// ```
+    /// # use std::sync::Arc;
+    /// # use hookchain::prelude::*;
+    /// # use hookchain::thread_store::InMemoryThreadStore;
+    /// # use hookchain_axum::AgentServer;
+    /// # let agent = Agent::builder(ScriptedModel::new([])).build().unwrap();
+    /// let server = AgentServer::builder()
+    ///     .allow_anonymous()
+    ///     .build(Arc::new(agent), InMemoryThreadStore::new())?;
+    /// let app = axum::Router::new()
+    ///     .route("/", axum::routing::get(|| async { "the page" }))
+    ///     .merge(server.mount("/agent"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn mount(&self, path: &str) -> Router {
+        let path = path.trim_end_matches('/');
+        // The request for `path/` is the router's own `/`.
+        let at_root = self
+            .router()
+            .map_request(|mut request: axum::extract::Request| {
+                let query = request.uri().query().map(|query| format!("/?{query}"));
+                if let Ok(uri) = query.as_deref().unwrap_or("/").parse() {
+                    *request.uri_mut() = uri;
+                }
+                request
+            });
+        Router::new()
+            .nest(path, self.router())
+            .route_service(&format!("{path}/"), at_root)
     }
 
     /// The agent served.
@@ -180,51 +234,28 @@ where
     }
 }
 
-impl AgentServerBuilder {
-    /// The most runs going at once (default [`DEFAULT_MAX_RUNNING`]); past it, a new run is
-    /// refused with `503 busy` and a `Retry-After`.
-    pub fn max_running(mut self, runs: usize) -> Self {
-        self.max_running = runs.max(1);
-        self
+/// CORS for the origins allowed, if any: preflights answered, credentials allowed (the
+/// origins are named, never `*`).
+fn cors(origins: &[String]) -> Option<CorsLayer> {
+    if origins.is_empty() {
+        return None;
     }
-
-    /// The most events kept per run for a client that reconnects (default
-    /// [`DEFAULT_EVENTS_PER_RUN`]); the oldest are dropped past it, and a client asking for
-    /// them is told they are gone (`410`).
-    pub fn events_per_run(mut self, events: usize) -> Self {
-        self.events_per_run = events.max(1);
-        self
-    }
-
-    /// How long an ended run's events are kept for a client that reconnects, and a request
-    /// with its `runId` joins it instead of starting another (default [`DEFAULT_KEEP_ENDED`]).
-    pub fn keep_ended(mut self, keep: Duration) -> Self {
-        self.keep_ended = keep;
-        self
-    }
-
-    /// The largest request body read, in bytes (default [`DEFAULT_MAX_BODY`]); a larger one
-    /// is refused with `413`.
-    pub fn max_body(mut self, bytes: usize) -> Self {
-        self.max_body = bytes;
-        self
-    }
-
-    /// The server of `agent`, with its threads in `threads`.
-    pub fn build<M, C, S>(self, agent: Arc<Agent<M, C>>, threads: S) -> AgentServer<M, C, S> {
-        AgentServer {
-            shared: Arc::new(Shared {
-                agent,
-                threads,
-                runs: Arc::new(Runs::new(
-                    self.max_running,
-                    self.events_per_run,
-                    self.keep_ended,
-                )),
-                busy: Mutex::default(),
-                stop: watch::Sender::new(false),
-                max_body: self.max_body,
-            }),
-        }
-    }
+    let origins = origins
+        .iter()
+        .filter_map(|origin| origin.parse().ok())
+        .collect::<Vec<_>>();
+    Some(
+        CorsLayer::new()
+            .allow_origin(AllowOrigin::list(origins))
+            .allow_methods([Method::GET, Method::POST])
+            .allow_headers([
+                header::CONTENT_TYPE,
+                header::AUTHORIZATION,
+                header::ACCEPT,
+                HeaderName::from_static("last-event-id"),
+                HeaderName::from_static("x-request-id"),
+            ])
+            .expose_headers([HeaderName::from_static("x-request-id")])
+            .allow_credentials(true),
+    )
 }

@@ -13,17 +13,19 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use hookchain_core::agent::{AgentEvent, ResumeFrom, RunOutput, Thread, ThreadId};
-use hookchain_core::interrupt::{Checkpoint, InterruptId};
+use hookchain_core::interrupt::{Checkpoint, Position};
 use hookchain_core::thread_store::{StoredThread, ThreadStore, ThreadStoreError};
-use hookchain_core::{Agent, Error, Message, Middleware, Model, RunContext};
+use hookchain_core::{
+    Agent, Error, Message, Middleware, Model, Principal, RunContext, ToolCall, ToolResult,
+};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio::sync::watch;
 
 use super::Shared;
-use crate::agui::{AguiEncoder, AguiEvent};
-use crate::runs::RunLog;
+use crate::agui::{AguiEncoder, AguiEvent, ClientPause};
+use crate::runs::{RunKey, RunLog};
 
 /// What a request asks of its thread.
 #[derive(Debug)]
@@ -33,10 +35,21 @@ pub(crate) enum Turn {
         message: Message,
         id: Option<String>,
     },
-    /// The answers to the thread's pause.
-    Resume(Vec<(InterruptId, Value)>),
+    /// The answers to the thread's pause, by the ids the client was shown.
+    Resume(Vec<(String, Value)>),
     /// Give up the thread's pause (its waiting calls answered as not run).
     Abandon,
+}
+
+/// Where a run starts: its thread (its key in the stores, the id its client knows, what the
+/// store held when the request checked its access), its id, and who asked.
+#[derive(Debug)]
+pub(crate) struct RunStart {
+    pub(crate) key: ThreadId,
+    pub(crate) client_thread_id: String,
+    pub(crate) run_id: String,
+    pub(crate) stored: Option<StoredThread<Value>>,
+    pub(crate) principal: Principal,
 }
 
 /// How a run ended, as the agent ended it.
@@ -44,8 +57,8 @@ pub(crate) enum Turn {
 enum Ended {
     /// Answered, or paused.
     Output(Box<RunOutput>),
-    /// Its pause was given up; nothing ran.
-    Abandoned,
+    /// Its pause was given up; nothing ran. The tool messages that closed its calls.
+    Abandoned(Vec<Message>),
 }
 
 /// Why a run ended without the agent's own end.
@@ -55,8 +68,10 @@ enum Failure {
     Agent(Error),
     /// The store refused or failed.
     Store(ThreadStoreError),
-    /// Nothing to abandon.
+    /// Nothing to abandon, or to answer.
     NotPaused,
+    /// An answer names no interrupt of the pause.
+    InvalidResume,
     /// The server shut down first.
     Shutdown,
     /// The agent's stream ended without the run's output (never, unless a bug of ours).
@@ -74,11 +89,10 @@ fn push(log: &RunLog, event: &AguiEvent) {
     }
 }
 
-/// Runs `turn` in thread `thread_id`, writing its events to `log`; ends the log.
+/// Runs `turn` in the thread of `start`, writing its events to `log`; ends the log.
 pub(crate) async fn drive<M, C, S>(
     shared: Arc<Shared<M, C, S>>,
-    thread_id: ThreadId,
-    run_id: String,
+    start: RunStart,
     turn: Turn,
     log: Arc<RunLog>,
     mut shutdown: watch::Receiver<bool>,
@@ -88,21 +102,25 @@ pub(crate) async fn drive<M, C, S>(
     C::ThreadState: Serialize + DeserializeOwned + Send,
     S: ThreadStore + 'static,
 {
-    let _release = Release {
+    let mut release = Release {
         shared: Arc::clone(&shared),
-        thread_id: thread_id.as_str().to_owned(),
+        run: RunKey {
+            thread: start.key.as_str().to_owned(),
+            run: start.run_id.clone(),
+        },
         log: Arc::clone(&log),
+        finished: false,
     };
-    let mut encoder = AguiEncoder::new(thread_id.as_str(), run_id.as_str());
+    let mut encoder = AguiEncoder::new(start.client_thread_id.as_str(), start.run_id.as_str());
     push(&log, &encoder.start());
     let mut out = Vec::new();
     let ended = tokio::select! {
-        ended = run(&shared, &thread_id, turn, &mut encoder, &log) => ended,
+        ended = run(&shared, start, turn, &mut encoder, &log) => ended,
         _ = shutdown.wait_for(|closing| *closing) => Err(Failure::Shutdown),
     };
     match ended {
         Ok(Ended::Output(output)) => encoder.event(&AgentEvent::Output(output), &mut out),
-        Ok(Ended::Abandoned) => encoder.abandoned(&mut out),
+        Ok(Ended::Abandoned(closed)) => encoder.abandoned(&closed, &mut out),
         Err(Failure::Agent(error)) => {
             tracing::warn!(error = %hookchain_core::error::Report(&error), "the run failed");
             encoder.error(&error, &mut out);
@@ -114,6 +132,10 @@ pub(crate) async fn drive<M, C, S>(
                     "another request changed the conversation during this run; load it again",
                 ),
                 Failure::NotPaused => ("not_paused", "the conversation is not paused"),
+                Failure::InvalidResume => (
+                    "invalid_resume",
+                    "the answers name interrupts the pause does not have",
+                ),
                 Failure::Shutdown => (
                     "server_shutdown",
                     "the server shut down during the run; send the turn again",
@@ -138,21 +160,27 @@ pub(crate) async fn drive<M, C, S>(
     for event in &out {
         push(&log, event);
     }
-    log.end();
+    // The log ends as `release` drops, once the thread is free: a client that reads the end
+    // and sends its next turn at once finds the thread free.
+    release.finished = true;
 }
 
-/// Frees a run's thread and ends its log however the run's task ends — answered, failed, or
-/// unwound by a panic or a runtime shutting down — so that neither the thread nor a reader
-/// waits for it forever.
+/// Frees a run's thread, ends its log and tells the registry that it ended, however the run's
+/// task ends — answered, failed, or unwound by a panic or a runtime shutting down — so that
+/// neither the thread nor a reader waits for it forever, and it counts as going no more.
 struct Release<M, C, S> {
     shared: Arc<Shared<M, C, S>>,
-    thread_id: String,
+    run: RunKey,
     log: Arc<RunLog>,
+    /// The run wrote its last event.
+    finished: bool,
 }
 
 impl<M, C, S> Drop for Release<M, C, S> {
     fn drop(&mut self) {
-        if !self.log.is_ended() {
+        self.shared.busy_threads().remove(&self.run.thread);
+        self.shared.runs.ended(&self.run);
+        if !self.finished {
             push(
                 &self.log,
                 &AguiEvent::RunError {
@@ -160,16 +188,15 @@ impl<M, C, S> Drop for Release<M, C, S> {
                     code: "internal",
                 },
             );
-            self.log.end();
         }
-        self.shared.busy_threads().remove(&self.thread_id);
+        self.log.end();
     }
 }
 
 /// The run itself: its events written as they come, its output once the thread is saved.
 async fn run<M, C, S>(
     shared: &Shared<M, C, S>,
-    thread_id: &ThreadId,
+    start: RunStart,
     turn: Turn,
     encoder: &mut AguiEncoder,
     log: &RunLog,
@@ -181,7 +208,16 @@ where
     S: ThreadStore,
 {
     let agent: &Agent<M, C> = &shared.agent;
-    let (mut thread, version) = load(shared, thread_id).await?;
+    let RunStart {
+        key,
+        stored,
+        principal,
+        ..
+    } = start;
+    let (mut thread, version) = adopt(shared, stored, &key, &principal)?;
+    let key = key.as_str();
+    // Who asked goes to every run, resumed or not: it is never saved with a checkpoint.
+    let mut run_context = RunContext::new().with(principal);
     let stopped = agent
         .interrupted_run(&thread)
         .await
@@ -192,15 +228,27 @@ where
         Turn::Message { id: Some(id), .. }
             if stopped.as_ref().is_some_and(|run| sent_as(run, &id)) =>
         {
-            agent.stream_resume_in(&mut thread, ResumeFrom::stored(thread_id.as_str()), [])
+            use_pause_view(encoder, shared, stopped.as_ref());
+            agent.with_context(run_context).stream_resume_in(
+                &mut thread,
+                ResumeFrom::stored(key),
+                [],
+            )
         }
         Turn::Resume(_) if thread.is_paused() && stopped.is_some() => {
-            agent.stream_resume_in(&mut thread, ResumeFrom::stored(thread_id.as_str()), [])
+            use_pause_view(encoder, shared, stopped.as_ref());
+            agent.with_context(run_context).stream_resume_in(
+                &mut thread,
+                ResumeFrom::stored(key),
+                [],
+            )
         }
         Turn::Message { message, id } => {
-            let mut run_context = RunContext::new();
+            let salt = fresh_salt();
+            encoder.set_pause_view(view(shared, salt.clone()));
+            // Strings always serialize.
+            let _ = run_context.insert_saved(PAUSE_SALT, salt);
             if let Some(id) = id {
-                // A `String` always serializes.
                 let _ = run_context.insert_saved(MESSAGE_ID, id);
             }
             agent
@@ -208,9 +256,28 @@ where
                 .stream_in(&mut thread, message)
         }
         Turn::Resume(answers) => {
-            agent.stream_resume_in(&mut thread, ResumeFrom::stored(thread_id.as_str()), answers)
+            let Some(pause) = agent.paused_run(&thread).await.map_err(Failure::Agent)? else {
+                return Err(Failure::NotPaused);
+            };
+            let pause_view = pause_view(shared, &pause);
+            let answers = pause_view
+                .answers(pause.interrupts(), answers)
+                .map_err(|_| Failure::InvalidResume)?;
+            encoder.set_pause_view(pause_view);
+            agent.with_context(run_context).stream_resume_in(
+                &mut thread,
+                ResumeFrom::stored(key),
+                answers,
+            )
         }
         Turn::Abandon => {
+            // The calls the client was shown, that will not run: closed for it.
+            let closed = agent
+                .paused_run(&thread)
+                .await
+                .map_err(Failure::Agent)?
+                .map(|pause| closed_calls(&pause))
+                .unwrap_or_default();
             if !thread.abandon_pause() {
                 return Err(Failure::NotPaused);
             }
@@ -219,7 +286,7 @@ where
                 .save(&thread, version)
                 .await
                 .map_err(Failure::Store)?;
-            return Ok(Ended::Abandoned);
+            return Ok(Ended::Abandoned(closed));
         }
     };
     let mut ended = None;
@@ -252,6 +319,77 @@ where
     }
 }
 
+/// The results that close, for a client, the calls of the paused step `run` that will not run
+/// now that its pause is given up: every call of the step that did not complete.
+fn closed_calls(run: &Checkpoint) -> Vec<Message> {
+    let not_run = |call: &ToolCall| {
+        Message::tool(ToolResult::error(
+            &call.id,
+            format!(
+                "tool call `{}` was not executed: the pause was given up",
+                call.name
+            ),
+        ))
+    };
+    match run.position() {
+        Position::AfterModel { response, .. } => {
+            response.message.tool_calls.iter().map(not_run).collect()
+        }
+        Position::Tools { calls, results, .. } => calls
+            .iter()
+            .zip(results)
+            .filter(|(_, result)| result.is_none())
+            .map(|(call, _)| not_run(call))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The key under which a run saves the salt of its pauses' ids (see [`ClientPause`]): drawn
+/// for each new turn, kept with the run's checkpoints, on the server.
+const PAUSE_SALT: &str = "agui.pause_salt";
+
+/// 128 random bits, as hex.
+fn fresh_salt() -> String {
+    let mut bytes = [0_u8; 16];
+    // The OS's randomness; were it to fail (it does not on the platforms tokio runs on), the
+    // ids would still be opaque, only no longer secret.
+    if let Err(error) = getrandom::fill(&mut bytes) {
+        tracing::error!(%error, "no randomness for a pause's ids");
+    }
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// The client's view of pauses keyed by `salt`, with the server's metadata.
+fn view<M, C, S>(shared: &Shared<M, C, S>, salt: String) -> ClientPause {
+    let pause = ClientPause::new(salt);
+    match &shared.interrupt_metadata {
+        Some(metadata) => pause.with_metadata(Arc::clone(metadata)),
+        None => pause,
+    }
+}
+
+/// The client's view of the pauses of the run `run` checkpointed: keyed by the salt its turn
+/// saved (or, for a run saved before salts were, its checkpoint's id, which no client sees).
+pub(crate) fn pause_view<M, C, S>(shared: &Shared<M, C, S>, run: &Checkpoint) -> ClientPause {
+    let salt = run
+        .saved_value(PAUSE_SALT)
+        .and_then(Value::as_str)
+        .unwrap_or(run.id());
+    view(shared, salt.to_owned())
+}
+
+/// Shows the pauses of the continued run `run` as its turn did.
+fn use_pause_view<M, C, S>(
+    encoder: &mut AguiEncoder,
+    shared: &Shared<M, C, S>,
+    run: Option<&Checkpoint>,
+) {
+    if let Some(run) = run {
+        encoder.set_pause_view(pause_view(shared, run));
+    }
+}
+
 /// The key under which a run saves the client's id of the message that started it.
 const MESSAGE_ID: &str = "agui.message_id";
 
@@ -260,28 +398,35 @@ fn sent_as(run: &Checkpoint, id: &str) -> bool {
     run.saved_value(MESSAGE_ID).and_then(Value::as_str) == Some(id)
 }
 
-/// The thread, adopted by this agent's chain, with its version (0 for a new one).
-async fn load<M, C, S>(
+/// The thread the request loaded, adopted by this agent's chain, with its version; a new one
+/// (version 0), `key`, owned by `principal`, when none was stored.
+fn adopt<M, C, S>(
     shared: &Shared<M, C, S>,
-    thread_id: &ThreadId,
+    stored: Option<StoredThread<Value>>,
+    key: &ThreadId,
+    principal: &Principal,
 ) -> Result<(Thread<C::ThreadState>, u64), Failure>
 where
     M: Model,
     C: Middleware,
     C::ThreadState: DeserializeOwned,
-    S: ThreadStore,
 {
-    match shared.threads.load::<Value>(thread_id).await {
-        Ok(Some(StoredThread {
-            thread, version, ..
-        })) => {
-            let thread = shared
-                .agent
-                .adopt_thread(thread)
-                .map_err(|error| Failure::Agent(error.into()))?;
-            Ok((thread, version))
-        }
-        Ok(None) => Ok((Thread::with_id(thread_id.clone()), 0)),
-        Err(error) => Err(Failure::Store(error)),
-    }
+    let Some(StoredThread {
+        thread, version, ..
+    }) = stored
+    else {
+        let thread = Thread::with_id(key.clone());
+        return Ok((
+            match principal.owner() {
+                Some(owner) => thread.with_owner(owner),
+                None => thread,
+            },
+            0,
+        ));
+    };
+    let thread = shared
+        .agent
+        .adopt_thread(thread)
+        .map_err(|error| Failure::Agent(error.into()))?;
+    Ok((thread, version))
 }
