@@ -262,3 +262,78 @@ async fn a_turn_pauses_for_approval_the_server_restarts_and_the_resume_runs_the_
     task.await.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The client's conversation holds a result for every call it was shown: a rejected call's
+/// (a result the approval supplied, not the tool), and a cancelled pause's (the call closed,
+/// not run) — as the thread on the server does, so that no UI shows a call pending forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_call_and_a_cancelled_pause_close_the_calls_the_client_was_shown() {
+    let dir = std::env::temp_dir().join(format!("hookchain-agui-closed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let calls = [
+        ToolCall::new("call_r", "delete_file", json!({"path": "a.txt"})),
+        ToolCall::new("call_c", "delete_file", json!({"path": "b.txt"})),
+    ];
+    let server = server(
+        &dir,
+        vec![
+            ModelResponse::tool_calls([calls[0].clone()]),
+            ModelResponse::text("I left a.txt alone."),
+            ModelResponse::tool_calls([calls[1].clone()]),
+        ],
+    );
+    let (port, stop, task) = serve(&server, 0).await;
+    let mut client = Client::start(&format!("http://127.0.0.1:{port}/"), "thread-2").await;
+    let tool_results = |answer: &Value| -> Vec<(String, String)> {
+        answer["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|message| message["role"] == "tool")
+            .map(|message| {
+                (
+                    message["toolCallId"].as_str().unwrap().to_owned(),
+                    message["content"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let interrupt_of = |answer: &Value| {
+        answer["events"].as_array().unwrap().last().unwrap()["outcome"]["interrupts"][0]["id"]
+            .clone()
+    };
+
+    let paused = client
+        .send(json!({"ask": "Delete a.txt", "runId": "run-1"}))
+        .await;
+    let rejected = client
+        .send(json!({
+            "resume": [{"interruptId": interrupt_of(&paused), "status": "resolved",
+                        "payload": {"decisions": [{"type": "reject", "message": "Keep it."}]}}],
+            "runId": "run-2",
+        }))
+        .await;
+    assert!(rejected.get("error").is_none(), "{rejected:#}");
+    let results = tool_results(&rejected);
+    assert_eq!(results.len(), 1, "{rejected:#}");
+    assert_eq!(results[0].0, "call_r");
+    assert!(results[0].1.contains("Keep it."), "{results:?}");
+
+    let paused = client
+        .send(json!({"ask": "Delete b.txt", "runId": "run-3"}))
+        .await;
+    let cancelled = client
+        .send(json!({
+            "resume": [{"interruptId": interrupt_of(&paused), "status": "cancelled"}],
+            "runId": "run-4",
+        }))
+        .await;
+    assert!(cancelled.get("error").is_none(), "{cancelled:#}");
+    let results = tool_results(&cancelled);
+    assert_eq!(results.len(), 2, "{cancelled:#}");
+    assert_eq!(results[1].0, "call_c");
+    assert!(results[1].1.contains("not executed"), "{results:?}");
+    stop.send(()).unwrap();
+    task.await.unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}
