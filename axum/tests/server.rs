@@ -374,3 +374,43 @@ async fn nested_the_agent_answers_with_or_without_a_trailing_slash() {
         (StatusCode::NOT_FOUND, "not_found".into())
     );
 }
+
+/// A principal has at most so many runs going: past it, `429` with a `Retry-After`, and a
+/// run of another thread once one of its runs ended.
+#[tokio::test]
+async fn a_principal_runs_at_most_its_share_at_once() {
+    let open = Arc::new(Notify::new());
+    let agent = Agent::builder(Gate {
+        open: Arc::clone(&open),
+    })
+    .build()
+    .unwrap();
+    let server = AgentServer::builder()
+        .allow_anonymous()
+        .max_running_per_principal(1)
+        .build(Arc::new(agent), InMemoryThreadStore::new())
+        .unwrap();
+    let router = server.router();
+    let first = tokio::spawn(router.clone().oneshot(post(&turn("t1", "r1", "Hi"), false)));
+    while server.running() == 0 {
+        tokio::task::yield_now().await;
+    }
+    let refused = router
+        .clone()
+        .oneshot(post(&turn("t2", "r2", "Hi"), false))
+        .await
+        .unwrap();
+    assert_eq!(refused.headers()[header::RETRY_AFTER], "1");
+    assert_eq!(
+        problem(refused).await,
+        (StatusCode::TOO_MANY_REQUESTS, "too_many_runs".into())
+    );
+    open.notify_one();
+    assert_eq!(first.await.unwrap().unwrap().status(), StatusCode::OK);
+    open.notify_one();
+    let next = router
+        .oneshot(post(&turn("t2", "r3", "Hi"), false))
+        .await
+        .unwrap();
+    assert_eq!(next.status(), StatusCode::OK);
+}

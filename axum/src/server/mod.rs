@@ -45,7 +45,7 @@ use browser::BrowserGuard;
 
 /// An agent served over HTTP, in the [AG-UI](https://docs.ag-ui.com) protocol.
 ///
-/// [`router`](Self::router) answers:
+/// [`router`](Self::router) answers (and [`mount`](Self::mount) under a path of yours):
 ///
 /// - `POST /` — an AG-UI `RunAgentInput`: a new turn of the thread `threadId` (the last
 ///   message, the user's), or the answers to its pause (`resume`). With `Accept:
@@ -54,10 +54,42 @@ use browser::BrowserGuard;
 ///   or a problem response. A request naming a run the server knows (the same `runId`, sent
 ///   again) joins that run instead of starting another, reading its events from the one after
 ///   `Last-Event-ID`.
-/// - `GET /runs/{run_id}/events` — the events of a run going or recently ended, from the one
-///   after `Last-Event-ID` (a client that lost its connection reconnects here).
+/// - `GET /threads/{thread_id}/runs/{run_id}/events` — the events of a run going or recently
+///   ended, from the one after `Last-Event-ID` (a client that lost its connection reconnects
+///   here).
 /// - `GET /threads/{thread_id}` — the conversation: its messages in AG-UI's form, its version,
-///   whether it is paused.
+///   whether it is paused, and what its pause asks (`interrupts`, as `RUN_FINISHED` showed
+///   them).
+/// - `GET /threads?after=&limit=` — the ids of the caller's conversations, a page at a time
+///   (`next` is the `after` of the next page; `null` at the end).
+///
+/// # Who may do what
+///
+/// Every request passes, in order: the browser guard (its `Host` one the server answers —
+/// loopback unless [`allowed_hosts`](AgentServerBuilder::allowed_hosts); from no page, the
+/// server's own origin or one [allowed](AgentServerBuilder::allow_origin); a body that is
+/// `application/json`), then the [authorizer](AgentServerBuilder::authorize), which says who
+/// asks — a [`Principal`](hookchain_core::Principal), put into the run's
+/// [`RunContext`](hookchain_core::RunContext) — or refuses (`401`, `403`). A server is built
+/// with an authorizer or told to [`allow_anonymous`](AgentServerBuilder::allow_anonymous).
+///
+/// A thread records its owner, the principal whose turn made it. Every route asks the
+/// [`ThreadAccess`] (default [`OwnerOnly`]) before it reads or changes anything of a thread,
+/// and answers a thread the principal may not reach exactly as one that does not exist
+/// (`404 unknown_thread`): a second user who knows a thread's id learns nothing of it and
+/// changes nothing. A principal's tenant keeps its threads under keys of their own
+/// (`<tenant>/<id>`, in the thread store and the checkpointer). A client's thread ids hold no
+/// `/` (refused as input).
+///
+/// A client sees of a pause only what a person answers (see
+/// [`ClientPause`](crate::agui::ClientPause)): a sub-agent's pause is opened to its own
+/// interrupts, checkpoints and run-context values stay on the server, and interrupt ids are
+/// opaque (a hash keyed by 128 random bits drawn per turn). Images from a client come as
+/// `data:` unless [`client_urls`](AgentServerBuilder::client_urls) allows their URLs.
+///
+/// Everything a client can make the server keep is bounded: runs going (in all and per
+/// principal), the events kept per run (by count and bytes), the ended runs kept (by count and
+/// age), the body read.
 ///
 /// # Runs, disconnects and shutdown
 ///

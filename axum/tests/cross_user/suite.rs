@@ -199,6 +199,28 @@ pub(crate) fn cancel(thread: &str, run: &str, interrupt: &str) -> Value {
            "resume": [{"interruptId": interrupt, "status": "cancelled"}]})
 }
 
+/// Checks that `body` (an answer, as JSON or as the text of its events) carries nothing of
+/// the server's own: no checkpoint, no run-context value, no interrupt id as the agent makes it
+/// (which names the hook and the middleware).
+fn assert_no_internals(what: &str, body: &Value) {
+    let text = match body {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
+    for internal in [
+        "checkpoint",
+        "agui.",
+        "after_model",
+        "wrap_tool_call",
+        "\"chain\"",
+    ] {
+        assert!(
+            !text.contains(internal),
+            "{what} carries `{internal}`: {text}"
+        );
+    }
+}
+
 /// The ids of the threads `user` lists.
 async fn listed(user: &User) -> Vec<String> {
     let (status, page) = user.get("/threads").await;
@@ -245,6 +267,7 @@ where
     // An opaque id: 128 bits in hex, naming no hook, middleware or call.
     assert_eq!(interrupt.len(), 32, "{interrupt}");
     assert!(interrupt.bytes().all(|byte| byte.is_ascii_hexdigit()));
+    assert_no_internals("the paused turn", &paused);
     let before = stored(&threads, "t-alice").await;
     assert_eq!(before, (1, true));
 
@@ -316,9 +339,11 @@ where
     assert_eq!(status, StatusCode::OK);
     assert_eq!(thread["paused"], true);
     assert_eq!(thread["interrupts"][0]["id"], interrupt.as_str());
+    assert_no_internals("the thread", &thread);
     assert_eq!(listed(&alice).await, ["t-alice"]);
     let (status, events) = alice.get("/threads/t-alice/runs/r1/events").await;
     assert_eq!(status, StatusCode::OK, "{events}");
+    assert_no_internals("the run's events", &events);
     let (status, done) = alice
         .post(&resume("t-alice", "r2", &interrupt, approve.clone()))
         .await;
