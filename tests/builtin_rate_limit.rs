@@ -7,7 +7,7 @@ use std::time::Duration;
 use hookchain::builtin::retry::Jitter;
 use hookchain::builtin::{ModelRetry, RateLimit};
 use hookchain::prelude::*;
-use hookchain::{Model, ModelError, chain};
+use hookchain::{Model, ModelError, Principal, RunContext, chain};
 use tokio::time::Instant;
 
 fn secs(s: u64) -> Duration {
@@ -215,4 +215,122 @@ async fn an_interval_too_long_for_the_clock_does_not_panic() {
     // The next slot is out of reach: the call waits, it does not panic.
     assert!(Box::pin(agent.run("second")).now_or_never().is_none());
     assert_eq!(agent.model().offsets(Instant::now()).len(), 1);
+}
+
+fn per_principal(requests: usize, interval: Duration) -> RateLimit {
+    RateLimit::builder()
+        .requests(requests)
+        .interval(interval)
+        .per_principal()
+        .build()
+        .unwrap()
+}
+
+/// Runs `agent` once for `principal` (none: no principal in its run context); when the run
+/// ended, as an offset from `start`.
+async fn run_for<C: Middleware>(
+    agent: &Agent<Clocked, C>,
+    principal: Option<&str>,
+    start: Instant,
+) -> Duration {
+    let context = match principal {
+        Some(id) => RunContext::new().with(Principal::new(id)),
+        None => RunContext::new(),
+    };
+    agent.with_context(context).run("hi").await.unwrap();
+    Instant::now() - start
+}
+
+#[tokio::test(start_paused = true)]
+async fn per_principal_each_principal_has_a_window_of_its_own() {
+    let agent = Agent::builder(Clocked::default())
+        .chain(chain![per_principal(2, secs(10))])
+        .build()
+        .unwrap();
+    let start = Instant::now();
+    let alice = Some("alice");
+    let bob = Some("bob");
+    // Alice's third call waits for her own window; Bob's two do not wait behind hers.
+    let ends = tokio::join!(
+        run_for(&agent, alice, start),
+        run_for(&agent, alice, start),
+        run_for(&agent, alice, start),
+        run_for(&agent, bob, start),
+        run_for(&agent, bob, start),
+    );
+    assert_eq!(ends, (secs(0), secs(0), secs(10), secs(0), secs(0)));
+    // Bob's third waits for his own window only: 10 s after his first two.
+    assert_eq!(run_for(&agent, bob, start).await, secs(10));
+}
+
+#[tokio::test(start_paused = true)]
+async fn per_principal_the_runs_without_a_principal_share_one_window_of_their_own() {
+    let agent = Agent::builder(Clocked::default())
+        .chain(chain![per_principal(1, secs(10))])
+        .build()
+        .unwrap();
+    let start = Instant::now();
+    assert_eq!(run_for(&agent, None, start).await, secs(0));
+    // Alice, and the anonymous principal, do not wait behind the run without a principal.
+    assert_eq!(run_for(&agent, Some("alice"), start).await, secs(0));
+    let anonymous = RunContext::new().with(Principal::anonymous());
+    agent.with_context(anonymous).run("hi").await.unwrap();
+    assert_eq!(Instant::now() - start, secs(0));
+    // The next run without a principal waits for the first one's window.
+    assert_eq!(run_for(&agent, None, start).await, secs(10));
+}
+
+#[tokio::test(start_paused = true)]
+async fn by_default_every_principal_shares_one_window() {
+    let agent = Agent::builder(Clocked::default())
+        .chain(chain![limit(1, secs(10))])
+        .build()
+        .unwrap();
+    let start = Instant::now();
+    assert_eq!(run_for(&agent, Some("alice"), start).await, secs(0));
+    assert_eq!(run_for(&agent, Some("bob"), start).await, secs(10));
+    assert_eq!(run_for(&agent, None, start).await, secs(20));
+}
+
+#[tokio::test(start_paused = true)]
+async fn per_principal_a_dropped_waiter_gives_its_slot_back_to_its_principals_window() {
+    use futures::FutureExt;
+
+    let agent = Agent::builder(Clocked::default())
+        .chain(chain![per_principal(1, secs(60))])
+        .build()
+        .unwrap();
+    let start = Instant::now();
+    let alice = agent.with_context(RunContext::new().with(Principal::new("alice")));
+    alice.run("first").await.unwrap();
+    // 20 calls of Alice's take her next 20 slots, then are dropped while they wait.
+    let mut waiters: Vec<_> = (0..20).map(|_| Box::pin(alice.run("dropped"))).collect();
+    for waiter in &mut waiters {
+        assert!(waiter.now_or_never().is_none(), "a waiter did not wait");
+    }
+    drop(waiters);
+    // Her next call waits for her first call's minute only.
+    assert_eq!(run_for(&agent, Some("alice"), start).await, secs(60));
+}
+
+#[tokio::test(start_paused = true)]
+async fn per_principal_many_principals_over_time_each_get_their_slots() {
+    let agent = Agent::builder(Clocked::default())
+        .chain(chain![per_principal(1, secs(10))])
+        .build()
+        .unwrap();
+    let start = Instant::now();
+    // 1,000 principals, one call each: none waits (their windows are pruned past 64, 128, …,
+    // and none in its interval is dropped).
+    for n in 0..1_000 {
+        let id = format!("user-{n}");
+        assert_eq!(run_for(&agent, Some(&id), start).await, secs(0));
+    }
+    // A second call of each of the first ones waits for its own window.
+    assert_eq!(run_for(&agent, Some("user-0"), start).await, secs(10));
+    // Past the interval (the spent windows dropped), a call of any principal does not wait.
+    tokio::time::sleep(secs(30)).await;
+    assert_eq!(run_for(&agent, Some("user-999"), start).await, secs(40));
+    assert_eq!(run_for(&agent, Some("user-0"), start).await, secs(40));
+    assert_eq!(run_for(&agent, Some("user-0"), start).await, secs(50));
 }

@@ -13,8 +13,8 @@ use hookchain::builtin::tool_result_cache::{CacheScope, CacheStore, InMemoryCach
 use hookchain::message::validate_history;
 use hookchain::prelude::*;
 use hookchain::{
-    Content, EndReason, FnTool, Role, RunContext, RunOutput, Thread, Tool, ToolError, ToolSpec,
-    chain, hook,
+    Content, EndReason, FnTool, Principal, Role, RunContext, RunOutput, Thread, Tool, ToolError,
+    ToolSpec, chain, hook,
 };
 use serde_json::{Value, json};
 use support::counting_tool;
@@ -435,4 +435,208 @@ async fn the_in_memory_store_is_bounded_and_evicts_the_least_recently_used() {
     assert_eq!(store.len(), 2);
     assert_eq!(store.get("b").await, None, "the least recently used went");
     assert_eq!(store.get("a").await, Some("1".into()));
+}
+
+/// A `profile` tool that answers with the run's principal (`id@tenant`) and counts its runs:
+/// the same arguments mean another result for another principal.
+struct Profile {
+    runs: Arc<AtomicUsize>,
+}
+
+impl Tool for Profile {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::new(
+            "profile",
+            "The caller's profile.",
+            json!({ "type": "object" }),
+        )
+    }
+
+    async fn call(&self, cx: ToolContext<'_>, _arguments: Value) -> Result<Content, ToolError> {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+        let who = cx.get::<Principal>().map_or("nobody".to_owned(), |who| {
+            format!("{}@{}", who.id(), who.tenant().unwrap_or("-"))
+        });
+        Ok(format!("profile of {who}").into())
+    }
+}
+
+/// An agent whose every one of `runs` runs calls `profile` twice, with the same arguments,
+/// and whose cache has `scope`.
+fn profile_agent(
+    scope: CacheScope,
+    runs: usize,
+    tool_runs: &Arc<AtomicUsize>,
+) -> Agent<ScriptedModel, ToolResultCache> {
+    let model = ScriptedModel::new((0..runs).flat_map(|n| {
+        [
+            ModelResponse::tool_calls([ToolCall::new(format!("a{n}"), "profile", json!({}))]),
+            ModelResponse::tool_calls([ToolCall::new(format!("b{n}"), "profile", json!({}))]),
+            ModelResponse::text("done"),
+        ]
+    }));
+    let cache = ToolResultCache::builder()
+        .tool("profile", TTL)
+        .scope(scope)
+        .build()
+        .unwrap();
+    Agent::builder(model)
+        .tool(Profile {
+            runs: tool_runs.clone(),
+        })
+        .chain(cache)
+        .build()
+        .unwrap()
+}
+
+/// Runs `agent` once, outside a thread, for `principal` (none: no principal in the run's
+/// context); the results its calls got.
+async fn profile_for(
+    agent: &Agent<ScriptedModel, ToolResultCache>,
+    principal: Option<Principal>,
+) -> Vec<String> {
+    let context = match principal {
+        Some(principal) => RunContext::new().with(principal),
+        None => RunContext::new(),
+    };
+    results(&agent.with_context(context).run("profile?").await.unwrap())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_principal_scope_serves_a_principal_its_own_results_only() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let agent = profile_agent(CacheScope::Principal, 4, &runs);
+    let alice = || Some(Principal::new("alice"));
+    // Alice's two calls: the second is served.
+    assert_eq!(
+        profile_for(&agent, alice()).await,
+        ["profile of alice@-", "profile of alice@-"]
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    // Bob's calls, with the same arguments, do not see Alice's result.
+    assert_eq!(
+        profile_for(&agent, Some(Principal::new("bob"))).await,
+        ["profile of bob@-", "profile of bob@-"]
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    // Alice's next run (another run, outside any thread, with other claims) is served.
+    let alice_again = Principal::new("alice").with_claim("role", "admin");
+    assert_eq!(
+        profile_for(&agent, Some(alice_again)).await,
+        ["profile of alice@-", "profile of alice@-"]
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 2, "Alice's result served");
+    // The anonymous principal is one principal, not the user whose id is `anonymous`.
+    assert_eq!(
+        profile_for(&agent, Some(Principal::anonymous())).await,
+        ["profile of anonymous@-", "profile of anonymous@-"]
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_principal_scope_caches_nothing_for_a_run_without_a_principal() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let agent = profile_agent(CacheScope::Principal, 2, &runs);
+    assert_eq!(
+        profile_for(&agent, None).await,
+        ["profile of nobody", "profile of nobody"]
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 2, "neither served...");
+    profile_for(&agent, None).await;
+    assert_eq!(runs.load(Ordering::SeqCst), 4, "...nor kept");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_same_id_in_two_tenants_is_two_principals() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let agent = profile_agent(CacheScope::Principal, 3, &runs);
+    let alice_of = |tenant: &str| Some(Principal::new("alice").with_tenant(tenant));
+    assert_eq!(
+        profile_for(&agent, alice_of("acme")).await,
+        ["profile of alice@acme", "profile of alice@acme"]
+    );
+    assert_eq!(
+        profile_for(&agent, alice_of("globex")).await,
+        ["profile of alice@globex", "profile of alice@globex"]
+    );
+    // Nor is she, in no tenant, either of them.
+    assert_eq!(
+        profile_for(&agent, Some(Principal::new("alice"))).await,
+        ["profile of alice@-", "profile of alice@-"]
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tenant_scope_is_shared_by_the_principals_of_a_tenant_only() {
+    let runs = Arc::new(AtomicUsize::new(0));
+    let agent = profile_agent(CacheScope::Tenant, 5, &runs);
+    let of_acme = |id: &str| Some(Principal::new(id).with_tenant("acme"));
+    assert_eq!(
+        profile_for(&agent, of_acme("alice")).await,
+        ["profile of alice@acme", "profile of alice@acme"]
+    );
+    // Bob of acme is served Alice's result: the tool must not depend on more than the tenant.
+    assert_eq!(
+        profile_for(&agent, of_acme("bob")).await,
+        ["profile of alice@acme", "profile of alice@acme"]
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 1);
+    let of_globex = Some(Principal::new("alice").with_tenant("globex"));
+    assert_eq!(
+        profile_for(&agent, of_globex).await,
+        ["profile of alice@globex", "profile of alice@globex"]
+    );
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    // No tenant, or no principal: nothing cached.
+    profile_for(&agent, Some(Principal::new("alice"))).await;
+    assert_eq!(runs.load(Ordering::SeqCst), 4);
+    profile_for(&agent, None).await;
+    assert_eq!(runs.load(Ordering::SeqCst), 6);
+}
+
+#[tokio::test(start_paused = true)]
+async fn principal_and_tenant_scopes_are_written_with_their_lengths() {
+    let written = |scope: CacheScope, principal: Principal| async move {
+        let store = Recording::default();
+        let cache = ToolResultCache::builder()
+            .tool("search", TTL)
+            .scope(scope)
+            .store(store.clone())
+            .build()
+            .unwrap();
+        let runs = Arc::new(AtomicUsize::new(0));
+        let agent = Agent::builder(model(vec![search("a", json!({ "q": "rust" }))]))
+            .tool(numbered_search(&runs))
+            .chain(cache)
+            .build()
+            .unwrap();
+        agent
+            .with_context(RunContext::new().with(principal))
+            .run("go")
+            .await
+            .unwrap();
+        let puts = store.puts.lock().unwrap().clone();
+        assert_eq!(puts.len(), 1);
+        puts[0].0.clone()
+    };
+    let alice = Principal::new("alice");
+    let tail = "\0search\0{\"q\":\"rust\"}";
+    assert_eq!(
+        written(CacheScope::Principal, alice.clone().with_tenant("acme")).await,
+        format!("principal:4:acme:5:alice{tail}")
+    );
+    assert_eq!(
+        written(CacheScope::Principal, alice.clone()).await,
+        format!("principal:-:5:alice{tail}")
+    );
+    assert_eq!(
+        written(CacheScope::Principal, Principal::anonymous()).await,
+        format!("principal:-:anonymous{tail}")
+    );
+    assert_eq!(
+        written(CacheScope::Tenant, alice.with_tenant("acme")).await,
+        format!("tenant:4:acme{tail}")
+    );
 }

@@ -8,6 +8,7 @@ mod builder;
 mod client_urls;
 mod handlers;
 mod problem;
+mod random;
 mod request_id;
 mod shutdown;
 mod threads;

@@ -24,6 +24,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 
 use super::Shared;
+use super::random::random_hex;
 use crate::agui::{AguiEncoder, AguiEvent, ClientPause};
 use crate::runs::{RunKey, RunLog};
 
@@ -244,7 +245,7 @@ where
             )
         }
         Turn::Message { message, id } => {
-            let salt = fresh_salt();
+            let salt = random_hex();
             encoder.set_pause_view(view(shared, salt.clone()));
             // Strings always serialize.
             let _ = run_context.insert_saved(PAUSE_SALT, salt);
@@ -348,17 +349,6 @@ fn closed_calls(run: &Checkpoint) -> Vec<Message> {
 /// The key under which a run saves the salt of its pauses' ids (see [`ClientPause`]): drawn
 /// for each new turn, kept with the run's checkpoints, on the server.
 const PAUSE_SALT: &str = "agui.pause_salt";
-
-/// 128 random bits, as hex.
-fn fresh_salt() -> String {
-    let mut bytes = [0_u8; 16];
-    // The OS's randomness; were it to fail (it does not on the platforms tokio runs on), the
-    // ids would still be opaque, only no longer secret.
-    if let Err(error) = getrandom::fill(&mut bytes) {
-        tracing::error!(%error, "no randomness for a pause's ids");
-    }
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}
 
 /// The client's view of pauses keyed by `salt`, with the server's metadata.
 fn view<M, C, S>(shared: &Shared<M, C, S>, salt: String) -> ClientPause {

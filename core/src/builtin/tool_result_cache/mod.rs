@@ -16,8 +16,8 @@
 //! # Ok::<(), ConfigError>(())
 //! ```
 //!
-//! Shared by the threads of a tenant, never across tenants (a run without a tenant caches
-//! nothing):
+//! Shared by the runs of each user ([`Principal`](crate::Principal), which a server puts into
+//! the run's context), never across users (a run without a principal caches nothing):
 //!
 //! ```
 //! use std::time::Duration;
@@ -25,13 +25,10 @@
 //! use hookchain::builtin::ToolResultCache;
 //! use hookchain::builtin::tool_result_cache::CacheScope;
 //!
-//! /// Who a run is for, given in its run context.
-//! struct Tenant(String);
-//!
 //! # use hookchain::builtin::ConfigError;
 //! let cache = ToolResultCache::builder()
 //!     .tool("crm_lookup", Duration::from_secs(300))
-//!     .scope(CacheScope::by(|cx| cx.get::<Tenant>().map(|tenant| tenant.0.clone())))
+//!     .scope(CacheScope::Principal)
 //!     .build()?;
 //! # let _ = hookchain::chain![cache];
 //! # Ok::<(), ConfigError>(())
@@ -45,10 +42,16 @@
 //!   tenant, a user, a database handle): the same call can mean another result in another
 //!   run. So a result is served again only within its [`CacheScope`]: by default the thread
 //!   it was made in (for a run outside a thread, that run, resumes included). Sharing results
-//!   further is an explicit choice: [`CacheScope::Shared`] (every run, thread and tenant: for
-//!   tools whose result depends on their arguments only) or [`CacheScope::by`], a key read
-//!   from the run's context (a tenant id: the tenant's threads share results, tenants never
-//!   do).
+//!   further is an explicit choice: [`CacheScope::Principal`] (the runs for one principal of
+//!   the run's context: the same tenant and id; the anonymous principal is one),
+//!   [`CacheScope::Tenant`] (the runs for the principals of one tenant),
+//!   [`CacheScope::Shared`] (every run, thread and tenant: for tools whose result depends on
+//!   their arguments only) or [`CacheScope::by`], a key of your own read from the run's
+//!   context.
+//! - **A run with no scope caches nothing**: a run without a principal, under
+//!   [`CacheScope::Principal`]; without a principal or a tenant, under [`CacheScope::Tenant`];
+//!   for which the key is `None`, under [`CacheScope::by`]. Its calls are neither served nor
+//!   kept.
 //! - Within its scope, the key is the tool's name and its arguments as canonical JSON (object
 //!   keys sorted): two calls with the same arguments in a different order share their result.
 //! - A hit does not run the tool (nor the wraps inside this one): the call gets the cached

@@ -18,7 +18,10 @@ use crate::message::Content;
 /// A key is the call's scope (see [`CacheScope`](super::CacheScope)), a NUL, the tool's name,
 /// a NUL, then the arguments as canonical JSON (object keys sorted): stable across processes,
 /// so a shared store can serve several agents. The scope is written `thread:<len>:<id>`,
-/// `run:<len>:<id>`, `key:<len>:<key>` (the length of what follows, in bytes) or `shared`.
+/// `run:<len>:<id>`, `tenant:<len>:<tenant>`, `key:<len>:<key>` (the length of what follows,
+/// in bytes), `shared`, or for a principal `principal:<len>:<tenant>:<len>:<id>`, with `-` for
+/// no tenant (`principal:-:<len>:<id>`) and `anonymous` for the anonymous principal's
+/// `<len>:<id>` (`principal:-:anonymous`).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a store of tool results",
     label = "not a cache store",
