@@ -699,8 +699,22 @@ async fn a_stored_thread_records_its_chain() {
     let mut thread = agent.thread();
     agent.run_in(&mut thread, "hi").await.unwrap();
     let json = serde_json::to_value(&thread).unwrap();
-    assert_eq!(json["format"], 2);
+    assert_eq!(json["format"], 3);
     assert_eq!(json["chain"], json!(["count_calls", ["count_runs"]]));
+    // No owner recorded: none written.
+    assert!(json.get("owner").is_none(), "{json}");
+    // An owner recorded is kept across runs, and read back.
+    let mut owned = agent.thread().with_owner("alice");
+    agent.run_in(&mut owned, "hi").await.unwrap();
+    let json = serde_json::to_value(&owned).unwrap();
+    assert_eq!(json["owner"], "alice");
+    let back: hookchain::Thread<serde_json::Value> = serde_json::from_value(json).unwrap();
+    assert_eq!(back.owner(), Some("alice"));
+    // A thread of format 2 (before owners) reads as no one's.
+    let mut older = serde_json::to_value(&thread).unwrap();
+    older["format"] = json!(2);
+    let older: hookchain::Thread<serde_json::Value> = serde_json::from_value(older).unwrap();
+    assert_eq!(older.owner(), None);
 }
 
 /// A thread stored by a chain that changed since is adopted through the agent: each member
