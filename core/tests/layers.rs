@@ -30,6 +30,8 @@ const LAYERS: &[&str] = &[
     "interrupt",
     "thread",
     "thread_store",
+    // Who asks: the authorizer servers call (a principal, over a request's head).
+    "auth",
     // The run's error.
     "error",
     // Middleware and chains, and the telemetry of a chain's hooks.

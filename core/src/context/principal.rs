@@ -38,7 +38,7 @@ use serde_json::{Map, Value};
 /// let agent = Agent::builder(model).tool(pay).build()?;
 /// let alice = Principal::new("alice").with_claim("team", "finance");
 /// agent.with_context(RunContext::new().with(alice)).run("Pay INV-7").await?;
-/// let result = agent.model().requests()[1].messages.last().unwrap().text();
+/// let result = agent.model().requests()[1].messages.last().unwrap().text().into_owned();
 /// assert_eq!(result, "INV-7 paid by alice");
 /// # Ok::<(), hookchain::Error>(())
 /// # }).unwrap();
