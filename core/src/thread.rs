@@ -154,6 +154,10 @@ impl<S> Thread<S> {
     /// before the pause, else an error result saying it was not executed — so the history
     /// stays valid for any provider and no completed call ever runs again. Returns whether
     /// there was a pause.
+    ///
+    /// This changes the thread only. With an agent that keeps its runs in a checkpointer, give
+    /// the pause up with [`Agent::abandon`](crate::Agent::abandon), which records it in the
+    /// store first, so that no copy of the thread and no worker resumes it.
     pub fn abandon_pause(&mut self) -> bool {
         let Some(pause) = self.paused.take() else {
             return false;

@@ -279,7 +279,8 @@ where
                 .map_err(Failure::Agent)?
                 .map(|pause| closed_calls(&pause))
                 .unwrap_or_default();
-            if !thread.abandon_pause() {
+            // Given up in the agent's store first: no late answer resumes it anywhere.
+            if !agent.abandon(&mut thread).await.map_err(Failure::Agent)? {
                 return Err(Failure::NotPaused);
             }
             shared

@@ -369,6 +369,12 @@ where
     let events = events.as_str().unwrap();
     assert!(events.contains("TOOL_CALL_RESULT"), "{events}");
     assert!(events.contains("was not executed"), "{events}");
+    // A late approval of the cancelled payment, from a second tab: refused, nothing paid.
+    let approve = json!({"decisions": [{"type": "approve"}]});
+    let (status, late) = alice
+        .post(&resume("t-alice", "r6", interrupt, approve))
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{late}");
     assert_eq!(ledger.lock().unwrap().len(), 1);
 
     // Bob's thread of the same id as one of alice's does not exist: his own is his.

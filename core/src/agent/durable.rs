@@ -104,14 +104,16 @@ impl Durable {
     }
 
     /// A new run takes `key` for `worker`: refused while another run holds it. What the key
-    /// held (a thread's earlier run's tombstone or abandoned checkpoint) is replaced by the
-    /// run's first write.
+    /// held (a thread's earlier run's tombstone or pause) is replaced by the run's first write,
+    /// and left as it was by a run that writes nothing.
     pub(super) async fn begin(&self, key: &str, worker: &str) -> Result<Held, Error> {
         match DynCheckpointer::dyn_claim(&*self.store, key, worker, self.lease).await? {
-            Claim::Granted { lease, .. } => Ok(Held {
+            Claim::Granted { lease, record } => Ok(Held {
                 key: key.to_owned(),
                 lease,
                 resumed_from: None,
+                // What does not read is something too: never removed by a run that wrote nothing.
+                found: !matches!(record, Ok(None)),
             }),
             Claim::Busy { holder, .. } => Err(busy(key, holder)),
         }
@@ -176,6 +178,7 @@ impl Durable {
             key: key.to_owned(),
             lease,
             resumed_from: None,
+            found: !matches!(record, Ok(None)),
         };
         let refused: Error = match record {
             Ok(None) => return Ok((held, None)),
@@ -192,6 +195,50 @@ impl Durable {
         };
         self.release(key, &held.lease).await;
         Err(refused)
+    }
+
+    /// Gives up the pause `checkpoint` stored under `key`: claims the key for `worker` and
+    /// ends it with a tombstone `abandoned`. Refused (the key let go again) when another run
+    /// holds the key, or when the store holds a later checkpoint of the run (the pause was
+    /// answered and its run went on). A key whose run ended, or that holds nothing, is let go
+    /// as it was: there is nothing left to resume.
+    pub(super) async fn abandon(
+        &self,
+        key: &str,
+        worker: &str,
+        checkpoint: &str,
+    ) -> Result<(), Error> {
+        let (lease, record) =
+            match DynCheckpointer::dyn_claim(&*self.store, key, worker, self.lease).await? {
+                Claim::Granted { lease, record } => (lease, record),
+                Claim::Busy { holder, .. } => return Err(busy(key, holder)),
+            };
+        let stored = match record {
+            Ok(Some(Record::Checkpoint(stored))) => stored,
+            // Ended, nothing, or what does not read: nothing resumes from it.
+            Ok(_) | Err(_) => {
+                self.release(key, &lease).await;
+                return Ok(());
+            }
+        };
+        if stored.id() != checkpoint {
+            self.release(key, &lease).await;
+            return Err(ResumeError::Superseded {
+                checkpoint: checkpoint.to_owned(),
+                stored: stored.id().to_owned(),
+            }
+            .into());
+        }
+        let tombstone = Tombstone::new(
+            stored.run_id(),
+            checkpoint,
+            "abandoned",
+            worker,
+            SystemTime::now(),
+            self.retention,
+        );
+        DynCheckpointer::dyn_end(&*self.store, key, &lease, Some(&tombstone)).await?;
+        Ok(())
     }
 
     /// What `key` holds, read without claiming it.

@@ -35,6 +35,7 @@
 //! (`hookchain_core::…`): `RUST_LOG=hookchain_core=trace` shows them all. The README's
 //! *Observability* section shows how to export the spans to OpenTelemetry.
 
+mod abandon;
 mod builder;
 mod call_tool;
 mod carry_over;

@@ -320,7 +320,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
 /// started. A checkpoint its store holds (`stored`) is the run's latest, whatever the thread
 /// last heard of it — a resume whose client went away before the thread was kept left the
 /// thread at the older pause — so it resumes while the thread has not moved on since the run
-/// started.
+/// started; a stored pause, though, only while the thread is paused (a thread that gave its
+/// pause up answers none).
 pub(super) fn waits_on<S>(
     thread: &Thread<S>,
     checkpoint: &Checkpoint,
@@ -334,10 +335,19 @@ pub(super) fn waits_on<S>(
         .into());
     }
     let same_run = thread.runs == checkpoint.counters.runs;
-    let waits = match &thread.paused {
-        _ if stored => same_run,
-        Some(pause) => pause.checkpoint == checkpoint.id,
-        None => !checkpoint.is_pause() && same_run,
+    let waits_on_pause = thread
+        .paused
+        .as_ref()
+        .is_some_and(|pause| pause.checkpoint == checkpoint.id);
+    let waits = if checkpoint.is_pause() {
+        // A pause resumes only on a thread that waits on it — or, stored, on a thread that
+        // waits on an earlier pause of the same run (the resume that got to this one was not
+        // kept in it) — never on a thread that gave its pause up, or never saw one.
+        waits_on_pause || (stored && thread.paused.is_some() && same_run)
+    } else {
+        // A run in progress (stored after a step) goes on in the thread it started from: the
+        // thread as it was before the run (its pause, if the run resumed one, still marked).
+        same_run && (stored || thread.paused.is_none())
     };
     if waits {
         Ok(())

@@ -77,8 +77,10 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// mid-way goes on from the last tool call it recorded.
     ///
     /// Answers to a pause the run is already past are dropped, and the step goes on without
-    /// them: the retry of a step that carried them, whose first attempt took them and got
-    /// further before its outcome was lost (its worker died). Nothing runs twice.
+    /// them — whatever the store holds, a step or a later pause (then the pause is reported as
+    /// it stands): the retry of a step that carried them, whose first attempt took them and got
+    /// further before its outcome was lost (its worker died), or an answer delivered twice.
+    /// Nothing runs twice, and a retried answer never ends the run.
     ///
     /// Refused before anything runs while another worker holds the key
     /// ([`CheckpointError::Claimed`](crate::interrupt::CheckpointError::Claimed)), when the run
@@ -223,12 +225,11 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         held: Held,
         mut answers: Answers,
     ) -> Result<RunOutput, Error> {
-        if answered_earlier(&checkpoint, &answers) {
+        if drop_answers_to_earlier_pauses(&checkpoint, &mut answers) {
             tracing::debug!(
                 key = held.key,
-                "the answers are to a pause the run is past (a retried step): going on without"
+                "answers to a pause the run is past (a retried step) dropped"
             );
-            answers.clear();
         }
         if checkpoint.is_pause() && answers.is_empty() {
             if let Some(durable) = &self.durable {
@@ -256,16 +257,22 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     }
 }
 
-/// Whether every one of `answers` answers a pause that `checkpoint`'s run is past: the run
-/// cannot have got past it without them, so they were taken already (by an earlier attempt of
-/// this step, whose outcome was lost). A checkpoint that is a pause takes its own answers.
-fn answered_earlier(checkpoint: &Checkpoint, answers: &Answers) -> bool {
+/// Drops from `answers` those to a pause `checkpoint`'s run is past: the run cannot have got
+/// past it without them, so they were taken already (by an earlier attempt of this step, whose
+/// outcome was lost; a duplicated answer). Whatever the store holds — a step, or a later pause,
+/// whose own interrupts are numbered as the pause before its count — they are never an error
+/// (a retried answer must not end the run). Whether any was dropped.
+fn drop_answers_to_earlier_pauses(checkpoint: &Checkpoint, answers: &mut Answers) -> bool {
     let passed = checkpoint.counters.pauses;
-    !checkpoint.is_pause()
-        && !answers.is_empty()
-        && answers
-            .iter()
-            .all(|(id, _)| id.pause().is_some_and(|pause| pause < passed))
+    // The interrupts of a stored pause are numbered with the count before it.
+    let current = if checkpoint.is_pause() {
+        passed.saturating_sub(1)
+    } else {
+        passed
+    };
+    let before = answers.len();
+    answers.retain(|(id, _)| id.pause().is_none_or(|pause| pause >= current));
+    answers.len() < before
 }
 
 impl RunOutput {

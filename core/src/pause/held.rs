@@ -10,4 +10,7 @@ pub(crate) struct Held {
     /// The stored checkpoint the run resumed from, if any: the run is then kept after every
     /// step, and leaves a tombstone when it ends.
     pub(crate) resumed_from: Option<String>,
+    /// Whether the key held something when the run claimed it (a pause of a thread's earlier
+    /// run, a tombstone): a run that writes nothing leaves it so, rather than removing it.
+    pub(crate) found: bool,
 }

@@ -114,7 +114,9 @@ pub struct Tombstone {
     pub run_id: String,
     /// The last checkpoint it was resumed from or wrote.
     pub checkpoint: String,
-    /// How it ended: `finished`, `jumped` (a hook ended it) or `cancelled` ([`Agent::cancel_step`](crate::Agent::cancel_step)).
+    /// How it ended: `finished`, `jumped` (a hook ended it), `cancelled`
+    /// ([`Agent::cancel_step`](crate::Agent::cancel_step)) or `abandoned` (its pause given up:
+    /// [`Agent::abandon`](crate::Agent::abandon)).
     pub how: String,
     /// The worker that ran it to its end.
     pub by: String,

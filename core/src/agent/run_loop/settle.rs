@@ -38,6 +38,12 @@ pub(super) async fn settle(
                 _ => "finished",
             };
             let stored = durable.keeps_steps(cx);
+            if !stored && held.found {
+                // The run wrote nothing: what the key held (a pause a stale copy of the thread
+                // did not know of, a tombstone) stays as it was.
+                durable.release(&held.key, &held.lease).await;
+                return Ok(ending);
+            }
             if let Err(error) = durable.ended(held, cx, how, stored).await {
                 tracing::warn!(
                     key = held.key,
