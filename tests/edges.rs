@@ -202,3 +202,243 @@ async fn answers_to_an_earlier_pause_are_dropped_at_a_later_pause() {
         "{refused}"
     );
 }
+
+/// A tool that blocks its thread for `for_` (a synchronous SDK, CPU work), recording its run.
+struct Blocking {
+    effects: Effects,
+    for_: std::time::Duration,
+}
+
+impl hookchain::Tool for Blocking {
+    fn spec(&self) -> hookchain::ToolSpec {
+        hookchain::ToolSpec::new("charge", "Charges a card.", json!({ "type": "object" }))
+    }
+
+    async fn call(
+        &self,
+        cx: hookchain::ToolContext<'_>,
+        _: serde_json::Value,
+    ) -> Result<hookchain::Content, hookchain::ToolError> {
+        self.effects
+            .record(format!("charge {}", cx.idempotency_key()));
+        std::thread::sleep(self.for_);
+        Ok("charged".into())
+    }
+}
+
+/// An agent that charges once (`EveryStep`, a short lease), as worker `worker`.
+fn charger(
+    store: &Arc<InMemoryCheckpointer>,
+    effects: &Effects,
+    worker: &str,
+) -> Agent<ScriptedModel> {
+    let model = ScriptedModel::from_rule(|request| {
+        let charged = request
+            .messages
+            .iter()
+            .any(|message| message.role == Role::Tool);
+        Ok(if charged {
+            ModelResponse::text("Done.")
+        } else {
+            ModelResponse::tool_calls([ToolCall::new("c1", "charge", json!({}))])
+        })
+    });
+    Agent::builder(model)
+        .tool(Blocking {
+            effects: effects.clone(),
+            for_: std::time::Duration::from_millis(1_200),
+        })
+        .checkpointer(Arc::clone(store), Durability::EveryStep)
+        .worker(worker)
+        .lease(std::time::Duration::from_millis(300))
+        .build()
+        .unwrap()
+}
+
+/// A tool that blocks its thread for four times its run's lease does not lose the lease: the
+/// renewals go on in a task of their own, so a second worker recovering the run the documented
+/// way (`ResumeFrom::stored`) is refused the whole time, and the card is charged once. (Real
+/// time, on a runtime of two threads: a blocked thread cannot be shown on tokio's paused clock,
+/// which runs on one.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocking_tool_keeps_its_lease_while_it_blocks() {
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let effects = Effects::memory();
+    let first = Arc::new(charger(&store, &effects, "first"));
+    let second = charger(&store, &effects, "second");
+    let thread = first.thread();
+    let key = thread.id().as_str().to_owned();
+    let copy = thread.clone();
+    let running = tokio::spawn({
+        let first = Arc::clone(&first);
+        async move {
+            let mut thread = thread;
+            first.run_in(&mut thread, "Charge it").await
+        }
+    });
+    // The second worker tries to recover the run while the first one's tool blocks.
+    let mut tries = 0;
+    while !running.is_finished() {
+        let mut copy = copy.clone();
+        match second
+            .resume_in(&mut copy, ResumeFrom::stored(key.clone()), [])
+            .await
+        {
+            Ok(output) => {
+                panic!("the second worker ran the run while the first held it: {output:?}")
+            }
+            Err(_refused) => tries += 1,
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let output = running.await.unwrap().unwrap();
+    assert_eq!(output.text().as_deref(), Some("Done."));
+    assert!(tries > 10, "the second worker tried ({tries} times)");
+    assert_eq!(effects.of("charge").len(), 1, "{:?}", effects.lines());
+}
+
+/// A checkpointer whose renewals fail while `failing` is set (a store that cannot be reached
+/// for a while), otherwise the memory one.
+struct FlakyRenewals {
+    inner: Arc<InMemoryCheckpointer>,
+    failing: std::sync::atomic::AtomicBool,
+}
+
+impl Checkpointer for FlakyRenewals {
+    async fn claim(
+        &self,
+        key: &str,
+        worker: &str,
+        ttl: std::time::Duration,
+    ) -> Result<hookchain::interrupt::Claim, hookchain::interrupt::CheckpointError> {
+        self.inner.claim(key, worker, ttl).await
+    }
+
+    async fn get(
+        &self,
+        key: &str,
+    ) -> Result<Option<Record>, hookchain::interrupt::CheckpointError> {
+        self.inner.get(key).await
+    }
+
+    async fn list(
+        &self,
+    ) -> Result<Vec<hookchain::interrupt::Stored>, hookchain::interrupt::CheckpointError> {
+        self.inner.list().await
+    }
+
+    async fn put(
+        &self,
+        key: &str,
+        checkpoint: &hookchain::Checkpoint,
+        lease: &hookchain::interrupt::Lease,
+    ) -> Result<(), hookchain::interrupt::CheckpointError> {
+        self.inner.put(key, checkpoint, lease).await
+    }
+
+    async fn renew(
+        &self,
+        key: &str,
+        lease: &hookchain::interrupt::Lease,
+    ) -> Result<std::time::SystemTime, hookchain::interrupt::CheckpointError> {
+        if self.failing.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(hookchain::interrupt::CheckpointError::Store {
+                what: "renew",
+                source: "the database is unreachable".into(),
+            });
+        }
+        self.inner.renew(key, lease).await
+    }
+
+    async fn release(
+        &self,
+        key: &str,
+        lease: &hookchain::interrupt::Lease,
+    ) -> Result<bool, hookchain::interrupt::CheckpointError> {
+        self.inner.release(key, lease).await
+    }
+
+    async fn end(
+        &self,
+        key: &str,
+        lease: &hookchain::interrupt::Lease,
+        tombstone: Option<&hookchain::interrupt::Tombstone>,
+    ) -> Result<(), hookchain::interrupt::CheckpointError> {
+        self.inner.end(key, lease, tombstone).await
+    }
+}
+
+/// A tool that waits `for_` on tokio's clock.
+struct Slow(std::time::Duration);
+
+impl hookchain::Tool for Slow {
+    fn spec(&self) -> hookchain::ToolSpec {
+        hookchain::ToolSpec::new("prepare", "Prepares.", json!({ "type": "object" }))
+    }
+
+    async fn call(
+        &self,
+        _: hookchain::ToolContext<'_>,
+        _: serde_json::Value,
+    ) -> Result<hookchain::Content, hookchain::ToolError> {
+        tokio::time::sleep(self.0).await;
+        Ok("prepared".into())
+    }
+}
+
+/// While the store cannot renew a run's lease, no tool call starts once less than a third of
+/// it is left: the run stops before paying (its key let go, its step kept), and a worker that
+/// resumes it when the store is back pays once.
+#[tokio::test(start_paused = true)]
+async fn no_tool_call_starts_on_a_lease_about_to_run_out() {
+    let store = Arc::new(FlakyRenewals {
+        inner: Arc::new(InMemoryCheckpointer::new()),
+        failing: std::sync::atomic::AtomicBool::new(true),
+    });
+    let effects = Effects::memory();
+    let model = ScriptedModel::from_rule(|request| {
+        let results = support::tool_texts(&request.messages);
+        Ok(match results.len() {
+            0 => ModelResponse::tool_calls([ToolCall::new("c1", "prepare", json!({}))]),
+            1 => ModelResponse::tool_calls([ToolCall::new("c2", "pay", json!({}))]),
+            _ => ModelResponse::text("Done."),
+        })
+    });
+    let agent = Agent::builder(model)
+        .tool(Slow(std::time::Duration::from_secs(25)))
+        .tool(EffectTool {
+            name: "pay",
+            effects: effects.clone(),
+            hang: false,
+        })
+        .checkpointer(Arc::clone(&store), Durability::EveryStep)
+        .lease(std::time::Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let mut thread = agent.thread();
+    let before = thread.clone();
+    let stopped = agent
+        .run_in(&mut thread, "Prepare, then pay")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&stopped, Error::Checkpoint(error)
+            if matches!(**error, hookchain::interrupt::CheckpointError::LeaseRunningOut { .. })),
+        "{stopped}"
+    );
+    assert!(effects.of("pay").is_empty(), "the payment did not start");
+
+    // The store is back: the run is resumed from its last step (with the thread as it was
+    // before the run, as for a worker that died), and pays once.
+    store
+        .failing
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    let mut thread = before;
+    let key = thread.id().as_str().to_owned();
+    let done = agent
+        .resume_in(&mut thread, ResumeFrom::stored(key), [])
+        .await
+        .unwrap();
+    assert_eq!(done.text().as_deref(), Some("Done."));
+    assert_eq!(effects.of("pay").len(), 1);
+}

@@ -12,6 +12,8 @@ use crate::interrupt::{
 };
 use crate::pause::Held;
 
+use super::leased::Renewing;
+
 /// How much of its runs an agent keeps in its checkpointer
 /// ([`AgentBuilder::checkpointer`](super::AgentBuilder::checkpointer)).
 ///
@@ -108,13 +110,10 @@ impl Durable {
     /// and left as it was by a run that writes nothing.
     pub(super) async fn begin(&self, key: &str, worker: &str) -> Result<Held, Error> {
         match DynCheckpointer::dyn_claim(&*self.store, key, worker, self.lease).await? {
-            Claim::Granted { lease, record } => Ok(Held {
-                key: key.to_owned(),
-                lease,
-                resumed_from: None,
-                // What does not read is something too: never removed by a run that wrote nothing.
-                found: !matches!(record, Ok(None)),
-            }),
+            // What does not read is something too: never removed by a run that wrote nothing.
+            Claim::Granted { lease, record } => {
+                Ok(Held::new(key, lease, !matches!(record, Ok(None))))
+            }
             Claim::Busy { holder, .. } => Err(busy(key, holder)),
         }
     }
@@ -174,12 +173,7 @@ impl Durable {
                 Claim::Granted { lease, record } => (lease, record),
                 Claim::Busy { holder, .. } => return Err(busy(key, holder)),
             };
-        let mut held = Held {
-            key: key.to_owned(),
-            lease,
-            resumed_from: None,
-            found: !matches!(record, Ok(None)),
-        };
+        let mut held = Held::new(key, lease, !matches!(record, Ok(None)));
         let refused: Error = match record {
             Ok(None) => return Ok((held, None)),
             Ok(Some(Record::Checkpoint(stored))) => {
@@ -305,41 +299,97 @@ impl Durable {
         self.releasing.idle().await;
     }
 
-    /// Renews `held`'s lease while the run goes on: completes only when the lease is lost
-    /// (another worker claimed the key, or it expired before a renewal got through), with the
-    /// error that ends the run. Without a tokio runtime (or the feature `tokio`) there is no
-    /// timer: writes renew.
-    pub(super) async fn keep_renewed(&self, held: Held) -> Error {
+    /// Renews `held`'s lease while the run goes on, **in a task of its own**: a tool whose body
+    /// blocks the run's thread (a synchronous SDK, CPU work) does not stop the renewals, so no
+    /// other worker takes the key while the call goes on (on a runtime of several threads). The
+    /// future completes only when the lease is lost (another worker claimed the key, or it
+    /// expired before a renewal got through), with the error that ends the run; dropping it
+    /// stops the renewals. Each renewal tells `held`'s watch, which keeps a tool call from
+    /// starting on a lease about to run out. Without a tokio runtime (or the feature `tokio`)
+    /// there is no timer: writes renew.
+    pub(super) fn keep_renewed(&self, held: &Held) -> Renewing<'static> {
         #[cfg(feature = "tokio")]
-        if tokio::runtime::Handle::try_current().is_ok() {
-            let mut lease = held.lease.clone();
-            let every = (self.lease / 3).max(Duration::from_millis(10));
-            loop {
-                tokio::time::sleep(every).await;
-                match DynCheckpointer::dyn_renew(&*self.store, &held.key, &lease).await {
-                    Ok(expires_at) => lease.renewed(expires_at),
-                    Err(
-                        error @ (CheckpointError::Claimed { .. }
-                        | CheckpointError::LeaseLost { .. }),
-                    ) => {
-                        return error.into();
-                    }
-                    Err(error) if SystemTime::now() >= lease.expires_at() => {
-                        tracing::warn!(key = held.key, error = %crate::error::Report(&error), "the run's lease expired: it stops");
-                        return CheckpointError::LeaseLost {
-                            key: held.key.clone(),
-                        }
-                        .into();
-                    }
-                    Err(error) => {
-                        tracing::warn!(key = held.key, error = %crate::error::Report(&error), "the run's lease could not be renewed; trying again");
-                    }
-                }
-            }
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let (lost, heard) = tokio::sync::oneshot::channel();
+            let renewals = renew(
+                Arc::clone(&self.store),
+                held.key.clone(),
+                held.lease.clone(),
+                Arc::clone(&held.watch),
+                self.lease,
+            );
+            let task = runtime.spawn(async move {
+                let _ = lost.send(renewals.await);
+            });
+            held.watch.watched();
+            return Box::pin(Renewal { heard, task });
         }
         // Outside a tokio runtime (or without the feature): no timer, writes renew.
         let _ = held;
-        std::future::pending().await
+        Box::pin(std::future::pending())
+    }
+}
+
+/// Renews `lease` on `key` every third of `ttl` until it is lost: the error that ends the run.
+#[cfg(feature = "tokio")]
+async fn renew(
+    store: Arc<dyn DynCheckpointer>,
+    key: String,
+    mut lease: Lease,
+    watch: Arc<crate::pause::LeaseWatch>,
+    ttl: Duration,
+) -> Error {
+    let every = (ttl / 3).max(Duration::from_millis(10));
+    loop {
+        tokio::time::sleep(every).await;
+        match DynCheckpointer::dyn_renew(&*store, &key, &lease).await {
+            Ok(expires_at) => {
+                lease.renewed(expires_at);
+                watch.renewed();
+            }
+            Err(error @ (CheckpointError::Claimed { .. } | CheckpointError::LeaseLost { .. })) => {
+                return error.into();
+            }
+            Err(error) if SystemTime::now() >= lease.expires_at() => {
+                tracing::warn!(key, error = %crate::error::Report(&error), "the run's lease expired: it stops");
+                return CheckpointError::LeaseLost { key }.into();
+            }
+            Err(error) => {
+                tracing::warn!(key, error = %crate::error::Report(&error), "the run's lease could not be renewed; trying again");
+            }
+        }
+    }
+}
+
+/// The renewals of a run's lease, going in a task of their own: completes with the error that
+/// ends the run when the lease is lost; dropped (the run settled, or was dropped), stops them.
+#[cfg(feature = "tokio")]
+struct Renewal {
+    heard: tokio::sync::oneshot::Receiver<Error>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+#[cfg(feature = "tokio")]
+impl std::future::Future for Renewal {
+    type Output = Error;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Error> {
+        match std::pin::Pin::new(&mut self.heard).poll(cx) {
+            std::task::Poll::Ready(Ok(lost)) => std::task::Poll::Ready(lost),
+            // The task is gone without a word (its runtime shutting down): the run goes on as
+            // if unrenewed — its writes are still fenced.
+            std::task::Poll::Ready(Err(_)) | std::task::Poll::Pending => std::task::Poll::Pending,
+        }
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl Drop for Renewal {
+    fn drop(&mut self) {
+        self.task.abort();
     }
 }
 

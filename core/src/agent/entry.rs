@@ -196,7 +196,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     ) -> Instrumented<Leased<'s, impl Future<Output = Result<Ending, Error>> + 's>> {
         let lease = match (&self.durable, held) {
             (Some(durable), Some(held)) => {
-                let renewing: Renewing<'s> = Box::pin(durable.keep_renewed(held.clone()));
+                let renewing: Renewing<'s> = durable.keep_renewed(&held);
                 let release = durable.guard(&held);
                 cx.held = Some(Box::new(held));
                 Some((renewing, release))

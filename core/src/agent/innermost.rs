@@ -384,8 +384,25 @@ impl ToolNext for CallTool<'_> {
         // The registry boxes the tool's own future (tools of different types share it).
         let (tools, execution) = (self.tools, self.execution);
         let cx = cx.view(Raiser::Tool);
-        self.executed.store(true, Ordering::Relaxed);
+        // A durable run's lease about to run out (its renewals failing): the call does not
+        // start, and the run stops after its step (another worker takes the key once it expires,
+        // and must not find this call going on).
+        let short = cx
+            .run()
+            .held
+            .as_deref()
+            .is_some_and(|held| !held.watch.may_start_call());
+        if !short {
+            self.executed.store(true, Ordering::Relaxed);
+        }
         async move {
+            if short {
+                return super::run_loop::not_executed(
+                    &call.id,
+                    &call.name,
+                    "the run's lease was running out",
+                );
+            }
             let outcome = match execution {
                 ToolExecution::Concurrent => tools.try_execute_in(cx, &call).await,
                 #[cfg(feature = "tokio")]

@@ -24,6 +24,8 @@ pin_project_lite::pin_project! {
         run: F,
         renewing: Option<Renewing<'a>>,
         release: Option<ReleaseOnDrop>,
+        // Whether the run gave way once, for its renewals' task to start.
+        yielded: bool,
     }
 }
 
@@ -35,6 +37,7 @@ impl<'a, F> Leased<'a, F> {
             run,
             renewing,
             release,
+            yielded: false,
         }
     }
 }
@@ -44,6 +47,15 @@ impl<F: Future<Output = Result<Ending, Error>>> Future for Leased<'_, F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
         let this = self.project();
+        if this.renewing.is_some() && !*this.yielded {
+            // The renewals' task was just spawned from this one, into the slot of this thread
+            // that no other thread takes from: were the run to go on to a tool that blocks this
+            // thread, the renewals would never start. Giving way once lets them start (here,
+            // or on another thread).
+            *this.yielded = true;
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
         if let Some(renewing) = this.renewing
             && let Poll::Ready(lost) = renewing.as_mut().poll(cx)
         {

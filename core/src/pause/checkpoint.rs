@@ -343,6 +343,17 @@ pub enum CheckpointError {
         /// The key.
         key: String,
     },
+    /// The run's lease was about to run out when a tool call was to start (its renewals have
+    /// failed for a third of its time): the call did not start, and the run stops after its
+    /// step, its key let go, for a worker to resume it.
+    #[error(
+        "the lease on `{key}` was running out (its renewals failed: is the store reachable?): \
+         no tool call starts on it; the run stops, to be resumed"
+    )]
+    LeaseRunningOut {
+        /// The key.
+        key: String,
+    },
     /// The store's database failed (a connection, a query, a file).
     #[error("the checkpoint store failed: {what}")]
     Store {

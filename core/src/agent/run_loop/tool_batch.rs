@@ -15,7 +15,7 @@ use crate::agent::innermost::CallTool;
 use crate::agent::{Agent, AgentEvent};
 use crate::context::{CallFrame, Context, Raiser, ToolContext};
 use crate::error::Error;
-use crate::interrupt::{Interrupt, InterruptId, Interruption};
+use crate::interrupt::{CheckpointError, Interrupt, InterruptId, Interruption};
 use crate::message::{Message, ToolCall, ToolResult};
 use crate::middleware::{Hook, Middleware, ToolNext, ToolWrap};
 use crate::model::Model;
@@ -80,6 +80,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 }
             }
         };
+        lease_held(cx)?;
         let mut interrupts = Vec::new();
         for (i, outcome) in waiting.into_iter().zip(outcomes) {
             match outcome {
@@ -150,6 +151,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         let mut running =
             futures::stream::iter(calls_running).buffer_unordered(self.tool_concurrency);
         while let Some((i, outcome)) = running.next().await {
+            // A call kept from starting for want of lease is not kept as its result.
+            lease_held(cx)?;
             if let Ok(result) = &outcome {
                 progress[i] = Some(result.clone());
                 let position = tools_position(cx, calls.to_vec(), progress.clone());
@@ -267,6 +270,19 @@ pub(in crate::agent) fn take_answer(cx: &mut Context, call_id: &str) -> Option<T
 }
 
 /// The error result of the call `call_id` of `tool`, which did not run, and why.
+/// `Ok` unless a call of the step was kept from starting because the run's lease was running
+/// out: then the run stops here, its step's results not kept (the calls that did not start run
+/// when the run is resumed).
+fn lease_held(cx: &Context) -> Result<(), Error> {
+    match cx.held.as_deref() {
+        Some(held) if held.watch.ran_short() => Err(CheckpointError::LeaseRunningOut {
+            key: held.key.clone(),
+        }
+        .into()),
+        _ => Ok(()),
+    }
+}
+
 pub(in crate::agent) fn not_executed(call_id: &str, tool: &str, why: &str) -> ToolResult {
     ToolResult::error(
         call_id,
