@@ -20,6 +20,11 @@
 //!   is `RateLimited` with the `Retry-After` delay, 5xx and Anthropic's 529 are `Overloaded`,
 //!   401/403 `Authentication`, a prompt too long for the model `ContextLengthExceeded`, other 4xx
 //!   `InvalidRequest`, client timeouts `Timeout`, refused or broken connections `Connection`.
+//!   Where the provider's own code says more than its status, the code decides: OpenAI's
+//!   `invalid_prompt` (a prompt its usage policy flagged) is `ContentFiltered`, Gemini's
+//!   `API_KEY_INVALID` (an `ErrorInfo` reason, sent with a 400) `Authentication`. A rate limit
+//!   that gives no delay in a header or a field takes the one its message names ("Please try
+//!   again in 2.6s.", "in 1m3s"), as OpenAI's stream errors state it.
 //!   The provider's own error text is kept as the error's [`source`](std::error::Error::source).
 //! - **A malformed or truncated answer is an error** (`MalformedResponse`): undecodable JSON, no
 //!   choices, a stream that ends before its finish or inside a tool call. Never a panic, never

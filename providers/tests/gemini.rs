@@ -234,6 +234,37 @@ async fn every_error_class() {
     .await;
 }
 
+/// Gemini answers a wrong key with `400 INVALID_ARGUMENT`, and a key not allowed this API with
+/// `403 PERMISSION_DENIED`: the `ErrorInfo` among the details says which, by its `reason`.
+#[tokio::test]
+async fn a_refused_key_is_authentication_whatever_its_status() {
+    guard(async {
+        let server = Server::start([
+            Reply::json(400, transcript("gemini/api_key_invalid.json")),
+            Reply::json(403, transcript("gemini/api_key_service_blocked.json")),
+        ])
+        .await;
+        let model = model(&server);
+        let error = fails(&model).await;
+        assert_eq!(
+            (error.kind(), error.status()),
+            (ModelErrorKind::Authentication, Some(400))
+        );
+        assert!(!error.is_retryable());
+        let api = std::error::Error::source(&error)
+            .and_then(|source| source.downcast_ref::<hookchain_providers::ApiError>())
+            .expect("the server's error is the source");
+        assert_eq!(api.reason(), Some("API_KEY_INVALID"));
+        assert_eq!(api.error_type(), Some("INVALID_ARGUMENT"));
+        let error = fails(&model).await;
+        assert_eq!(
+            (error.kind(), error.status()),
+            (ModelErrorKind::Authentication, Some(403))
+        );
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn truncated_reset_and_malformed_answers() {
     guard(async {

@@ -244,6 +244,33 @@ async fn rate_limited_with_retry_after_in_seconds_or_as_a_date() {
     .await;
 }
 
+/// OpenAI states the wait only in the message of some 429s (and of its stream errors): "Please
+/// try again in 253ms." A `Retry-After` header, where there is one, says it instead.
+#[tokio::test]
+async fn without_a_retry_after_header_the_wait_is_the_messages() {
+    guard(async {
+        let stream_error = json!({"error": {"message": "Rate limit reached for gpt-4o-mini on tokens per day (TPD). Please try again in 1m3s.", "type": "tokens", "param": null, "code": "rate_limit_exceeded"}});
+        let server = Server::start([
+            Reply::json(429, transcript("openai/rate_limited.json")),
+            Reply::json(429, transcript("openai/rate_limited.json")).header("retry-after", "3"),
+            Reply::sse(format!("data: {stream_error}\n\n")),
+        ])
+        .await;
+        let model = model(&server);
+        let error = fails(&model).await;
+        assert_eq!((error.kind(), error.status()), (ModelErrorKind::RateLimited, Some(429)));
+        assert_eq!(error.retry_after(), Some(Duration::from_millis(253)));
+        let error = fails(&model).await;
+        assert_eq!(error.retry_after(), Some(Duration::from_secs(3)));
+
+        let items: Vec<_> = model.stream(weather_request()).collect().await;
+        let Some(Err(error)) = items.last() else { panic!("{items:?}") };
+        assert_eq!((error.kind(), error.status()), (ModelErrorKind::RateLimited, None));
+        assert_eq!(error.retry_after(), Some(Duration::from_secs(63)));
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn server_errors_are_overloaded_and_retryable() {
     guard(async {
@@ -297,6 +324,28 @@ async fn a_prompt_too_long_is_context_length_exceeded() {
         let model = model(&server);
         assert_eq!(fails(&model).await.kind(), ModelErrorKind::ContextLengthExceeded);
         assert_eq!(fails(&model).await.kind(), ModelErrorKind::InvalidRequest);
+    })
+    .await;
+}
+
+/// A prompt OpenAI's usage policy flagged is a 400 `invalid_prompt`: filtered content, not an
+/// invalid request (and not retried either way).
+#[tokio::test]
+async fn a_flagged_prompt_is_content_filtered() {
+    guard(async {
+        let server =
+            Server::start([Reply::json(400, transcript("openai/invalid_prompt.json"))]).await;
+        let error = fails(&model(&server)).await;
+        assert_eq!(
+            (error.kind(), error.status()),
+            (ModelErrorKind::ContentFiltered, Some(400))
+        );
+        assert!(!error.is_retryable());
+        let source = std::error::Error::source(&error).unwrap().to_string();
+        assert!(
+            source.contains("flagged as potentially violating"),
+            "{source}"
+        );
     })
     .await;
 }

@@ -559,6 +559,65 @@ async fn every_error_class() {
     .await;
 }
 
+/// The last event of a stream that fails.
+async fn stream_error(model: &ResponsesModel) -> ModelError {
+    let items: Vec<_> = model.stream(weather_request()).collect().await;
+    match items.into_iter().last() {
+        Some(Err(error)) => error,
+        other => panic!("the stream should end with an error, not {other:?}"),
+    }
+}
+
+/// OpenAI's errors as it sends them: an `error` event that nests its error, a failed response
+/// for a rate limit whose delay is only in its message, and a prompt its policy flagged,
+/// failed in the stream or refused with a 400.
+#[tokio::test]
+async fn errors_are_classified_as_openai_sends_them() {
+    guard(async {
+        let server = Server::start([
+            Reply::sse(transcript("responses/error_nested.sse")),
+            Reply::sse(transcript("responses/failed_rate_limit.sse")),
+            Reply::sse(transcript("responses/failed_invalid_prompt.sse")),
+            Reply::json(400, transcript("openai/invalid_prompt.json")),
+            Reply::json(429, transcript("openai/rate_limited.json")),
+            Reply::json(429, transcript("openai/rate_limited.json")).header("retry-after", "4"),
+        ])
+        .await;
+        let model = model(&server);
+
+        let error = stream_error(&model).await;
+        assert_eq!(error.kind(), ModelErrorKind::RateLimited, "{error:?}");
+        assert!(error.is_retryable());
+        let api = std::error::Error::source(&error)
+            .and_then(|source| source.downcast_ref::<hookchain_providers::ApiError>())
+            .expect("the server's error is the source");
+        assert_eq!(api.code(), Some("too_many_requests"));
+        assert!(api.message().starts_with("Too many requests."), "{api:?}");
+
+        let error = stream_error(&model).await;
+        assert_eq!(error.kind(), ModelErrorKind::RateLimited, "{error:?}");
+        assert_eq!(error.retry_after(), Some(Duration::from_millis(2600)));
+
+        let error = stream_error(&model).await;
+        assert_eq!(error.kind(), ModelErrorKind::ContentFiltered, "{error:?}");
+        assert!(!error.is_retryable());
+
+        let error = fails(&model).await;
+        assert_eq!(
+            (error.kind(), error.status()),
+            (ModelErrorKind::ContentFiltered, Some(400))
+        );
+
+        // Without a `Retry-After` header, the message's delay; with one, the header's.
+        let error = fails(&model).await;
+        assert_eq!(error.kind(), ModelErrorKind::RateLimited);
+        assert_eq!(error.retry_after(), Some(Duration::from_millis(253)));
+        let error = fails(&model).await;
+        assert_eq!(error.retry_after(), Some(Duration::from_secs(4)));
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_cut_stream_is_malformed_never_an_empty_answer() {
     guard(async {

@@ -7,6 +7,9 @@ use hookchain_core::{ModelError, ModelErrorKind};
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 
+use super::delay_in_message::delay_in_message;
+use super::error_codes::{kind_of_code, kind_of_reason};
+
 /// The longest provider error text kept, in bytes: enough for any real message, bounded for an
 /// HTML error page from a proxy.
 const MAX_BODY: usize = 2000;
@@ -18,6 +21,7 @@ pub struct ApiError {
     status: Option<u16>,
     error_type: Option<String>,
     code: Option<String>,
+    reason: Option<String>,
     message: String,
 }
 
@@ -40,6 +44,12 @@ impl ApiError {
         self.code.as_deref()
     }
 
+    /// The `reason` of a Google `ErrorInfo` detail (`API_KEY_INVALID`, …), if given (Gemini).
+    #[must_use]
+    pub fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
+    }
+
     /// The provider's message, or the raw body (shortened) when it was not the usual JSON.
     #[must_use]
     pub fn message(&self) -> &str {
@@ -49,12 +59,14 @@ impl ApiError {
     /// Reads an error body leniently: `{"error": {"message", "type", "code"}}` (OpenAI and
     /// most compatible servers), `{"type": "error", "error": {...}}` (Anthropic),
     /// `{"error": {"code": 429, "message", "status": "RESOURCE_EXHAUSTED"}}` (Gemini: its
-    /// `status` is the type), `{"error": "text"}` (Ollama), or any other text as the message.
+    /// `status` is the type, and an `ErrorInfo` among its `details` may give a `reason`),
+    /// `{"error": "text"}` (Ollama), or any other text as the message.
     pub(crate) fn parse(status: Option<u16>, body: &str, secrets: &[String]) -> Self {
         let mut error = ApiError {
             status,
             error_type: None,
             code: None,
+            reason: None,
             message: String::new(),
         };
         match serde_json::from_str::<serde_json::Value>(body) {
@@ -74,6 +86,7 @@ impl ApiError {
                             .map(str::to_owned)
                     });
                     error.code = text_field(inner, "code");
+                    error.reason = error_info_reason(inner);
                 }
             }
             Err(_) => error.message = shorten(body),
@@ -120,6 +133,19 @@ fn text_field(value: &serde_json::Value, key: &str) -> Option<String> {
     }
 }
 
+/// The `reason` of the first `ErrorInfo` among Google's `details`
+/// (`{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID", …}`).
+fn error_info_reason(error: &serde_json::Value) -> Option<String> {
+    let details = error.get("details")?.as_array()?;
+    details.iter().find_map(|detail| {
+        let kind = detail.get("@type")?.as_str()?;
+        if !kind.ends_with("google.rpc.ErrorInfo") {
+            return None;
+        }
+        text_field(detail, "reason")
+    })
+}
+
 fn shorten(body: &str) -> String {
     let body = body.trim();
     if body.len() <= MAX_BODY {
@@ -132,8 +158,16 @@ fn shorten(body: &str) -> String {
     format!("{}…", &body[..end])
 }
 
-/// The kind of an error the server reported, from its status and what its body says.
+/// The kind of an error the server reported, from its status and what its body says. Where
+/// the status blames the request (4xx), or there is none (an event of a stream), the
+/// provider's own code or reason decides first if it names a kind (see `error_codes`): a 400
+/// may be a flagged prompt or a wrong key. A 5xx is the server's failure whatever its code.
 fn kind_of(status: Option<u16>, error: &ApiError) -> ModelErrorKind {
+    if status.is_none_or(|status| (400..500).contains(&status))
+        && let Some(kind) = named_kind(error)
+    {
+        return kind;
+    }
     let said = format!(
         "{} {} {}",
         error.message,
@@ -219,13 +253,30 @@ fn kind_of(status: Option<u16>, error: &ApiError) -> ModelErrorKind {
     }
 }
 
-/// The error for an error the server reported, in a status or an event of a stream.
+/// The kind the error's code (or its type, where it has no code that names one) or its
+/// Google `ErrorInfo` reason names, if any.
+fn named_kind(error: &ApiError) -> Option<ModelErrorKind> {
+    [error.code.as_deref(), error.error_type.as_deref()]
+        .into_iter()
+        .flatten()
+        .find_map(|code| kind_of_code(code, &error.message))
+        .or_else(|| error.reason.as_deref().and_then(kind_of_reason))
+}
+
+/// The error for an error the server reported, in a status or an event of a stream. A rate
+/// limit that no header or field gave a delay for may give it in its message ("Please try
+/// again in 2.6s.": OpenAI's stream errors and `response.failed` have no other).
 pub(crate) fn classify_api_error(
     provider: &str,
     error: ApiError,
     retry_after: Option<Duration>,
 ) -> ModelError {
     let kind = kind_of(error.status, &error);
+    let retry_after = retry_after.or_else(|| {
+        (kind == ModelErrorKind::RateLimited)
+            .then(|| delay_in_message(&error.message))
+            .flatten()
+    });
     let message = match error.status {
         Some(status) => {
             let status = StatusCode::from_u16(status)
@@ -457,6 +508,70 @@ mod tests {
             let api = ApiError::parse(None, &body, &[]);
             assert_eq!(classify_api_error("g", api, None).kind(), kind, "{status}");
         }
+    }
+
+    #[test]
+    fn an_error_info_reason_is_kept_and_a_refused_key_is_authentication() {
+        let body = r#"{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com","metadata":{"service":"generativelanguage.googleapis.com"}}]}}"#;
+        let error = classify(400, body);
+        assert_eq!(error.kind(), ModelErrorKind::Authentication);
+        let api = ApiError::parse(Some(400), body, &[]);
+        assert_eq!(api.reason(), Some("API_KEY_INVALID"));
+        // In a stream's error chunk, the same.
+        let api = ApiError::parse(None, body, &[]);
+        assert_eq!(
+            classify_api_error("gemini", api, None).kind(),
+            ModelErrorKind::Authentication
+        );
+        // Only an `ErrorInfo` gives a reason; odd details are ignored.
+        for details in [
+            r#"[{"@type":"type.googleapis.com/google.rpc.BadRequest","reason":"API_KEY_INVALID"}]"#,
+            r#"[{"reason":"API_KEY_INVALID"}]"#,
+            r#"[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":7}]"#,
+            r#"[null, 3, "x", []]"#,
+            r#"{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID"}"#,
+        ] {
+            let body = format!(
+                r#"{{"error":{{"code":400,"message":"m","status":"INVALID_ARGUMENT","details":{details}}}}}"#
+            );
+            let error = classify(400, &body);
+            assert_eq!(error.kind(), ModelErrorKind::InvalidRequest, "{details}");
+        }
+    }
+
+    #[test]
+    fn a_flagged_prompt_is_content_filtered_whatever_its_status() {
+        let body = r#"{"error":{"message":"Invalid prompt: your prompt was flagged as potentially violating our usage policy. Please try again with a different prompt: https://platform.openai.com/docs/guides/reasoning#advice-on-prompting","type":"invalid_request_error","param":null,"code":"invalid_prompt"}}"#;
+        let error = classify(400, body);
+        assert_eq!(error.kind(), ModelErrorKind::ContentFiltered);
+        assert_eq!(error.retry_after(), None, "\"try again with\" is no delay");
+    }
+
+    #[test]
+    fn a_server_failure_keeps_its_status_kind_whatever_its_code() {
+        let body = r#"{"error":{"message":"Gateway timeout.","type":"server_error","code":"rate_limit_exceeded"}}"#;
+        assert_eq!(classify(504, body).kind(), ModelErrorKind::Timeout);
+        assert_eq!(classify(502, body).kind(), ModelErrorKind::Overloaded);
+        assert_eq!(classify(400, body).kind(), ModelErrorKind::RateLimited);
+    }
+
+    #[test]
+    fn a_rate_limits_message_gives_the_delay_no_header_gave() {
+        let body = r#"{"error":{"message":"Rate limit reached for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, Used 28000, Requested 2600. Please try again in 1.2s.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}"#;
+        assert_eq!(
+            classify(429, body).retry_after(),
+            Some(Duration::from_millis(1200))
+        );
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", HeaderValue::from_static("7"));
+        let status = StatusCode::TOO_MANY_REQUESTS;
+        let error = classify_status("openai", status, &headers, body, &[]);
+        assert_eq!(error.retry_after(), Some(Duration::from_secs(7)));
+        // A delay in the message of another kind of error is not a wait asked for.
+        let body = r#"{"error":{"message":"The server is restarting: try again in 5s.","type":"server_error"}}"#;
+        let error = classify(503, body);
+        assert_eq!(error.kind(), ModelErrorKind::Overloaded);
+        assert_eq!(error.retry_after(), None);
     }
 
     #[test]

@@ -7,7 +7,9 @@ mod body_events;
 mod client;
 #[cfg(test)]
 pub(crate) mod corrupt;
+mod delay_in_message;
 mod error;
+mod error_codes;
 mod limits;
 mod protocol;
 mod setters;

@@ -47,8 +47,11 @@
 //!
 //! `output_text` is the text; a `refusal` is the text too, and stops for `Refusal`. An
 //! `incomplete` answer stops for `ContentFilter` if a filter cut it, else for `MaxTokens`
-//! (a function call it cut is dropped, never run). A `failed` response, or an `error` event,
-//! is the error it reports, classified. Usage counts the cached tokens in the input and apart
+//! (a function call it cut is dropped, never run). A `failed` response, or an `error` event
+//! (its error nested, as OpenAI sends it, or flat), is the error it reports, classified by its
+//! `code`: `rate_limit_exceeded` and `too_many_requests` are `RateLimited`, with the delay
+//! its message names ("Please try again in 2.6s"), `server_error` is `Overloaded`, a prompt
+//! flagged by the usage policy (`invalid_prompt`) `ContentFiltered`. Usage counts the cached tokens in the input and apart
 //! as `cache_read_tokens`, the reasoning in the output; an answer without usage has unknown
 //! usage. The built-in tools' items (web search, file search, …) are ignored.
 //!

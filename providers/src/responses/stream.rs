@@ -359,16 +359,27 @@ impl ResponseDecoder {
 }
 
 /// The error a failed response or an `error` event reports: `{"code", "message"}`.
-fn api_error(error: Value) -> ModelError {
+fn api_error(error: &Value) -> ModelError {
     let body = json!({ "error": error }).to_string();
     classify_api_error(PROVIDER, ApiError::parse(None, &body, &[]), None)
+}
+
+/// The error an `error` event reports: nested, `{"type": "error", "error": {"code", "message",
+/// "param"}}`, as OpenAI sends it, or flat, `{"type": "error", "code", "message", "param"}`, as
+/// its reference shows it and compatible servers send it. Read flat, a nested event would
+/// have no code and no message: not retried, whatever it said.
+fn event_error(event: &Value) -> &Value {
+    event
+        .get("error")
+        .filter(|error| error.is_object())
+        .unwrap_or(event)
 }
 
 /// The error of a failed response: the one it reports, or, without one, a response that
 /// cannot be understood (nothing says what went wrong, nor whether to retry).
 fn failure(error: Option<Value>) -> ModelError {
     match error {
-        Some(error @ Value::Object(_)) => api_error(error),
+        Some(error @ Value::Object(_)) => api_error(&error),
         _ => malformed(PROVIDER, "the response failed without an error"),
     }
 }
@@ -404,9 +415,8 @@ impl Decoder for ResponseDecoder {
         let value: Value = serde_json::from_str(data).map_err(|error| {
             malformed(PROVIDER, "an event of the stream is not JSON").with_source(error)
         })?;
-        // An `error` event: `{"type": "error", "code", "message", "param"}`.
         if event.event == "error" || value.get("type").and_then(Value::as_str) == Some("error") {
-            return Err(api_error(value));
+            return Err(api_error(event_error(&value)));
         }
         let mut parsed: StreamEvent = serde_json::from_value(value).map_err(|error| {
             malformed(PROVIDER, "an event of the stream is not the expected JSON")

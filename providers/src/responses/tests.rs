@@ -294,6 +294,68 @@ fn a_failed_stream_and_an_error_event_are_classified_and_a_cut_stream_is_malform
     );
 }
 
+/// The error a recorded stream ends with.
+fn stream_error(sse: &str) -> hookchain_core::ModelError {
+    let mut out = VecDeque::new();
+    let mut decoder = ResponseDecoder::new();
+    parse_transcript(sse)
+        .iter()
+        .find_map(|event| decoder.decode(event, &mut out).err())
+        .expect("an error")
+}
+
+#[test]
+fn a_nested_error_event_is_read_as_the_error_it_nests() {
+    let error = stream_error(transcript!("responses/error_nested.sse"));
+    assert_eq!(error.kind(), ModelErrorKind::RateLimited, "{error:?}");
+    let source = std::error::Error::source(&error).unwrap().to_string();
+    assert!(source.starts_with("Too many requests."), "{source}");
+    // Flat, as compatible servers send it, the same.
+    let flat = stream_error(transcript!("responses/error.sse"));
+    assert_eq!(flat.kind(), ModelErrorKind::RateLimited);
+    // A nested error's own code decides, not words elsewhere in the event.
+    for (code, kind) in [
+        ("server_error", ModelErrorKind::Overloaded),
+        (
+            "context_length_exceeded",
+            ModelErrorKind::ContextLengthExceeded,
+        ),
+        (
+            "image_content_policy_violation",
+            ModelErrorKind::ContentFiltered,
+        ),
+        ("invalid_image_url", ModelErrorKind::InvalidRequest),
+        ("vector_store_timeout", ModelErrorKind::Timeout),
+    ] {
+        let event = json!({"type": "error", "sequence_number": 1, "error": {"code": code, "message": "m", "param": null}});
+        let error = stream_error(&format!("event: error\ndata: {event}\n\n"));
+        assert_eq!(error.kind(), kind, "{code}");
+    }
+}
+
+#[test]
+fn a_failed_response_gives_its_rate_limits_delay_and_its_flagged_prompt_is_filtered() {
+    let error = stream_error(transcript!("responses/failed_rate_limit.sse"));
+    assert_eq!(error.kind(), ModelErrorKind::RateLimited);
+    assert_eq!(
+        error.retry_after(),
+        Some(std::time::Duration::from_millis(2600))
+    );
+    let error = stream_error(transcript!("responses/failed_invalid_prompt.sse"));
+    assert_eq!(error.kind(), ModelErrorKind::ContentFiltered);
+    assert_eq!(error.retry_after(), None);
+    // Unstreamed, the same.
+    let failed = answer(parse(
+        r#"{"status": "failed", "error": {"code": "rate_limit_exceeded", "message": "Rate limit reached for o4-mini. Please try again in 1m3s."}}"#,
+    ))
+    .unwrap_err();
+    assert_eq!(failed.kind(), ModelErrorKind::RateLimited);
+    assert_eq!(
+        failed.retry_after(),
+        Some(std::time::Duration::from_secs(63))
+    );
+}
+
 #[test]
 fn a_rich_tool_result_is_one_string_its_image_a_placeholder() {
     let mut result = Content::text_only("The chart:");

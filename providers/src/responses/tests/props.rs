@@ -26,13 +26,16 @@ fn answers() -> Vec<serde_json::Value> {
     .collect()
 }
 
-const STREAMS: [&str; 7] = [
+const STREAMS: [&str; 10] = [
     transcript!("responses/final.sse"),
     transcript!("responses/tool_call.sse"),
     transcript!("responses/call_cut.sse"),
     transcript!("responses/refusal.sse"),
     transcript!("responses/failed.sse"),
     transcript!("responses/error.sse"),
+    transcript!("responses/error_nested.sse"),
+    transcript!("responses/failed_rate_limit.sse"),
+    transcript!("responses/failed_invalid_prompt.sse"),
     transcript!("llamacpp/responses_reasoning_call.sse"),
 ];
 
