@@ -1,9 +1,9 @@
 //! The toolset's tools of the moment: made from every server's last listing, and made again
 //! when a server lists other tools (after `notifications/tools/list_changed`, or on a new
-//! session).
+//! session), each under the name it was first offered under.
 
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -13,7 +13,9 @@ use rmcp::model::Tool as McpToolInfo;
 
 use crate::connection::Connection;
 use crate::error::Error;
-use crate::names::provider_safe_names;
+use crate::limits::NAMES_PER_LISTED_TOOL;
+use crate::names::{provider_safe_names, suffixed_name};
+use crate::offered_names::{OfferedNames, Unnamed};
 use crate::schema::object_schema;
 use crate::tool::McpTool;
 
@@ -28,17 +30,21 @@ pub(crate) struct Catalog {
 struct State {
     /// Each connection's last listing, in connection order.
     listings: Vec<Vec<McpToolInfo>>,
+    /// Every name given so far: a tool keeps its name across listings, and a name is never
+    /// given to another tool (see `offered_names`).
+    names: OfferedNames,
     tools: Arc<[McpTool]>,
 }
 
-/// What to do with a tool whose model name another tool (listed before it) has already.
+/// What to do with a tool whose model name another tool has already.
 #[derive(Clone, Copy)]
 enum OnClash {
     /// At connect: refuse the toolset ([`Error::DuplicateToolName`]).
     Refuse,
-    /// After a server changed its list: leave the later tool out, with a warning (the
-    /// toolset is in use; refusing would take every other tool away).
-    LeaveOut,
+    /// After a server changed its list: name the newcomer with a suffix, or, when that is
+    /// taken too, leave it out with a warning (the toolset is in use; refusing would take
+    /// every other tool away).
+    Suffix,
 }
 
 impl Catalog {
@@ -52,11 +58,13 @@ impl Catalog {
         connected: Vec<(Arc<Connection>, Vec<McpToolInfo>)>,
     ) -> Result<Arc<Self>, Error> {
         let (connections, listings): (Vec<_>, Vec<_>) = connected.into_iter().unzip();
-        let tools = named_tools(&connections, &listings, OnClash::Refuse)?;
+        let mut names = OfferedNames::default();
+        let tools = named_tools(&connections, &listings, &mut names, OnClash::Refuse)?;
         let catalog = Arc::new(Catalog {
             connections,
             state: Mutex::new(State {
                 listings,
+                names,
                 tools: tools.into(),
             }),
             version: AtomicU64::new(0),
@@ -82,19 +90,28 @@ impl Catalog {
         Arc::clone(&self.state().tools)
     }
 
-    /// The connection `index` listed `tools`: the tools are named again (with every other
-    /// server's, since a name may depend on the others: see `provider_safe_names`).
+    /// The name the tool `original` of `server` was offered under (see
+    /// [`McpToolset::offered_name`](crate::McpToolset::offered_name)).
+    pub(crate) fn offered_name(&self, server: &str, original: &str) -> Option<String> {
+        self.state().names.get(server, original).map(str::to_owned)
+    }
+
+    /// The connection `index` listed `tools`: the catalog's tools are made again, those named
+    /// before under their names, the server's new ones named.
     fn listed(&self, index: usize, tools: &[McpToolInfo]) {
         let mut state = self.state();
-        let Some(listing) = state.listings.get_mut(index) else {
+        let State {
+            listings, names, ..
+        } = &mut *state;
+        let Some(listing) = listings.get_mut(index) else {
             return;
         };
         if listing.as_slice() == tools {
             return;
         }
         *listing = tools.to_vec();
-        let named = named_tools(&self.connections, &state.listings, OnClash::LeaveOut);
-        // `LeaveOut` never refuses; were it to, the last tools would stay.
+        let named = named_tools(&self.connections, listings, names, OnClash::Suffix);
+        // `Suffix` never refuses; were it to, the last tools would stay.
         if let Ok(named) = named {
             tracing::info!(
                 server = %self.connections[index].server().name(),
@@ -142,10 +159,12 @@ impl ToolSource for CatalogSource {
 }
 
 /// Each tool of `listings` (one per connection) as the model sees it: the server's prefix
-/// and `_` before the server's name for it, mapped to a provider-safe name.
+/// and `_` before the server's name for it, mapped to a provider-safe name. A tool named before
+/// (in `names`) keeps its name; the others are named first, and recorded in `names`.
 fn named_tools(
     connections: &[Arc<Connection>],
     listings: &[Vec<McpToolInfo>],
+    names: &mut OfferedNames,
     on_clash: OnClash,
 ) -> Result<Vec<McpTool>, Error> {
     // Every tool with its full name (the prefix included), in server order.
@@ -159,43 +178,49 @@ fn named_tools(
             listed.push((connection, tool, full));
         }
     }
-    let mapped = provider_safe_names(listed.iter().map(|(_, _, full)| full));
+    name_new_tools(&listed, names, on_clash)?;
 
     let mut tools = Vec::with_capacity(listed.len());
-    let mut taken: HashMap<&str, (&str, &str)> = HashMap::with_capacity(listed.len());
-    for ((connection, tool, _full), name) in listed.iter().zip(&mapped) {
-        match taken.entry(name.as_str()) {
+    // The names offered in this listing, with their tools: a server that lists one tool twice
+    // would offer one name twice.
+    let mut offered: HashMap<&str, (&str, &str)> = HashMap::with_capacity(listed.len());
+    for (connection, tool, _full) in &listed {
+        let server = connection.server();
+        // A tool without a name was left out (`name_new_tools` said why).
+        let Some(name) = names.get(&server.name, &tool.name) else {
+            continue;
+        };
+        match offered.entry(name) {
             Entry::Occupied(first) => {
                 let (first_server, first_tool) = *first.get();
                 match on_clash {
                     OnClash::Refuse => {
                         return Err(Error::DuplicateToolName {
-                            name: name.clone(),
+                            name: name.to_owned(),
                             first_server: first_server.to_owned(),
                             first_tool: first_tool.to_owned(),
-                            second_server: connection.server().name.clone(),
+                            second_server: server.name.clone(),
                             second_tool: tool.name.to_string(),
                         });
                     }
-                    OnClash::LeaveOut => {
+                    OnClash::Suffix => {
                         tracing::warn!(
                             tool = %name,
-                            server = %connection.server().name,
-                            "the MCP tool `{}` of `{}` would be named `{name}`, as `{first_tool}` \
-                             of `{first_server}` is: it is left out",
+                            server = %server.name,
+                            "the MCP server `{}` listed its tool `{}` twice: it is offered once",
+                            server.name,
                             tool.name,
-                            connection.server().name,
                         );
                         continue;
                     }
                 }
             }
             Entry::Vacant(slot) => {
-                slot.insert((connection.server().name.as_str(), &tool.name));
+                slot.insert((server.name.as_str(), &tool.name));
             }
         }
         let spec = ToolSpec::new(
-            name.clone(),
+            name,
             tool.description.as_deref().unwrap_or_default(),
             object_schema(&tool.input_schema),
         );
@@ -206,4 +231,69 @@ fn named_tools(
         ));
     }
     Ok(tools)
+}
+
+/// Names the tools of `listed` (connection, tool, full name) that have no name in `names`
+/// yet, with the names they want among themselves (whether a name needs a suffix depends on
+/// the set: see `provider_safe_names`). A name another tool has already stays that tool's: at
+/// connect, that is an error; later, the newcomer gets its name with a suffix, or is left out
+/// with a warning when that is taken too (or its server has had too many tools).
+fn name_new_tools(
+    listed: &[(&Arc<Connection>, &McpToolInfo, String)],
+    names: &mut OfferedNames,
+    on_clash: OnClash,
+) -> Result<(), Error> {
+    let mut seen = HashSet::new();
+    let new: Vec<_> = listed
+        .iter()
+        .filter(|(connection, tool, _)| {
+            let server = connection.server().name();
+            names.get(server, &tool.name).is_none() && seen.insert((server, &*tool.name))
+        })
+        .collect();
+    let wanted = provider_safe_names(new.iter().map(|(_, _, full)| full));
+    for ((connection, tool, full), wanted) in new.into_iter().zip(wanted) {
+        let server = connection.server();
+        let (fallback, limit) = match on_clash {
+            // At connect every tool is new, and named by `provider_safe_names`: a clash is of
+            // two identical names (or a name that is another's with a suffix).
+            OnClash::Refuse => (None, usize::MAX),
+            OnClash::Suffix => (
+                Some(suffixed_name(full)),
+                server.max_tools.saturating_mul(NAMES_PER_LISTED_TOOL),
+            ),
+        };
+        match names.give(&server.name, &tool.name, wanted, fallback, limit) {
+            Ok(_) => {}
+            Err(Unnamed::Taken { name, owner }) => match on_clash {
+                OnClash::Refuse => {
+                    return Err(Error::DuplicateToolName {
+                        name,
+                        first_server: owner.server,
+                        first_tool: owner.tool,
+                        second_server: server.name.clone(),
+                        second_tool: tool.name.to_string(),
+                    });
+                }
+                OnClash::Suffix => tracing::warn!(
+                    tool = %name,
+                    server = %server.name,
+                    "the MCP tool `{}` of `{}` would be named `{name}`, as `{}` of `{}` is, \
+                     and its name with a suffix is taken too: it is left out",
+                    tool.name,
+                    server.name,
+                    owner.tool,
+                    owner.server,
+                ),
+            },
+            Err(Unnamed::TooMany { limit }) => tracing::warn!(
+                server = %server.name,
+                "the MCP server `{}` has had {limit} tools over the toolset's life (a name is \
+                 never given twice): its new tool `{}` is left out",
+                server.name,
+                tool.name,
+            ),
+        }
+    }
+    Ok(())
 }

@@ -21,8 +21,14 @@
 //! hold dots, slashes, spaces, any Unicode, and be longer. Names are mapped
 //! ([`provider_safe_names`]): safe ones are kept, others cleaned up, with a short stable hash
 //! where that would collide or cut; the toolset keeps the original, which is what the server
-//! is called with ([`McpToolset::original_name`]). Input schemas get a top-level
-//! `"type": "object"` and `"properties"` where they lack them; nothing else is changed.
+//! is called with ([`McpToolset::original_name`]). A name once offered keeps meaning its tool
+//! for the toolset's life: a tool a server adds later whose name is taken gets the suffix, and
+//! a removed tool's name is never given to another, so a gate by name (`HumanInTheLoop`)
+//! stays on its tool; [`McpToolset::offered_name`] gives the name of a server's tool (see
+//! [`McpToolset`'s Names that do not change](McpToolset#names-that-do-not-change)).
+//!
+//! Input schemas get a top-level `"type": "object"` and `"properties"` where they lack them;
+//! nothing else is changed.
 //! Gemini takes a narrower subset of JSON Schema (no `$ref`, `const`, `additionalProperties`
 //! or type lists): a Gemini provider maps every tool schema with
 //! [`hookchain::tool::gemini_schema`](hookchain_core::tool::gemini_schema) (tested on the
@@ -68,7 +74,8 @@
 //! A server that sends `notifications/tools/list_changed` is listed again at once, in a task
 //! of its own (and so is a server on a new session, after it was started again). From the
 //! next model call on, an agent with the toolset's [`registry`](McpToolset::registry) is
-//! offered the server's new tools, named by the same rules, and no longer its removed ones
+//! offered the server's new tools (the tools it had keep their names), and no longer its
+//! removed ones
 //! (the registry holds the toolset as a
 //! [`ToolSource`](hookchain_core::tool::ToolSource)); a call of a removed tool gets the
 //! unknown-tool error. See [`McpToolset`'s Changed lists](McpToolset#changed-lists).
@@ -78,7 +85,9 @@
 //! A server's tool list is refused ([`Error::TooLarge`]) beyond [`McpServer::max_tools`]
 //! tools (512 by default), 64 pages, a 64 KiB input schema or a 16 KiB description. One
 //! message from a server is at most 16 MiB (rmcp's limit, stdio and HTTP), and a stdio
-//! server's stderr is read line by line (4 KiB a line) and logged, never buffered whole.
+//! server's stderr is read line by line (4 KiB a line) and logged, never buffered whole. What
+//! the model reads of one tool result is at most [`McpServer::max_result_bytes`] (1 MiB by
+//! default): text beyond it is cut, images and links dropped, with a note saying what.
 //!
 //! # Serving an agent's tools (feature `serve`)
 //!
@@ -106,8 +115,10 @@ mod error;
 mod http;
 mod limits;
 mod names;
+mod offered_names;
 mod output;
 mod progress;
+mod result_bound;
 mod schema;
 #[cfg(feature = "serve")]
 mod serve;
@@ -123,7 +134,10 @@ pub use rmcp;
 #[cfg(feature = "serve")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
 pub use serve::{DEFAULT_MAX_ARGUMENT_BYTES, McpHttpService, McpToolServer, ServeError};
-pub use server::{DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_TOOLS, McpServer};
+pub use server::{
+    DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_TOOLS,
+    McpServer,
+};
 pub use tool::McpTool;
 pub use toolset::McpToolset;
 

@@ -19,6 +19,12 @@ pub(crate) const MAX_DESCRIPTION_BYTES: usize = 16 * 1024;
 /// The longest JSON-RPC error message of a refused call that the model reads.
 pub(crate) const MAX_REFUSAL_BYTES: usize = 2048;
 
+/// How many tools of one server a toolset names over its life, per tool the server may list
+/// at once (its [`max_tools`](McpServer::max_tools)): 4096 by default. A name is never given
+/// to another tool, so names are never freed; a server whose tools keep changing names would
+/// otherwise grow the toolset without end. Its new tools past this are left out.
+pub(crate) const NAMES_PER_LISTED_TOOL: usize = 8;
+
 /// Every tool of the server behind `peer`, following `nextCursor`, within the limits.
 ///
 /// (A single message is bounded by rmcp: 16 MiB on a stdio line or an HTTP response.)
@@ -94,9 +100,5 @@ pub(crate) fn cut(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_owned();
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
+    format!("{}…", &text[..text.floor_char_boundary(max)])
 }

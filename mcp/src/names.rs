@@ -32,6 +32,10 @@ fn is_safe_byte(byte: u8) -> bool {
 /// set, not on its order. The toolset keeps each mapped name's original and calls the server
 /// with that.
 ///
+/// A toolset names the tools of its first listing with this function, and keeps every name it
+/// offered for the toolset's life: a tool a server adds later whose name is taken already gets
+/// the suffix instead (see [`McpToolset`'s names](crate::McpToolset#names-that-do-not-change)).
+///
 /// Examples: *Tool names* in the docs of `hookchain::mcp`.
 pub fn provider_safe_names<I, S>(names: I) -> Vec<String>
 where
@@ -58,6 +62,13 @@ where
             }
         })
         .collect()
+}
+
+/// The name with a suffix that `full` gets when the name [`provider_safe_names`] would give it
+/// is taken: cleaned up, cut to fit, and the hash of `full` after it. A toolset gives it to a
+/// tool that comes after another already has its name (names, once offered, are kept).
+pub(crate) fn suffixed_name(full: &str) -> String {
+    with_suffix(&clean(full), full)
 }
 
 /// `name` with every byte outside `[a-zA-Z0-9_-]` replaced: one `_` per character (so that a
@@ -134,6 +145,18 @@ mod tests {
     fn every_mapped_name_is_safe() {
         let names = provider_safe_names(["", "日本語", "a.b", "-", "x y z", &"é".repeat(40)]);
         assert!(names.iter().all(|name| is_provider_safe(name)), "{names:?}");
+    }
+
+    #[test]
+    fn a_suffixed_name_is_the_one_a_collision_gives() {
+        let names = provider_safe_names(["files.read", "files/read"]);
+        assert_eq!(suffixed_name("files.read"), names[0]);
+        // A safe name too, when another tool has it already.
+        assert_eq!(
+            suffixed_name("files_read"),
+            format!("files_read_{:08x}", fnv1a(b"files_read"))
+        );
+        assert!(is_provider_safe(&suffixed_name(&"é".repeat(100))));
     }
 
     #[test]

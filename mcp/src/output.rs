@@ -4,6 +4,8 @@ use hookchain_core::ToolError;
 use hookchain_core::message::{Content, ContentPart, ResourceLink};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
+use crate::result_bound::within_bound;
+
 /// What the model reads of the MCP result of a call of `tool`, part by part:
 ///
 /// | MCP | hookchain |
@@ -16,10 +18,18 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 /// | audio | a text placeholder (`[audio: audio/wav]`): no provider takes audio in a tool result |
 /// | `structuredContent`, when there is no text part | a JSON part |
 ///
+/// The parts are bounded to `max_bytes` (the server's
+/// [`max_result_bytes`](crate::McpServer::max_result_bytes)): text cut, images and links
+/// dropped, with a note saying what (see `within_bound`).
+///
 /// A result with `isError: true` is a [`ToolError::ForModel`] with the result's text (its
 /// parts written as text: [`Content::to_text_lossy`]): the model reads the server's account,
 /// as MCP means it to (the tool ran and says what went wrong).
-pub(crate) fn tool_output(tool: &str, result: CallToolResult) -> Result<Content, ToolError> {
+pub(crate) fn tool_output(
+    tool: &str,
+    result: CallToolResult,
+    max_bytes: usize,
+) -> Result<Content, ToolError> {
     let has_text = result
         .content
         .iter()
@@ -29,7 +39,7 @@ pub(crate) fn tool_output(tool: &str, result: CallToolResult) -> Result<Content,
         parts.push(ContentPart::json(structured));
     }
     parts.extend(result.content.into_iter().map(part_of));
-    let content = Content::from(parts);
+    let content = Content::from(within_bound(parts, max_bytes));
     if result.is_error == Some(true) {
         let message = content.to_text_lossy();
         let message = if message.is_empty() {
@@ -79,6 +89,9 @@ mod tests {
 
     use super::*;
 
+    /// A bound no result of these tests reaches.
+    const MAX: usize = 1 << 20;
+
     fn result(value: serde_json::Value) -> CallToolResult {
         serde_json::from_value(value).expect("a CallToolResult")
     }
@@ -91,7 +104,7 @@ mod tests {
     fn text_parts_stay_parts() {
         let result =
             CallToolResult::success(vec![ContentBlock::text("a"), ContentBlock::text("b")]);
-        let content = tool_output("t", result).unwrap();
+        let content = tool_output("t", result, MAX).unwrap();
         assert_eq!(
             parts(&content),
             [ContentPart::text("a"), ContentPart::text("b")]
@@ -103,6 +116,7 @@ mod tests {
         let content = tool_output(
             "t",
             result(json!({"content": [], "structuredContent": {"temperature": 21.5, "unit": "C"}})),
+            MAX,
         )
         .unwrap();
         assert_eq!(
@@ -117,6 +131,7 @@ mod tests {
                 "content": [{"type": "text", "text": "21.5 C"}],
                 "structuredContent": {"temperature": 21.5}
             })),
+            MAX,
         )
         .unwrap();
         assert_eq!(content, "21.5 C");
@@ -134,6 +149,7 @@ mod tests {
                 {"type": "resource_link", "uri": "file:///b.txt", "name": "b", "title": "B"},
                 {"type": "audio", "data": "AAAA", "mimeType": "audio/wav"}
             ]})),
+            MAX,
         )
         .unwrap();
         assert_eq!(
@@ -160,6 +176,7 @@ mod tests {
                 {"type": "text", "text": "the chart failed:"},
                 {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}
             ], "isError": true})),
+            MAX,
         )
         .unwrap_err();
         let ToolError::ForModel { message, .. } = &error else {
@@ -174,6 +191,7 @@ mod tests {
         let error = tool_output(
             "t",
             result(json!({"content": [{"type": "text", "text": "no such file"}], "isError": true})),
+            MAX,
         )
         .unwrap_err();
         assert!(

@@ -15,6 +15,10 @@ pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The default largest number of tools taken from one server (see [`McpServer::max_tools`]).
 pub const DEFAULT_MAX_TOOLS: usize = 512;
 
+/// The default most bytes of one tool result the model reads: 1 MiB (see
+/// [`McpServer::max_result_bytes`]).
+pub const DEFAULT_MAX_RESULT_BYTES: usize = 1024 * 1024;
+
 /// One MCP server of a [`McpToolset`](crate::McpToolset): a program run as a child process
 /// that speaks MCP on its stdin and stdout ([`stdio`](Self::stdio)), or a URL that speaks
 /// streamable HTTP ([`http`](Self::http)).
@@ -28,6 +32,7 @@ pub struct McpServer {
     pub(crate) call_timeout: Duration,
     pub(crate) connect_timeout: Duration,
     pub(crate) max_tools: usize,
+    pub(crate) max_result_bytes: usize,
     pub(crate) elicitation: bool,
 }
 
@@ -95,6 +100,7 @@ impl McpServer {
             call_timeout: DEFAULT_CALL_TIMEOUT,
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             max_tools: DEFAULT_MAX_TOOLS,
+            max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             elicitation: true,
         }
     }
@@ -193,6 +199,21 @@ impl McpServer {
         self
     }
 
+    /// The most bytes of one tool result of this server that the model reads;
+    /// [`DEFAULT_MAX_RESULT_BYTES`] (1 MiB) by default. A result is sent to the model whole,
+    /// and again on every later turn of the run: beyond this, its text is cut (on a character
+    /// boundary) and its images and links that do not fit are dropped, and a note at the end
+    /// says how much was cut and what was dropped
+    /// (`[… 7,340,032 more bytes cut: the result was larger than this agent takes]`). The bytes
+    /// counted are those sent to the model: a text's, an image's base64 data, the text of a
+    /// link or of structured JSON. (The transport bounds one message of the server to 16 MiB
+    /// before this.)
+    #[must_use]
+    pub fn max_result_bytes(mut self, max: usize) -> Self {
+        self.max_result_bytes = max;
+        self
+    }
+
     /// Whether the server is told that this client answers elicitations (forms): on by
     /// default. A call whose server elicits then pauses the run with an interrupt, and goes on
     /// when the run is resumed with the user's answer (see [`crate::elicitation`]). Off, the
@@ -220,6 +241,7 @@ impl fmt::Debug for McpServer {
             .field("call_timeout", &self.call_timeout)
             .field("connect_timeout", &self.connect_timeout)
             .field("max_tools", &self.max_tools)
+            .field("max_result_bytes", &self.max_result_bytes)
             .field("elicitation", &self.elicitation)
             .finish()
     }

@@ -19,7 +19,9 @@ use crate::output::tool_output;
 /// server's own name for the tool. What the model reads:
 ///
 /// - the result's content: text, images, resource links, structured JSON (part by part: see
-///   the crate's docs);
+///   the crate's docs), within the server's
+///   [`max_result_bytes`](crate::McpServer::max_result_bytes) (1 MiB by default: text beyond
+///   it is cut, images beyond it dropped, with a note saying what);
 /// - for a result with `isError: true`, the server's text, as a [`ToolError::ForModel`];
 /// - for a tool the server no longer offers (it announced a changed list), or a call it
 ///   refused with a JSON-RPC error (an unknown tool, invalid arguments), a short message
@@ -127,7 +129,11 @@ impl Tool for McpTool {
                     })?;
                 Err(ToolError::Interrupt { payload })
             }
-            None => tool_output(name, answered.result),
+            None => tool_output(
+                name,
+                answered.result,
+                self.connection.server().max_result_bytes,
+            ),
         }
     }
 

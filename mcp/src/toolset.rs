@@ -18,7 +18,9 @@ use crate::tool::McpTool;
 /// before the server's name for it, mapped to `^[a-zA-Z0-9_-]{1,64}$` (what OpenAI and
 /// Anthropic accept; see [`provider_safe_names`](crate::provider_safe_names)). Two tools that
 /// would have the same name are an error ([`Error::DuplicateToolName`]) rather than one
-/// hiding the other.
+/// hiding the other. Two rules hold for the toolset's life: a name once offered keeps meaning
+/// its tool ([Names that do not change](#names-that-do-not-change)), and a result reaches the
+/// model within a bound ([Results](#results)).
 ///
 /// Examples: *Servers and their tools* in the docs of `hookchain::mcp`.
 ///
@@ -30,16 +32,75 @@ use crate::tool::McpTool;
 ///
 /// A server that sends `notifications/tools/list_changed` is listed again at once (in a task
 /// of its own, within its [connect timeout](McpServer::connect_timeout)), and so is a server
-/// on a new session (started again after it died). Its new tools are named by the same rules
-/// (a name can depend on the other tools: a tool whose name was cleaned up, `files.read` as
-/// `files_read`, gets a suffix when a new tool cleans up to the same name, `files/read`), and
-/// from the next model call on an agent with the toolset's
+/// on a new session (started again after it died). Its tools keep their names, its new ones
+/// are named (see below), and from the next model call on an agent with the toolset's
 /// [`registry`](Self::registry) is offered them, and no longer offered the removed ones: a
 /// call of one gets the unknown-tool error (or, called before the new list came, a message
-/// that the server no longer offers it). A new tool that would have the name of another is
-/// left out with a warning, where [`connect`](Self::connect) refuses the toolset. A listing
-/// that fails keeps the last tools. [`tools`](Self::tools) returns a snapshot: ask again for
-/// the tools of the moment.
+/// that the server no longer offers it). A listing that fails keeps the last tools.
+/// [`tools`](Self::tools) returns a snapshot: ask again for the tools of the moment.
+///
+/// # Names that do not change
+///
+/// A name the toolset has offered the model means the same tool for the toolset's life, so
+/// that a middleware that acts on tools by name — a `HumanInTheLoop` gate, a filter, a limit
+/// per tool — acts on the tool it was set up for, whatever the servers list later:
+///
+/// - **The tool that got a name first keeps it**, across every later listing (a changed list,
+///   a server started again). The tools of [`connect`](Self::connect)'s listings are named
+///   together, by [`provider_safe_names`](crate::provider_safe_names) (`files.delete` and
+///   `files/delete` listed at once both get a suffix).
+/// - **A newcomer that collides gets the suffix**: a tool a server adds later, whose name
+///   another tool has (or had), is offered under its name with the hash suffix
+///   (`files/delete` added after `files.delete` was offered as `files_delete`:
+///   `files_delete_<8 hex digits>`), even a name that needs no cleaning up (`files_delete`
+///   itself). When the name with the suffix is taken too, the newcomer is left out, with a
+///   warning.
+/// - **A tool that disappears frees nothing**: its name is never given to another tool, and the
+///   tool gets it back if its server lists it again (the same server, the same name on the
+///   server); another tool that cleans up to it gets the suffix.
+///
+/// Names are never freed, so a server whose tools keep changing gets names for at most 8 ×
+/// its [`max_tools`](McpServer::max_tools) tools (4096 by default) over the toolset's life;
+/// its new tools past that are left out, with a warning.
+///
+/// # Gating a tool by its server and name
+///
+/// A gate names a tool as the model calls it. For an MCP tool, ask the toolset for that name
+/// with [`offered_name`](Self::offered_name)`(server, name on the server)`: the server is the
+/// name given to [`McpServer::stdio`] or [`McpServer::http`], the tool's name is the server's
+/// own (before any [`prefix`](McpServer::prefix) and cleaning up). By the rules above, the
+/// name returned stays that tool's (and no other's) for the toolset's life. A tool the server
+/// has not listed yet has no name yet (`None`): build the gate after
+/// [`connect`](Self::connect), and give each server a [prefix](McpServer::prefix), so that a
+/// tool of one server cannot take the name another server's would want.
+///
+/// ```no_run
+/// use hookchain::builtin::human_in_the_loop::{HumanInTheLoop, ToolPolicy};
+/// use hookchain_mcp::{McpServer, McpToolset};
+///
+/// # async fn example() -> Result<(), Box<dyn std::error::Error>> {
+/// let toolset = McpToolset::connect([
+///     McpServer::stdio("files", "files-mcp-server").prefix("fs"),
+/// ])
+/// .await?;
+/// // `files.delete` of the server `files`: offered as `fs_files_delete` (or, had another tool
+/// // taken that name first, with a suffix); the gate is on that tool, and only on it.
+/// let delete = toolset
+///     .offered_name("files", "files.delete")
+///     .ok_or("the server `files` has no `files.delete`")?;
+/// let approval = HumanInTheLoop::new().interrupt_on(delete, ToolPolicy::always());
+/// # let _ = approval;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Results
+///
+/// What the model reads of a call's result is bounded by its server's
+/// [`max_result_bytes`](McpServer::max_result_bytes), 1 MiB by default: text beyond it is cut
+/// on a character boundary, images and links that do not fit are dropped, and a note at the
+/// end says how much was cut and what was dropped
+/// (`[… 7,340,032 more bytes cut: the result was larger than this agent takes]`).
 #[derive(Debug)]
 pub struct McpToolset {
     catalog: Arc<Catalog>,
@@ -87,6 +148,18 @@ impl McpToolset {
     #[must_use]
     pub fn original_name(&self, name: &str) -> Option<String> {
         self.tool(name).map(|tool| tool.original_name().to_owned())
+    }
+
+    /// The name the model is offered the tool `original` of the server `server` under (the
+    /// mapping there): the server's name as given to [`McpServer::stdio`] or
+    /// [`McpServer::http`], the tool's as the server lists it. The name is the tool's for the
+    /// toolset's life, and no other tool's: this is how to gate an MCP tool by name (see
+    /// [Gating a tool](#gating-a-tool-by-its-server-and-name)). Also while the server does not
+    /// list the tool (it removed it); `None` for a tool it has never listed, or that was left
+    /// out.
+    #[must_use]
+    pub fn offered_name(&self, server: &str, original: &str) -> Option<String> {
+        self.catalog.offered_name(server, original)
     }
 
     /// A registry of every tool, for [`AgentBuilder::tools`](hookchain_core::AgentBuilder::tools)

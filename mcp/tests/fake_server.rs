@@ -345,7 +345,7 @@ async fn a_change_announced_while_the_toolset_connects_is_not_lost() {
 }
 
 #[tokio::test]
-async fn a_new_tool_under_a_name_another_server_has_is_left_out() {
+async fn a_new_tool_under_a_name_another_server_has_gets_a_suffix() {
     guard(async {
         let first = FakeServer::start(|method, _| match method {
             "tools/list" => listing(vec![tool("echo", json!({}))]),
@@ -382,12 +382,16 @@ async fn a_new_tool_under_a_name_another_server_has_is_left_out() {
             .iter()
             .map(|tool| (tool.name().to_owned(), tool.server().to_owned()))
             .collect();
+        // `echo` stays the first server's; the second's, a newcomer, gets a suffix.
+        let second_echo = toolset.offered_name("second", "echo").expect("named");
+        assert!(second_echo.starts_with("echo_"), "{second_echo}");
         let owned = |name: &str, server: &str| (name.to_owned(), server.to_owned());
         assert_eq!(
             tools,
             [
                 owned("echo", "first"),
                 owned("change", "second"),
+                owned(&second_echo, "second"),
                 owned("extra", "second")
             ]
         );
