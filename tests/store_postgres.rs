@@ -14,9 +14,10 @@ mod store_rules;
 mod thread_store_rules;
 
 use std::error::Error;
+use std::time::{Duration, Instant, SystemTime};
 
 use hookchain::interrupt::{
-    CheckpointError, Checkpointer, Claim, Clock, PostgresCheckpointer, Record, Stored,
+    CheckpointError, Checkpointer, Claim, Clock, Lease, PostgresCheckpointer, Record, Stored,
 };
 use hookchain::thread_store::{MAX_THREAD_LEN, ThreadStore, ThreadStoreError};
 use hookchain::{Thread, ThreadId};
@@ -147,6 +148,147 @@ async fn two_pools_racing_claims_on_one_key_give_it_to_one() {
         second.list().await.unwrap(),
         [Stored::new("race", Some(winners[0].clone()), false)]
     );
+}
+
+/// Far more than a lease: how far the skewed workers' clocks are off.
+const HOUR: Duration = Duration::from_secs(3600);
+
+/// The leases of the tests of skew: short, as they expire in real time (the database's clock
+/// cannot be paused), long enough for a claim or two to get through under load.
+const LEASE: Duration = Duration::from_secs(1);
+
+/// How often a waiting worker tries the key again.
+const POLL: Duration = Duration::from_millis(20);
+
+/// The system's clock moved by `skew`, ahead or behind.
+fn skewed(skew: Duration, ahead: bool) -> Clock {
+    Clock::from_fn(move || {
+        if ahead {
+            SystemTime::now() + skew
+        } else {
+            SystemTime::now() - skew
+        }
+    })
+}
+
+/// `worker`'s lease on `key` for [`LEASE`], which must be granted.
+async fn leased(store: &PostgresCheckpointer, key: &str, worker: &str) -> Lease {
+    match store.claim(key, worker, LEASE).await.unwrap() {
+        Claim::Granted { lease, .. } => lease,
+        Claim::Busy { holder, .. } => panic!("{key} is held by {holder}, not free for {worker}"),
+    }
+}
+
+/// Claims `key` for `worker` until granted (bounded: a few leases): the key was busy until
+/// then.
+async fn claim_when_free(store: &PostgresCheckpointer, key: &str, worker: &str) {
+    let start = Instant::now();
+    loop {
+        match store.claim(key, worker, LEASE).await.unwrap() {
+            Claim::Granted { .. } => return,
+            Claim::Busy { .. } => {
+                assert!(
+                    start.elapsed() < 10 * LEASE,
+                    "{key} still busy for {worker} long after its lease"
+                );
+                tokio::time::sleep(POLL).await;
+            }
+        }
+    }
+}
+
+/// Two workers (two pools) whose clocks are an hour apart, far more than a lease: the one
+/// ahead finds the other's live lease busy (its `until` in its own clock), and gets the key
+/// only once the lease expired by the database's clock, a lease's time after it was taken.
+#[tokio::test]
+async fn a_worker_an_hour_ahead_cannot_take_a_live_lease() {
+    let server = pg::Postgres::start();
+    let holder = connect(&server).await;
+    let ahead_clock = skewed(HOUR, true);
+    let ahead = connect(&server).await.with_clock(ahead_clock.clone());
+
+    let taken = Instant::now();
+    leased(&holder, "skew", "holder").await;
+    let before = ahead_clock.now();
+    match ahead.claim("skew", "ahead", LEASE).await.unwrap() {
+        Claim::Busy { holder, until } => {
+            assert_eq!(holder, "holder");
+            assert!(
+                until > before && until <= ahead_clock.now() + LEASE,
+                "`until` is in the claimer's clock: {until:?}, its clock read {before:?}"
+            );
+        }
+        Claim::Granted { .. } => panic!("a worker an hour ahead took a live lease"),
+    }
+    claim_when_free(&ahead, "skew", "ahead").await;
+    // To the millisecond (the database keeps expiries in milliseconds), give or take the
+    // system clock's slewing next to the monotonic one.
+    assert!(
+        taken.elapsed() + Duration::from_millis(5) >= LEASE,
+        "granted {:?} after the lease was taken, before it expired",
+        taken.elapsed()
+    );
+}
+
+/// A worker whose clock is an hour behind gets its lease's expiry in its own clock (a lease's
+/// time from when it asked), from a claim and from a renewal, which the database judges by its
+/// own clock: while the worker counts the lease live, nobody else gets the key, and once
+/// another does, the worker's clock has passed the expiry it was given (so a run stops in time
+/// by its own clock) — and not long before.
+#[tokio::test]
+async fn a_worker_an_hour_behind_sees_its_lease_expire_when_the_database_does() {
+    let server = pg::Postgres::start();
+    let behind_clock = skewed(HOUR, false);
+    let behind = connect(&server).await.with_clock(behind_clock.clone());
+    let other = connect(&server).await;
+
+    let before = behind_clock.now();
+    let lease = leased(&behind, "skew", "behind").await;
+    let in_its_clock = before + LEASE..=behind_clock.now() + LEASE;
+    assert!(
+        in_its_clock.contains(&lease.expires_at()),
+        "{:?} is not in {in_its_clock:?}",
+        lease.expires_at()
+    );
+    assert!(matches!(
+        other.claim("skew", "other", LEASE).await.unwrap(),
+        Claim::Busy { .. }
+    ));
+
+    // Renewed half way: live past the first expiry, by the database's clock.
+    tokio::time::sleep(LEASE / 2).await;
+    let before = behind_clock.now();
+    let until = behind.renew("skew", &lease).await.unwrap();
+    let in_its_clock = before + LEASE..=behind_clock.now() + LEASE;
+    assert!(
+        in_its_clock.contains(&until),
+        "{until:?} is not in {in_its_clock:?}"
+    );
+    let lease = Lease::new(lease.worker(), lease.token(), lease.ttl(), until);
+    tokio::time::sleep(LEASE * 3 / 4).await;
+    assert!(behind_clock.now() < lease.expires_at());
+    assert!(matches!(
+        other.claim("skew", "other", LEASE).await.unwrap(),
+        Claim::Busy { .. }
+    ));
+
+    claim_when_free(&other, "skew", "other").await;
+    let now = behind_clock.now();
+    assert!(
+        now >= lease.expires_at(),
+        "another worker took the key while its holder counted its lease live until {:?} \
+         (its clock: {now:?})",
+        lease.expires_at()
+    );
+    assert!(
+        now.duration_since(lease.expires_at()).unwrap() < LEASE,
+        "the holder counted its lease expired long before the database did"
+    );
+    // The first holder's writes are refused: the key is the other's.
+    assert!(matches!(
+        behind.renew("skew", &lease).await,
+        Err(CheckpointError::Claimed { by, .. }) if by == "other"
+    ));
 }
 
 /// A server that cannot be reached, or a connection string that does not parse, is a `Store`

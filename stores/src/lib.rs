@@ -17,9 +17,10 @@
 //!
 //! # The rules every store follows
 //!
-//! Both are [`SlotStore`](hookchain_core::interrupt::SlotStore)s, and so follow the rules of
-//! [`Checkpointer`](hookchain_core::interrupt::Checkpointer) the same way as the stores of the
-//! core (the test suite `tests/store_rules` of the repository checks them on each store):
+//! Both follow the rules of [`Checkpointer`](hookchain_core::interrupt::Checkpointer) the same
+//! way as the stores of the core, by applying [`Slot`](hookchain_core::interrupt::Slot)'s
+//! operations to the rows they lock (the test suite `tests/store_rules` of the repository
+//! checks them on each store):
 //!
 //! - **Every operation is one transaction** that reads the key's row under a lock (SQLite: a
 //!   transaction begun `IMMEDIATE`; Postgres: `SELECT … FOR UPDATE`), applies the rule and
@@ -30,6 +31,17 @@
 //!   or [`LeaseLost`](hookchain_core::interrupt::CheckpointError::LeaseLost), and never
 //!   overwrites the run another worker took over. A dead worker's lease expires: nothing needs
 //!   an operator.
+//! - **One clock judges leases** (and tombstones' retention), whatever the workers' say:
+//!
+//!   | store | whose clock | the times it hands back (a lease's expiry) |
+//!   |---|---|---|
+//!   | SQLite | the machine's, which its processes share (the system's, or the store's `with_clock`) | in that clock |
+//!   | Postgres | the database's (`now()`, read in the transaction that decides) | translated into the worker's clock |
+//!
+//!   SQLite is one machine, so one clock. Postgres's workers are on many machines, whose clocks
+//!   may disagree by more than a lease: judged by the database's clock, a worker whose clock
+//!   is an hour ahead still cannot take a live lease, and each worker gets its lease's expiry
+//!   in its own clock, so a run whose lease could not be renewed stops in time by it.
 //! - **Errors are values**: a database that fails is
 //!   [`CheckpointError::Store`](hookchain_core::interrupt::CheckpointError::Store) (what the
 //!   store was doing, and the driver's error as its source); a row that is not a checkpoint is

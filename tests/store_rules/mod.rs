@@ -2,6 +2,12 @@
 //! (`checkpointers.rs`, and the SQLite and Postgres tests behind their features). Each store is
 //! made on tokio's clock (`Clock::tokio`) and checked in a test that starts paused, so that
 //! leases and tombstones expire when the test advances the clock, not after real waits.
+//!
+//! A store may judge time by another clock than the test's, moved by it: Postgres judges by
+//! the database's, moved on as tokio's clock is advanced, give or take the few milliseconds
+//! its statements take. So the rules look for an expiry [`PAST`] it, not at it (the exact
+//! boundary is the unit tests' of `Slot`), and read a tombstone's times (the store's) to
+//! within a second of the test's clock.
 
 #![allow(dead_code)] // Each test file uses what its store needs.
 
@@ -16,6 +22,9 @@ use serde_json::{Value, json};
 
 /// The time to live of the leases the rules take.
 pub(crate) const TTL: Duration = Duration::from_secs(30);
+
+/// How far past an expiry (a lease's, a tombstone's) the rules look for it to have passed.
+const PAST: Duration = Duration::from_secs(1);
 
 /// Pauses before every model call.
 #[hook(before_model)]
@@ -226,27 +235,27 @@ async fn expiry(store: &impl Checkpointer) {
     store.put("exp", &step, &a).await.unwrap();
     tokio::time::advance(TTL - Duration::from_secs(1)).await;
     assert_eq!(busy(store, "exp", "b").await, "a", "the put renewed it");
-    tokio::time::advance(Duration::from_secs(1)).await;
+    tokio::time::advance(Duration::from_secs(1) + PAST).await;
     // Expired: listed free; the holder still writes while nobody claimed it.
     assert_eq!(
         store.list().await.unwrap(),
         [Stored::new("exp", None, false)]
     );
     store.put("exp", &step, &a).await.unwrap();
-    tokio::time::advance(TTL).await;
+    tokio::time::advance(TTL + PAST).await;
     let (b, record) = claim(store, "exp", "b").await;
     assert_eq!(record, Some(Record::Checkpoint(Box::new(step.clone()))));
     refused(store.put("exp", &step, &a).await, Some("b"));
     store.end("exp", &b, None).await.unwrap();
 }
 
-/// A run that ended leaves its tombstone for its retention: read back as it was written,
-/// listed as ended and free, granted to a new claim with the tombstone as its record; gone
+/// A run that ended leaves its tombstone for its retention: read back as it was written (its
+/// times the store's), listed as ended and free, granted to a new claim with the tombstone as its record; gone
 /// after its retention.
 async fn tombstones(store: &impl Checkpointer) {
     let step = step("s4").await;
     let a = store_as(store, "done", &step, "a").await;
-    // The store's time: the lease was taken then.
+    // The worker's time when it took the lease (a lease's expiry is in the worker's clock).
     let now = a.expires_at() - TTL;
     let ended = Tombstone::new(
         "run-1",
@@ -257,20 +266,17 @@ async fn tombstones(store: &impl Checkpointer) {
         Duration::from_secs(3600),
     );
     store.end("done", &a, Some(&ended)).await.unwrap();
-    assert_eq!(
-        store.get("done").await.unwrap(),
-        Some(Record::Ended(ended.clone()))
-    );
+    let kept = kept(store.get("done").await.unwrap(), &ended);
     assert_eq!(
         store.list().await.unwrap(),
         [Stored::new("done", None, true)]
     );
     refused(store.put("done", &step, &a).await, None);
     let (b, record) = claim(store, "done", "b").await;
-    assert_eq!(record, Some(Record::Ended(ended.clone())));
+    assert_eq!(record, Some(Record::Ended(kept.clone())));
     assert!(store.release("done", &b).await.unwrap());
-    assert_eq!(store.get("done").await.unwrap(), Some(Record::Ended(ended)));
-    tokio::time::advance(Duration::from_secs(3600)).await;
+    assert_eq!(store.get("done").await.unwrap(), Some(Record::Ended(kept)));
+    tokio::time::advance(Duration::from_secs(3600) + PAST).await;
     assert!(
         store.get("done").await.unwrap().is_none(),
         "past its retention"
@@ -279,6 +285,28 @@ async fn tombstones(store: &impl Checkpointer) {
     let (c, record) = claim(store, "done", "c").await;
     assert!(record.is_none());
     store.end("done", &c, None).await.unwrap();
+}
+
+/// The tombstone `record` is, which must be `written` as the store keeps it: its times the
+/// store's (within a second of the test's clock, the writer's), its retention as written.
+fn kept(record: Option<Record>, written: &Tombstone) -> Tombstone {
+    let Some(Record::Ended(kept)) = record else {
+        panic!("not a tombstone: {record:?}");
+    };
+    let mut expected = written.clone();
+    (expected.ended_at, expected.keep_until) = (kept.ended_at, kept.keep_until);
+    assert_eq!(kept, expected);
+    assert!(
+        kept.ended_at.abs_diff(written.ended_at) < 1000,
+        "ended at {} by the store's clock, {} by the test's",
+        kept.ended_at,
+        written.ended_at
+    );
+    assert_eq!(
+        kept.keep_until - kept.ended_at,
+        written.keep_until - written.ended_at
+    );
+    kept
 }
 
 /// Any non-empty key of at most 512 bytes, whatever its characters; others refused.

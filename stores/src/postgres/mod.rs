@@ -1,20 +1,24 @@
 //! [`PostgresCheckpointer`]: checkpoints in Postgres, shared by workers on many machines; and
 //! [`PostgresThreadStore`]: the threads of conversations, in the same database and pool.
 
+mod checkpointer;
+mod clocks;
 mod connection;
+mod runs;
 mod threads;
 mod tls;
 
 use std::fmt;
-use std::time::SystemTime;
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
-use hookchain_core::interrupt::{CheckpointError, Clock, Slot, SlotStore, millis, valid_key};
+use hookchain_core::interrupt::{CheckpointError, Clock};
+use tokio_postgres::NoTls;
 use tokio_postgres::config::SslMode;
-use tokio_postgres::{NoTls, Statement};
 
-use crate::{Row, store_error};
+use crate::store_error;
+use clocks::Clocks;
 use connection::{ConnectionString, SslModeAsked};
+use runs::Runs;
 pub use threads::PostgresThreadStore;
 
 /// The crates of the pool and the client, for building a pool of your own (sizes, timeouts,
@@ -70,38 +74,13 @@ DO $$ BEGIN
     END IF;
 END $$";
 
-/// A row for a key that has none, so that the next statement can lock it: returns the key
-/// when it inserted it (the key held nothing).
-const ENSURE: &str = "INSERT INTO hookchain_runs (key, token, expires_at) VALUES ($1, 0, 0)
-    ON CONFLICT (key) DO NOTHING RETURNING key";
-
-const LOCK: &str = "SELECT checkpoint, ended, held_by, token, expires_at FROM hookchain_runs
-    WHERE key = $1 FOR UPDATE";
-
-const READ: &str =
-    "SELECT checkpoint, ended, held_by, token, expires_at FROM hookchain_runs WHERE key = $1";
-
-const WRITE: &str = "UPDATE hookchain_runs SET checkpoint = $2, ended = $3, held_by = $4,
-    token = $5, expires_at = $6, updated_at = now() WHERE key = $1";
-
-const DELETE: &str = "DELETE FROM hookchain_runs WHERE key = $1";
-
-/// Keys in the order of their bytes (the `C` collation), whatever the database's collation.
-const LIST: &str = "SELECT checkpoint, ended, held_by, token, expires_at, key FROM hookchain_runs
-    ORDER BY key COLLATE \"C\"";
-
-/// Tombstones past their retention and free keys holding nothing, swept as runs end.
-const SWEEP: &str = "DELETE FROM hookchain_runs
-    WHERE checkpoint IS NULL AND (held_by IS NULL OR expires_at <= $1)
-    AND (ended IS NULL OR (ended::jsonb ->> 'keep_until')::bigint <= $1)";
-
 /// Keeps checkpoints in Postgres, in the table `hookchain_runs` (`key text PRIMARY KEY,
 /// checkpoint text, ended text, held_by text, token bigint, expires_at bigint, updated_at
 /// timestamptz`: the checkpoint's JSON, the tombstone of a run that ended, the lease's holder,
-/// fencing token and expiry in milliseconds since the Unix epoch), through a pool of
-/// connections ([`deadpool_postgres::Pool`]). A database of an earlier version (the table
-/// `hookchain_checkpoints`) has its rows copied over once, as free keys; the old table is left
-/// for you to drop.
+/// fencing token and expiry in milliseconds since the Unix epoch by the database's clock),
+/// through a pool of connections ([`deadpool_postgres::Pool`]). A database of an earlier
+/// version (the table `hookchain_checkpoints`) has its rows copied over once, as free keys;
+/// the old table is left for you to drop.
 ///
 /// The checkpoint column is `text`, not `jsonb`: it keeps the checkpoint byte for byte as
 /// [`Checkpoint::to_json`](hookchain_core::Checkpoint::to_json) wrote it (`jsonb` reorders keys, drops duplicates and refuses the
@@ -118,15 +97,50 @@ const SWEEP: &str = "DELETE FROM hookchain_runs
 ///
 /// # What is atomic
 ///
-/// Every operation ([`SlotStore`]: the rules of [`Checkpointer`](hookchain_core::interrupt::Checkpointer) are the same in every store)
-/// runs in one transaction that makes sure the key has a row (`INSERT … ON CONFLICT DO
-/// NOTHING`), locks it (`SELECT … FOR UPDATE`), decides, and writes it back: of several
-/// workers, on any number of machines, claiming one key at once, exactly one is granted it
-/// (the others wait for its row lock, then find the key held), and a write whose lease is no
-/// longer the key's is refused ([`CheckpointError::Claimed`], [`CheckpointError::LeaseLost`]).
-/// Leases expire by the workers' clocks (the system's, or
-/// [`with_clock`](PostgresCheckpointer::with_clock)): keep the machines' clocks in step (NTP)
-/// to well within a lease's time to live.
+/// Every operation (the rules of [`Checkpointer`](hookchain_core::interrupt::Checkpointer),
+/// the same in every store: [`Slot`](hookchain_core::interrupt::Slot)'s) runs in one
+/// transaction that makes sure the key has a row (`INSERT … ON CONFLICT DO NOTHING`), locks it
+/// (`SELECT … FOR UPDATE`), decides, and writes it back: of several workers, on any number of
+/// machines, claiming one key at once, exactly one is granted it (the others wait for its row
+/// lock, then find the key held), and a write whose lease is no longer the key's is refused
+/// ([`CheckpointError::Claimed`], [`CheckpointError::LeaseLost`]).
+///
+/// # Whose clock
+///
+/// Leases, and tombstones' retention, are judged by the **database's clock**, not the
+/// workers': the statement that locks the key's row also reads the database's time (`now()`,
+/// the start of the transaction), and the rules decide at that time. A claim finds a lease
+/// expired when its `expires_at` is at or before it; a claim, a renewal or a put of a step
+/// sets `expires_at` to it plus the lease's time to live; a tombstone's times are it. So
+/// workers whose clocks disagree, by any amount, agree on who holds a key: a worker whose clock
+/// is an hour ahead does not take a live lease, and one an hour behind does not keep a key
+/// past its lease.
+///
+/// The times the store hands back are in the **worker's clock** (the system's, or
+/// [`with_clock`](PostgresCheckpointer::with_clock)'s), because the worker compares them with
+/// its own. A lease's expiry (a granted claim's
+/// [`Lease::expires_at`](hookchain_core::interrupt::Lease::expires_at), and what
+/// [`renew`](hookchain_core::interrupt::Checkpointer::renew) returns) is the worker's time when
+/// it asked, plus what was left of the lease by the database's clock when it decided (its time
+/// to live); a busy key's `until` is translated alike. The worker reads its clock before
+/// asking, so the expiry it gets comes, in real time, no later than the database's: a run
+/// whose lease could not be renewed stops in time by its worker's clock, however far that
+/// clock is off. What a key holds is handed back as stored: a tombstone's times are the
+/// database's.
+///
+/// Workers of an earlier version of this store judged leases by their own clocks, into the
+/// same column (milliseconds since the Unix epoch): while both versions share a database,
+/// keep the machines' clocks in step with the database's (NTP).
+///
+/// Tests move the database's time as a store judges it through the store's clock: a clock
+/// given with [`with_clock`](PostgresCheckpointer::with_clock) moves it by its *pace*, by how
+/// far it has run ahead of real time since it was given (or fallen behind), never by its
+/// offset. tokio's paused clock (`Clock::tokio` in a test that starts paused) stands still,
+/// so the judged time does too, until `tokio::time::advance` moves both; a clock set an hour
+/// off (`Clock::from_fn(|| SystemTime::now() + hour)`) keeps real time's pace and moves
+/// nothing, which is how a test gives a worker a wrong clock. Without `with_clock`, the judged
+/// time is the database's, exactly: give none outside tests (a given system clock would carry
+/// its own steps, when it is set, into the judged time).
 ///
 /// # TLS
 ///
@@ -235,8 +249,7 @@ const SWEEP: &str = "DELETE FROM hookchain_runs
 /// feature `postgres`.
 #[derive(Clone)]
 pub struct PostgresCheckpointer {
-    pool: Pool,
-    clock: Clock,
+    runs: Runs,
 }
 
 impl PostgresCheckpointer {
@@ -361,25 +374,32 @@ impl PostgresCheckpointer {
     /// `"connect"`), or the table is missing and cannot be created.
     pub async fn from_pool(pool: Pool) -> Result<Self, CheckpointError> {
         let store = PostgresCheckpointer {
-            pool,
-            clock: Clock::system(),
+            runs: Runs {
+                pool,
+                clocks: Clocks::system(),
+            },
         };
-        let client = store.client("connect").await.map_err(tls::explained)?;
+        let client = store.runs.client("connect").await.map_err(tls::explained)?;
         store.create_table(client).await?;
         Ok(store)
     }
 
-    /// The store reading the time from `clock` (leases, retention): the system's by default.
+    /// The store with `clock` for the worker's clock (the system's by default): the clock the
+    /// times it hands back are in (a lease's expiry, a busy key's). Leases and retention are
+    /// judged by the database's clock, whatever this one reads; its pace (not its offset)
+    /// moves the database's time as the store judges it, which is how a test on tokio's paused
+    /// clock (`Clock::tokio`) moves leases with `tokio::time::advance`. See *Whose clock*
+    /// above.
     #[must_use]
     pub fn with_clock(mut self, clock: Clock) -> Self {
-        self.clock = clock;
+        self.runs.clocks = Clocks::given(clock);
         self
     }
 
     /// The pool of the store's connections.
     #[must_use]
     pub fn pool(&self) -> &Pool {
-        &self.pool
+        &self.runs.pool
     }
 
     /// The threads of conversations, kept in the same database (the table
@@ -387,26 +407,7 @@ impl PostgresCheckpointer {
     /// [`PostgresThreadStore`].
     #[must_use]
     pub fn threads(&self) -> PostgresThreadStore {
-        PostgresThreadStore::new(self.pool.clone())
-    }
-
-    /// A connection from the pool.
-    async fn client(&self, what: &'static str) -> Result<Object, CheckpointError> {
-        self.pool.get().await.map_err(store_error(what))
-    }
-
-    /// A connection from the pool, with `sql` prepared on it (once per connection).
-    async fn prepared(
-        &self,
-        sql: &str,
-        what: &'static str,
-    ) -> Result<(Object, Statement), CheckpointError> {
-        let client = self.client(what).await?;
-        let statement = client
-            .prepare_cached(sql)
-            .await
-            .map_err(store_error(what))?;
-        Ok((client, statement))
+        PostgresThreadStore::new(self.runs.pool.clone())
     }
 
     async fn create_table(&self, mut client: Object) -> Result<(), CheckpointError> {
@@ -435,112 +436,9 @@ impl PostgresCheckpointer {
 impl fmt::Debug for PostgresCheckpointer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PostgresCheckpointer")
-            .field("pool", &self.pool.status())
+            .field("pool", &self.runs.pool.status())
             .finish()
     }
-}
-
-impl SlotStore for PostgresCheckpointer {
-    async fn transact<T, F>(&self, key: &str, operation: F) -> Result<T, CheckpointError>
-    where
-        T: Send + 'static,
-        F: FnOnce(Option<Slot>, SystemTime) -> Result<(Option<Slot>, T), CheckpointError>
-            + Send
-            + 'static,
-    {
-        let what = "write";
-        let error = store_error(what);
-        let key = valid_key(key)?;
-        let mut client = self.client(what).await?;
-        let transaction = client.transaction().await.map_err(error)?;
-        let prepare = |sql| transaction.prepare_cached(sql);
-        let (ensure, lock) = (
-            prepare(ENSURE).await.map_err(error)?,
-            prepare(LOCK).await.map_err(error)?,
-        );
-        let inserted = transaction
-            .query_opt(&ensure, &[&key])
-            .await
-            .map_err(error)?
-            .is_some();
-        let row = transaction.query_one(&lock, &[&key]).await.map_err(error)?;
-        let slot = if inserted {
-            None
-        } else {
-            Some(row_of(&row)?.into_slot()?)
-        };
-        let now = self.clock.now();
-        let (updated, done) = operation(slot.clone(), now)?;
-        match &updated {
-            Some(slot) => {
-                let row = Row::of(slot)?;
-                let write = prepare(WRITE).await.map_err(error)?;
-                transaction
-                    .execute(
-                        &write,
-                        &[
-                            &key,
-                            &row.checkpoint,
-                            &row.ended,
-                            &row.held_by,
-                            &row.token,
-                            &row.expires_at,
-                        ],
-                    )
-                    .await
-                    .map_err(error)?;
-            }
-            None => {
-                let delete = prepare(DELETE).await.map_err(error)?;
-                transaction.execute(&delete, &[&key]).await.map_err(error)?;
-            }
-        }
-        if updated.as_ref().is_some_and(|slot| slot.ended.is_some()) {
-            let now = i64::try_from(millis(now)).unwrap_or(i64::MAX);
-            let sweep = prepare(SWEEP).await.map_err(error)?;
-            transaction.execute(&sweep, &[&now]).await.map_err(error)?;
-        }
-        transaction.commit().await.map_err(error)?;
-        Ok(done)
-    }
-
-    async fn read(&self, key: &str) -> Result<(Option<Slot>, SystemTime), CheckpointError> {
-        let what = "read";
-        let key = valid_key(key)?;
-        let (client, read) = self.prepared(READ, what).await?;
-        let row = client
-            .query_opt(&read, &[&key])
-            .await
-            .map_err(store_error(what))?;
-        let slot = row.map(|row| row_of(&row)?.into_slot()).transpose()?;
-        Ok((slot, self.clock.now()))
-    }
-
-    async fn slots(&self) -> Result<(Vec<(String, Slot)>, SystemTime), CheckpointError> {
-        let what = "list";
-        let (client, list) = self.prepared(LIST, what).await?;
-        let rows = client.query(&list, &[]).await.map_err(store_error(what))?;
-        let slots = rows
-            .iter()
-            .map(|row| {
-                let key: String = row.try_get(5).map_err(store_error(what))?;
-                Ok((key, row_of(row)?.into_slot()?))
-            })
-            .collect::<Result<_, CheckpointError>>()?;
-        Ok((slots, self.clock.now()))
-    }
-}
-
-/// The row's columns: checkpoint, ended, held_by, token, expires_at.
-fn row_of(row: &tokio_postgres::Row) -> Result<Row, CheckpointError> {
-    let error = store_error("read");
-    Ok(Row {
-        checkpoint: row.try_get(0).map_err(error)?,
-        ended: row.try_get(1).map_err(error)?,
-        held_by: row.try_get(2).map_err(error)?,
-        token: row.try_get(3).map_err(error)?,
-        expires_at: row.try_get(4).map_err(error)?,
-    })
 }
 
 /// The pool's manager: connections checked by a quick query-less test when taken from the pool.

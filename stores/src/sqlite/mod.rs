@@ -118,6 +118,12 @@ const SWEEP: &str = "DELETE FROM hookchain_runs
 /// no longer the key's is refused ([`CheckpointError::Claimed`],
 /// [`CheckpointError::LeaseLost`]).
 ///
+/// Leases, and tombstones' retention, are judged by the store's clock (the system's, or
+/// [`with_clock`](SqliteCheckpointer::with_clock)'s): the processes sharing the file are on one
+/// machine, with one clock, so they agree on whether a lease is live. (Workers on many
+/// machines, whose clocks may disagree, share a `PostgresCheckpointer`, which judges by the
+/// database's clock.)
+///
 /// # Blocking
 ///
 /// SQLite's calls block. Every call of the store (after [`open`](Self::open)) runs on tokio's
