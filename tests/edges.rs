@@ -442,3 +442,61 @@ async fn no_tool_call_starts_on_a_lease_about_to_run_out() {
     assert_eq!(done.text().as_deref(), Some("Done."));
     assert_eq!(effects.of("pay").len(), 1);
 }
+
+/// Hundreds of runs on three workers, their leases short (renewed every few milliseconds):
+/// every caller gets its run's real outcome — none whose end was stored is told its lease was
+/// lost (a renewal racing the run's last write said so, now and then).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_whose_end_is_stored_is_never_reported_lost() {
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let effects = Effects::memory();
+    let workers: Vec<_> = (0..3)
+        .map(|worker| {
+            let model = ScriptedModel::from_rule(|request| {
+                Ok(if support::tool_texts(&request.messages).is_empty() {
+                    ModelResponse::tool_calls([ToolCall::new("c1", "pay", json!({}))])
+                } else {
+                    ModelResponse::text("Done.")
+                })
+            });
+            Arc::new(
+                Agent::builder(model)
+                    .tool(EffectTool {
+                        name: "pay",
+                        effects: effects.clone(),
+                        hang: false,
+                    })
+                    .checkpointer(Arc::clone(&store), Durability::EveryStep)
+                    .worker(format!("worker-{worker}"))
+                    .lease(std::time::Duration::from_millis(30))
+                    .build()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    let runs: Vec<_> = (0..300)
+        .map(|run| {
+            let agent = Arc::clone(&workers[run % workers.len()]);
+            tokio::spawn(async move {
+                let mut thread = agent.thread();
+                // A little work between the steps, so that renewals fall anywhere.
+                tokio::time::sleep(std::time::Duration::from_millis((run % 7) as u64)).await;
+                agent.run_in(&mut thread, "Pay").await
+            })
+        })
+        .collect();
+    let mut lost = Vec::new();
+    for run in runs {
+        match run.await.unwrap() {
+            Ok(output) => assert_eq!(output.text().as_deref(), Some("Done.")),
+            Err(error) => lost.push(error.to_string()),
+        }
+    }
+    assert!(
+        lost.is_empty(),
+        "{} runs reported lost: {:?}",
+        lost.len(),
+        &lost[..lost.len().min(3)]
+    );
+    assert_eq!(effects.of("pay").len(), 300);
+}

@@ -299,6 +299,22 @@ impl Durable {
         self.releasing.idle().await;
     }
 
+    /// Renews `held`'s lease now (a tool call about to start on a lease whose renewals are
+    /// late): whether the store did.
+    pub(super) async fn renew_now(&self, held: &Held) -> bool {
+        match DynCheckpointer::dyn_renew(&*self.store, &held.key, &held.lease).await {
+            Ok(_) => {
+                #[cfg(feature = "tokio")]
+                held.watch.renewed();
+                true
+            }
+            Err(error) => {
+                tracing::warn!(key = held.key, error = %crate::error::Report(&error), "the run's lease could not be renewed before a tool call");
+                false
+            }
+        }
+    }
+
     /// Renews `held`'s lease while the run goes on, **in a task of its own**: a tool whose body
     /// blocks the run's thread (a synchronous SDK, CPU work) does not stop the renewals, so no
     /// other worker takes the key while the call goes on (on a runtime of several threads). The
@@ -342,7 +358,16 @@ async fn renew(
     let every = (ttl / 3).max(Duration::from_millis(10));
     loop {
         tokio::time::sleep(every).await;
-        match DynCheckpointer::dyn_renew(&*store, &key, &lease).await {
+        if watch.settling() {
+            break;
+        }
+        let renewed = DynCheckpointer::dyn_renew(&*store, &key, &lease).await;
+        if watch.settling() {
+            // The run wrote its end meanwhile (which ends or frees the lease): whatever the
+            // store said of this renewal, the run is not lost.
+            break;
+        }
+        match renewed {
             Ok(expires_at) => {
                 lease.renewed(expires_at);
                 watch.renewed();
@@ -359,6 +384,8 @@ async fn renew(
             }
         }
     }
+    // Settling: the run's own end decides; nothing is heard from here.
+    std::future::pending().await
 }
 
 /// The renewals of a run's lease, going in a task of their own: completes with the error that

@@ -370,6 +370,9 @@ fn model_panicked(payload: &(dyn std::any::Any + Send)) -> ModelError {
 /// innermost `next` of the tool-call onion.
 pub(super) struct CallTool<'a> {
     pub(super) tools: &'a ToolRegistry,
+    /// The agent's checkpointer, if it keeps its runs: a call on a lease about to run out
+    /// renews it first.
+    pub(super) durable: Option<&'a super::durable::Durable>,
     pub(super) execution: ToolExecution,
     /// Set once the tool runs: a call whose wraps never reach the tool was short-circuited.
     pub(super) executed: &'a AtomicBool,
@@ -382,27 +385,26 @@ impl ToolNext for CallTool<'_> {
         call: ToolCall,
     ) -> impl Future<Output = ToolResult> + Send {
         // The registry boxes the tool's own future (tools of different types share it).
-        let (tools, execution) = (self.tools, self.execution);
+        let (tools, execution, durable, executed) =
+            (self.tools, self.execution, self.durable, self.executed);
         let cx = cx.view(Raiser::Tool);
-        // A durable run's lease about to run out (its renewals failing): the call does not
-        // start, and the run stops after its step (another worker takes the key once it expires,
-        // and must not find this call going on).
-        let short = cx
-            .run()
-            .held
-            .as_deref()
-            .is_some_and(|held| !held.watch.may_start_call());
-        if !short {
-            self.executed.store(true, Ordering::Relaxed);
-        }
         async move {
-            if short {
+            // A durable run's lease about to run out (its renewals late or failing): renewed
+            // first; if the store cannot, the call does not start, and the run stops after its
+            // step (another worker takes the key once it expires, and must not find this call
+            // going on).
+            if let (Some(durable), Some(held)) = (durable, cx.run().held.as_deref())
+                && !held.watch.has_margin()
+                && !durable.renew_now(held).await
+            {
+                held.watch.ran_short_now();
                 return super::run_loop::not_executed(
                     &call.id,
                     &call.name,
                     "the run's lease was running out",
                 );
             }
+            executed.store(true, Ordering::Relaxed);
             let outcome = match execution {
                 ToolExecution::Concurrent => tools.try_execute_in(cx, &call).await,
                 #[cfg(feature = "tokio")]

@@ -56,6 +56,8 @@ impl<F: Future<Output = Result<Ending, Error>>> Future for Leased<'_, F> {
             cx.waker().wake_by_ref();
             return Poll::Pending;
         }
+        // The renewals first: a run whose lease is lost goes no further (not into another tool
+        // call). They never report a loss once the run writes its end (`LeaseWatch::settle`).
         if let Some(renewing) = this.renewing
             && let Poll::Ready(lost) = renewing.as_mut().poll(cx)
         {

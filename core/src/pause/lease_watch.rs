@@ -26,6 +26,9 @@ pub(crate) struct LeaseWatch {
     watched: AtomicBool,
     /// Whether a tool call was kept from starting for want of lease.
     ran_short: AtomicBool,
+    /// Whether the run is writing its end (a pause, a tombstone, its key let go): the renewals
+    /// stop, and a renewal refused from then on is the end's doing, not a lost lease.
+    settling: AtomicBool,
 }
 
 impl LeaseWatch {
@@ -40,7 +43,19 @@ impl LeaseWatch {
             heard: std::sync::Mutex::new(tokio::time::Instant::now()),
             watched: AtomicBool::new(false),
             ran_short: AtomicBool::new(false),
+            settling: AtomicBool::new(false),
         }
+    }
+
+    /// The run writes its end from now on.
+    pub(crate) fn settle(&self) {
+        self.settling.store(true, Ordering::Release);
+    }
+
+    /// Whether the run is writing its end.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn settling(&self) -> bool {
+        self.settling.load(Ordering::Acquire)
     }
 
     /// A task renews the lease from now on.
@@ -56,9 +71,9 @@ impl LeaseWatch {
     }
 
     /// Whether a tool call may start now: at least a third of the lease left since the store
-    /// last renewed it (renewals come every third, so a healthy lease never has less), always
-    /// when no task renews it. When not, it is recorded: the run stops after its step.
-    pub(crate) fn may_start_call(&self) -> bool {
+    /// last renewed it (renewals come every third, so a healthy lease has less only when its
+    /// renewals are late or failing), always when no task renews it.
+    pub(crate) fn has_margin(&self) -> bool {
         if !self.watched.load(Ordering::Acquire) {
             return true;
         }
@@ -66,11 +81,15 @@ impl LeaseWatch {
         {
             let since = crate::lock::lock(&self.heard).elapsed();
             if since + self.ttl / 3 > self.ttl {
-                self.ran_short.store(true, Ordering::Release);
                 return false;
             }
         }
         true
+    }
+
+    /// A tool call was kept from starting for want of lease: the run stops after its step.
+    pub(crate) fn ran_short_now(&self) {
+        self.ran_short.store(true, Ordering::Release);
     }
 
     /// Whether a tool call was kept from starting for want of lease.
@@ -94,16 +113,17 @@ mod tests {
         let watch = LeaseWatch::new(&lease);
         tokio::time::advance(Duration::from_secs(60)).await;
         // Unwatched: writes renew it, nothing is judged.
-        assert!(watch.may_start_call());
+        assert!(watch.has_margin());
         watch.watched();
         watch.renewed();
         tokio::time::advance(Duration::from_secs(20)).await;
-        assert!(watch.may_start_call());
-        assert!(!watch.ran_short());
+        assert!(watch.has_margin());
         tokio::time::advance(Duration::from_secs(1)).await;
-        assert!(!watch.may_start_call());
+        assert!(!watch.has_margin());
+        assert!(!watch.ran_short());
+        watch.ran_short_now();
         assert!(watch.ran_short());
         watch.renewed();
-        assert!(watch.may_start_call());
+        assert!(watch.has_margin());
     }
 }

@@ -21,6 +21,9 @@ pub(super) async fn settle(
     let Some(held) = cx.held.as_deref() else {
         return ending;
     };
+    // The renewals stop: what this writes ends or frees the lease, and a renewal refused
+    // because of it is not the run's loss (it was, now and then, under load).
+    held.watch.settle();
     match ending {
         Ok(Ending::Paused(checkpoint)) => {
             durable.put(held, &checkpoint).await?;
