@@ -13,7 +13,7 @@ use super::durable::{self, ReleaseOnDrop};
 use super::leased::{Leased, Renewing};
 use super::run_loop::{Ending, Entry, States};
 use super::{Agent, EndReason, IntoRunInput, PauseMark, RunInput, RunOutput, Thread, ThreadError};
-use crate::context::{Context, Ledger, RunContext};
+use crate::context::{ChildRunId, Context, Ledger, RunContext};
 use crate::error::Error;
 use crate::interrupt::{CheckpointError, Members, ResumeError};
 use crate::message::{HistoryError, Message, check_editable, close_interior};
@@ -57,6 +57,11 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         RunInput(messages): RunInput,
     ) -> Result<RunOutput, Error> {
         let mut cx = Context::new(messages).with_run_context(run_context);
+        // A sub-agent's run: its id is its parent call's idempotency key (the same when the
+        // parent's call runs again), and no run it starts inherits it.
+        if let Some(child) = cx.run_context.take::<ChildRunId>() {
+            cx.run_id = child.0.clone();
+        }
         cx.events = events.map(RunEvents::boxed);
         prepare_input(&mut cx.messages)?;
         let mut state = States::<C>::fresh(C::ThreadState::default());

@@ -18,6 +18,7 @@ use crate::model::Usage;
 use crate::shared::Shared;
 
 pub use principal::{MAX_PRINCIPAL_LEN, Principal, PrincipalError};
+pub(crate) use run_context::ChildRunId;
 pub use run_context::{RunContext, SavedValueError};
 pub use tool::CallFrame;
 pub(crate) use tool::LayerAnswer;

@@ -139,6 +139,17 @@ impl RunContext {
             .and_then(|typed| typed.value.downcast_ref::<T>())
     }
 
+    /// Takes the value of type `T` out, if one was given.
+    pub(crate) fn take<T: Send + Sync + 'static>(&mut self) -> Option<Arc<T>> {
+        if !self.contains::<T>() {
+            return None;
+        }
+        let typed = Arc::make_mut(&mut self.inner)
+            .typed
+            .remove(&TypeId::of::<T>())?;
+        typed.value.downcast::<T>().ok()
+    }
+
     /// Whether a value of type `T` was given.
     #[must_use]
     pub fn contains<T: Send + Sync + 'static>(&self) -> bool {
@@ -218,6 +229,13 @@ impl RunContext {
         }
     }
 }
+
+/// The run id a sub-agent's run takes (the idempotency key of its parent's call), given by the
+/// parent's tool call in the child's run context and taken out when the run starts — so that a
+/// child run again after its parent's worker died has the same run id, and its tools the same
+/// idempotency keys, and no other run (one a tool of the child starts) inherits it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ChildRunId(pub(crate) String);
 
 impl fmt::Debug for RunContext {
     /// Lists the types of the typed values (they need not be `Debug`) and the saved values.

@@ -5,8 +5,8 @@ use futures::StreamExt;
 
 use super::depth::Depth;
 use super::pause::{ChildAnswers, SubAgentPause};
-use crate::agent::{Agent, AgentEvent, EndReason, RunInput, RunOutput, SubAgentEvent};
-use crate::context::{RunContext, ToolContext};
+use crate::agent::{Agent, AgentEvent, EndReason, ResumeFrom, RunInput, RunOutput, SubAgentEvent};
+use crate::context::{ChildRunId, RunContext, ToolContext};
 use crate::error::Error;
 use crate::interrupt::{Answer, Checkpoint, InterruptId};
 use crate::middleware::Middleware;
@@ -73,7 +73,14 @@ impl<M: Model + 'static, C: Middleware + 'static> Child<'_, M, C> {
                     spent: pause.usage,
                 }
             }
-            _ => Start::Run(input()?),
+            _ => {
+                // The child's run id is this call's idempotency key: the same when the parent's
+                // call runs again (its worker died), so that the child's tools get the same
+                // keys, and a system that deduplicates by them catches the repeat. (A resumed
+                // child keeps its checkpoint's.)
+                run_context.insert(ChildRunId(cx.idempotency_key()));
+                Start::Run(input()?)
+            }
         };
         let spent = match &start {
             Start::Run(_) => Usage::default(),
@@ -121,7 +128,7 @@ impl<M: Model + 'static, C: Middleware + 'static> Child<'_, M, C> {
                     checkpoint,
                     answers,
                     ..
-                } => child.resume(*checkpoint, answers).await,
+                } => child.resume(self.vouched(*checkpoint), answers).await,
             }
             .map(Some);
         }
@@ -131,7 +138,7 @@ impl<M: Model + 'static, C: Middleware + 'static> Child<'_, M, C> {
                 checkpoint,
                 answers,
                 ..
-            } => child.stream_resume(*checkpoint, answers),
+            } => child.stream_resume(self.vouched(*checkpoint), answers),
         };
         while let Some(event) = events.next().await {
             match event? {
@@ -149,6 +156,21 @@ impl<M: Model + 'static, C: Middleware + 'static> Child<'_, M, C> {
             }
         }
         Ok(None)
+    }
+}
+
+impl<M, C> Child<'_, M, C> {
+    /// The child's `checkpoint`, as the child resumes it: it comes from the parent's checkpoint
+    /// (stored by the parent, or verified by it if it signs its own), so the parent vouches for
+    /// it — and a child that resumes only signed checkpoints from its callers
+    /// ([`AgentBuilder::checkpoint_signing`](crate::AgentBuilder::checkpoint_signing)) is
+    /// handed it signed with its own key.
+    fn vouched(&self, checkpoint: Checkpoint) -> ResumeFrom {
+        #[cfg(feature = "signing")]
+        if let Ok(signed) = self.agent.sign_checkpoint(&checkpoint) {
+            return ResumeFrom::signed(signed);
+        }
+        ResumeFrom::from(checkpoint)
     }
 }
 
