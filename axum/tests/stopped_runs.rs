@@ -25,6 +25,14 @@ use tower::ServiceExt;
 static CHARGED: AtomicUsize = AtomicUsize::new(0);
 static REFUNDED: AtomicUsize = AtomicUsize::new(0);
 static SHIPPED: AtomicUsize = AtomicUsize::new(0);
+static BILLED: AtomicUsize = AtomicUsize::new(0);
+
+/// Bills the customer (counted).
+#[hookchain::tool]
+async fn bill() -> String {
+    BILLED.fetch_add(1, Ordering::SeqCst);
+    "billed".to_owned()
+}
 
 /// Charges the card (counted).
 #[hookchain::tool]
@@ -75,11 +83,13 @@ impl Model for CallsThenStalls {
     }
 }
 
-/// The stores a deployment's servers share.
+/// The stores a deployment's servers share, and how much of its runs the agent keeps.
 #[derive(Clone, Default)]
 struct Stores {
     checkpoints: Arc<InMemoryCheckpointer>,
     threads: Arc<InMemoryThreadStore>,
+    /// Only pauses (and resumed runs): `Durability::Pauses`; else every step.
+    pauses_only: bool,
 }
 
 impl Stores {
@@ -92,7 +102,14 @@ impl Stores {
         let agent = Agent::builder(model)
             .tool(tool)
             .chain(chain)
-            .checkpointer(Arc::clone(&self.checkpoints), Durability::EveryStep)
+            .checkpointer(
+                Arc::clone(&self.checkpoints),
+                if self.pauses_only {
+                    Durability::Pauses
+                } else {
+                    Durability::EveryStep
+                },
+            )
             .build()
             .unwrap();
         AgentServer::builder()
@@ -284,4 +301,37 @@ async fn another_message_after_a_stopped_turn_starts_a_turn_of_its_own() {
         .map(|m| m.1)
         .collect();
     assert_eq!(texts, ["Never mind", "What would you like?"]);
+}
+
+/// With an agent that keeps only its pauses (`Durability::Pauses`), the server keeps the runs
+/// it starts after each step all the same: a turn a shutdown stopped after its tool ran goes
+/// on when sent again, and the tool does not run again.
+#[tokio::test]
+async fn a_turn_stopped_by_a_shutdown_goes_on_when_sent_again_with_pauses_only() {
+    let stores = Stores {
+        pauses_only: true,
+        ..Stores::default()
+    };
+    let (first, stuck) = stores.stalling("bill", bill, ());
+    stopped_by_shutdown(&first, &stuck, request("t", "r1", user("m1", "Bill them"))).await;
+    assert_eq!(BILLED.load(Ordering::SeqCst), 1);
+    // The restarted server's model bills when it has not (a turn run from the start would).
+    let second = stores.server(
+        ScriptedModel::from_rule(|request| {
+            let billed = request
+                .messages
+                .iter()
+                .any(|message| message.role == Role::Tool);
+            Ok(if billed {
+                ModelResponse::text("Billed.")
+            } else {
+                ModelResponse::tool_calls([ToolCall::new("call_1", "bill", json!({}))])
+            })
+        }),
+        bill,
+        (),
+    );
+    let finished = answer(&second, request("t", "r2", user("m1", "Bill them"))).await;
+    assert_eq!(finished["result"]["text"], "Billed.", "{finished:#}");
+    assert_eq!(BILLED.load(Ordering::SeqCst), 1, "the bill was sent again");
 }

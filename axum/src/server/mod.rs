@@ -115,10 +115,10 @@ use browser::BrowserGuard;
 /// pause it resumed. It goes on from its last completed step, so no tool call it completed
 /// runs again (one in flight runs again with the same
 /// [idempotency key](hookchain_core::ToolContext::idempotency_key)). This needs an agent
-/// that keeps its runs' steps: a checkpointer with
-/// [`Durability::EveryStep`](hookchain_core::Durability::EveryStep) (with `Pauses`, only
-/// resumed runs are kept so). Otherwise — or when the client sends another message — the turn
-/// runs from the start, and the stopped run is given up. A server that died holds its runs'
+/// with a checkpointer, of any durability: the server keeps every run it starts after each
+/// step ([`RunContext::with_steps_kept`](hookchain_core::RunContext::with_steps_kept)). Without
+/// one — or when the client sends another message — the turn runs from the start, and the
+/// stopped run is given up. A server that died holds its runs'
 /// keys until their [lease](hookchain_core::AgentBuilder::lease) expires: until then a
 /// request for the thread is refused with `RUN_ERROR` `thread_busy`.
 ///

@@ -217,8 +217,10 @@ where
     } = start;
     let (mut thread, version) = adopt(shared, stored, &key, &principal)?;
     let key = key.as_str();
-    // Who asked goes to every run, resumed or not: it is never saved with a checkpoint.
-    let mut run_context = RunContext::new().with(principal);
+    // Who asked goes to every run, resumed or not: it is never saved with a checkpoint. Every
+    // run is kept after each step, whatever the agent's durability: a run a shutdown stops
+    // goes on from its last completed call when its client sends it again.
+    let mut run_context = RunContext::new().with(principal).with_steps_kept();
     let stopped = agent
         .interrupted_run(&thread)
         .await

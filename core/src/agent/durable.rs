@@ -95,10 +95,12 @@ impl Durable {
         })
     }
 
-    /// Whether the run in `cx` is kept after every step (one that goes a step at a time is).
+    /// Whether the run in `cx` is kept after every step (one that goes a step at a time is, and
+    /// one whose caller asked: `RunContext::with_steps_kept`).
     pub(super) fn keeps_steps(&self, cx: &Context) -> bool {
         self.mode == Durability::EveryStep
             || cx.stepping != Stepping::Off
+            || cx.run_context.keeps_steps()
             || cx
                 .held
                 .as_ref()

@@ -139,6 +139,31 @@ impl RunContext {
             .and_then(|typed| typed.value.downcast_ref::<T>())
     }
 
+    /// Asks that the run be kept in the agent's checkpointer after every step, as with
+    /// [`Durability::EveryStep`](crate::Durability::EveryStep), whatever the agent's
+    /// durability (with none, nothing is kept): for a service that may stop a run — a
+    /// shutdown — and go on with it when its client sends the request again, so that no tool
+    /// call it completed runs again. (A resumed run is kept so anyway.)
+    ///
+    /// ```
+    /// use hookchain::RunContext;
+    ///
+    /// let context = RunContext::new().with_steps_kept();
+    /// assert!(context.keeps_steps());
+    /// assert!(!RunContext::new().keeps_steps());
+    /// ```
+    #[must_use]
+    pub fn with_steps_kept(self) -> Self {
+        self.with(KeepSteps)
+    }
+
+    /// Whether the run is kept after every step whatever the agent's durability (see
+    /// [`with_steps_kept`](Self::with_steps_kept)).
+    #[must_use]
+    pub fn keeps_steps(&self) -> bool {
+        self.contains::<KeepSteps>()
+    }
+
     /// Takes the value of type `T` out, if one was given.
     pub(crate) fn take<T: Send + Sync + 'static>(&mut self) -> Option<Arc<T>> {
         if !self.contains::<T>() {
@@ -229,6 +254,10 @@ impl RunContext {
         }
     }
 }
+
+/// The mark of a run kept after every step (see [`RunContext::with_steps_kept`]).
+#[derive(Debug, Clone, Copy)]
+struct KeepSteps;
 
 /// The run id a sub-agent's run takes (the idempotency key of its parent's call), given by the
 /// parent's tool call in the child's run context and taken out when the run starts — so that a
