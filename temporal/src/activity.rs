@@ -1,6 +1,6 @@
 //! The step activity: what a worker runs for each step of a run, and the handler that does it.
 
-use std::{error::Error as StdError, fmt, future::Future, pin::Pin, sync::Arc};
+use std::{error::Error as StdError, fmt, future::Future, pin::Pin, sync::Arc, time::Duration};
 
 use serde::{Serialize, de::DeserializeOwned};
 use temporalio_common::error::ApplicationFailure;
@@ -16,6 +16,10 @@ pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 ///
 /// A step may run more than once: a retry after a failed attempt, or after a worker was lost
 /// (no heartbeat within the policy's timeout). What it does outside must tolerate that.
+///
+/// Steps run on the worker's Tokio runtime, each in a task of its own. A step that blocks its
+/// thread (a synchronous SDK) sends no heartbeat from its own task meanwhile: send them from
+/// another task, as [`AgentSteps`](crate::AgentSteps) does, on a runtime of several threads.
 pub trait StepHandler: Send + Sync + 'static {
     /// Runs one step.
     fn step(
@@ -30,6 +34,15 @@ pub trait StepHandler: Send + Sync + 'static {
     fn cleanup(&self, key: String) -> BoxFuture<Result<(), StepFailure>> {
         let _ = key;
         Box::pin(async { Ok(()) })
+    }
+
+    /// The longest the worker may hold a step's heartbeats back before it sends the last one
+    /// to the server (the SDK's throttle: 80 % of the heartbeat timeout, at most a minute, by
+    /// default; `None` keeps it). The server hears from a step that often, so it deems a dead
+    /// worker's step lost between the heartbeat timeout less this and the timeout after the
+    /// worker died. [`AgentSteps`](crate::AgentSteps) answers a third of the agent's lease.
+    fn heartbeat_throttle(&self) -> Option<Duration> {
+        None
     }
 }
 
@@ -156,10 +169,18 @@ impl fmt::Display for StepFailure {
 }
 
 /// What a step can see of its activity: its attempt, heartbeats, cancellation.
+///
+/// It is `Send + Sync + Clone`: a clone may heartbeat from another task while the step runs.
 #[derive(Clone)]
 pub struct StepContext {
     inner: ActivityContext,
 }
+
+// A step's heartbeats go from a task of their own, with a clone of its context.
+const _: fn() = || {
+    fn shareable<T: Send + Sync + Clone + 'static>() {}
+    shareable::<StepContext>();
+};
 
 impl fmt::Debug for StepContext {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -178,9 +199,20 @@ impl StepContext {
         self.inner.info().attempt
     }
 
+    /// How long this attempt may go without a heartbeat before the server deems its worker lost
+    /// (the policy's [`heartbeat_timeout`](crate::StepPolicy::heartbeat_timeout)), if it must
+    /// heartbeat.
+    pub fn heartbeat_timeout(&self) -> Option<Duration> {
+        self.inner
+            .info()
+            .heartbeat_timeout
+            .filter(|timeout| !timeout.is_zero())
+    }
+
     /// Tells the server this attempt is alive, with what it did so far (the tool calls done,
-    /// say). Heartbeats are throttled by the SDK (to 80% of the heartbeat timeout) and sent in
-    /// the background; the details of the last one reach the next attempt
+    /// say). Heartbeats are throttled by the SDK (to 80% of the heartbeat timeout, or the
+    /// handler's [`heartbeat_throttle`](StepHandler::heartbeat_throttle)) and sent in the
+    /// background; the details of the last one reach the next attempt
     /// ([`last_heartbeat`](Self::last_heartbeat)). A heartbeat is also how a cancellation
     /// reaches a running step.
     ///

@@ -15,15 +15,11 @@ use hookchain_core::{Middleware, Model, RunOutput};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::heartbeat::Heartbeats;
 use crate::{
     BoxFuture, Error, InterruptSummary, MAX_RUN_STEPS, StepContext, StepFailure, StepHandler,
     StepPolicy, StepReply, StepRequest,
 };
-
-/// How often a step tells the server it is alive while nothing else happens (a long model
-/// call): well within any heartbeat timeout worth setting (the SDK sends at most one per 80 %
-/// of the timeout, so more often costs nothing on the wire).
-const HEARTBEAT_EVERY: Duration = Duration::from_secs(1);
 
 /// The most of the final answer's text a run's summary carries (the workflow's result lands in
 /// its history, which Temporal caps); the whole answer stays in the agent's store until the
@@ -37,19 +33,24 @@ pub const SUMMARY_TEXT_LIMIT: usize = 16 * 1024;
 /// every worker (Postgres, or SQLite or files on one machine): between steps the run lives
 /// there, so any worker may run the next step. Give the store's lease
 /// ([`lease`](hookchain_core::AgentBuilder::lease)) less time than the policy's heartbeat
-/// timeout: a step whose worker died is retried once the server misses its heartbeats, and it
-/// can take the run over only once the dead worker's lease expired (sooner, it is retried
-/// again).
+/// timeout, as [`policy`](Self::policy) does: a step whose worker died is retried once the
+/// server misses its heartbeats, and it can take the run over only once the dead worker's
+/// lease expired (sooner, it is refused and retried again).
 ///
 /// - The first step's input is the workflow's: a text (the user's message) or a list of
 ///   [`Message`]s.
 /// - A pause replies [`StepReply::Paused`] with the ids of the interrupts; the answers
-///   ([`RunClient::answer`](crate::RunClient::answer)) are an object of those ids to the
-///   answers (`{"<id>": {"decisions": [...]}}`).
+///   ([`RunClient::resume`](crate::RunClient::resume), or
+///   [`answer`](crate::RunClient::answer)) are an object of those ids to the answers
+///   (`{"<id>": {"decisions": [...]}}`).
+/// - Answers that do not fit the run where its store has it (to a pause it is past: a
+///   duplicated webhook, the retry of a step whose first attempt took them) are dropped, and
+///   the step goes on without them: a paused run is reported paused as it stands, and the
+///   workflow waits for its answers again. A late answer never fails the run.
 /// - The end replies [`StepReply::Done`] with a JSON [`Summary`] as its text.
-/// - The step heartbeats as it goes (each event of the model and the tools, at least every
-///   second), and stops when the server cancels it; a cancelled run's cleanup cancels the
-///   stored run ([`Agent::cancel_step`]).
+/// - The step heartbeats from a task of its own (see *Heartbeats* in the crate's docs), and
+///   stops when the server cancels it; a cancelled run's cleanup cancels the stored run
+///   ([`Agent::cancel_step`]).
 pub struct AgentSteps<M, C> {
     agent: Arc<Agent<M, C>>,
     on_event: Option<OnEvent>,
@@ -74,10 +75,17 @@ pub struct StepEvent<'a> {
     pub event: &'a AgentEvent,
 }
 
-/// How much longer than the agent's lease a step may go without a heartbeat: the server
-/// retries a silent step only once the dead worker's lease has expired (or nearly), so that the
-/// retry can take the run over.
-const HEARTBEAT_OVER_LEASE: Duration = Duration::from_secs(5);
+/// The part of the agent's lease by which the heartbeat timeout exceeds it, and the longest the
+/// SDK holds a step's heartbeats back: a third, the period of the lease's renewals in core
+/// (which also starts no tool call with less than a third of the lease left). A dead worker's
+/// lease runs out at most a lease after it died; the server, which hears from the step at
+/// least every third of the lease, misses it at least a lease after: the retry finds the run
+/// free.
+const LEASE_PARTS: u32 = 3;
+
+/// The shortest heartbeat throttle: a lease of milliseconds (a test's) does not make the SDK
+/// call the server at that pace.
+const MIN_HEARTBEAT_THROTTLE: Duration = Duration::from_millis(100);
 
 impl<M, C> AgentSteps<M, C> {
     /// The steps of `agent`'s runs.
@@ -100,7 +108,7 @@ impl<M, C> AgentSteps<M, C> {
     /// Calls `f` with every event of every step this worker runs, as it happens: the side
     /// channel through which a run's tokens and progress reach its user (a channel, a pub/sub
     /// topic), never through Temporal. `f` runs on the step's task: it should hand the event
-    /// on, not wait.
+    /// on, not wait (the heartbeats go on meanwhile, from a task of their own).
     ///
     /// Example: *Steps* in the docs of `hookchain::temporal`.
     #[must_use]
@@ -109,17 +117,22 @@ impl<M, C> AgentSteps<M, C> {
         self
     }
 
-    /// The [`StepPolicy`] this agent's runs want, from its settings: a heartbeat timeout a few
-    /// seconds longer than its [`lease`](hookchain_core::AgentBuilder::lease) (a dead worker's
-    /// step is retried once its lease has expired), at most twice its
+    /// The [`StepPolicy`] this agent's runs want, from its settings: a heartbeat timeout of its
+    /// [`lease`](hookchain_core::AgentBuilder::lease) and a third (the period of the lease's
+    /// renewals: a dead worker's step is retried once its lease has expired), at most twice its
     /// [`max_steps`](hookchain_core::AgentBuilder::max_steps) steps and one (each model call
     /// is a step, and so is each resume after a pause; at most [`MAX_RUN_STEPS`]), and
-    /// [`StepPolicy::default`]'s timeout and retries. Start its runs with it, or with a policy of yours derived from it.
+    /// [`StepPolicy::default`]'s timeout and retries. Start its runs with it, or with a policy
+    /// of yours derived from it.
+    ///
+    /// The timeout holds on the workers of this `AgentSteps`, which send the server a step's
+    /// heartbeats at least every third of the lease
+    /// ([`heartbeat_throttle`](StepHandler::heartbeat_throttle)).
     pub fn policy(&self) -> StepPolicy {
         let lease = self.agent.lease().unwrap_or_default();
         let max_steps = self.agent.max_steps().saturating_mul(2).saturating_add(1);
         StepPolicy {
-            heartbeat_timeout: Some(lease + HEARTBEAT_OVER_LEASE),
+            heartbeat_timeout: Some(lease + lease / LEASE_PARTS),
             max_steps: u32::try_from(max_steps).map_or(MAX_RUN_STEPS, |max| max.min(MAX_RUN_STEPS)),
             ..StepPolicy::default()
         }
@@ -218,13 +231,6 @@ where
         let on_event = self.on_event.clone();
         Box::pin(async move {
             let StepRequest { key, step, input } = request;
-            let events = if step == 1 {
-                let input = run_input(input)?;
-                agent.stream_start_step(key.clone(), input)
-            } else {
-                let answers = answers(input)?;
-                agent.stream_step(&key, answers)
-            };
             let tell = |event: &AgentEvent| {
                 if let Some(on_event) = &on_event {
                     on_event(StepEvent {
@@ -235,11 +241,37 @@ where
                     });
                 }
             };
-            match drive(&ctx, events, tell).await? {
+            let ran = if step == 1 {
+                let input = run_input(input)?;
+                drive(&ctx, agent.stream_start_step(key.clone(), input), &tell).await?
+            } else {
+                let answers = answers(input)?;
+                let answered = !answers.is_empty();
+                match drive(&ctx, agent.stream_step(&key, answers), &tell).await? {
+                    Err(error) if answered && answers_do_not_fit(&error) => {
+                        tracing::warn!(
+                            key,
+                            step,
+                            error = %hookchain_core::error::Report(&error),
+                            "answers that do not fit the run where it stands (late, or \
+                             delivered twice) dropped: the step goes on without them"
+                        );
+                        drive(&ctx, agent.stream_step(&key, []), &tell).await?
+                    }
+                    ran => ran,
+                }
+            };
+            match ran {
                 Ok(output) => Ok(reply(&output)),
                 Err(error) => refusal(error),
             }
         })
+    }
+
+    /// A third of the agent's lease: the server hears from a step as often as the store does.
+    fn heartbeat_throttle(&self) -> Option<Duration> {
+        let lease = self.agent.lease()?;
+        Some((lease / LEASE_PARTS).max(MIN_HEARTBEAT_THROTTLE))
     }
 
     fn cleanup(&self, key: String) -> BoxFuture<Result<(), StepFailure>> {
@@ -262,31 +294,25 @@ where
     }
 }
 
-/// Polls the step's events to its output, heartbeating as it goes; stops it (dropping it: its
+/// Polls the step's events to its output, heartbeating from a task of their own meanwhile
+/// (a tool that blocks this task's thread does not silence them); stops it (dropping it: its
 /// key is released) when the server cancels the attempt.
 async fn drive(
     ctx: &StepContext,
     mut events: hookchain_core::AgentStream<'_>,
     tell: impl Fn(&AgentEvent),
 ) -> Result<Result<RunOutput, AgentError>, StepFailure> {
-    let mut done = 0_usize;
-    let mut beat = tokio::time::interval(HEARTBEAT_EVERY);
-    beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // Stopped when this returns, or is dropped.
+    let heartbeats = Heartbeats::start(ctx).await;
     loop {
         tokio::select! {
             () = ctx.cancelled() => return Err(StepFailure::cancelled()),
-            _ = beat.tick() => {
-                heartbeat(ctx, done).await;
-            }
             event = events.next() => match event {
                 Some(Ok(event)) => {
                     tell(&event);
                     match event {
                         AgentEvent::Output(output) => return Ok(Ok(*output)),
-                        AgentEvent::ToolCallFinished(_) => {
-                            done += 1;
-                            heartbeat(ctx, done).await;
-                        }
+                        AgentEvent::ToolCallFinished(_) => heartbeats.tool_call_done(),
                         _ => {}
                     }
                 }
@@ -298,23 +324,6 @@ async fn drive(
             },
         }
     }
-}
-
-/// What a heartbeat says: the tool calls this attempt completed (for the server's UI; the
-/// store, not the heartbeat, is what the next attempt goes on from).
-#[derive(Serialize)]
-struct Progress {
-    tool_calls_done: usize,
-}
-
-async fn heartbeat(ctx: &StepContext, done: usize) {
-    // A heartbeat that cannot be serialized cannot happen (a count); the server learns the
-    // step is alive from the next one either way.
-    let _ = ctx
-        .heartbeat(Progress {
-            tool_calls_done: done,
-        })
-        .await;
 }
 
 fn reply(output: &RunOutput) -> StepReply {
@@ -368,8 +377,9 @@ fn refusal(error: AgentError) -> Result<StepReply, StepFailure> {
 }
 
 /// The failure of a step that failed: retryable when another attempt may do better (the store
-/// or the model's transient trouble, a key still held by a worker presumed dead), not when it
-/// cannot (a bad input, answers that do not fit, a run past its steps).
+/// or the model's transient trouble, a key still held by a worker presumed dead, a lease
+/// running out), not when it cannot (a bad input, a run past its steps). Answers that do not
+/// fit never get here: the step goes on without them ([`answers_do_not_fit`]).
 fn failure(error: AgentError) -> StepFailure {
     let retryable = match &error {
         AgentError::Model(error) => error.is_retryable(),
@@ -383,6 +393,23 @@ fn failure(error: AgentError) -> StepFailure {
     } else {
         StepFailure::non_retryable(error)
     }
+}
+
+/// Whether the step was refused, before anything ran, for its answers alone: they name no
+/// interrupt the run waits on, or leave one of them unanswered. Core drops answers to the
+/// pauses a run is past already; these are answers it cannot tell apart from a late one (an id
+/// written by hand, a pause answered in parts), and they must not end a run that waits for the
+/// right ones.
+fn answers_do_not_fit(error: &AgentError) -> bool {
+    matches!(
+        error,
+        AgentError::Resume(resume) if matches!(
+            **resume,
+            ResumeError::UnknownInterrupt { .. }
+                | ResumeError::MissingAnswer { .. }
+                | ResumeError::DuplicateAnswer { .. }
+        )
+    )
 }
 
 /// The run's input, from the workflow's: a text, or a list of messages.
@@ -427,6 +454,23 @@ mod tests {
     }
 
     #[test]
+    fn answers_that_do_not_fit_the_pause_are_told_from_other_refusals() {
+        let pending = vec![InterruptId::new("1/pay")];
+        let unknown = ResumeError::UnknownInterrupt {
+            id: InterruptId::new("0/pay"),
+            pending: pending.clone(),
+        };
+        assert!(answers_do_not_fit(&AgentError::from(unknown)));
+        let missing = ResumeError::MissingAnswer {
+            id: InterruptId::new("1/pay"),
+        };
+        assert!(answers_do_not_fit(&AgentError::from(missing)));
+        assert!(!answers_do_not_fit(&AgentError::from(
+            ResumeError::NoCheckpointer
+        )));
+    }
+
+    #[test]
     fn an_agent_without_a_store_is_refused() {
         let agent = Agent::builder(model()).build().unwrap();
         assert!(matches!(
@@ -444,10 +488,28 @@ mod tests {
             .build()
             .unwrap();
         let policy = AgentSteps::new(Arc::new(agent)).unwrap().policy();
-        assert_eq!(policy.heartbeat_timeout, Some(Duration::from_secs(12)));
+        assert_eq!(
+            policy.heartbeat_timeout,
+            Some(Duration::from_secs(7) * 4 / 3)
+        );
         assert_eq!(policy.max_steps, 25);
         assert_eq!(policy.start_to_close, StepPolicy::default().start_to_close);
         policy.validate().unwrap();
+
+        // The server hears from a step as often as the store renews its lease.
+        let steps = AgentSteps::new(Arc::new(
+            Agent::builder(model())
+                .checkpointer(InMemoryCheckpointer::new(), Durability::Pauses)
+                .lease(Duration::from_secs(30))
+                .build()
+                .unwrap(),
+        ))
+        .unwrap();
+        assert_eq!(steps.heartbeat_throttle(), Some(Duration::from_secs(10)));
+        assert_eq!(
+            steps.policy().heartbeat_timeout,
+            Some(Duration::from_secs(40))
+        );
 
         let many = Agent::builder(model())
             .checkpointer(InMemoryCheckpointer::new(), Durability::Pauses)

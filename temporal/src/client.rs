@@ -64,7 +64,8 @@ impl RunClient {
     }
 
     /// Sends `answers` to the run `key`: if paused, its next step gets them; if not, its next
-    /// pause does.
+    /// pause does. Nothing checks them on the way (prefer [`resume`](Self::resume)): answers
+    /// that are not to the pause the step finds are dropped there, and the run waits again.
     ///
     /// # Errors
     ///
@@ -80,13 +81,18 @@ impl RunClient {
             })
     }
 
-    /// Sends `answers` to the run `key` if it is paused now, and returns the step that paused;
-    /// a Temporal update, which a worker validates and acknowledges (unlike
+    /// Sends `answers` to the run `key` if it is paused now and they are to its pause (an
+    /// object of the ids of the interrupts it waits on, each to its answer), and returns the
+    /// step that paused; a Temporal update, which a worker validates and acknowledges (unlike
     /// [`answer`](Self::answer), a signal, which the server takes whatever the run's state).
+    ///
+    /// Sending the same answers again once the run went on (a webhook delivered twice) is
+    /// refused, and the run is not disturbed: it waits on its next pause as before.
     ///
     /// # Errors
     ///
-    /// [`Error::Rejected`] if the run is not paused (or has answers pending);
+    /// [`Error::Rejected`] if the run is not paused, has answers pending, or waits on other
+    /// interrupts than those answered (an earlier pause's, say), or on more of them;
     /// [`Error::Update`] if it is closed or unknown, or no worker answers.
     pub async fn resume(&self, key: &str, answers: Value) -> Result<u32, Error> {
         let options = WorkflowExecuteUpdateOptions::default();

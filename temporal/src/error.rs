@@ -80,7 +80,8 @@ pub enum Error {
         source: WorkflowInteractionError,
     },
     /// The run refused the answers of [`RunClient::resume`](crate::RunClient::resume): it is
-    /// not paused.
+    /// not paused, has answers pending, or waits on other interrupts than those answered (the
+    /// reason says which); it goes on as it was.
     #[error("the run {key:?} refused the answers: {reason}")]
     Rejected {
         /// The run's key.

@@ -95,10 +95,12 @@ impl StepWorker {
     ) -> Result<Self, Error> {
         let runtime =
             Runtime::from_current_tokio(RuntimeOptions::default()).map_err(Error::Runtime)?;
+        let throttle = handler.heartbeat_throttle();
         let options = WorkerOptions::new(task_queue)
             .register_workflow::<AgentRun>()
             .map_err(Error::Registration)?
             .register_activities(StepActivities::new(handler))
+            .maybe_max_heartbeat_throttle_interval(throttle)
             .build();
         let worker = Worker::new(&runtime, client, options).map_err(Error::Worker)?;
         Ok(Self {

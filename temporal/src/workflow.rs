@@ -18,7 +18,7 @@ use temporalio_sdk::{
 
 use crate::{
     RunOutcome, RunStatus, StepPolicy, StepReply, StepRequest, activity::StepActivities,
-    model::RunInput,
+    model::RunInput, pause_answers,
 };
 
 /// The workflow's type name on the server.
@@ -91,27 +91,31 @@ impl AgentRun {
     }
 
     /// Answers for a paused run (a human's decisions on its interrupts): the next step gets
-    /// them. Answers that come while no step is paused wait for the next pause.
+    /// them. Answers that come while no step is paused wait for the next pause. A signal is
+    /// not validated: answers to a pause the run is past reach a step, which goes on without
+    /// them (see [`AgentSteps`](crate::AgentSteps)).
     #[signal(name = "answers")]
     pub(crate) fn answers(&mut self, _ctx: &mut SyncWorkflowContext<Self>, answers: Value) {
         self.answers.push_back(answers);
     }
 
-    /// Refuses answers unless the run is paused with none pending (see [`Self::resume`]).
+    /// Refuses answers unless the run is paused with none pending, and they answer exactly the
+    /// interrupts of its pause (see [`pause_answers::check`]): answers to an earlier pause (a
+    /// duplicated webhook) are refused here, and the run goes on waiting for the right ones,
+    /// instead of being accepted and handed to a step.
     #[update_validator(resume)]
     fn validate_resume(
         &self,
         _ctx: &WorkflowContextView,
-        _answers: &Value,
+        answers: &Value,
     ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-        match self.status {
-            Some(RunStatus::Paused { .. }) if self.answers.is_empty() => Ok(()),
-            _ => Err("the run is not paused".into()),
-        }
+        pause_answers::check(self.status.as_ref(), !self.answers.is_empty(), answers)
+            .map_err(Into::into)
     }
 
     /// Answers for the run paused now, as an update: unlike the signal, the caller learns
-    /// whether they were taken (and by which paused step).
+    /// whether they were taken (and by which paused step), and answers that are not to the
+    /// pause the run waits on are refused.
     #[update(name = "resume")]
     pub(crate) fn resume(&mut self, _ctx: &mut SyncWorkflowContext<Self>, answers: Value) -> u32 {
         self.answers.push_back(answers);

@@ -415,11 +415,22 @@ async fn resumed_by_an_update() {
         let early = runs.resume("run-i", json!("too early")).await;
         assert!(matches!(early, Err(Error::Rejected { .. })), "{early:?}");
         wait_for_status(&runs, "run-i", |s| matches!(s, RunStatus::Paused { .. })).await;
-        assert_eq!(runs.resume("run-i", json!("yes")).await.expect("taken"), 2);
+        // Not an answer to the pause's interrupt: refused, and the run still waits.
+        let elsewhere = runs.resume("run-i", json!("yes")).await;
+        assert!(
+            matches!(&elsewhere, Err(Error::Rejected { reason, .. }) if reason.contains("[question]")),
+            "{elsewhere:?}"
+        );
+        assert_eq!(
+            runs.resume("run-i", json!({ "question": "yes" }))
+                .await
+                .expect("taken"),
+            2
+        );
         assert_eq!(
             runs.result("run-i").await.expect("a result"),
             RunResult::Completed(RunOutcome {
-                summary: r#"answers: "yes""#.to_owned(),
+                summary: r#"answers: {"question":"yes"}"#.to_owned(),
                 steps: 3
             })
         );
