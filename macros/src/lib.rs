@@ -23,6 +23,9 @@
 //! | a `#[tool]` result that is not `Serialize` (or a `Result` whose `Ok` type is not) | the type that is not `serde::Serialize`; a `String` is read as text |
 //! | a `#[tool]` returning a type of one's own named `Content` | it must be hookchain's `Content`: rename, or alias |
 //! | a `#[tool]` taking `cx: &mut Context` | take `cx: ToolContext<'_>` (a `&mut Context` is a hook's) |
+//! | `#[tool(blocking)]` on an `async fn` | drop `async` (the body is a plain `fn` that may block), or drop `blocking` |
+//! | a `#[tool(blocking)]` taking a `ToolContext` | it borrows the run: an `async fn` tool that takes what it needs of the context and calls `spawn_blocking` itself |
+//! | a `#[tool(blocking)]` argument or result that is not `Send`, or an impl block whose type is not `Clone` | the type, why it must be (it crosses to the blocking thread; each call gets a clone), and the fix |
 //! | `.tool(plain_async_fn)`, `.tool((a, b))` | not a tool: mark it `#[tool]`, wrap a closure in `FnTool::new`, one tool per call |
 //! | `chain![ModelRetry::builder()]`, `.chain(x.build())`, `.chain(option_of_result)` | not a middleware: `.build()?`, `?` on a `Result`, `.transpose()?` on an `Option<Result<..>>` |
 //! | `Agent::builder("gpt-4o-mini")` | not a model: a provider's client, `ScriptedModel`, … |
@@ -474,9 +477,11 @@ pub fn chain(input: TokenStream) -> TokenStream {
 ///   argument: the call's id, the run's `Context` (through `Deref`: `run_id()`, `messages()`),
 ///   and on a call resumed after this tool's interrupt, `resume_value()`. A tool without one that
 ///   returns `ToolError::Interrupt` gets the answer as its result when the run resumes.
-/// - The function may be `async` or not. It returns `T` or `Result<T, E>` (a return type
-///   spelled `Result`, by any path), with `T: serde::Serialize` — a `String` is the text the
-///   model reads, anything else is sent as JSON — and `E` any error convertible into
+/// - The function may be `async` or not (a plain `fn` runs in the run's task, as an `async fn`
+///   without an `.await` does: it must not block its thread, unless it is
+///   [`blocking`](#tools-that-block-their-thread)). It returns `T` or `Result<T, E>` (a return
+///   type spelled `Result`, by any path), with `T: serde::Serialize` — a `String` is the text
+///   the model reads, anything else is sent as JSON — and `E` any error convertible into
 ///   `Box<dyn Error + Send + Sync>`. The error is the tool's failure, which the model does not
 ///   read, unless it is a `ToolError` (such as `ToolError::for_model`), kept as it is.
 ///   A `ToolResult` (or `Result<ToolResult, E>`; a type spelled `ToolResult`) keeps its flag:
@@ -523,6 +528,64 @@ pub fn chain(input: TokenStream) -> TokenStream {
 /// let agent = Agent::builder(ScriptedModel::new([])).tool(notes).build()?;
 /// # Ok::<(), hookchain::agent::AgentBuildError>(())
 /// ```
+///
+/// # Tools that block their thread
+///
+/// A tool's future is polled in its run's task. A body that blocks its thread — a synchronous
+/// client (a payment SDK, say), a large file parsed in one go, a long computation — stops its
+/// run's events while it runs and, on a current-thread runtime, every other task too. Such a
+/// tool must be `#[tool(blocking)]` (or run with `ToolExecution::Spawned`, or call
+/// `tokio::task::spawn_blocking` itself). `blocking` goes on a plain `fn`, not an `async fn`:
+/// the generated tool reads the arguments, moves them to one of tokio's blocking threads
+/// (`tokio::task::spawn_blocking`), and waits there for the body's result, which it converts as
+/// for any tool.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// use hookchain::prelude::*;
+/// use hookchain::tool;
+///
+/// /// Charges a card, through the payment provider's synchronous client.
+/// #[tool(blocking)]
+/// fn charge(
+///     /// The amount, in cents.
+///     cents: u64,
+/// ) -> Result<String, std::io::Error> {
+///     std::thread::sleep(Duration::from_millis(10)); // the client's blocking call
+///     Ok(format!("charged {cents} cents"))
+/// }
+///
+/// let agent = Agent::builder(ScriptedModel::new([])).tool(charge).build()?;
+/// // Still a function, as `name::call`, and a synchronous one:
+/// assert_eq!(charge::call(250)?, "charged 250 cents");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// - `blocking` needs hookchain's feature `tokio` (on by default): without it, the build fails
+///   with one error, at `blocking` (running the body on the run's thread would hide the very
+///   stall it is there to prevent). Called outside any tokio runtime (under
+///   `futures::executor::block_on`, say), the body runs in the caller's thread, as
+///   `ToolExecution::Spawned` runs its calls there.
+/// - The arguments and the result cross threads: they are owned, and must be `Send`; a type that
+///   is not is reported at its parameter or return type.
+/// - The body takes no `ToolContext`: the context borrows the run, which the blocking thread
+///   cannot hold. A tool that needs it is an `async fn` that takes what it needs of the context
+///   (the call id, a value of the run context) and runs its blocking part with
+///   `tokio::task::spawn_blocking`.
+/// - On an impl block, the method takes `&self` as usual, and the type must be `Clone`: each
+///   call's thread owns a clone of the tool (keep a handle that is costly to clone in an `Arc`).
+/// - A panic in the body is the tool's failure, as for any tool (`ToolError::Panicked`: the
+///   model reads that the tool failed, and the run goes on).
+/// - A blocking body cannot be interrupted: when its call is cancelled (the run's future
+///   dropped, a timeout around it), the body still runs to its end on its thread, and its
+///   result is dropped. Make it idempotent, or bound it (the client's own timeout), if that
+///   matters.
+/// - With a checkpointer, a run's lease is renewed in a task of its own: on a multi-thread
+///   runtime, a blocking tool does not lose its lease. An unmarked body that blocks a
+///   current-thread runtime's only thread stops the renewals too.
+/// - The tool's schema and spec are those of the same function without `blocking` (or
+///   `async`).
 ///
 /// # Equivalent code without the macro
 ///
@@ -596,6 +659,8 @@ pub fn chain(input: TokenStream) -> TokenStream {
 /// - `name = "…"`: the tool's name (default: the function's). Providers accept 1 to 64 ASCII
 ///   letters, digits, `_` and `-`.
 /// - `description = "…"`: the description, instead of the doc comment.
+/// - `blocking`: the function is a plain `fn` whose body may block its thread; it runs on one
+///   of tokio's blocking threads (see [above](#tools-that-block-their-thread)).
 /// - `crate = path`: where `hookchain` is, if the dependency is renamed.
 ///
 /// # Limitations
@@ -613,7 +678,8 @@ pub fn chain(input: TokenStream) -> TokenStream {
 /// # Performance
 ///
 /// The generated `call` deserializes each argument and calls the function directly, with no wrapper future of its own beyond the `async` block. The registry boxes each
-/// call's future, as for every tool. `spec()` builds the schema each time it is called; an agent
+/// call's future, as for every tool. A `blocking` tool's call also boxes the future waiting
+/// for its blocking thread (the handle of the thread's task is allocated anyway). `spec()` builds the schema each time it is called; an agent
 /// asks once, when the tool is registered.
 ///
 /// ```compile_fail

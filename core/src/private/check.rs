@@ -56,6 +56,20 @@ question!(
     /// `T: Clone`.
     NoClone, CLONE, Clone
 );
+
+impl<T: Clone> Has<T> {
+    /// How a `#[tool(blocking)]` type is cloned into its blocking thread.
+    pub const CLONED: fn(&T) -> T = T::clone;
+}
+
+/// For a type that is not `Clone`, reported by the `CLONE` check beside it: never called.
+pub trait NoCloned<T> {
+    /// Never called: compilation stops at the check.
+    const CLONED: fn(&T) -> T = |_| unreachable!("rejected at compile time");
+}
+
+impl<T> NoCloned<T> for Has<T> {}
+
 question!(
     /// `T: serde::Serialize`.
     NoSerialize, SERIALIZE, Serialize

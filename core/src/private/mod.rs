@@ -1,14 +1,16 @@
 //! What generated code names, as `::hookchain::__private::…`. Not public API: it changes
 //! without notice.
 
+mod blocking;
 mod check;
 mod probe;
 
+pub use blocking::{BlockingCall, NoRunBlocking, RunBlocking, TOKIO, run_blocking};
 pub use check::{
-    Convert, Has, NoArgument, NoBoxError, NoClone, NoContent, NoContentConvert, NoDefault,
-    NoDeserialize, NoDoneReturn, NoFallible, NoFallibleConvert, NoFlowReturn, NoIdentified,
-    NoJsonSchema, NoModelResponseReturn, NoNamed, NoPlain, NoPlainConvert, NoSend, NoSerialize,
-    NoSync, NoToolResult, NoToolResultConvert, NoToolResultReturn, NotSame,
+    Convert, Has, NoArgument, NoBoxError, NoClone, NoCloned, NoContent, NoContentConvert,
+    NoDefault, NoDeserialize, NoDoneReturn, NoFallible, NoFallibleConvert, NoFlowReturn,
+    NoIdentified, NoJsonSchema, NoModelResponseReturn, NoNamed, NoPlain, NoPlainConvert, NoSend,
+    NoSerialize, NoSync, NoToolResult, NoToolResultConvert, NoToolResultReturn, NotSame,
 };
 pub use probe::{
     ChainProbe, ChainProbeOther, NotMiddleware, PhaseProbe, PhaseProbeOther, Probe, TypeProbe,

@@ -17,8 +17,8 @@
 ///   (parsing a large file, a synchronous client, a computation): each call is spawned as a
 ///   tokio task, so on a multi-threaded runtime one such tool no longer stalls the other calls
 ///   of its step, the run, or other runs sharing the thread. Code that blocks for long should
-///   still go through [`tokio::task::spawn_blocking`] inside the tool, so the runtime's worker
-///   threads stay free.
+///   still go through [`tokio::task::spawn_blocking`] inside the tool (or be a
+///   `#[tool(blocking)]`, which does that), so the runtime's worker threads stay free.
 ///
 /// With `Spawned`, dropping the run's future aborts the tool tasks it spawned, and the tool
 /// sees the same [`ToolContext`](crate::ToolContext) (call id, run id, thread id, history,

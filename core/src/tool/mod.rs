@@ -120,6 +120,36 @@ use answer::Answer;
 /// again with the same arguments, and [`cx.resume_value()`](ToolContext::resume_value) is the
 /// answer: the tool decides what the model reads. [`check_answer`](Self::check_answer) can
 /// refuse a wrong answer before the run resumes.
+///
+/// # Tools that block their thread
+///
+/// A tool's future is polled in its run's task (with the default
+/// [`ToolExecution::Concurrent`]). A tool whose body blocks its thread — a synchronous client
+/// (a payment SDK, say), a large file parsed in one go, a long computation — stops its run's
+/// events while it runs and, on a current-thread runtime, every other task too. Such a tool
+/// must be `#[tool(blocking)]`: a plain `fn`, which the generated tool runs on one of tokio's
+/// blocking threads (feature `tokio`), with the arguments moved in. Otherwise, run the agent's
+/// calls with `ToolExecution::Spawned`, or call `tokio::task::spawn_blocking` in the tool.
+///
+/// ```
+/// use hookchain::tool;
+///
+/// /// Charges a card, through the payment provider's synchronous client.
+/// #[tool(blocking)]
+/// fn charge(
+///     /// The amount, in cents.
+///     cents: u64,
+/// ) -> String {
+///     std::thread::sleep(std::time::Duration::from_millis(10)); // the client's blocking call
+///     format!("charged {cents} cents")
+/// }
+/// ```
+///
+/// A blocking body takes no [`ToolContext`] (it borrows the run), and it cannot be interrupted:
+/// a cancelled call (the run's future dropped) leaves it to finish on its thread. A panic in it
+/// is the tool's failure, as in any tool. With a checkpointer, the run's lease is renewed in a
+/// task of its own, so on a multi-thread runtime a blocking tool does not lose its lease; a body
+/// that blocks a current-thread runtime's only thread without `blocking` stops the renewals too.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a tool",
     label = "not a tool",

@@ -12,8 +12,8 @@ use crate::private::{Private, located};
 pub(crate) enum Callee<'a> {
     /// A free function, moved to `name::call`.
     Free(&'a syn::Ident),
-    /// The method `method` of the impl block's type.
-    Method(&'a syn::Ident),
+    /// The method `method` of the impl block's type (the second field).
+    Method(&'a syn::Ident, &'a syn::Type),
 }
 
 /// A free function: the unit type, the function as its `call`, and `impl Tool`.
@@ -37,7 +37,7 @@ pub(crate) fn expand_impl(p: &Private, block: &ItemImpl, model: &ToolModel<'_>) 
         _ => None,
     });
     let tool = match &method {
-        Some(method) => tool_impl(p, &quote!(#self_ty), Callee::Method(method), model),
+        Some(method) => tool_impl(p, &quote!(#self_ty), Callee::Method(method, self_ty), model),
         None => TokenStream::new(),
     };
     quote! {
@@ -166,10 +166,15 @@ fn tool_impl(
         .iter()
         .any(|param| matches!(param, Param::Context));
     let fn_span = located(model.fn_span);
-    let invoke = match callee {
-        Callee::Free(ident) => quote_spanned!(fn_span=> #ident::call(#(#values),*)),
-        Callee::Method(method) => {
+    let pf = p.at(model.fn_span);
+    let invoke = match (callee, model.blocking) {
+        (Callee::Free(ident), None) => quote_spanned!(fn_span=> #ident::call(#(#values),*)),
+        (Callee::Method(method, _), None) => {
             quote_spanned!(fn_span=> <#self_ty>::#method(self, #(#values),*))
+        }
+        (callee, Some(blocking)) => {
+            checks.push(tokio_check(p, blocking));
+            blocking_call(p, self_ty, callee, model, &locals, &mut checks)
         }
     };
     let invoke = if model.is_async {
@@ -228,7 +233,6 @@ fn tool_impl(
             #convert
         }
     };
-    let pf = p.at(model.fn_span);
     let call = quote_spanned! {fn_span=>
         fn call<'c>(
             &self,
@@ -272,6 +276,133 @@ fn tool_impl(
     }
 }
 
+/// The body on a blocking thread, with the arguments (and, for a method, a clone of the tool)
+/// moved in; its result, or the tool's failure, comes back with `?`.
+///
+/// When every type involved can be named in a `const`, each is checked to be `Send` there, at
+/// the user's token, and the call goes through `Has<(arguments, result)>::RUN_BLOCKING`, which
+/// makes no bound of its own: a type that cannot cross threads is one error, in words. Otherwise
+/// (a result type with a lifetime, say) the call is `run_blocking` itself, located at the
+/// function's name, where rustc reports an unmet `Send`.
+fn blocking_call(
+    p: &Private,
+    self_ty: &TokenStream,
+    callee: Callee<'_>,
+    model: &ToolModel<'_>,
+    locals: &[syn::Ident],
+    checks: &mut Vec<TokenStream>,
+) -> TokenStream {
+    use crate::check::nameable;
+    let name = &model.name;
+    let fn_span = located(model.fn_span);
+    let pf = p.at(model.fn_span);
+    let this = format_ident!("__hookchain_this");
+    let (receiver, call, receiver_ty) = match callee {
+        Callee::Free(ident) => (
+            TokenStream::new(),
+            quote_spanned!(fn_span=> #ident::call(#(#locals),*)),
+            None,
+        ),
+        Callee::Method(method, ty) => {
+            let cloned = if nameable(ty) {
+                checks.push(clone_check(p, ty));
+                let span = located(syn::spanned::Spanned::span(ty));
+                let pp = p.at(span);
+                quote_spanned! {span=> {
+                    #[allow(unused_imports)]
+                    use #pp::NoCloned as _;
+                    (<#pp::Has<#ty>>::CLONED)(self)
+                }}
+            } else {
+                quote_spanned!(fn_span=> #pf::Clone::clone(self))
+            };
+            (
+                quote_spanned!(fn_span=> let #this = #cloned;),
+                quote_spanned!(fn_span=> <#self_ty>::#method(&#this, #(#locals),*)),
+                Some(ty),
+            )
+        }
+    };
+    let arguments: Vec<&syn::Type> = model
+        .params
+        .iter()
+        .filter_map(|param| match param {
+            Param::Argument { ty, .. } => Some(*ty),
+            Param::Context => None,
+        })
+        .collect();
+    let checked = arguments.iter().copied().chain(model.output).all(nameable)
+        && receiver_ty.is_none_or(nameable);
+    if !checked {
+        return quote_spanned! {fn_span=> {
+            #receiver
+            #pf::run_blocking(#name, move || #call).await?
+        }};
+    }
+    for ty in &arguments {
+        checks.push(send_check(p, ty, true));
+    }
+    if let Some(ty) = model.output {
+        checks.push(send_check(p, ty, false));
+    }
+    let moved = match receiver_ty {
+        Some(_) => quote!(#this, #(#locals,)*),
+        None => quote!(#(#locals,)*),
+    };
+    let moved_types = match receiver_ty {
+        Some(ty) => quote!(#ty, #(#arguments,)*),
+        None => quote!(#(#arguments,)*),
+    };
+    let output = match model.output {
+        Some(ty) => quote!(#ty),
+        None => quote!(()),
+    };
+    quote_spanned! {fn_span=> {
+        #receiver
+        #[allow(unused_imports)]
+        use #pf::NoRunBlocking as _;
+        (<#pf::Has<((#moved_types), #output)>>::RUN_BLOCKING)(
+            #name,
+            (#moved),
+            |(#moved)| #call,
+        )
+        .await?
+    }}
+}
+
+/// The check that an argument or the result of a `#[tool(blocking)]` is `Send`: one error, at
+/// the type.
+fn send_check(p: &Private, ty: &syn::Type, argument: bool) -> TokenStream {
+    use crate::check::{Bound, first_missing, type_text};
+    let (lead, missing, fix) = if argument {
+        (
+            format!(
+                "`{}` cannot be an argument of a `#[tool(blocking)]`",
+                type_text(ty)
+            ),
+            "it is not `Send`, and it is moved to the blocking thread",
+            "Take owned values that can be sent to another thread (no `Rc`), such as a `String`.",
+        )
+    } else {
+        (
+            format!(
+                "`{}` cannot be the result of a `#[tool(blocking)]`",
+                type_text(ty)
+            ),
+            "it is not `Send`, and it comes back from the blocking thread",
+            "Return an owned value that can be sent to another thread (no `Rc`), such as a \
+             `String`.",
+        )
+    };
+    first_missing(
+        p,
+        ty,
+        &lead,
+        &[Bound::new("SEND", "NoSend", missing.to_owned())],
+        fix,
+    )
+}
+
 /// The result conversion, located at the user's return type, so that a type that cannot be a
 /// tool's result is reported there.
 fn conversion(
@@ -310,6 +441,42 @@ fn inert_tool(p: &Private, self_ty: &TokenStream) -> TokenStream {
             }
         };
     }
+}
+
+/// The check that hookchain has its feature `tokio`, for `#[tool(blocking)]`: one error, at
+/// `blocking`.
+fn tokio_check(p: &Private, blocking: Span) -> TokenStream {
+    let span = located(blocking);
+    let pp = p.at(blocking);
+    let message = "`#[tool(blocking)]` needs hookchain's feature `tokio`, whose blocking threads \
+                   run the body: turn it on (`features = [\"tokio\"]` on the `hookchain` \
+                   dependency), or make the tool an `async fn` that does not block its thread";
+    let mut arguments =
+        proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, quote!("{}", #message));
+    arguments.set_span(span);
+    quote_spanned! {span=>
+        const _: () = if !#pp::TOKIO {
+            #pp::panic! #arguments
+        };
+    }
+}
+
+/// The check that a `#[tool(blocking)]` impl block's type is `Clone`: one error, at the type.
+fn clone_check(p: &Private, ty: &syn::Type) -> TokenStream {
+    use crate::check::{Bound, first_missing, type_text};
+    first_missing(
+        p,
+        ty,
+        &format!("`{}` cannot be a `#[tool(blocking)]` type", type_text(ty)),
+        &[Bound::new(
+            "CLONE",
+            "NoClone",
+            "it is not `Clone`, and the blocking body runs on a thread of its own, with a clone \
+             of the tool"
+                .to_owned(),
+        )],
+        "Derive `Clone`, keeping a handle that is costly to clone (a client, a pool) in an `Arc`.",
+    )
 }
 
 /// The check of an argument type: one error, at the type, naming the bound it misses.

@@ -9,13 +9,15 @@ use crate::attr::segments;
 use crate::ctxt::Ctxt;
 
 /// The options `#[tool(..)]` takes, in the order the "unknown option" message lists them.
-pub(crate) const KEYS: [&str; 3] = ["name", "description", "crate"];
+pub(crate) const KEYS: [&str; 4] = ["name", "description", "blocking", "crate"];
 
 /// The options of `#[tool(..)]`, each with its key for messages.
 #[derive(Default)]
 pub(crate) struct ToolAttr {
     pub(crate) name: Option<LitStr>,
     pub(crate) description: Option<LitStr>,
+    /// `blocking`: the synchronous body runs on a blocking thread; its keyword, for spans.
+    pub(crate) blocking: Option<Ident>,
     pub(crate) krate: Option<Path>,
 }
 
@@ -30,13 +32,16 @@ impl ToolAttr {
                 let hint = match key.as_str() {
                     "rename" => "; to name the tool, use `name = \"…\"`",
                     "doc" | "desc" | "about" => "; to describe the tool, use `description = \"…\"`",
+                    "sync" | "spawn_blocking" | "blocks" | "block" | "thread" => {
+                        "; to run a synchronous body on a blocking thread, use `blocking`"
+                    }
                     _ => "",
                 };
                 ctxt.error_spanned_by(
                     &segment.key,
                     format!(
                         "unknown option `{key}` for `#[tool]`: expected one of `name`, \
-                         `description`, `crate`{hint}"
+                         `description`, `blocking`, `crate`{hint}"
                     ),
                 );
                 continue;
@@ -49,6 +54,16 @@ impl ToolAttr {
                 continue;
             }
             seen.push(key.clone());
+            if key == "blocking" {
+                match segment.value {
+                    None => attr.blocking = Some(segment.key),
+                    Some(value) => ctxt.error_spanned_by(
+                        value,
+                        "`blocking` takes no value: write `#[tool(blocking)]`, or leave it out",
+                    ),
+                }
+                continue;
+            }
             let Some(value) = segment.value else {
                 let example = match key.as_str() {
                     "crate" => "crate = my_hookchain",

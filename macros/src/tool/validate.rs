@@ -1,5 +1,6 @@
 //! The rules of `#[tool]`: a description, a name providers accept, a signature whose parameters
-//! are named, owned arguments (and at most one `ToolContext`), and for a method, `&self`.
+//! are named, owned arguments (and at most one `ToolContext`, none in a `blocking` tool, which
+//! is not `async`), and for a method, `&self`.
 
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -18,6 +19,9 @@ pub(crate) struct ToolModel<'a> {
     /// The return type, when there is one.
     pub(crate) output: Option<&'a Type>,
     pub(crate) is_async: bool,
+    /// `#[tool(blocking)]`: the span of the keyword `blocking`. The function is then not
+    /// `async` and takes no `ToolContext`.
+    pub(crate) blocking: Option<Span>,
     /// The span of the function's name, where generated code about it is located.
     pub(crate) fn_span: Span,
 }
@@ -158,6 +162,14 @@ fn signature<'a>(
     if let Some(abi) = &sig.abi {
         ctxt.error_spanned_by(abi, "a tool cannot be an `extern` function");
     }
+    if let (Some(_), Some(asyncness)) = (&attr.blocking, &sig.asyncness) {
+        ctxt.error_spanned_by(
+            asyncness,
+            "`#[tool(blocking)]` runs a synchronous body on a blocking thread: drop `async` (the \
+             body is a plain `fn` that may block), or drop `blocking` (an `async fn` must not \
+             block its thread)",
+        );
+    }
     if !sig.generics.params.is_empty() || sig.generics.where_clause.is_some() {
         ctxt.error_spanned_by(
             &sig.generics,
@@ -197,6 +209,16 @@ fn signature<'a>(
             continue;
         }
         if is_context(&typed.ty) {
+            if attr.blocking.is_some() {
+                ctxt.error_spanned_by(
+                    &typed.ty,
+                    "a `#[tool(blocking)]` function cannot take a `ToolContext`: the context \
+                     borrows the run, and the body runs on a thread of its own; make the tool \
+                     an `async fn`, take what it needs of the context there, and run the \
+                     blocking part with `tokio::task::spawn_blocking`",
+                );
+                continue;
+            }
             if context.is_some() {
                 ctxt.error_spanned_by(
                     &typed.ty,
@@ -256,6 +278,7 @@ fn signature<'a>(
             syn::ReturnType::Default => None,
         },
         is_async: sig.asyncness.is_some(),
+        blocking: attr.blocking.as_ref().map(Ident::span),
         fn_span: sig.ident.span(),
     })
 }
