@@ -8,12 +8,17 @@
 //! - [`assert_no_dangling`]: every tool call in a history has exactly one result.
 //! - [`EffectTool`]: a tool whose runs are recorded (in memory or in a file), with their
 //!   idempotency keys; [`temp_dir`]: a fresh directory for one test.
+//! - The crash schedules' harness (features `sqlite` and `postgres`; `crash/mod.rs` tells
+//!   it): scenarios, a ledger, stores with clocks, workers stopped at a chosen await point,
+//!   the recovery and the property (`tests/crash_schedules.rs`).
 
 // Each test binary that declares `mod support;` uses only part of it.
 #![allow(dead_code)]
 
 mod approvals;
 mod clock;
+#[cfg(all(feature = "sqlite", feature = "postgres"))] // It crashes the database stores.
+mod crash;
 mod effects;
 mod polls;
 
@@ -21,6 +26,12 @@ mod polls;
 pub(crate) use approvals::approve_all;
 #[allow(unused_imports)] // Each test binary uses part of them.
 pub(crate) use clock::ManualClock;
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+#[allow(unused_imports)] // Each test binary uses part of them.
+pub(crate) use crash::{
+    App, Budget, Death, Finding, Journal, Kind, LEASE, Ledger, Outcome, Scenario, Schedule, Stores,
+    Tag, Tally, ThreadOf, Twist, Worker, first_worker, recover, run_schedule, scenarios,
+};
 #[allow(unused_imports)] // Each test binary uses part of them.
 pub(crate) use effects::{EffectTool, Effects, temp_dir};
 #[allow(unused_imports)] // Each test binary uses part of them.
