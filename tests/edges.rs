@@ -519,16 +519,17 @@ impl hookchain::Tool for Log {
     }
 }
 
-/// A sub-agent run again after its parent's worker died (in the middle of the child's run) has
-/// the same run id, so its tools get the same idempotency keys: a system that deduplicates by
-/// them catches the repeat. (Outside a runtime: the dropped parent releases nothing, as a
-/// worker that died.)
+/// A sub-agent run again after its parent's worker died in the middle of the child's run: the
+/// child has the same run id, so its tools get the same idempotency keys, and its steps are in
+/// the parent's store, so it goes on from its last completed call — its payment, once kept,
+/// does not run again; one in flight at the death runs again with its key. At every point of
+/// the first worker's run. (Outside a runtime: the dropped parent releases nothing, as a worker
+/// that died.)
 #[test]
-fn a_sub_agent_run_again_keeps_its_idempotency_keys() {
+fn a_sub_agent_run_again_never_runs_a_kept_call_again_and_keeps_its_keys() {
     futures::executor::block_on(async {
-        // The first poll count at which the first worker dies after the child paid (before its
-        // answer): found by trying each in turn.
-        for polls in 1..100 {
+        let mut kept_deaths = 0;
+        for polls in 1..200 {
             let clock = support::ManualClock::new();
             let store = Arc::new(InMemoryCheckpointer::new().with_clock(clock.clock()));
             let effects = Effects::memory();
@@ -537,13 +538,15 @@ fn a_sub_agent_run_again_keeps_its_idempotency_keys() {
             let mut running = thread.clone();
             let stopped =
                 support::stopped_after(polls, first.run_in(&mut running, "Pay INV-7")).await;
-            assert!(
-                stopped.is_none(),
-                "the run ended before the child paid and logged"
-            );
+            if stopped.is_some() {
+                assert!(kept_deaths > 0, "no death found the payment kept");
+                return;
+            }
             if effects.of("pay").is_empty() {
                 continue;
             }
+            let kept = holds(&store, "pay done").await;
+            kept_deaths += usize::from(kept);
             clock.advance(std::time::Duration::from_secs(31));
             let second = payer_team(&store, &effects, "second");
             let mut thread = thread;
@@ -554,12 +557,27 @@ fn a_sub_agent_run_again_keeps_its_idempotency_keys() {
                 .unwrap();
             assert_eq!(done.text().as_deref(), Some("Done."));
             let paid = effects.of("pay");
-            assert_eq!(paid.len(), 2, "{paid:?}");
-            assert_eq!(paid[0], paid[1], "the same idempotency key both times");
-            return;
+            if kept {
+                assert_eq!(paid.len(), 1, "kept at the death, run once: {paid:?}");
+            } else {
+                assert_eq!(paid.len(), 2, "in flight at the death: {paid:?}");
+                assert_eq!(paid[0], paid[1], "the same idempotency key both times");
+            }
         }
-        panic!("the first worker never died after the child paid");
+        panic!("the first worker's run never ended");
     });
+}
+
+/// Whether any key of `store` holds a checkpoint with `text` in it.
+async fn holds(store: &InMemoryCheckpointer, text: &str) -> bool {
+    for stored in store.list().await.unwrap() {
+        if let Some(Record::Checkpoint(checkpoint)) = store.get(&stored.key).await.unwrap()
+            && checkpoint.to_json().unwrap().contains(text)
+        {
+            return true;
+        }
+    }
+    false
 }
 
 /// A lead whose sub-agent (`accounts`) pays, then logs (a point where its worker can die), as

@@ -162,6 +162,9 @@ impl<S> Thread<S> {
         let Some(pause) = self.paused.take() else {
             return false;
         };
+        // The run given up ended: the next is another (and its pause, still in a store, no
+        // longer this thread's to resume).
+        self.runs = self.runs.saturating_add(1);
         crate::message::close_pending(&mut self.messages, pause.completed, |call| {
             format!(
                 "tool call `{}` was not executed: the run was abandoned while paused",

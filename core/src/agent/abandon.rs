@@ -16,8 +16,9 @@ impl<M, C> Agent<M, C> {
     /// the pause is running: [`CheckpointError::Claimed`](crate::interrupt::CheckpointError::Claimed)),
     /// or when the pause was answered and its run went on past it
     /// ([`ResumeError::Superseded`](crate::interrupt::ResumeError::Superseded): continue that
-    /// run from [`ResumeFrom::stored`](super::ResumeFrom::stored) instead — its completed calls
-    /// ran, and giving it up would record them as not run).
+    /// run from [`ResumeFrom::stored`](super::ResumeFrom::stored) instead) or to its end
+    /// ([`ResumeError::Ended`](crate::interrupt::ResumeError::Ended)) — its calls ran, and
+    /// giving it up would record them as not run.
     ///
     /// ```
     /// use hookchain::builtin::human_in_the_loop::{HumanInTheLoop, ToolPolicy};

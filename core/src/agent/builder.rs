@@ -1,6 +1,7 @@
 //! Builds an [`Agent`].
 
 use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::durable::{DEFAULT_LEASE, DEFAULT_RETENTION, Durable};
@@ -267,7 +268,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
         store: impl Checkpointer + 'static,
         durability: Durability,
     ) -> Self {
-        self.agent.durable = Durable::new(store, durability);
+        self.agent.durable = Durable::new(store, durability).map(Arc::new);
         self
     }
 
@@ -394,7 +395,7 @@ impl<M: Model, C: Middleware> AgentBuilder<M, C> {
 
     /// The agent, its checkpointer's leases set.
     fn finish(mut self) -> Agent<M, C> {
-        if let Some(durable) = &mut self.agent.durable {
+        if let Some(durable) = self.agent.durable.as_mut().and_then(Arc::get_mut) {
             durable.lease = self.leases.ttl;
             durable.retention = self.leases.retention;
         }

@@ -10,7 +10,8 @@ use crate::interrupt::Checkpoint;
 use crate::interrupt::{
     CheckpointError, Checkpointer, Claim, DynCheckpointer, Lease, Record, ResumeError, Tombstone,
 };
-use crate::pause::Held;
+use crate::model::Usage;
+use crate::pause::{Held, LastState};
 
 use super::leased::Renewing;
 
@@ -64,7 +65,7 @@ pub(super) const DEFAULT_RETENTION: Duration = Duration::from_secs(24 * 60 * 60)
 
 /// An agent's checkpointer and its durability (`Pauses` or `EveryStep`: an agent that keeps
 /// nothing has none).
-pub(super) struct Durable {
+pub(crate) struct Durable {
     store: Arc<dyn DynCheckpointer>,
     mode: Durability,
     /// The keys of dropped runs being let go, in tasks of their own.
@@ -107,11 +108,49 @@ impl Durable {
                 .is_some_and(|held| held.resumed_from.is_some())
     }
 
+    /// Claims `key` for `worker` — in a task of its own when there is a tokio runtime, so that
+    /// a caller dropped while the claim is in flight (its run's future dropped: a client gone,
+    /// a timeout) does not leave the key held until the lease expires: the claim lands all the
+    /// same (a statement sent runs), and the task lets the key go once it is granted.
+    /// [`settled`](Self::settled) waits for such claims too.
+    async fn claim_key(&self, key: &str, worker: &str) -> Result<Claim, CheckpointError> {
+        #[cfg(feature = "tokio")]
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let store = Arc::clone(&self.store);
+            let (owned_key, owned_worker, ttl) = (key.to_owned(), worker.to_owned(), self.lease);
+            let pending = Releasing::start(&self.releasing);
+            let (answer, claimed) = tokio::sync::oneshot::channel();
+            runtime.spawn(async move {
+                let _pending = pending;
+                let claim = DynCheckpointer::dyn_claim(&*store, &owned_key, &owned_worker, ttl).await;
+                if let Err(Ok(Claim::Granted { lease, .. })) = answer.send(claim) {
+                    // The claimer is gone: nothing runs under this lease.
+                    if let Err(error) = DynCheckpointer::dyn_release(&*store, &owned_key, &lease).await {
+                        tracing::warn!(key = %owned_key, error = %crate::error::Report(&error), "a dropped run's claim could not be let go (its lease will expire)");
+                    }
+                }
+            });
+            let mut waiting = ClaimWait {
+                answer: claimed,
+                store: Arc::clone(&self.store),
+                releasing: Arc::clone(&self.releasing),
+                key: key.to_owned(),
+            };
+            return (&mut waiting.answer).await.unwrap_or_else(|_| {
+                Err(CheckpointError::Store {
+                    what: "claim",
+                    source: "the claim's task stopped (its runtime is shutting down)".into(),
+                })
+            });
+        }
+        DynCheckpointer::dyn_claim(&*self.store, key, worker, self.lease).await
+    }
+
     /// A new run takes `key` for `worker`: refused while another run holds it. What the key
     /// held (a thread's earlier run's tombstone or pause) is replaced by the run's first write,
     /// and left as it was by a run that writes nothing.
     pub(super) async fn begin(&self, key: &str, worker: &str) -> Result<Held, Error> {
-        match DynCheckpointer::dyn_claim(&*self.store, key, worker, self.lease).await? {
+        match self.claim_key(key, worker).await? {
             // What does not read is something too: never removed by a run that wrote nothing.
             Claim::Granted { lease, record } => {
                 Ok(Held::new(key, lease, !matches!(record, Ok(None))))
@@ -170,11 +209,10 @@ impl Durable {
         worker: &str,
         given: Option<&str>,
     ) -> Result<(Held, Option<Checkpoint>), Error> {
-        let (lease, record) =
-            match DynCheckpointer::dyn_claim(&*self.store, key, worker, self.lease).await? {
-                Claim::Granted { lease, record } => (lease, record),
-                Claim::Busy { holder, .. } => return Err(busy(key, holder)),
-            };
+        let (lease, record) = match self.claim_key(key, worker).await? {
+            Claim::Granted { lease, record } => (lease, record),
+            Claim::Busy { holder, .. } => return Err(busy(key, holder)),
+        };
         let mut held = Held::new(key, lease, !matches!(record, Ok(None)));
         let refused: Error = match record {
             Ok(None) => return Ok((held, None)),
@@ -195,24 +233,33 @@ impl Durable {
 
     /// Gives up the pause `checkpoint` stored under `key`: claims the key for `worker` and
     /// ends it with a tombstone `abandoned`. Refused (the key let go again) when another run
-    /// holds the key, or when the store holds a later checkpoint of the run (the pause was
-    /// answered and its run went on). A key whose run ended, or that holds nothing, is let go
-    /// as it was: there is nothing left to resume.
+    /// holds the key, or when the pause was answered and its run went on (the store holds a
+    /// later checkpoint of the run, or its end). A key that holds nothing is let go as it was:
+    /// there is nothing left to resume.
     pub(super) async fn abandon(
         &self,
         key: &str,
         worker: &str,
         checkpoint: &str,
     ) -> Result<(), Error> {
-        let (lease, record) =
-            match DynCheckpointer::dyn_claim(&*self.store, key, worker, self.lease).await? {
-                Claim::Granted { lease, record } => (lease, record),
-                Claim::Busy { holder, .. } => return Err(busy(key, holder)),
-            };
+        let (lease, record) = match self.claim_key(key, worker).await? {
+            Claim::Granted { lease, record } => (lease, record),
+            Claim::Busy { holder, .. } => return Err(busy(key, holder)),
+        };
         let stored = match record {
             Ok(Some(Record::Checkpoint(stored))) => stored,
-            // Ended, nothing, or what does not read: nothing resumes from it.
-            Ok(_) | Err(_) => {
+            // The pause was answered and its run went on to its end (the thread was not told):
+            // its calls ran, and giving the pause up would record them as not run.
+            Ok(Some(Record::Ended(tombstone))) => {
+                self.release(key, &lease).await;
+                return Err(ResumeError::Ended {
+                    checkpoint: Some(checkpoint.to_owned()),
+                    tombstone: Box::new(tombstone),
+                }
+                .into());
+            }
+            // Nothing, or what does not read: nothing resumes from it.
+            Ok(None) | Err(_) => {
                 self.release(key, &lease).await;
                 return Ok(());
             }
@@ -252,24 +299,37 @@ impl Durable {
     }
 
     /// The run ended `how` at `now`: a tombstone if it ever stored a checkpoint (a replay of
-    /// one is refused while the tombstone is kept), else the key goes.
+    /// one is refused while the tombstone is kept), keeping `last` (the run's history and
+    /// state at its end), else the key goes.
     pub(super) async fn ended(
         &self,
         held: &Held,
         cx: &Context,
         how: &str,
         stored: bool,
+        last: Option<Checkpoint>,
     ) -> Result<(), CheckpointError> {
         let tombstone = stored.then(|| {
-            let last = held.resumed_from.clone().unwrap_or_default();
-            Tombstone::new(
+            let from = held.resumed_from.clone().unwrap_or_default();
+            let tombstone = Tombstone::new(
                 &cx.run_id,
-                last,
+                from,
                 how,
                 held.lease.worker(),
                 SystemTime::now(),
                 self.retention,
-            )
+            );
+            match last {
+                Some(checkpoint) => tombstone.keeping(LastState {
+                    checkpoint,
+                    stop_reason: cx.stop_reason,
+                    charged_from: cx
+                        .ledger
+                        .as_ref()
+                        .map_or(Usage::default(), |ledger| ledger.run_before),
+                }),
+                None => tombstone,
+            }
         });
         DynCheckpointer::dyn_end(&*self.store, &held.key, &held.lease, tombstone.as_ref()).await
     }
@@ -363,6 +423,13 @@ async fn renew(
         if watch.settling() {
             break;
         }
+        if watch.expired() {
+            tracing::warn!(
+                key,
+                "the run's lease ran out before it was renewed: it stops"
+            );
+            return CheckpointError::LeaseLost { key }.into();
+        }
         let renewed = DynCheckpointer::dyn_renew(&*store, &key, &lease).await;
         if watch.settling() {
             // The run wrote its end meanwhile (which ends or frees the lease): whatever the
@@ -419,6 +486,32 @@ impl std::future::Future for Renewal {
 impl Drop for Renewal {
     fn drop(&mut self) {
         self.task.abort();
+    }
+}
+
+/// A claim in flight in a task of its own ([`Durable::claim_key`]), from the side of the run
+/// that waits for it: dropped with the claim granted and not taken (the run's future dropped
+/// while the answer waited in the channel), it lets the key go. (Dropped before the answer
+/// came, the task lets it go: its answer finds no one.)
+#[cfg(feature = "tokio")]
+struct ClaimWait {
+    answer: tokio::sync::oneshot::Receiver<Result<Claim, CheckpointError>>,
+    store: Arc<dyn DynCheckpointer>,
+    releasing: Arc<Releasing>,
+    key: String,
+}
+
+#[cfg(feature = "tokio")]
+impl Drop for ClaimWait {
+    fn drop(&mut self) {
+        if let Ok(Ok(Claim::Granted { lease, .. })) = self.answer.try_recv() {
+            drop(ReleaseOnDrop {
+                store: Some(Arc::clone(&self.store)),
+                releasing: Arc::clone(&self.releasing),
+                key: std::mem::take(&mut self.key),
+                lease,
+            });
+        }
     }
 }
 

@@ -9,11 +9,11 @@ use tracing::Instrument;
 use tracing::instrument::Instrumented;
 
 use super::carry_over::carry_thread_state;
-use super::durable::{self, ReleaseOnDrop};
+use super::durable::{self, Durable, ReleaseOnDrop};
 use super::leased::{Leased, Renewing};
 use super::run_loop::{Ending, Entry, States};
 use super::{Agent, EndReason, IntoRunInput, PauseMark, RunInput, RunOutput, Thread, ThreadError};
-use crate::context::{ChildRunId, Context, Ledger, RunContext};
+use crate::context::{ChildRunId, Context, Ledger, ParentStore, RunContext};
 use crate::error::Error;
 use crate::interrupt::{CheckpointError, Members, ResumeError};
 use crate::message::{HistoryError, Message, check_editable, close_interior};
@@ -52,20 +52,51 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// [`run`](Self::run), with `run_context` given to the run.
     pub(super) async fn run_with(
         &self,
-        run_context: RunContext,
+        mut run_context: RunContext,
         events: Option<Arc<EventQueue>>,
         RunInput(messages): RunInput,
     ) -> Result<RunOutput, Error> {
-        let mut cx = Context::new(messages).with_run_context(run_context);
         // A sub-agent's run: its id is its parent call's idempotency key (the same when the
-        // parent's call runs again), and no run it starts inherits it.
-        if let Some(child) = cx.run_context.take::<ChildRunId>() {
-            cx.run_id = child.0.clone();
+        // parent's call runs again), and no run it starts inherits it. (Boxed: a run that is
+        // not a child's keeps its future as small as it was.)
+        if let Some(child) = run_context.take::<ChildRunId>() {
+            let run_id = child.0.clone();
+            return Box::pin(self.run_as_child(run_context, events, run_id, messages)).await;
+        }
+        // (Only a child's run, started or resumed, takes its parent's store.)
+        run_context.take::<ParentStore>();
+        self.start_run(run_context, events, None, messages, None)
+            .await
+    }
+
+    /// A new run on `messages`, under `run_id` if given (else a fresh one), holding `held` (its
+    /// key, taken already in that store), else taking its key if the agent keeps its runs.
+    pub(super) async fn start_run(
+        &self,
+        run_context: RunContext,
+        events: Option<Arc<EventQueue>>,
+        run_id: Option<String>,
+        messages: Vec<Message>,
+        held: Option<(Arc<Durable>, Held)>,
+    ) -> Result<RunOutput, Error> {
+        let mut cx = Context::new(messages).with_run_context(run_context);
+        if let Some(run_id) = run_id {
+            cx.run_id = run_id;
         }
         cx.events = events.map(RunEvents::boxed);
-        prepare_input(&mut cx.messages)?;
+        let prepared = prepare_input(&mut cx.messages);
+        if let (Err(_), Some((durable, held))) = (&prepared, &held) {
+            Box::pin(durable.release(&held.key, &held.lease)).await;
+        }
+        prepared?;
         let mut state = States::<C>::fresh(C::ThreadState::default());
-        let held = self.begin(&cx).await?;
+        let held = match held {
+            Some((durable, held)) => {
+                cx.durable = Some(durable);
+                Some(held)
+            }
+            None => self.begin(&cx).await?,
+        };
         let ending = self.go_held(&mut cx, &mut state, Entry::Start, held).await;
         finish(cx, ending)
     }
@@ -199,7 +230,10 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         entry: Entry,
         held: Option<Held>,
     ) -> Instrumented<Leased<'s, impl Future<Output = Result<Ending, Error>> + 's>> {
-        let lease = match (&self.durable, held) {
+        if held.is_some() && cx.durable.is_none() {
+            cx.durable.clone_from(&self.durable);
+        }
+        let lease = match (cx.durable.clone(), held) {
             (Some(durable), Some(held)) => {
                 let renewing: Renewing<'s> = durable.keep_renewed(&held);
                 let release = durable.guard(&held);

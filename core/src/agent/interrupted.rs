@@ -94,17 +94,29 @@ impl<M, C> Agent<M, C> {
     /// ([`Checkpoint::saved_value`]), for a service that shows a paused conversation again (a
     /// page reloaded) or reads back what it saved before it resumes.
     ///
-    /// `None` when the thread is not paused, when the agent has no checkpointer, or when the
-    /// store holds something else under the thread's key (a resume of the pause would then be
-    /// refused too).
+    /// Also a pause of the thread's current run that the thread was never told of (its
+    /// worker died after storing it, before the thread was kept): it is answered the same way,
+    /// from the store.
+    ///
+    /// `None` when the thread has no such pause, when the agent has no checkpointer, or when
+    /// the store holds something else under the thread's key (a resume of the pause would then
+    /// be refused too).
     pub async fn paused_run<S>(&self, thread: &Thread<S>) -> Result<Option<Checkpoint>, Error> {
-        let (Some(durable), Some(pause)) = (&self.durable, &thread.paused) else {
+        let Some(durable) = &self.durable else {
             return Ok(None);
         };
         let Some(Record::Checkpoint(checkpoint)) = durable.stored(thread.id.as_str()).await? else {
             return Ok(None);
         };
-        let waited_on = checkpoint.is_pause() && checkpoint.id == pause.checkpoint;
+        let waited_on = checkpoint.is_pause()
+            && match &thread.paused {
+                Some(pause) => checkpoint.id == pause.checkpoint,
+                // Not told of it: the thread's current run's, the thread as before it.
+                None => {
+                    checkpoint.thread.as_ref() == Some(&thread.id)
+                        && checkpoint.counters.runs == thread.runs
+                }
+            };
         Ok(waited_on.then_some(*checkpoint))
     }
 

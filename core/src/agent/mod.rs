@@ -39,6 +39,7 @@ mod abandon;
 mod builder;
 mod call_tool;
 mod carry_over;
+mod child_run;
 mod durable;
 mod entry;
 mod in_store;
@@ -55,13 +56,14 @@ mod signing;
 mod step;
 mod stream;
 mod thread_stream;
+mod told_late;
 mod with_context;
 
 pub use crate::config::AgentBuildError;
 pub(crate) use crate::pause::Held;
 pub use builder::{AgentBuilder, WithoutChain};
 pub use durable::Durability;
-use durable::Durable;
+pub(crate) use durable::Durable;
 
 use crate::interrupt::Members;
 pub(crate) use crate::run::RunEvents;
@@ -125,7 +127,7 @@ pub struct Agent<M, C = ()> {
     /// The keys it signs its checkpoints with, and resumes only checkpoints they signed.
     signing: signing::Signing,
     /// Where its runs are kept, and how much of them.
-    durable: Option<Durable>,
+    durable: Option<Arc<Durable>>,
     /// Its name as a worker of its checkpointer.
     worker: Arc<str>,
     /// The chain's members as checkpoints and threads record them (made once, shared).

@@ -100,11 +100,18 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// [`resume`](Self::resume), with `run_context` given to the resumed run.
     pub(super) async fn resume_with(
         &self,
-        run_context: RunContext,
+        mut run_context: RunContext,
         events: Option<Arc<EventQueue>>,
         from: ResumeFrom,
         answers: impl IntoIterator<Item = (InterruptId, serde_json::Value)>,
     ) -> Result<RunOutput, Error> {
+        // A sub-agent's run, kept in its parent's store: it goes on from what the store holds.
+        if let Some(parents) = self.parents_store(&mut run_context) {
+            let from = self.admit(from)?;
+            let answers = answers.into_iter().collect();
+            return Box::pin(self.resume_as_child(run_context, events, parents, from, answers))
+                .await;
+        }
         let (checkpoint, held) = self.take(from).await?;
         let restored = match &checkpoint.thread {
             Some(thread) => Err(ResumeError::ThreadCheckpoint {
@@ -125,7 +132,13 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// already resumed, is refused before anything runs.
     ///
     /// With a checkpointer, `from` is resumed as [`resume`](Self::resume) says (the thread's id
-    /// is its key).
+    /// is its key). The thread as the application saved it is enough to recover whatever its
+    /// worker left: `ResumeFrom::stored` goes on from the run's latest step or pause, even one
+    /// the thread never heard of (its worker died after storing it) — and, with no answers, a
+    /// run whose worker died after storing its *end* hands that end back (the run's history
+    /// and state, kept with its [`Tombstone`](crate::interrupt::Tombstone); nothing runs).
+    /// Answers to a pause of a run that ended are refused ([`ResumeError::Ended`]), as is a
+    /// thread that had already counted the run as ended.
     pub async fn resume_in(
         &self,
         thread: &mut Thread<C::ThreadState>,
@@ -154,7 +167,17 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             }
             .into());
         }
-        let (checkpoint, held) = self.take(from).await?;
+        let mut answers = answers.into_iter().peekable();
+        // A recovery: whatever the store holds of the thread's run, no answer given.
+        let recovery = matches!(from, ResumeFrom::Stored(_)) && answers.peek().is_none();
+        let (checkpoint, held) = match self.take(from).await {
+            Ok(taken) => taken,
+            // The run ended, maybe with the thread never told (its worker died after writing
+            // the end): its end, kept with its tombstone, is the thread's. An answer to a
+            // pause of an ended run is refused, though: a duplicated approval is not heard.
+            Err(refused) if recovery => return self.end_told_late(run_context, thread, refused),
+            Err(refused) => return Err(refused),
+        };
         let restored = waits_on(thread, &checkpoint, held.is_some())
             .and_then(|()| self.restore(run_context, checkpoint, answers));
         let (mut cx, mut state, position) = self.refused_lets_go(restored, held.as_ref()).await?;
@@ -320,8 +343,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
 /// started. A checkpoint its store holds (`stored`) is the run's latest, whatever the thread
 /// last heard of it — a resume whose client went away before the thread was kept left the
 /// thread at the older pause — so it resumes while the thread has not moved on since the run
-/// started; a stored pause, though, only while the thread is paused (a thread that gave its
-/// pause up answers none).
+/// started (a thread that gave its pause up has: it counts the run as ended).
 pub(super) fn waits_on<S>(
     thread: &Thread<S>,
     checkpoint: &Checkpoint,
@@ -339,15 +361,16 @@ pub(super) fn waits_on<S>(
         .paused
         .as_ref()
         .is_some_and(|pause| pause.checkpoint == checkpoint.id);
-    let waits = if checkpoint.is_pause() {
-        // A pause resumes only on a thread that waits on it — or, stored, on a thread that
-        // waits on an earlier pause of the same run (the resume that got to this one was not
-        // kept in it) — never on a thread that gave its pause up, or never saw one.
-        waits_on_pause || (stored && thread.paused.is_some() && same_run)
+    let waits = if stored {
+        // The store's checkpoint is the run's latest, whatever the thread last heard of it (a
+        // pause whose worker died before the thread was told; a resume whose client went
+        // away): it goes on while the thread has not moved on since the run started. A thread
+        // that gave its pause up has (`Thread::abandon_pause` counts the run as ended).
+        same_run
+    } else if checkpoint.is_pause() {
+        waits_on_pause
     } else {
-        // A run in progress (stored after a step) goes on in the thread it started from: the
-        // thread as it was before the run (its pause, if the run resumed one, still marked).
-        same_run && (stored || thread.paused.is_none())
+        same_run && thread.paused.is_none()
     };
     if waits {
         Ok(())

@@ -262,7 +262,10 @@ impl<M: Model, C: Middleware> Agent<M, C> {
 /// outcome was lost; a duplicated answer). Whatever the store holds — a step, or a later pause,
 /// whose own interrupts are numbered as the pause before its count — they are never an error
 /// (a retried answer must not end the run). Whether any was dropped.
-fn drop_answers_to_earlier_pauses(checkpoint: &Checkpoint, answers: &mut Answers) -> bool {
+pub(super) fn drop_answers_to_earlier_pauses(
+    checkpoint: &Checkpoint,
+    answers: &mut Answers,
+) -> bool {
     let passed = checkpoint.counters.pauses;
     // The interrupts of a stored pause are numbered with the count before it.
     let current = if checkpoint.is_pause() {
@@ -277,7 +280,7 @@ fn drop_answers_to_earlier_pauses(checkpoint: &Checkpoint, answers: &mut Answers
 
 impl RunOutput {
     /// The output of a paused run, read from its checkpoint (nothing ran).
-    fn paused(checkpoint: Checkpoint) -> Self {
+    pub(super) fn paused(checkpoint: Checkpoint) -> Self {
         let counters = checkpoint.counters;
         RunOutput {
             messages: checkpoint.messages.clone(),

@@ -18,7 +18,7 @@ use crate::model::Usage;
 use crate::shared::Shared;
 
 pub use principal::{MAX_PRINCIPAL_LEN, Principal, PrincipalError};
-pub(crate) use run_context::ChildRunId;
+pub(crate) use run_context::{ChildRunId, ParentStore};
 pub use run_context::{RunContext, SavedValueError};
 pub use tool::CallFrame;
 pub(crate) use tool::LayerAnswer;
@@ -59,6 +59,9 @@ pub struct Context {
     pub(crate) events: Option<Box<crate::run::RunEvents>>,
     /// The run's hold on its key in the agent's checkpointer, if the agent keeps its runs.
     pub(crate) held: Option<Box<crate::pause::Held>>,
+    /// The store the run is kept in while it holds its key: its agent's, or, for a sub-agent
+    /// without one, its parent's.
+    pub(crate) durable: Option<std::sync::Arc<crate::agent::Durable>>,
     /// The store's error after the run ended, for its output.
     pub(crate) cleanup_error: Option<crate::run::CleanupError>,
     /// How the last answer this run kept ended (for its output).
@@ -391,6 +394,7 @@ impl Context {
             running: None,
             events: None,
             held: None,
+            durable: None,
             cleanup_error: None,
             stop_reason: None,
             stepping: Stepping::Off,

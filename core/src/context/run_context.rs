@@ -266,6 +266,12 @@ struct KeepSteps;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ChildRunId(pub(crate) String);
 
+/// The store a sub-agent without one of its own keeps its runs in: its parent's, given by the
+/// parent's tool call in the child's run context and taken out when the child's run starts or
+/// resumes (no run the child's tools start inherits it).
+#[derive(Debug, Clone)]
+pub(crate) struct ParentStore(pub(crate) Arc<crate::agent::Durable>);
+
 impl fmt::Debug for RunContext {
     /// Lists the types of the typed values (they need not be `Debug`) and the saved values.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

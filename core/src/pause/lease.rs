@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use super::{Checkpoint, CheckpointError};
+use crate::model::{StopReason, Usage};
 
 /// The right of one worker to write one key of a [`Checkpointer`](super::Checkpointer), until
 /// [`expires_at`](Self::expires_at) unless renewed.
@@ -60,7 +61,9 @@ impl Lease {
         self.ttl
     }
 
-    /// When it expires unless renewed (by the store's clock, as last heard).
+    /// When it expires unless renewed, by this worker's clock: a store that judges leases by
+    /// a clock of its own (Postgres, by the database's) gives it as the time left when last
+    /// heard, added to the worker's clock then.
     #[must_use]
     pub fn expires_at(&self) -> SystemTime {
         self.expires_at
@@ -107,7 +110,7 @@ pub enum Record {
 /// What is left of a stored run that ended, under its key for a retention period: a replayed
 /// or duplicated resume of it is refused with [`ResumeError::Ended`](super::ResumeError::Ended)
 /// naming this, never run again.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Tombstone {
     /// The run that ended.
@@ -124,6 +127,28 @@ pub struct Tombstone {
     pub ended_at: u64,
     /// Until when the store keeps it, in milliseconds since the Unix epoch.
     pub keep_until: u64,
+    /// The run's history and state at its end, kept with the tombstone of a run that stored
+    /// its steps: a worker can die after writing the end and before its caller heard of it,
+    /// and the caller gets the run's end from here rather than never hearing of it — a thread
+    /// as it was saved before the run ([`Agent::resume_in`](crate::Agent::resume_in) from
+    /// [`ResumeFrom::stored`](crate::ResumeFrom::stored), no answers), a sub-agent's call run
+    /// again. (So a tombstone is about as large as the run's last checkpoint.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) last: Option<Box<LastState>>,
+}
+
+/// A run's history and state at its end, kept with its [`Tombstone`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct LastState {
+    /// The run at its end, as a step checkpoint.
+    pub(crate) checkpoint: Checkpoint,
+    /// How the run's last answer ended, as the provider said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) stop_reason: Option<StopReason>,
+    /// What the run had spent when its thread last heard of it (its start, or the pause it
+    /// resumed from): the thread's ledger is charged from there.
+    #[serde(default)]
+    pub(crate) charged_from: Usage,
 }
 
 impl Tombstone {
@@ -147,7 +172,14 @@ impl Tombstone {
             ended_at,
             keep_until: ended_at
                 .saturating_add(u64::try_from(retention.as_millis()).unwrap_or(u64::MAX)),
+            last: None,
         }
+    }
+
+    /// The tombstone, keeping the run's history and state at its end.
+    pub(crate) fn keeping(mut self, last: LastState) -> Self {
+        self.last = Some(Box::new(last));
+        self
     }
 
     /// Whether the store still keeps it at `now`.

@@ -87,6 +87,14 @@ impl LeaseWatch {
         true
     }
 
+    /// Whether the whole lease passed since the store last granted or renewed it (its renewals
+    /// were held up: a frozen process, a starved runtime): another worker may have taken the
+    /// key by now, and a run that finds it so stops rather than renew it late.
+    #[cfg(feature = "tokio")]
+    pub(crate) fn expired(&self) -> bool {
+        crate::lock::lock(&self.heard).elapsed() >= self.ttl
+    }
+
     /// A tool call was kept from starting for want of lease: the run stops after its step.
     pub(crate) fn ran_short_now(&self) {
         self.ran_short.store(true, Ordering::Release);

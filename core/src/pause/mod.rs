@@ -34,6 +34,7 @@ pub(crate) use counters::Counters;
 pub use dyn_checkpointer::{BoxFuture, DynCheckpointer};
 pub use file_checkpointer::FileCheckpointer;
 pub(crate) use held::Held;
+pub(crate) use lease::LastState;
 pub use lease::{Claim, Clock, Lease, Record, Tombstone, from_millis, millis};
 pub(crate) use lease_watch::LeaseWatch;
 pub(crate) use members::{Matching, Members};

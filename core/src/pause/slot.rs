@@ -17,7 +17,7 @@ use super::{Checkpoint, CheckpointError, Checkpointer, Claim, Lease, Record, Sto
 ///
 /// A slot is read and written as it is stored: the checkpoint as the JSON text
 /// [`Checkpoint::to_json`] wrote (decoded only when handed out), the tombstone as itself.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
 pub struct Slot {
     /// The checkpoint's JSON, if the key holds one.

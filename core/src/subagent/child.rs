@@ -1,12 +1,14 @@
 //! A child agent's run inside a tool call of its parent: started or resumed, streamed when the
 //! parent is, its usage counted in the parent's, its pause the parent's interrupt.
 
+use std::sync::Arc;
+
 use futures::StreamExt;
 
 use super::depth::Depth;
 use super::pause::{ChildAnswers, SubAgentPause};
 use crate::agent::{Agent, AgentEvent, EndReason, ResumeFrom, RunInput, RunOutput, SubAgentEvent};
-use crate::context::{ChildRunId, RunContext, ToolContext};
+use crate::context::{ChildRunId, ParentStore, RunContext, ToolContext};
 use crate::error::Error;
 use crate::interrupt::{Answer, Checkpoint, InterruptId};
 use crate::middleware::Middleware;
@@ -60,6 +62,11 @@ impl<M: Model + 'static, C: Middleware + 'static> Child<'_, M, C> {
             RunContext::new()
         };
         run_context.insert(Depth(depth));
+        // A child without a store of its own keeps its runs in its parent's: run again after
+        // the parent's worker died, it goes on from its last completed call.
+        if let Some(durable) = &cx.run().durable {
+            run_context.insert(ParentStore(Arc::clone(durable)));
+        }
         let start = match (cx.resume_value(), cx.interrupt_payload()) {
             (Some(answer), Some(asked)) => {
                 let pause = SubAgentPause::from_payload(asked).ok_or_else(|| {

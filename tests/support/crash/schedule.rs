@@ -8,10 +8,13 @@
 //!
 //! 1. `Agent::interrupted_run(&thread)`: a run in progress whose worker died → `resume_in(thread,
 //!    ResumeFrom::stored(key), [])`;
-//! 2. else `Agent::paused_run(&thread)`: the pause the thread waits on → `resume_in(thread,
-//!    ResumeFrom::stored(key), answers)`, answered as a person would;
-//! 3. else what the store holds: a tombstone → the run is over; nothing → the request is sent
-//!    again (`run_in` with the input); a checkpoint neither call recognises → an *orphan*
+//! 2. else `Agent::paused_run(&thread)`: the pause the thread waits on (or one of its current
+//!    run it never heard of) → `resume_in(thread, ResumeFrom::stored(key), answers)`, answered
+//!    as a person would;
+//! 3. else what the store holds: a tombstone → `resume_in(thread, ResumeFrom::stored(key), [])`
+//!    once, which hands back an end the thread never heard of (its worker died after writing
+//!    it), and is refused (`ResumeError::Ended`) when the thread had; nothing → the request is
+//!    sent again (`run_in` with the input); a checkpoint neither call recognises → an *orphan*
 //!    (noted as a finding), and the request is sent again, as a service that cannot resume
 //!    does.
 //!
@@ -22,6 +25,7 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use hookchain::builtin::human_in_the_loop::ApprovalResponse;
+use hookchain::interrupt::ResumeError;
 use hookchain::interrupt::{CheckpointError, Checkpointer, Claim, DynCheckpointer, Record};
 use hookchain::prelude::*;
 use hookchain::subagent::SubAgentPause;
@@ -218,6 +222,8 @@ pub(crate) struct App<T> {
     pub(crate) orphans: Vec<String>,
     /// How many calls of the agent returned (the leg a death falls in).
     pub(crate) legs: usize,
+    /// Whether recovery asked the store for a run's end the thread never heard of.
+    pub(crate) recovered_end: bool,
 }
 
 /// What the application does next after a call returned.
@@ -283,6 +289,7 @@ impl<T> App<T> {
             findings: Vec::new(),
             orphans: Vec::new(),
             legs: 0,
+            recovered_end: false,
         }
     }
 }
@@ -514,6 +521,12 @@ pub(crate) async fn recover<S: Scenario>(
         };
         match app.absorb(result, working, &format!("recovering worker w{generation}")) {
             Next::Answer(_) | Next::Done => {}
+            // The run is over, and the thread had heard of its end (it was abandoned).
+            Next::Failed(Error::Resume(refusal))
+                if app.recovered_end && matches!(*refusal, ResumeError::Ended { .. }) =>
+            {
+                break;
+            }
             Next::Failed(error) if claimed(&error) => stores.pass_the_leases(),
             Next::Failed(error) => {
                 app.errors.push(format!(
@@ -591,6 +604,12 @@ async fn next_act<M: Model, C: Middleware, S: Clone>(
     }
     let (record, _) = stores.settled_record(key).await;
     Ok(match record {
+        // Over — and if the thread never heard of its end (its worker died after writing it),
+        // a stored resume with no answers hands the end back; refused otherwise.
+        Some(Record::Ended(_)) if app.finished == 0 && !app.recovered_end => {
+            app.recovered_end = true;
+            Some(Act::Resume(ResumeFrom::stored(key), Vec::new()))
+        }
         Some(Record::Ended(_)) => None,
         None => Some(Act::Start),
         Some(Record::Checkpoint(checkpoint)) => {

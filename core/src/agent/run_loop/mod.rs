@@ -242,8 +242,11 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 }
             }
         };
-        let ending = match &self.durable {
-            Some(durable) => Box::pin(settle(durable, cx, ending)).await,
+        let ending = match cx.durable.clone() {
+            Some(durable) => {
+                let last = self.last_state(cx, state, &ending);
+                Box::pin(settle(&durable, cx, ending, last)).await
+            }
             None => ending,
         };
         // The run's span is the current one (`go` instruments this future with it).

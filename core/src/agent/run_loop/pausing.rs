@@ -18,9 +18,46 @@ use crate::shared::Shared;
 impl<M: Model, C: Middleware> Agent<M, C> {
     /// Whether the run in `cx` keeps a checkpoint after every step.
     pub(super) fn keeps_steps(&self, cx: &Context) -> bool {
-        self.durable
+        cx.durable
             .as_ref()
             .is_some_and(|durable| durable.keeps_steps(cx))
+    }
+
+    /// The run's history and state at its end, for its tombstone: kept for a run that stores
+    /// its steps, whose worker could die after writing the end and before its caller heard of
+    /// it (see [`Tombstone`](crate::interrupt::Tombstone)). `None` for any other run — and
+    /// when the state does not encode: the tombstone goes without it.
+    pub(super) fn last_state(
+        &self,
+        cx: &Context,
+        state: &States<C>,
+        ending: &Result<Ending, Error>,
+    ) -> Option<Checkpoint> {
+        let ended = matches!(
+            ending,
+            Ok(Ending::Finished | Ending::Jumped | Ending::Cancelled)
+        );
+        if !ended || cx.held.is_none() || !self.keeps_steps(cx) {
+            return None;
+        }
+        let id = format!("{}:end", cx.run_id);
+        let position = Position::Step;
+        checkpoint(
+            cx,
+            state,
+            &self.members,
+            id,
+            cx.counters,
+            position,
+            Vec::new(),
+        )
+        .inspect_err(|error| {
+            tracing::warn!(
+                error = %crate::error::Report(error),
+                "the run's last state is not kept with its tombstone"
+            );
+        })
+        .ok()
     }
 
     /// Writes the checkpoint of the run in progress at `position` to the agent's store.
@@ -30,7 +67,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         state: &States<C>,
         position: Position,
     ) -> Result<(), Error> {
-        let (Some(durable), Some(held)) = (&self.durable, cx.held.as_deref()) else {
+        let (Some(durable), Some(held)) = (cx.durable.as_deref(), cx.held.as_deref()) else {
             return Ok(());
         };
         let id = format!("{}:step{}", cx.run_id, cx.counters.step);

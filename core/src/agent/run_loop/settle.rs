@@ -7,16 +7,18 @@ use crate::agent::CleanupError;
 use crate::agent::durable::Durable;
 use crate::context::Context;
 use crate::error::Error;
-use crate::interrupt::CheckpointError;
+use crate::interrupt::{Checkpoint, CheckpointError};
 
 /// Writes how the run ended to the agent's store: a pause's checkpoint (its key freed for the
 /// answers), or the run's end (a tombstone, if it stored anything). A failed run's key is
 /// released (its last checkpoint kept for a worker to resume), unless it was lost already. A
 /// run that ended keeps its output when the store fails after it: the error goes beside it.
+/// `last`, the run's history and state at its end, goes with its tombstone.
 pub(super) async fn settle(
     durable: &Durable,
     cx: &mut Context,
     ending: Result<Ending, Error>,
+    last: Option<Checkpoint>,
 ) -> Result<Ending, Error> {
     let Some(held) = cx.held.as_deref() else {
         return ending;
@@ -47,7 +49,7 @@ pub(super) async fn settle(
                 durable.release(&held.key, &held.lease).await;
                 return Ok(ending);
             }
-            if let Err(error) = durable.ended(held, cx, how, stored).await {
+            if let Err(error) = durable.ended(held, cx, how, stored, last).await {
                 tracing::warn!(
                     key = held.key,
                     error = %crate::error::Report(&error),

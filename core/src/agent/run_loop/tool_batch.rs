@@ -179,7 +179,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         let onion = async {
             let tool = CallTool {
                 tools: &self.tools,
-                durable: self.durable.as_ref(),
+                durable: cx.durable.as_deref(),
                 execution: self.tool_execution,
                 executed: &executed,
             };
