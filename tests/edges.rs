@@ -10,7 +10,7 @@ use std::sync::Arc;
 use hookchain::builtin::human_in_the_loop::{HumanInTheLoop, ToolPolicy};
 use hookchain::interrupt::{Checkpointer, InMemoryCheckpointer, Record, ResumeError};
 use hookchain::prelude::*;
-use hookchain::{Durability, EndReason, ResumeFrom, Role};
+use hookchain::{Durability, EndReason, ResumeFrom, Role, UnseenRun};
 use serde_json::json;
 use support::{EffectTool, Effects, approve_all};
 
@@ -124,6 +124,61 @@ async fn a_stored_resume_needs_a_thread_that_still_waits_on_the_pause() {
         .unwrap_err();
     assert!(is_refused(&refused), "{refused}");
     assert_eq!(effects.of("pay").len(), 0);
+}
+
+/// A pause, and an end, that a worker stored and its thread never heard of (the worker died
+/// before the thread was kept): `unseen_run` finds each, and a stored resume with no answers
+/// hands it back as it stands — nothing runs again.
+#[tokio::test]
+async fn a_pause_or_an_end_the_thread_never_heard_of_is_handed_back() {
+    let store = Arc::new(InMemoryCheckpointer::new());
+    let effects = Effects::memory();
+    let agent = payer(&store, &effects, 1);
+    let mut thread = agent.thread();
+    let key = thread.id().as_str().to_owned();
+    let before = thread.clone();
+    agent.run_in(&mut thread, "Pay INV-0").await.unwrap();
+
+    // The thread as saved before the run.
+    let mut saved = before;
+    let unseen = agent.unseen_run(&saved).await.unwrap();
+    assert!(matches!(unseen, Some(UnseenRun::Paused(_))), "{unseen:?}");
+    let handed = agent
+        .resume_in(&mut saved, ResumeFrom::stored(key.clone()), [])
+        .await
+        .unwrap();
+    assert_eq!(handed.end, EndReason::Interrupted);
+    assert!(saved.is_paused());
+    assert!(agent.unseen_run(&saved).await.unwrap().is_none());
+    assert_eq!(effects.of("pay").len(), 0);
+
+    // Approved, the run ends; the thread as saved at the pause never heard of the end.
+    let at_pause = saved.clone();
+    let approval = approve_all(handed.checkpoint.as_deref().unwrap());
+    agent
+        .resume_in(&mut saved, ResumeFrom::stored(key.clone()), approval)
+        .await
+        .unwrap();
+    let mut saved = at_pause;
+    let unseen = agent.unseen_run(&saved).await.unwrap();
+    assert!(matches!(unseen, Some(UnseenRun::Ended(_))), "{unseen:?}");
+    let ended = agent
+        .resume_in(&mut saved, ResumeFrom::stored(key.clone()), [])
+        .await
+        .unwrap();
+    assert_eq!(ended.text().as_deref(), Some("Done."));
+    assert!(!saved.is_paused());
+    assert_eq!(saved.messages().last().unwrap().text(), "Done.");
+    assert_eq!(effects.of("pay").len(), 1);
+
+    // Heard of now: nothing is unseen, and a stored resume is refused.
+    assert!(agent.unseen_run(&saved).await.unwrap().is_none());
+    let refused = agent
+        .resume_in(&mut saved, ResumeFrom::stored(key), [])
+        .await
+        .unwrap_err();
+    assert!(is_refused(&refused), "{refused}");
+    assert_eq!(effects.of("pay").len(), 1);
 }
 
 /// A run on a stale copy of a thread (one that does not know of its pause) writes nothing

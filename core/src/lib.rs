@@ -85,7 +85,7 @@ pub mod tool;
 pub use agent::{
     Agent, AgentBuilder, AgentEvent, AgentStream, AgentWith, CleanupError, Durability, EndReason,
     IntoRunInput, OwnedAgentWith, ResumeFrom, RunInput, RunOutput, Thread, ThreadError, ThreadId,
-    ThreadReturn, ThreadStream,
+    ThreadReturn, ThreadStream, UnseenRun,
 };
 pub use context::{
     CallFrame, Context, MAX_PRINCIPAL_LEN, Principal, PrincipalError, RunContext, SavedValueError,

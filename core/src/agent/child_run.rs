@@ -10,7 +10,7 @@ use super::run_loop::Entry;
 use super::signing::Admitted;
 use super::step::drop_answers_to_earlier_pauses;
 use super::{Agent, RunEvents, RunOutput};
-use crate::context::{ParentStore, RunContext};
+use crate::context::{ParentStore, RunContext, RunStore};
 use crate::error::Error;
 use crate::interrupt::{Checkpoint, InterruptId, ResumeError};
 use crate::message::Message;
@@ -114,7 +114,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         }
         let (mut cx, mut state, position) = restored?;
         cx.events = events.map(RunEvents::boxed);
-        cx.durable = Some(durable);
+        cx.durable = Some(RunStore::new(durable));
         let entry = Entry::Resume(Box::new(position));
         let ending = self.go_held(&mut cx, &mut state, entry, Some(held)).await;
         finish(cx, ending)
@@ -124,6 +124,6 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// given one (taken out of the context either way).
     pub(super) fn parents_store(&self, run_context: &mut RunContext) -> Option<Arc<Durable>> {
         let parents = run_context.take::<ParentStore>()?;
-        self.durable.is_none().then(|| Arc::clone(&parents.0))
+        self.durable.is_none().then(|| parents.0.shared())?
     }
 }

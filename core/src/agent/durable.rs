@@ -85,6 +85,16 @@ impl fmt::Debug for Durable {
 }
 
 impl Durable {
+    /// The store the run in `cx` is kept in, while it holds its key.
+    pub(crate) fn of_run(cx: &Context) -> Option<&Durable> {
+        cx.durable.as_ref()?.get()
+    }
+
+    /// [`of_run`](Self::of_run), shared.
+    pub(crate) fn shared_of_run(cx: &Context) -> Option<Arc<Durable>> {
+        cx.durable.as_ref()?.shared()
+    }
+
     /// The checkpointer `store` kept as `mode` says; `None` for [`Durability::Never`].
     pub(super) fn new(store: impl Checkpointer + 'static, mode: Durability) -> Option<Self> {
         (mode != Durability::Never).then(|| Durable {

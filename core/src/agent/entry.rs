@@ -13,7 +13,7 @@ use super::durable::{self, Durable, ReleaseOnDrop};
 use super::leased::{Leased, Renewing};
 use super::run_loop::{Ending, Entry, States};
 use super::{Agent, EndReason, IntoRunInput, PauseMark, RunInput, RunOutput, Thread, ThreadError};
-use crate::context::{ChildRunId, Context, Ledger, ParentStore, RunContext};
+use crate::context::{ChildRunId, Context, Ledger, ParentStore, RunContext, RunStore};
 use crate::error::Error;
 use crate::interrupt::{CheckpointError, Members, ResumeError};
 use crate::message::{HistoryError, Message, check_editable, close_interior};
@@ -92,7 +92,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         let mut state = States::<C>::fresh(C::ThreadState::default());
         let held = match held {
             Some((durable, held)) => {
-                cx.durable = Some(durable);
+                cx.durable = Some(RunStore::new(durable));
                 Some(held)
             }
             None => self.begin(&cx).await?,
@@ -231,9 +231,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         held: Option<Held>,
     ) -> Instrumented<Leased<'s, impl Future<Output = Result<Ending, Error>> + 's>> {
         if held.is_some() && cx.durable.is_none() {
-            cx.durable.clone_from(&self.durable);
+            cx.durable = self.durable.clone().map(RunStore::new);
         }
-        let lease = match (cx.durable.clone(), held) {
+        let lease = match (Durable::shared_of_run(cx), held) {
             (Some(durable), Some(held)) => {
                 let renewing: Renewing<'s> = durable.keep_renewed(&held);
                 let release = durable.guard(&held);

@@ -57,6 +57,7 @@ mod step;
 mod stream;
 mod thread_stream;
 mod told_late;
+mod unseen;
 mod with_context;
 
 pub use crate::config::AgentBuildError;
@@ -77,6 +78,7 @@ pub use owned_with::OwnedAgentWith;
 pub use resume_from::ResumeFrom;
 pub use stream::{AgentStream, AwaitableStream};
 pub use thread_stream::{AwaitableThreadStream, ThreadReturn, ThreadStream};
+pub use unseen::UnseenRun;
 pub use with_context::AgentWith;
 
 use std::borrow::Cow;

@@ -136,7 +136,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// worker left: `ResumeFrom::stored` goes on from the run's latest step or pause, even one
     /// the thread never heard of (its worker died after storing it) — and, with no answers, a
     /// run whose worker died after storing its *end* hands that end back (the run's history
-    /// and state, kept with its [`Tombstone`](crate::interrupt::Tombstone); nothing runs).
+    /// and state, kept with its [`Tombstone`](crate::interrupt::Tombstone); nothing runs), as
+    /// it hands back the run's pause, one the thread never heard of too (the thread then waits
+    /// on it). What there is to hand back: [`unseen_run`](Self::unseen_run).
     /// Answers to a pause of a run that ended are refused ([`ResumeError::Ended`]), as is a
     /// thread that had already counted the run as ended.
     pub async fn resume_in(
@@ -178,6 +180,16 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             Err(refused) if recovery => return self.end_told_late(run_context, thread, refused),
             Err(refused) => return Err(refused),
         };
+        if recovery && checkpoint.is_pause() {
+            // A pause, maybe one the thread never heard of (its worker died after storing it),
+            // and no answers: handed back as it stands, for the answers to go to it.
+            let refused = waits_on(thread, &checkpoint, held.is_some());
+            if let (Some(held), Some(durable)) = (&held, &self.durable) {
+                Box::pin(durable.release(&held.key, &held.lease)).await;
+            }
+            refused?;
+            return self.pause_told_late(run_context, thread, checkpoint);
+        }
         let restored = waits_on(thread, &checkpoint, held.is_some())
             .and_then(|()| self.restore(run_context, checkpoint, answers));
         let (mut cx, mut state, position) = self.refused_lets_go(restored, held.as_ref()).await?;

@@ -1,16 +1,18 @@
-//! A run's end its caller never heard of: its worker wrote the end to the store and died (or
-//! its caller went away) before the thread was kept, or before a parent's call recorded its
-//! sub-agent's output. The tombstone keeps the run's last state, and the documented recovery
-//! hands that end back — nothing runs.
+//! A run's end or pause its caller never heard of: its worker wrote it to the store and died
+//! (or its caller went away) before the thread was kept, or before a parent's call recorded
+//! its sub-agent's output. The tombstone keeps the run's last state, a pause is its own, and
+//! the documented recovery hands either back — nothing runs.
 
+use super::carry_over::{Carried, carry_over};
 use super::entry::{finish, keep};
+use super::resume::reopen;
 use super::run_loop::Ending;
 use super::{Agent, RunOutput, Thread};
 use crate::context::{Ledger, RunContext};
 use crate::error::Error;
-use crate::interrupt::ResumeError;
+use crate::interrupt::{Checkpoint, ResumeError};
 use crate::middleware::Middleware;
-use crate::model::Model;
+use crate::model::{Model, Usage};
 use crate::pause::LastState;
 
 impl<M: Model, C: Middleware> Agent<M, C> {
@@ -38,6 +40,36 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             run_before: last.charged_from,
         }));
         keep(&self.members, thread, cx, state, Ok(ending))
+    }
+
+    /// `pause`, of `thread`'s current run, as a stored resume with no answers found it —
+    /// maybe not the one the thread waits on, or the thread waits on none: handed back as it
+    /// stands (the thread then waits on it), nothing run. A thread that was before the run is
+    /// charged what the run spent up to the pause.
+    pub(super) fn pause_told_late(
+        &self,
+        run_context: RunContext,
+        thread: &mut Thread<C::ThreadState>,
+        pause: Checkpoint,
+    ) -> Result<RunOutput, Error> {
+        let mut carried = pause.clone();
+        let Carried { states, .. } = carry_over::<C>(&mut carried, &self.members)?;
+        let (mut cx, _, _) = reopen(carried, run_context);
+        if thread.paused.is_none() {
+            cx.ledger = Some(Box::new(Ledger {
+                thread_before: thread.spent,
+                run_before: Usage::default(),
+            }));
+        }
+        let mut output = keep(
+            &self.members,
+            thread,
+            cx,
+            states,
+            Ok(Ending::Paused(Box::new(pause))),
+        )?;
+        output.stored = true;
+        Ok(output)
     }
 
     /// The end of the run `run_id` (a sub-agent's, outside any thread), from the tombstone its

@@ -3,6 +3,7 @@
 mod principal;
 mod run_context;
 mod run_start;
+mod run_store;
 mod tool;
 
 use std::collections::HashMap;
@@ -20,6 +21,7 @@ use crate::shared::Shared;
 pub use principal::{MAX_PRINCIPAL_LEN, Principal, PrincipalError};
 pub(crate) use run_context::{ChildRunId, ParentStore};
 pub use run_context::{RunContext, SavedValueError};
+pub(crate) use run_store::RunStore;
 pub use tool::CallFrame;
 pub(crate) use tool::LayerAnswer;
 pub use tool::ToolContext;
@@ -61,7 +63,7 @@ pub struct Context {
     pub(crate) held: Option<Box<crate::pause::Held>>,
     /// The store the run is kept in while it holds its key: its agent's, or, for a sub-agent
     /// without one, its parent's.
-    pub(crate) durable: Option<std::sync::Arc<crate::agent::Durable>>,
+    pub(crate) durable: Option<RunStore>,
     /// The store's error after the run ended, for its output.
     pub(crate) cleanup_error: Option<crate::run::CleanupError>,
     /// How the last answer this run kept ended (for its output).

@@ -270,7 +270,7 @@ pub(crate) struct ChildRunId(pub(crate) String);
 /// parent's tool call in the child's run context and taken out when the child's run starts or
 /// resumes (no run the child's tools start inherits it).
 #[derive(Debug, Clone)]
-pub(crate) struct ParentStore(pub(crate) Arc<crate::agent::Durable>);
+pub(crate) struct ParentStore(pub(crate) super::RunStore);
 
 impl fmt::Debug for RunContext {
     /// Lists the types of the typed values (they need not be `Debug`) and the saved values.

@@ -1,8 +1,6 @@
 //! A child agent's run inside a tool call of its parent: started or resumed, streamed when the
 //! parent is, its usage counted in the parent's, its pause the parent's interrupt.
 
-use std::sync::Arc;
-
 use futures::StreamExt;
 
 use super::depth::Depth;
@@ -64,8 +62,8 @@ impl<M: Model + 'static, C: Middleware + 'static> Child<'_, M, C> {
         run_context.insert(Depth(depth));
         // A child without a store of its own keeps its runs in its parent's: run again after
         // the parent's worker died, it goes on from its last completed call.
-        if let Some(durable) = &cx.run().durable {
-            run_context.insert(ParentStore(Arc::clone(durable)));
+        if let Some(store) = &cx.run().durable {
+            run_context.insert(ParentStore(store.clone()));
         }
         let start = match (cx.resume_value(), cx.interrupt_payload()) {
             (Some(answer), Some(asked)) => {

@@ -17,6 +17,7 @@ use futures::FutureExt;
 
 use super::innermost::CallModel;
 use super::{Agent, AgentEvent};
+use crate::agent::Durable;
 use crate::chain::ChainChecks;
 use crate::context::{Context, Stepping};
 use crate::error::Error;
@@ -242,7 +243,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
                 }
             }
         };
-        let ending = match cx.durable.clone() {
+        let ending = match Durable::shared_of_run(cx) {
             Some(durable) => {
                 let last = self.last_state(cx, state, &ending);
                 Box::pin(settle(&durable, cx, ending, last)).await

@@ -3,6 +3,7 @@
 //! a tool call, the position it resumes from, the output that carries it.
 
 use super::{Ending, Next, States};
+use crate::agent::Durable;
 use crate::agent::{Agent, AgentEvent};
 use crate::context::{Context, Counters, ToolAnswer};
 use crate::error::Error;
@@ -18,9 +19,7 @@ use crate::shared::Shared;
 impl<M: Model, C: Middleware> Agent<M, C> {
     /// Whether the run in `cx` keeps a checkpoint after every step.
     pub(super) fn keeps_steps(&self, cx: &Context) -> bool {
-        cx.durable
-            .as_ref()
-            .is_some_and(|durable| durable.keeps_steps(cx))
+        Durable::of_run(cx).is_some_and(|durable| durable.keeps_steps(cx))
     }
 
     /// The run's history and state at its end, for its tombstone: kept for a run that stores
@@ -67,7 +66,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         state: &States<C>,
         position: Position,
     ) -> Result<(), Error> {
-        let (Some(durable), Some(held)) = (cx.durable.as_deref(), cx.held.as_deref()) else {
+        let (Some(durable), Some(held)) = (Durable::of_run(cx), cx.held.as_deref()) else {
             return Ok(());
         };
         let id = format!("{}:step{}", cx.run_id, cx.counters.step);

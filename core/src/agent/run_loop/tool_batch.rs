@@ -11,6 +11,7 @@ use tracing::Instrument;
 use super::one_or_many::OneOrMany;
 use super::pausing::tools_position;
 use super::{Ending, Next, States, add_message, wraps_ran};
+use crate::agent::Durable;
 use crate::agent::innermost::CallTool;
 use crate::agent::{Agent, AgentEvent};
 use crate::context::{CallFrame, Context, Raiser, ToolContext};
@@ -179,7 +180,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         let onion = async {
             let tool = CallTool {
                 tools: &self.tools,
-                durable: cx.durable.as_deref(),
+                durable: Durable::of_run(cx),
                 execution: self.tool_execution,
                 executed: &executed,
             };
