@@ -114,7 +114,15 @@ use browser::BrowserGuard;
 /// message with the same `id`, as AG-UI clients give every message) or the same answers to the
 /// pause it resumed. It goes on from its last completed step, so no tool call it completed
 /// runs again (one in flight runs again with the same
-/// [idempotency key](hookchain_core::ToolContext::idempotency_key)). This needs an agent
+/// [idempotency key](hookchain_core::ToolContext::idempotency_key)); a pause or an end the
+/// stopped server stored and never saved in the thread is handed back as it stands, nothing
+/// run ([`Agent::unseen_run`](hookchain_core::Agent::unseen_run)). A client whose stream was
+/// cut before the run's end reads the thread first (`GET /threads/{id}`): the turn's answer
+/// is there when the thread was saved with it, the pause's interrupts when it paused; else
+/// (or when a paused thread shows no interrupts: the stopped run had taken the answers) it
+/// sends the same request again. `tests/crash_turns.rs` kills a server at every write of a
+/// turn, between any two of its events, and checks that the client so gets the turn's
+/// answer with each tool call acting once. This needs an agent
 /// with a checkpointer, of any durability: the server keeps every run it starts after each
 /// step ([`RunContext::with_steps_kept`](hookchain_core::RunContext::with_steps_kept)). Without
 /// one — or when the client sends another message — the turn runs from the start, and the

@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use futures::StreamExt;
-use hookchain_core::agent::{AgentEvent, ResumeFrom, RunOutput, Thread, ThreadId};
+use hookchain_core::agent::{AgentEvent, ResumeFrom, RunOutput, Thread, ThreadId, UnseenRun};
 use hookchain_core::interrupt::{Checkpoint, Position};
 use hookchain_core::thread_store::{StoredThread, ThreadStore, ThreadStoreError};
 use hookchain_core::{
@@ -221,25 +221,33 @@ where
     // run is kept after each step, whatever the agent's durability: a run a shutdown stops
     // goes on from its last completed call when its client sends it again.
     let mut run_context = RunContext::new().with(principal).with_steps_kept();
-    let stopped = agent
-        .interrupted_run(&thread)
+    // What a server that stopped (a shutdown, a crash) stored of the thread's run and never
+    // saved in the thread: a step, a pause, the run's end.
+    let unseen = agent
+        .unseen_run(&thread)
         .await
-        .map_err(Failure::Agent)?;
-    let stream = match turn {
-        // The same turn, or the same answers, sent again after its run was stopped: the run
-        // goes on from its last step (it already took the answers).
-        Turn::Message { id: Some(id), .. }
-            if stopped.as_ref().is_some_and(|run| sent_as(run, &id)) =>
-        {
-            use_pause_view(encoder, shared, stopped.as_ref());
-            agent.with_context(run_context).stream_resume_in(
-                &mut thread,
-                ResumeFrom::stored(key),
-                [],
-            )
+        .map_err(Failure::Agent)?
+        .map(UnseenRun::into_checkpoint);
+    // The same turn, or the same answers, sent again (its client never read the run's end):
+    // the run goes on from its last step (it took the answers already), or its pause or its
+    // end is handed back, as it stands.
+    let resent = match &turn {
+        Turn::Message { id: Some(id), .. } => {
+            let run = match unseen {
+                Some(run) => Some(run),
+                None if thread.is_paused() => {
+                    agent.paused_run(&thread).await.map_err(Failure::Agent)?
+                }
+                None => None,
+            };
+            run.filter(|run| sent_as(run, id))
         }
-        Turn::Resume(_) if thread.is_paused() && stopped.is_some() => {
-            use_pause_view(encoder, shared, stopped.as_ref());
+        Turn::Resume(_) if thread.is_paused() => unseen,
+        _ => None,
+    };
+    let stream = match turn {
+        _ if resent.is_some() => {
+            use_pause_view(encoder, shared, resent.as_ref());
             agent.with_context(run_context).stream_resume_in(
                 &mut thread,
                 ResumeFrom::stored(key),
