@@ -10,7 +10,7 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
     ClientRequest, ElicitRequestParams, ElicitResult, ElicitationCapability,
     FormElicitationCapability, Implementation, JsonObject, PingRequest, ProgressNotificationParam,
-    ServerResult, Tool as McpToolInfo,
+    RequestMetaObject, ServerResult, Tool as McpToolInfo,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceError, ServiceExt};
@@ -274,6 +274,7 @@ impl Connection {
         &self,
         original: &str,
         arguments: Option<JsonObject>,
+        idempotency_key: String,
         answers: Vec<ElicitationAnswer>,
         on_progress: impl Fn(&ProgressNotificationParam),
     ) -> Result<Answered, CallError> {
@@ -281,6 +282,14 @@ impl Connection {
         let elicitations = self.elicitation.enter(answers);
         let mut params = CallToolRequestParams::new(original.to_owned());
         params.arguments = arguments;
+        // The same in every attempt of the call (a retry, a run resumed after its worker
+        // died): a server that deduplicates by it acts once.
+        let mut meta = RequestMetaObject::new();
+        meta.insert(
+            crate::IDEMPOTENCY_KEY_META.to_owned(),
+            serde_json::Value::String(idempotency_key),
+        );
+        params.meta = Some(meta);
         let timeout = self.server.call_timeout;
         let peer = session.peer();
         let calling = async {

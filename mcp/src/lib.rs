@@ -139,6 +139,17 @@ pub use server::{
     McpServer,
 };
 pub use tool::McpTool;
+
+/// The key of a `tools/call` request's `_meta` under which the client sends the call's
+/// [idempotency key](hookchain_core::ToolContext::idempotency_key): the same in every attempt
+/// of one call — a retry (`ToolRetry`), the call run again after its server died mid-call or
+/// after the run's worker died — so a server that deduplicates by it acts once.
+///
+/// ```json
+/// {"method": "tools/call", "params": {"name": "charge", "arguments": {"amount": 40},
+///  "_meta": {"io.hookchain/idempotencyKey": "3f2a…:call_1", "progressToken": 1}}}
+/// ```
+pub const IDEMPOTENCY_KEY_META: &str = "io.hookchain/idempotencyKey";
 pub use toolset::McpToolset;
 
 /// The README's example, compiled as a doctest so that it cannot rot (with `server-tests`,

@@ -114,7 +114,13 @@ impl Tool for McpTool {
         };
         let answered = self
             .connection
-            .call(&self.original, arguments, answers, on_progress)
+            .call(
+                &self.original,
+                arguments,
+                cx.idempotency_key(),
+                answers,
+                on_progress,
+            )
             .await
             .map_err(|error| tool_error(name, error))?;
         match answered.unanswered {
