@@ -156,7 +156,8 @@ async fn the_run_hooks_run_once_not_per_step() {
 }
 
 /// A retried first step (its answer lost) goes on from what the first attempt stored; a start
-/// of a run that ended is refused: never a second run under one key.
+/// or a step of a run that ended hands its end back (kept with its tombstone): never a second
+/// run under one key.
 #[tokio::test(start_paused = true)]
 async fn a_retried_start_never_starts_the_run_over() {
     let store = store();
@@ -170,13 +171,14 @@ async fn a_retried_start_never_starts_the_run_over() {
     assert_eq!(done.end, EndReason::Finished);
     assert_eq!(agent.model().calls(), 3);
 
-    let error = agent.start_step("order-4", "go").await.unwrap_err();
-    assert!(
-        matches!(&error, Error::Resume(error) if matches!(**error, ResumeError::Ended { .. })),
-        "{error:?}"
-    );
-    let error = agent.step("order-4", []).await.unwrap_err();
-    assert!(matches!(&error, Error::Resume(_)), "{error:?}");
+    for again in [
+        agent.start_step("order-4", "go").await.unwrap(),
+        agent.step("order-4", []).await.unwrap(),
+    ] {
+        assert_eq!(again.end, EndReason::Finished);
+        assert_eq!(again.text(), done.text());
+        assert_eq!(again.messages.len(), done.messages.len());
+    }
     assert_eq!(agent.model().calls(), 3, "nothing ran");
 }
 
@@ -373,16 +375,14 @@ async fn a_cancelled_run_ends_at_once_and_is_never_stepped_again() {
         panic!("a tombstone");
     };
     assert_eq!(tombstone.how, "cancelled");
-    for refused in [
-        agent.step("order-10", []).await,
-        agent.cancel_step("order-10").await,
-    ] {
-        let error = refused.unwrap_err();
-        assert!(
-            matches!(&error, Error::Resume(error) if matches!(**error, ResumeError::Ended { .. })),
-            "{error:?}"
-        );
-    }
+    // A step asked after: the cancelled end, handed back; a second cancel: refused.
+    let again = agent.step("order-10", []).await.unwrap();
+    assert_eq!(again.end, EndReason::Cancelled);
+    let error = agent.cancel_step("order-10").await.unwrap_err();
+    assert!(
+        matches!(&error, Error::Resume(error) if matches!(**error, ResumeError::Ended { .. })),
+        "{error:?}"
+    );
 }
 
 /// Cancelled after its worker died mid-step: the completed call keeps its result, the one in

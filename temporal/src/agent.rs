@@ -352,7 +352,8 @@ fn reply(output: &RunOutput) -> StepReply {
 }
 
 /// A step refused before it ran: the run that ended already (a retried attempt whose first one
-/// ended it) is done; the rest is a failure.
+/// ended it) is done — with its answer when its tombstone kept its end, as a run that keeps its
+/// steps does (then the step hands the end back, and is not refused); the rest is a failure.
 fn refusal(error: AgentError) -> Result<StepReply, StepFailure> {
     if let AgentError::Resume(resume) = &error
         && let ResumeError::Ended { tombstone, .. } = &**resume

@@ -35,7 +35,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     ///
     /// Retried after a failure (its worker died, its answer was lost), it does not start the run
     /// over: a key that already holds a step goes on from it, a key whose run paused returns
-    /// the pause, a key whose run ended is refused with [`ResumeError::Ended`]. Needs a
+    /// the pause, a key whose run ended hands its end back (see [`step`](Self::step)). Needs a
     /// [`checkpointer`](super::AgentBuilder::checkpointer) (else [`ResumeError::NoCheckpointer`]);
     /// every step is kept whatever its [`Durability`](super::Durability).
     ///
@@ -82,10 +82,14 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// further before its outcome was lost (its worker died), or an answer delivered twice.
     /// Nothing runs twice, and a retried answer never ends the run.
     ///
+    /// A run that ended hands its end back, nothing run — the retry of a step whose first
+    /// attempt ended the run, its outcome lost with its worker — when its tombstone keeps it
+    /// (a run that keeps its steps does).
+    ///
     /// Refused before anything runs while another worker holds the key
     /// ([`CheckpointError::Claimed`](crate::interrupt::CheckpointError::Claimed)), when the run
-    /// ended ([`ResumeError::Ended`]), when nothing is stored ([`ResumeError::NotStored`]), or
-    /// when the answers do not fit the pause.
+    /// ended and its tombstone does not keep its end ([`ResumeError::Ended`]), when nothing is
+    /// stored ([`ResumeError::NotStored`]), or when the answers do not fit the pause.
     pub async fn step(
         &self,
         key: &str,
@@ -180,7 +184,11 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         RunInput(messages): RunInput,
     ) -> Result<RunOutput, Error> {
         let durable = self.durable.as_ref().ok_or(ResumeError::NoCheckpointer)?;
-        let (held, stored) = Box::pin(durable.claim_for_step(&key, &self.worker)).await?;
+        let (held, stored) = match Box::pin(durable.claim_for_step(&key, &self.worker)).await {
+            Ok(claimed) => claimed,
+            // A retried start whose first attempt ended the run: its end, handed back.
+            Err(refused) => return self.end_of_run(run_context, &key, refused),
+        };
         if let Some(checkpoint) = stored {
             // A retried start: the run is already under way.
             return self
@@ -209,7 +217,12 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         answers: Answers,
     ) -> Result<RunOutput, Error> {
         let durable = self.durable.as_ref().ok_or(ResumeError::NoCheckpointer)?;
-        let (held, checkpoint) = Box::pin(durable.claim(key, &self.worker, None)).await?;
+        let (held, checkpoint) = match Box::pin(durable.claim(key, &self.worker, None)).await {
+            Ok(claimed) => claimed,
+            // A retried step whose first attempt ended the run (its outcome lost with its
+            // worker): the end, kept with the tombstone, is handed back.
+            Err(refused) => return self.end_of_run(run_context, key, refused),
+        };
         self.step_from(run_context, events, checkpoint, held, answers)
             .await
     }
