@@ -3,8 +3,7 @@
 //! a tool call, the position it resumes from, the output that carries it.
 
 use super::{Ending, Next, States};
-use crate::agent::Durable;
-use crate::agent::{Agent, AgentEvent};
+use crate::agent::{Agent, AgentEvent, Durable};
 use crate::context::{Context, Counters, ToolAnswer};
 use crate::error::Error;
 use crate::interrupt::{
@@ -40,23 +39,14 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             return None;
         }
         let id = format!("{}:end", cx.run_id);
-        let position = Position::Step;
-        checkpoint(
-            cx,
-            state,
-            &self.members,
-            id,
-            cx.counters,
-            position,
-            Vec::new(),
-        )
-        .inspect_err(|error| {
-            tracing::warn!(
-                error = %crate::error::Report(error),
-                "the run's last state is not kept with its tombstone"
-            );
-        })
-        .ok()
+        self.in_progress(cx, state, id, Position::Step)
+            .inspect_err(|error| {
+                tracing::warn!(
+                    error = %crate::error::Report(error),
+                    "the run's last state is not kept with its tombstone"
+                );
+            })
+            .ok()
     }
 
     /// Writes the checkpoint of the run in progress at `position` to the agent's store.
@@ -70,7 +60,20 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             return Ok(());
         };
         let id = format!("{}:step{}", cx.run_id, cx.counters.step);
-        let checkpoint = checkpoint(
+        let checkpoint = self.in_progress(cx, state, id, position)?;
+        durable.put(held, &checkpoint).await?;
+        Ok(())
+    }
+
+    /// The checkpoint `id` of the run in progress at `position` (no interrupt waits).
+    fn in_progress(
+        &self,
+        cx: &Context,
+        state: &States<C>,
+        id: String,
+        position: Position,
+    ) -> Result<Checkpoint, CheckpointError> {
+        checkpoint(
             cx,
             state,
             &self.members,
@@ -78,9 +81,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             cx.counters,
             position,
             Vec::new(),
-        )?;
-        durable.put(held, &checkpoint).await?;
-        Ok(())
+        )
     }
 
     /// The interrupt a sequential hook raised, with its id.
