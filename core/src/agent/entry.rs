@@ -66,15 +66,19 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         // (Only a child's run, started or resumed, takes its parent's store.)
         run_context.take::<ParentStore>();
         // The run goes here, not in `start_run`: one async fn fewer between `run` and the
-        // loop keeps a deep chain's future within the compiler's query depth.
-        let (mut cx, mut state, held) = self
-            .begin_run(run_context, events, None, messages, None)
-            .await?;
+        // loop keeps a deep chain's future within the compiler's query depth; and its context
+        // is made in place (moved out of a function, it is copied).
+        let mut cx = Context::new(messages).with_run_context(run_context);
+        cx.events = events.map(RunEvents::boxed);
+        prepare_input(&mut cx.messages)?;
+        let mut state = States::<C>::fresh(C::ThreadState::default());
+        let held = self.begin(&cx).await?;
         let ending = self.go_held(&mut cx, &mut state, Entry::Start, held).await;
         finish(cx, ending)
     }
 
-    /// A new run on `messages` (see [`begin_run`](Self::begin_run)), to its end.
+    /// A new run on `messages`, under `run_id` if given (else a fresh one), holding `held` (its
+    /// key, taken already in that store), else taking its key if the agent keeps its runs.
     pub(super) async fn start_run(
         &self,
         run_context: RunContext,
@@ -83,24 +87,6 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         messages: Vec<Message>,
         held: Option<(Arc<Durable>, Held)>,
     ) -> Result<RunOutput, Error> {
-        let (mut cx, mut state, held) = self
-            .begin_run(run_context, events, run_id, messages, held)
-            .await?;
-        let ending = self.go_held(&mut cx, &mut state, Entry::Start, held).await;
-        finish(cx, ending)
-    }
-
-    /// A new run on `messages`, under `run_id` if given (else a fresh one), holding `held` (its
-    /// key, taken already in that store), else taking its key if the agent keeps its runs: its
-    /// context, its states and its hold, ready to go.
-    async fn begin_run(
-        &self,
-        run_context: RunContext,
-        events: Option<Arc<EventQueue>>,
-        run_id: Option<String>,
-        messages: Vec<Message>,
-        held: Option<(Arc<Durable>, Held)>,
-    ) -> Result<(Context, States<C>, Option<Held>), Error> {
         let mut cx = Context::new(messages).with_run_context(run_context);
         if let Some(run_id) = run_id {
             cx.run_id = run_id;
@@ -111,7 +97,7 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             Box::pin(durable.release(&held.key, &held.lease)).await;
         }
         prepared?;
-        let state = States::<C>::fresh(C::ThreadState::default());
+        let mut state = States::<C>::fresh(C::ThreadState::default());
         let held = match held {
             Some((durable, held)) => {
                 cx.durable = Some(RunStore::new(durable));
@@ -119,7 +105,8 @@ impl<M: Model, C: Middleware> Agent<M, C> {
             }
             None => self.begin(&cx).await?,
         };
-        Ok((cx, state, held))
+        let ending = self.go_held(&mut cx, &mut state, Entry::Start, held).await;
+        finish(cx, ending)
     }
 
     /// An empty [`Thread`] for this agent's chain, with a fresh id.
