@@ -3,6 +3,10 @@
 //! pause given up and resumed from the store, a run on a stale copy of a thread, an answer
 //! retried past a later pause.
 
+#[path = "edges/lagging.rs"]
+mod lagging;
+#[path = "edges/load.rs"]
+mod load;
 mod support;
 
 use std::sync::Arc;
@@ -11,6 +15,7 @@ use hookchain::builtin::human_in_the_loop::{HumanInTheLoop, ToolPolicy};
 use hookchain::interrupt::{Checkpointer, InMemoryCheckpointer, Record};
 use hookchain::prelude::*;
 use hookchain::{Durability, EndReason, ResumeFrom, Role, UnseenRun};
+use lagging::Lagging;
 use serde_json::json;
 use support::{EffectTool, Effects, approve_all};
 
@@ -499,64 +504,6 @@ async fn no_tool_call_starts_on_a_lease_about_to_run_out() {
     assert_eq!(effects.of("pay").len(), 1);
 }
 
-/// Hundreds of runs on three workers at once: every caller gets its run's real outcome. (The
-/// lease is long enough that a machine busy with other work does not let it expire; the race
-/// of a renewal with the run's last write is shown on the paused clock below.)
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_run_whose_end_is_stored_is_never_reported_lost() {
-    let store = Arc::new(InMemoryCheckpointer::new());
-    let effects = Effects::memory();
-    let workers: Vec<_> = (0..3)
-        .map(|worker| {
-            let model = ScriptedModel::from_rule(|request| {
-                Ok(if support::tool_texts(&request.messages).is_empty() {
-                    ModelResponse::tool_calls([ToolCall::new("c1", "pay", json!({}))])
-                } else {
-                    ModelResponse::text("Done.")
-                })
-            });
-            Arc::new(
-                Agent::builder(model)
-                    .tool(EffectTool {
-                        name: "pay",
-                        effects: effects.clone(),
-                        hang: false,
-                    })
-                    .checkpointer(Arc::clone(&store), Durability::EveryStep)
-                    .worker(format!("worker-{worker}"))
-                    .lease(std::time::Duration::from_secs(2))
-                    .build()
-                    .unwrap(),
-            )
-        })
-        .collect();
-    let runs: Vec<_> = (0..300)
-        .map(|run| {
-            let agent = Arc::clone(&workers[run % workers.len()]);
-            tokio::spawn(async move {
-                let mut thread = agent.thread();
-                // A little work between the steps, so that renewals fall anywhere.
-                tokio::time::sleep(std::time::Duration::from_millis((run % 7) as u64)).await;
-                agent.run_in(&mut thread, "Pay").await
-            })
-        })
-        .collect();
-    let mut lost = Vec::new();
-    for run in runs {
-        match run.await.unwrap() {
-            Ok(output) => assert_eq!(output.text().as_deref(), Some("Done.")),
-            Err(error) => lost.push(error.to_string()),
-        }
-    }
-    assert!(
-        lost.is_empty(),
-        "{} runs reported lost: {:?}",
-        lost.len(),
-        &lost[..lost.len().min(3)]
-    );
-    assert_eq!(effects.of("pay").len(), 300);
-}
-
 /// Logs: a point where its worker can die (it yields once).
 struct Log;
 
@@ -729,84 +676,18 @@ async fn a_sub_agent_that_signs_its_checkpoints_is_resumed_by_its_parent() {
     );
 }
 
-/// The memory checkpointer, whose renewals and ends take `delay` on tokio's clock to be
-/// answered (a slow network; an end is written at once, its answer late): a renewal sent
-/// before a run writes its end is answered after the end is stored, while the run still waits
-/// for the end's answer.
-struct SlowRenewals {
-    inner: InMemoryCheckpointer,
-    delay: std::time::Duration,
-}
-
-impl Checkpointer for SlowRenewals {
-    async fn claim(
-        &self,
-        key: &str,
-        worker: &str,
-        ttl: std::time::Duration,
-    ) -> Result<hookchain::interrupt::Claim, hookchain::interrupt::CheckpointError> {
-        self.inner.claim(key, worker, ttl).await
-    }
-
-    async fn get(
-        &self,
-        key: &str,
-    ) -> Result<Option<Record>, hookchain::interrupt::CheckpointError> {
-        self.inner.get(key).await
-    }
-
-    async fn list(
-        &self,
-    ) -> Result<Vec<hookchain::interrupt::Stored>, hookchain::interrupt::CheckpointError> {
-        self.inner.list().await
-    }
-
-    async fn put(
-        &self,
-        key: &str,
-        checkpoint: &hookchain::Checkpoint,
-        lease: &hookchain::interrupt::Lease,
-    ) -> Result<(), hookchain::interrupt::CheckpointError> {
-        self.inner.put(key, checkpoint, lease).await
-    }
-
-    async fn renew(
-        &self,
-        key: &str,
-        lease: &hookchain::interrupt::Lease,
-    ) -> Result<std::time::SystemTime, hookchain::interrupt::CheckpointError> {
-        tokio::time::sleep(self.delay).await;
-        self.inner.renew(key, lease).await
-    }
-
-    async fn release(
-        &self,
-        key: &str,
-        lease: &hookchain::interrupt::Lease,
-    ) -> Result<bool, hookchain::interrupt::CheckpointError> {
-        self.inner.release(key, lease).await
-    }
-
-    async fn end(
-        &self,
-        key: &str,
-        lease: &hookchain::interrupt::Lease,
-        tombstone: Option<&hookchain::interrupt::Tombstone>,
-    ) -> Result<(), hookchain::interrupt::CheckpointError> {
-        let ended = self.inner.end(key, lease, tombstone).await;
-        tokio::time::sleep(self.delay).await;
-        ended
-    }
-}
-
 /// A renewal sent before the run wrote its end, answered after it (the key then holds the
 /// run's tombstone, and refuses the renewal): the run still reports its real outcome, never a
 /// lost lease.
 #[tokio::test(start_paused = true)]
 async fn a_renewal_answered_after_the_runs_end_does_not_make_it_lost() {
-    let store = Arc::new(SlowRenewals {
+    // A renewal reaches the store 50 ms after it is sent; an end is written at once, and
+    // its answer comes 50 ms later.
+    let store = Arc::new(Lagging {
         inner: InMemoryCheckpointer::new(),
-        delay: std::time::Duration::from_millis(50),
+        renewal_sent: std::time::Duration::from_millis(50),
+        end_answered: std::time::Duration::from_millis(50),
+        writes_answered: std::time::Duration::ZERO,
     });
     let model = ScriptedModel::from_rule(|request| {
         Ok(if support::tool_texts(&request.messages).is_empty() {
