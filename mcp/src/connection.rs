@@ -9,16 +9,21 @@ use std::time::Duration;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig,
     ClientRequest, ElicitRequestParams, ElicitResult, ElicitationCapability,
-    FormElicitationCapability, Implementation, JsonObject, PingRequest, ProgressNotificationParam,
-    RequestMetaObject, ServerResult, Tool as McpToolInfo,
+    FormElicitationCapability, Implementation, InputResponses, JsonObject, PingRequest,
+    ProgressNotificationParam, ProtocolVersion, RequestMetaObject, ServerResult,
+    Tool as McpToolInfo,
 };
-use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
-use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceError, ServiceExt};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer, PeerRequestOptions,
+    RequestContext, RunningService,
+};
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceError};
 
-use crate::elicitation::ElicitationAnswer;
 use crate::elicitation::routes::{Asked, ElicitationRoutes};
+use crate::elicitation::{ElicitationAnswer, InputRound, RoundError};
 use crate::error::Error;
 use crate::progress::{CancelOnDrop, ProgressRoutes};
+use crate::protocol::McpProtocol;
 use crate::server::{Endpoint, McpServer};
 use crate::stdio::{self, StderrTail};
 use crate::{http, limits};
@@ -91,19 +96,14 @@ impl ClientHandler for Handler {
             capabilities.elicitation =
                 Some(ElicitationCapability::new().with_form(FormElicitationCapability::default()));
         }
+        // The handshake (2025-11-25) names the newest revision that has one: 2026-07-28 is
+        // negotiated by `server/discover`, not by `initialize` (see `McpProtocol`).
         ClientConfig::new(
             capabilities,
             Implementation::new("hookchain-mcp", env!("CARGO_PKG_VERSION")),
         )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
     }
-}
-
-/// A call's answer, and what the server asked during it that had no answer (the call then
-/// pauses the run rather than give the result).
-#[derive(Debug)]
-pub(crate) struct Answered {
-    pub(crate) result: CallToolResult,
-    pub(crate) unanswered: Option<Asked>,
 }
 
 /// Why a call did not get a result from the server.
@@ -140,6 +140,13 @@ pub(crate) enum CallError {
     /// The server refused the call with a JSON-RPC error (an unknown tool, invalid arguments).
     #[error("the MCP server `{server}` refused the call: {message}")]
     Refused { server: String, message: String },
+    /// The server asked for input this client cannot give (2026-07-28).
+    #[error("the MCP server `{server}` asked for input this client cannot give")]
+    Input {
+        server: String,
+        #[source]
+        source: RoundError,
+    },
 }
 
 /// The live session, if any, and what is known of it.
@@ -261,25 +268,29 @@ impl Connection {
             .and_then(|live| live.process_id)
     }
 
-    /// Calls the tool `original` (the server's name for it) with `arguments`, within the
+    /// Calls the server's tool `original` with `arguments` and the call's idempotency key in
+    /// `_meta` (under [`IDEMPOTENCY_KEY_META`](crate::IDEMPOTENCY_KEY_META)), within the
     /// call timeout. A session that is gone, or that no longer answers, is opened again
     /// first; a session that breaks during the call is dropped, for the next call to open
     /// a new one.
     ///
-    /// The server's progress notifications for the call go to `on_progress` as they come;
-    /// its elicitations are answered with `answers`, in order (see [`crate::elicitation`]).
-    /// Dropping the returned future mid-call sends `notifications/cancelled` for the request,
-    /// as does the timeout.
+    /// The server's progress notifications for the call go to `on_progress` as they come.
+    /// `calling` says how the call goes on (see [`crate::elicitation`]): its first time (with
+    /// the answers for a 2025-11-25 server's elicitations in it, in order), or again with a
+    /// 2026-07-28 server's state and the answers to its round. A round a person must answer
+    /// ends the call with it; one this client answers itself (the roots, a declined URL) is
+    /// answered and the call made again, up to [`MAX_INPUT_ROUNDS`] times. Dropping the
+    /// returned future mid-call sends `notifications/cancelled` for the request in flight, as
+    /// does the timeout.
     pub(crate) async fn call(
         &self,
         original: &str,
         arguments: Option<JsonObject>,
         idempotency_key: String,
-        answers: Vec<ElicitationAnswer>,
+        calling: Calling,
         on_progress: impl Fn(&ProgressNotificationParam),
     ) -> Result<Answered, CallError> {
         let (session, generation) = self.session(original).await?;
-        let elicitations = self.elicitation.enter(answers);
         let mut params = CallToolRequestParams::new(original.to_owned());
         params.arguments = arguments;
         // The same in every attempt of the call (a retry, a run resumed after its worker
@@ -290,62 +301,82 @@ impl Connection {
             serde_json::Value::String(idempotency_key),
         );
         params.meta = Some(meta);
+        let answers = match calling {
+            Calling::First(answers) => answers,
+            Calling::Again {
+                request_state,
+                responses,
+            } => {
+                params.request_state = request_state;
+                params.input_responses = Some(responses);
+                Vec::new()
+            }
+        };
+        let elicitations = self.elicitation.enter(answers);
         let timeout = self.server.call_timeout;
         let peer = session.peer();
         let calling = async {
-            // rmcp gives every request a progress token of its own: its handle says which.
-            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-            let handle = peer
-                .send_request_with_option(request, PeerRequestOptions::no_options())
-                .await?;
-            let mut abandoned = CancelOnDrop::new(peer, handle.id.clone());
-            let mut reports = self.progress.subscribe(handle.progress_token.clone());
-            let answer = handle.await_response();
-            tokio::pin!(answer);
-            let answer = loop {
-                tokio::select! {
-                    biased;
-                    answer = &mut answer => break answer,
-                    Some(report) = reports.next() => on_progress(&report),
-                }
-            };
-            abandoned.disarm();
-            // Reports routed while the answer came. (One the session's task has yet to route
-            // is lost: MCP does not order a call's progress before its answer for us.)
-            while let Some(report) = reports.try_next() {
-                on_progress(&report);
+            for round in 0..MAX_INPUT_ROUNDS {
+                let answer = match send(peer, params.clone(), &self.progress, &on_progress).await? {
+                    ServerResult::CallToolResult(result) => result,
+                    ServerResult::InputRequiredResult(required) => {
+                        let round_asked = InputRound::read(required).map_err(Stop::Round)?;
+                        match round_asked.responses(&[]) {
+                            Some((request_state, responses)) => {
+                                if responses.is_empty() {
+                                    // Only state: the server is not ready yet.
+                                    tokio::time::sleep(state_only_backoff(round)).await;
+                                }
+                                params.request_state = request_state;
+                                params.input_responses =
+                                    (!responses.is_empty()).then_some(responses);
+                                continue;
+                            }
+                            None => return Ok(Answered::Round(round_asked)),
+                        }
+                    }
+                    // A task (this client declares no tasks) or another kind of answer.
+                    _ => return Err(Stop::Service(ServiceError::UnexpectedResponse)),
+                };
+                // A 2025-11-25 server's result that followed a `cancel` it was given for want
+                // of an answer: set aside, the run pauses for the user's.
+                return Ok(match elicitations.unanswered() {
+                    Some(asked) => Answered::Asked(asked),
+                    None => Answered::Result(answer),
+                });
             }
-            match answer? {
-                ServerResult::CallToolResult(result) => Ok(result),
-                _ => Err(ServiceError::UnexpectedResponse),
-            }
+            Err(Stop::Round(RoundError::TooManyRounds(MAX_INPUT_ROUNDS)))
         };
+        let server = || self.server.name.clone();
         match tokio::time::timeout(timeout, calling).await {
-            Ok(Ok(result)) => Ok(Answered {
-                result,
-                unanswered: elicitations.unanswered(),
+            Ok(Ok(answered)) => Ok(answered),
+            Ok(Err(Stop::Round(source))) => Err(CallError::Input {
+                server: server(),
+                source,
             }),
-            Ok(Err(ServiceError::McpError(error))) => Err(CallError::Refused {
-                server: self.server.name.clone(),
+            Ok(Err(Stop::Service(ServiceError::McpError(error)))) => Err(CallError::Refused {
+                server: server(),
                 message: limits::cut(&error.message, limits::MAX_REFUSAL_BYTES),
             }),
-            Ok(Err(source @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)))) => {
+            Ok(Err(Stop::Service(
+                source @ (ServiceError::TransportClosed | ServiceError::TransportSend(_)),
+            ))) => {
                 self.discard(generation).await;
                 Err(CallError::Disconnected {
-                    server: self.server.name.clone(),
+                    server: server(),
                     source,
                 })
             }
-            // An answer that is not a result (an MRTR or task reply this client does not
-            // drive), on a session that still works.
-            Ok(Err(source)) => Err(CallError::Unexpected {
-                server: self.server.name.clone(),
+            // An answer that is not a result (a task this client does not drive), on a
+            // session that still works.
+            Ok(Err(Stop::Service(source))) => Err(CallError::Unexpected {
+                server: server(),
                 source,
             }),
             Err(_elapsed) => {
                 self.mark_suspect(generation).await;
                 Err(CallError::Timeout {
-                    server: self.server.name.clone(),
+                    server: server(),
                     timeout,
                 })
             }
@@ -414,7 +445,11 @@ impl Connection {
             .session
             .peer()
             .send_request(ClientRequest::PingRequest(PingRequest::default()));
-        matches!(tokio::time::timeout(PING_TIMEOUT, ping).await, Ok(Ok(_)))
+        // Any reply: a 2026-07-28 server answers `ping` that the method is not found.
+        matches!(
+            tokio::time::timeout(PING_TIMEOUT, ping).await,
+            Ok(Ok(_) | Err(ServiceError::McpError(_)))
+        )
     }
 
     /// Lists the tools of `live` again, after the server said its list changed, within the
@@ -459,41 +494,18 @@ impl Connection {
     async fn open(&self) -> Result<(Live, Vec<McpToolInfo>), Error> {
         let server = &self.server;
         let opening = async {
-            let handler = Handler {
-                server: server.name.clone(),
-                list_changed: self.list_changed.clone(),
-                progress: self.progress.clone(),
-                elicitation: server.elicitation.then(|| self.elicitation.clone()),
-                connection: self.me.clone(),
-            };
-            let (session, process_id) = match &server.endpoint {
-                Endpoint::Stdio(command) => {
-                    let (process, stderr_reader) =
-                        stdio::spawn(&server.name, command, &self.stderr)?;
-                    let process_id = process.id();
-                    let session = handler.serve(process).await;
-                    if session.is_err()
-                        && let Some(reader) = stderr_reader
-                    {
-                        // The process is exiting: let the reader take in its last words, which
-                        // say why (a missing argument, a bad configuration).
-                        let _ = tokio::time::timeout(STDERR_GRACE, reader).await;
-                    }
-                    (
-                        session.map_err(|error| self.initialize_error(error.into())),
-                        process_id,
-                    )
+            let (session, process_id) = match self.start(server.protocol.lifecycle()).await {
+                // A server of an older revision that does not answer `server/discover` with a
+                // JSON-RPC error (it closes the connection, or answers an HTTP error of its
+                // own): the handshake, on a new connection.
+                Err(error @ Error::Initialize { .. })
+                    if server.protocol == McpProtocol::Negotiate =>
+                {
+                    tracing::debug!(server = %server.name, error = %error, "`server/discover` failed: trying the `initialize` handshake");
+                    self.start(ClientLifecycleMode::Initialize).await?
                 }
-                Endpoint::Http(endpoint) => {
-                    let transport = http::transport(&server.name, endpoint)?;
-                    let session = handler.serve(transport).await;
-                    (
-                        session.map_err(|error| self.initialize_error(error.into())),
-                        None,
-                    )
-                }
+                started => started?,
             };
-            let session = session?;
             self.list_changed.store(false, Ordering::Release);
             let tools = limits::list_tools(server, session.peer()).await?;
             Ok::<_, Error>((session, process_id, tools))
@@ -515,6 +527,42 @@ impl Connection {
         Ok((live, tools))
     }
 
+    /// Starts the server (or reaches it) and opens a session the way `lifecycle` says.
+    async fn start(&self, lifecycle: ClientLifecycleMode) -> Result<(Session, Option<u32>), Error> {
+        let server = &self.server;
+        let handler = Handler {
+            server: server.name.clone(),
+            list_changed: self.list_changed.clone(),
+            progress: self.progress.clone(),
+            elicitation: server.elicitation.then(|| self.elicitation.clone()),
+            connection: self.me.clone(),
+        };
+        match &server.endpoint {
+            Endpoint::Stdio(command) => {
+                let (process, stderr_reader) = stdio::spawn(&server.name, command, &self.stderr)?;
+                let process_id = process.id();
+                let session = handler.serve_with_lifecycle(process, lifecycle).await;
+                if session.is_err()
+                    && let Some(reader) = stderr_reader
+                {
+                    // The process is exiting: let the reader take in its last words, which say
+                    // why (a missing argument, a bad configuration).
+                    let _ = tokio::time::timeout(STDERR_GRACE, reader).await;
+                }
+                let session = session.map_err(|error| self.initialize_error(error.into()))?;
+                Ok((session, process_id))
+            }
+            Endpoint::Http(endpoint) => {
+                let transport = http::transport(&server.name, endpoint)?;
+                let session = handler
+                    .serve_with_lifecycle(transport, lifecycle)
+                    .await
+                    .map_err(|error| self.initialize_error(error.into()))?;
+                Ok((session, None))
+            }
+        }
+    }
+
     fn initialize_error(&self, source: Box<dyn std::error::Error + Send + Sync>) -> Error {
         Error::Initialize {
             server: self.server.name.clone(),
@@ -522,4 +570,86 @@ impl Connection {
             source,
         }
     }
+}
+
+/// The most rounds of input a call goes through before it fails: a server that keeps asking
+/// for what this client answers itself (or only sends state) does not hold a call forever.
+pub(crate) const MAX_INPUT_ROUNDS: usize = 10;
+
+/// How a call is made.
+#[derive(Debug)]
+pub(crate) enum Calling {
+    /// Its first time, or again under 2025-11-25: with the answers for the server's
+    /// elicitations during the call, in order.
+    First(Vec<ElicitationAnswer>),
+    /// Again under 2026-07-28: with the server's state and the answers to its round.
+    Again {
+        request_state: Option<String>,
+        responses: InputResponses,
+    },
+}
+
+/// A call's answer: its result, or what the server asked that a person must answer first.
+#[derive(Debug)]
+pub(crate) enum Answered {
+    Result(CallToolResult),
+    /// Asked during the call (2025-11-25), with no answer given: the call pauses.
+    Asked(Asked),
+    /// Answered *input required* (2026-07-28), with at least one question.
+    Round(InputRound),
+}
+
+/// Why a call's rounds stopped short of a result.
+enum Stop {
+    Service(ServiceError),
+    Round(RoundError),
+}
+
+impl From<ServiceError> for Stop {
+    fn from(error: ServiceError) -> Self {
+        Stop::Service(error)
+    }
+}
+
+/// Sends one `tools/call` on `peer`, its progress to `on_progress`, and waits for its answer.
+async fn send(
+    peer: &Peer<RoleClient>,
+    params: CallToolRequestParams,
+    progress: &ProgressRoutes,
+    on_progress: &impl Fn(&ProgressNotificationParam),
+) -> Result<ServerResult, ServiceError> {
+    // rmcp gives every request a progress token of its own: its handle says which.
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = peer
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await?;
+    let mut abandoned = CancelOnDrop::new(peer, handle.id.clone());
+    let mut reports = progress.subscribe(handle.progress_token.clone());
+    let answer = handle.await_response();
+    tokio::pin!(answer);
+    let answer = loop {
+        tokio::select! {
+            biased;
+            answer = &mut answer => break answer,
+            Some(report) = reports.next() => on_progress(&report),
+        }
+    };
+    abandoned.disarm();
+    // Reports routed while the answer came. (One the session's task has yet to route is lost:
+    // MCP does not order a call's progress before its answer for us.)
+    while let Some(report) = reports.try_next() {
+        on_progress(&report);
+    }
+    answer
+}
+
+/// How long to wait before calling again a server that answered with state only: a little
+/// longer each round, as rmcp's own loop does.
+fn state_only_backoff(round: usize) -> Duration {
+    Duration::from_millis(match round {
+        0 => 50,
+        1 => 100,
+        2 => 200,
+        _ => 250,
+    })
 }

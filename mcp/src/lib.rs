@@ -58,16 +58,27 @@
 //! on (a consumer slower than the server loses reports, never holds up the server's other
 //! calls).
 //!
+//! # Revisions
+//!
+//! A connection speaks MCP 2026-07-28 when the server does (it answers `server/discover`:
+//! stateless, the protocol version and the client's capabilities in every request's `_meta`),
+//! else 2025-11-25 (the `initialize` handshake, a session). [`McpServer::protocol`] pins one
+//! ([`McpProtocol`]). A server of the older revision that hangs up on `server/discover` rather
+//! than answer that it does not know it is reached by the handshake on a new connection.
+//!
 //! # Elicitation
 //!
-//! A server that asks the user something during a call (`elicitation/create`, a form) pauses
-//! the run: the call raises an interrupt whose payload is an
-//! [`Elicitation`](elicitation::Elicitation) (the server, the tool, the message and the form's
-//! schema), stored in the run's checkpoint like an approval. Resume the run — later, in
-//! another process — with [`Elicitation::answer`](elicitation::Elicitation::answer): the tool
-//! is called again, and the server's elicitation gets the user's answer. See
-//! [`elicitation`] for the details and what it costs (the server's tool runs again up to its
-//! elicitation); [`McpServer::elicitation`] turns it off.
+//! A server that asks the user something for a call (a form) pauses the run: the call raises
+//! an interrupt whose payload is an [`Elicitation`](elicitation::Elicitation) (the server, the
+//! tool, the message and the form's schema), stored in the run's checkpoint like an approval.
+//! Resume the run — later, in another process — with
+//! [`Elicitation::answer`](elicitation::Elicitation::answer). Under 2026-07-28 the server asked
+//! with an *input required* result: its state is kept in the interrupt's payload, and the call
+//! is made again with the answers and the state, so a server's tool that acted before it asked
+//! acts once. Under 2025-11-25 the server asked during the call (`elicitation/create`): the
+//! tool is called again and the server's elicitation gets the user's answer, so the server's
+//! tool runs again up to its elicitation. See [`elicitation`] for the details;
+//! [`McpServer::elicitation`] turns it off.
 //!
 //! # Changed tool lists
 //!
@@ -101,7 +112,8 @@
 //!
 //! # Not yet
 //!
-//! Sampling, URL-mode elicitation; on the serving side, an approval asked of the client
+//! Sampling (a server that asks for it under 2026-07-28 fails the call, saying so), URL-mode
+//! elicitation (declined), Tasks; on the serving side, an approval asked of the client
 //! (elicitation), middleware state kept per client session, and `list_changed` for an agent
 //! whose tools change (its tools are listed once, when the server is made).
 
@@ -118,6 +130,7 @@ mod names;
 mod offered_names;
 mod output;
 mod progress;
+mod protocol;
 mod result_bound;
 mod schema;
 #[cfg(feature = "serve")]
@@ -129,6 +142,7 @@ mod toolset;
 
 pub use error::Error;
 pub use names::{MAX_NAME_LEN, is_provider_safe, provider_safe_names};
+pub use protocol::McpProtocol;
 /// The MCP SDK this crate is built on, for its model types (`rmcp::model`).
 pub use rmcp;
 #[cfg(feature = "serve")]

@@ -5,6 +5,8 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::protocol::McpProtocol;
+
 /// The default time a tool call may take (see [`McpServer::call_timeout`]).
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -34,6 +36,7 @@ pub struct McpServer {
     pub(crate) max_tools: usize,
     pub(crate) max_result_bytes: usize,
     pub(crate) elicitation: bool,
+    pub(crate) protocol: McpProtocol,
 }
 
 /// Where the server is.
@@ -102,6 +105,7 @@ impl McpServer {
             max_tools: DEFAULT_MAX_TOOLS,
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             elicitation: true,
+            protocol: McpProtocol::Negotiate,
         }
     }
 
@@ -225,6 +229,15 @@ impl McpServer {
         self
     }
 
+    /// The revision of MCP spoken with the server: the newest both sides speak by default
+    /// ([`McpProtocol::Negotiate`]). Pin one for a server that is known to speak it — a server
+    /// that ignores requests it does not know is taken for an older one only after a wait.
+    #[must_use]
+    pub fn protocol(mut self, protocol: McpProtocol) -> Self {
+        self.protocol = protocol;
+        self
+    }
+
     /// The server's name.
     #[must_use]
     pub fn name(&self) -> &str {
@@ -243,6 +256,7 @@ impl fmt::Debug for McpServer {
             .field("max_tools", &self.max_tools)
             .field("max_result_bytes", &self.max_result_bytes)
             .field("elicitation", &self.elicitation)
+            .field("protocol", &self.protocol)
             .finish()
     }
 }

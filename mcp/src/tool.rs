@@ -5,8 +5,10 @@ use std::sync::Arc;
 use hookchain_core::message::Content;
 use hookchain_core::{Tool, ToolContext, ToolError, ToolSpec};
 
-use crate::connection::{CallError, Connection};
-use crate::elicitation::{Elicitation, ElicitationReply};
+use crate::connection::{Answered, CallError, Calling, Connection};
+use crate::elicitation::{
+    Elicitation, ElicitationAnswer, ElicitationReply, InputRound, RoundError,
+};
 use crate::output::tool_output;
 
 /// A tool of an MCP server, as the agent sees it: a [`Tool`] like any other, so every
@@ -98,16 +100,34 @@ impl Tool for McpTool {
                 ));
             }
         };
-        // Resumed after an elicitation: the answers for the server's elicitations, in order.
-        let answers = match cx.resume_value() {
+        // Resumed after the server asked: the answers, in order, and under 2026-07-28 the
+        // round they answer (kept in the interrupt's payload, so in the run's checkpoint).
+        let (calling, given) = match cx.resume_value() {
             Some(value) => {
-                ElicitationReply::from_resume_value(value)
+                let answers = ElicitationReply::from_resume_value(value)
                     .map_err(|error| ToolError::for_model(name.as_str(), error))?
-                    .answers
+                    .answers;
+                let round = cx
+                    .interrupt_payload()
+                    .and_then(Elicitation::from_payload)
+                    .and_then(|asked| asked.round);
+                match round {
+                    Some(round) => match round.responses(&answers) {
+                        Some((request_state, responses)) => (
+                            Calling::Again {
+                                request_state,
+                                responses,
+                            },
+                            Vec::new(),
+                        ),
+                        // The round's next question: the run pauses on it, nothing is sent.
+                        None => return Err(self.pause_on(round, answers)),
+                    },
+                    None => (Calling::First(answers.clone()), answers),
+                }
             }
-            None => Vec::new(),
+            None => (Calling::First(Vec::new()), Vec::new()),
         };
-        let given = answers.clone();
         // The server's progress notifications, to a streamed run's consumer.
         let on_progress = |report: &rmcp::model::ProgressNotificationParam| {
             cx.progress(report.progress, report.total, report.message.as_deref());
@@ -118,28 +138,19 @@ impl Tool for McpTool {
                 &self.original,
                 arguments,
                 cx.idempotency_key(),
-                answers,
+                calling,
                 on_progress,
             )
             .await
             .map_err(|error| tool_error(name, error))?;
-        match answered.unanswered {
-            // The server's result followed a `cancel` it was given for want of an answer: set
-            // aside, the run pauses for the user's.
-            Some(asked) => {
-                let elicitation = Elicitation::new(self.server(), name, asked, given);
-                let payload =
-                    serde_json::to_value(elicitation).map_err(|source| ToolError::Output {
-                        tool: name.clone(),
-                        source,
-                    })?;
-                Err(ToolError::Interrupt { payload })
+        match answered {
+            Answered::Result(result) => {
+                tool_output(name, result, self.connection.server().max_result_bytes)
             }
-            None => tool_output(
-                name,
-                answered.result,
-                self.connection.server().max_result_bytes,
-            ),
+            Answered::Asked(asked) => {
+                Err(self.interrupt(Elicitation::new(self.server(), name, asked, given)))
+            }
+            Answered::Round(round) => Err(self.pause_on(round, Vec::new())),
         }
     }
 
@@ -161,9 +172,49 @@ impl Tool for McpTool {
         _arguments: &serde_json::Value,
         answer: &hookchain_core::interrupt::Answer<'_>,
     ) -> Result<(), ToolError> {
-        ElicitationReply::from_resume_value(answer.value())
-            .map(drop)
-            .map_err(|error| ToolError::failed(self.spec.name.as_str(), error))
+        let name = self.spec.name.as_str();
+        let reply = ElicitationReply::from_resume_value(answer.value())
+            .map_err(|error| ToolError::failed(name, error))?;
+        // A round's answers are its earlier questions' and this one's: `Elicitation::answer`.
+        if let Some(asked) = Elicitation::from_payload(&answer.interrupt().payload)
+            && asked.round.is_some()
+            && reply.answers.len() != asked.answered.len() + 1
+        {
+            return Err(ToolError::failed(
+                name,
+                format!(
+                    "the answer to this elicitation must carry the {} earlier answers of its \
+                     round and this one: `Elicitation::answer`'s value",
+                    asked.answered.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl McpTool {
+    /// The interrupt that pauses the run on `elicitation`.
+    fn interrupt(&self, elicitation: Elicitation) -> ToolError {
+        match serde_json::to_value(elicitation) {
+            Ok(payload) => ToolError::Interrupt { payload },
+            Err(source) => ToolError::Output {
+                tool: self.spec.name.clone(),
+                source,
+            },
+        }
+    }
+
+    /// The interrupt that pauses the run on the question of `round` after the `answered` ones.
+    fn pause_on(&self, round: InputRound, answered: Vec<ElicitationAnswer>) -> ToolError {
+        match Elicitation::of_round(self.server(), &self.spec.name, round, answered) {
+            Some(elicitation) => self.interrupt(elicitation),
+            // Every question answered: `responses` would have called again. Not reached.
+            None => ToolError::failed(
+                self.spec.name.as_str(),
+                "the server's round of questions has no question left",
+            ),
+        }
     }
 }
 
@@ -188,5 +239,10 @@ fn tool_error(tool: &str, error: CallError) -> ToolError {
         | CallError::Disconnected { .. }
         | CallError::Unexpected { .. }
         | CallError::Unavailable { .. }) => ToolError::failed(tool, error),
+        CallError::Input {
+            source: source @ RoundError::Unsupported(_),
+            ..
+        } => ToolError::for_model(tool, format!("tool `{tool}` could not be called: {source}")),
+        error @ CallError::Input { .. } => ToolError::failed(tool, error),
     }
 }

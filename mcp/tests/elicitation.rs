@@ -20,8 +20,8 @@ use hookchain::builtin::human_in_the_loop::{
 use hookchain::interrupt::{Checkpointer, FileCheckpointer, Record};
 use hookchain::prelude::*;
 use hookchain::{Durability, EndReason, ResumeFrom, Role, Thread, ThreadId, chain};
-use hookchain_mcp::McpToolset;
 use hookchain_mcp::elicitation::{Elicitation, ElicitationAnswer};
+use hookchain_mcp::{McpProtocol, McpToolset};
 use serde_json::json;
 use support::servers::everything_stdio;
 use support::{guard, tool_messages};
@@ -242,52 +242,137 @@ async fn without_elicitation_the_server_offers_no_tool_that_needs_it() {
     .await;
 }
 
-/// A tool that asks twice (a Python `mcp` server of the test's own): the run pauses on the
-/// first question, then on the second with the first answer carried, and the call ends with
-/// both answers — each question answered once, the latest answer read.
+/// A tool that asks twice, the second question after the first's answer (a Python `mcp`
+/// server of the test's own), under each revision: the run pauses on the first question, then
+/// on the second, and the call ends with both answers — each question answered once. Under
+/// 2025-11-25 the call is made again with the answers so far (the second pause carries the
+/// first answer); under 2026-07-28 each question is a round of its own, the first answer in
+/// the server's state.
 #[tokio::test]
 async fn a_tool_that_asks_twice_pauses_twice_and_gets_both_answers() {
     guard(async {
         support::servers::require_python_module("mcp", "mcp");
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/elicit_twice.py");
-        let toolset =
-            McpToolset::connect([hookchain_mcp::McpServer::stdio("signup", "python3").arg(script)])
-                .await
-                .unwrap();
-        let model = ScriptedModel::new([
-            ModelResponse::tool_calls([ToolCall::new("c1", "sign_up", json!({}))]),
-            ModelResponse::text("ok"),
-        ]);
-        let agent = Agent::builder(model)
-            .tools(toolset.registry())
-            .build()
-            .unwrap();
-        let first = agent.run("Sign me up.").await.unwrap();
-        let interrupt = first.interrupts()[0].clone();
-        let asked = Elicitation::from_interrupt(&interrupt).expect("the first question");
-        assert_eq!(asked.message, "Your name?");
-        let answer = asked.answer(ElicitationAnswer::accept(json!({"name": "Ada"})).unwrap());
-        let second = agent
-            .resume(first.checkpoint.clone().unwrap(), [(interrupt.id, answer)])
-            .await
-            .unwrap();
-        let interrupt = second.interrupts()[0].clone();
-        let asked = Elicitation::from_interrupt(&interrupt).expect("the second question");
-        assert_eq!(asked.message, "Your city?");
+        for protocol in [McpProtocol::V2025_11_25, McpProtocol::Negotiate] {
+            asks_twice(protocol).await;
+        }
+    })
+    .await;
+}
+
+async fn asks_twice(protocol: McpProtocol) {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/elicit_twice.py");
+    let server = hookchain_mcp::McpServer::stdio("signup", "python3")
+        .arg(script)
+        .protocol(protocol);
+    let toolset = McpToolset::connect([server]).await.unwrap();
+    let model = ScriptedModel::new([
+        ModelResponse::tool_calls([ToolCall::new("c1", "sign_up", json!({}))]),
+        ModelResponse::text("ok"),
+    ]);
+    let agent = Agent::builder(model)
+        .tools(toolset.registry())
+        .build()
+        .unwrap();
+    let first = agent.run("Sign me up.").await.unwrap();
+    let interrupt = first.interrupts()[0].clone();
+    let asked = Elicitation::from_interrupt(&interrupt).expect("the first question");
+    assert_eq!(asked.message, "Your name?", "{protocol:?}");
+    let answer = asked.answer(ElicitationAnswer::accept(json!({"name": "Ada"})).unwrap());
+    let second = agent
+        .resume(first.checkpoint.clone().unwrap(), [(interrupt.id, answer)])
+        .await
+        .unwrap();
+    let interrupt = second.interrupts()[0].clone();
+    let asked = Elicitation::from_interrupt(&interrupt).expect("the second question");
+    assert_eq!(asked.message, "Your city?", "{protocol:?}");
+    if protocol == McpProtocol::V2025_11_25 {
         assert_eq!(asked.answered.len(), 1, "the first answer, carried");
-        let answer = asked.answer(ElicitationAnswer::accept(json!({"city": "Lyon"})).unwrap());
-        let done = agent
-            .resume(second.checkpoint.clone().unwrap(), [(interrupt.id, answer)])
+        assert!(asked.round.is_none());
+    } else {
+        assert!(asked.answered.is_empty(), "a round of its own");
+        assert!(asked.round.is_some(), "2026-07-28: input required");
+    }
+    let answer = asked.answer(ElicitationAnswer::accept(json!({"city": "Lyon"})).unwrap());
+    let done = agent
+        .resume(second.checkpoint.clone().unwrap(), [(interrupt.id, answer)])
+        .await
+        .unwrap();
+    let results = tool_messages(&done.messages);
+    assert_eq!(results.len(), 1);
+    assert!(
+        results[0].text().contains("signed up Ada from Lyon"),
+        "{protocol:?}: {}",
+        results[0].text()
+    );
+    toolset.close().await;
+}
+
+/// MCP 2026-07-28: a server's tool that acts, then asks (`servers/charge_then_ask.py`, an
+/// input-required result of the Python `mcp` SDK, its state sealed by the SDK) pauses the run
+/// with the server's state in the checkpoint. Resumed on another toolset — another server
+/// process — the call is made again with the answer and the state: the server goes on where
+/// it asked, and its charge, made before it asked, is not made again.
+#[tokio::test]
+async fn a_server_that_acts_then_asks_acts_once_across_a_restart() {
+    guard(async {
+        support::servers::require_python_module("mcp", "mcp");
+        let dir = std::env::temp_dir().join(format!("hookchain-mrtr-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let ledger = dir.join("ledger.txt");
+        let script = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/servers/charge_then_ask.py"
+        );
+        let server = || {
+            hookchain_mcp::McpServer::stdio("payments", "python3")
+                .arg(script)
+                .env("LEDGER", &ledger)
+        };
+        let agent = |toolset: &McpToolset| {
+            let model = ScriptedModel::from_rule(|request| {
+                Ok(
+                    match request.messages.iter().rfind(|m| m.role == Role::Tool) {
+                        Some(result) => ModelResponse::text(result.text().into_owned()),
+                        None => ModelResponse::tool_calls([ToolCall::new(
+                            "c1",
+                            "pay",
+                            json!({"amount": 42}),
+                        )]),
+                    },
+                )
+            });
+            Agent::builder(model)
+                .tools(toolset.registry())
+                .build()
+                .unwrap()
+        };
+        let first = McpToolset::connect([server()]).await.unwrap();
+        let paused = agent(&first).run("Pay 42.").await.unwrap();
+        let interrupt = paused.interrupts()[0].clone();
+        let asked = Elicitation::from_interrupt(&interrupt).expect("the server's question");
+        assert_eq!(asked.message, "Charged 42. Where should the receipt go?");
+        assert!(asked.round.is_some(), "asked by an input-required result");
+        first.close().await;
+        let charges = || std::fs::read_to_string(&ledger).unwrap_or_default();
+        assert_eq!(charges().lines().count(), 1, "charged before it asked");
+
+        let second = McpToolset::connect([server()]).await.unwrap();
+        let answer =
+            asked.answer(ElicitationAnswer::accept(json!({"email": "ada@example.com"})).unwrap());
+        let done = agent(&second)
+            .resume(paused.checkpoint.clone().unwrap(), [(interrupt.id, answer)])
             .await
             .unwrap();
-        let results = tool_messages(&done.messages);
-        assert_eq!(results.len(), 1);
-        assert!(
-            results[0].text().contains("signed up Ada from Lyon"),
-            "{}",
-            results[0].text()
+        assert_eq!(
+            done.text().as_deref(),
+            Some("charged 42; receipt sent to ada@example.com")
         );
-        toolset.close().await;
+        let charges = charges();
+        assert_eq!(charges.lines().count(), 1, "charged once: {charges}");
+        assert!(charges.starts_with("charge "), "{charges}");
+        second.close().await;
+        let _ = std::fs::remove_dir_all(&dir);
     })
     .await;
 }

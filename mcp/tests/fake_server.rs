@@ -13,7 +13,7 @@ use hookchain::builtin::ToolRetry;
 use hookchain::chain;
 use hookchain::prelude::*;
 use hookchain::{FnTool, Tool, ToolRegistry};
-use hookchain_mcp::{Error, McpServer, McpToolset};
+use hookchain_mcp::{Error, McpProtocol, McpServer, McpToolset};
 use serde_json::{Value, json};
 use support::fake::{FakeServer, Reply, text_result, tool};
 use support::{call_once, guard, provider_accepts, tool_messages};
@@ -497,6 +497,40 @@ async fn a_call_ends_at_its_timeout_on_the_paused_clock() {
             "{:?}",
             real.elapsed()
         );
+    })
+    .await;
+}
+
+/// A server of an older revision that hangs up on `server/discover` (rather than answer that
+/// it does not know the method) is reached by the `initialize` handshake, which names
+/// 2025-11-25; pinned to 2026-07-28, the connection is refused with the server's name.
+#[tokio::test]
+async fn a_server_that_hangs_up_on_discover_is_reached_by_the_handshake() {
+    guard(async {
+        let server = FakeServer::start(|method, _| match method {
+            "tools/list" => listing(vec![tool("t", json!({"type": "object"}))]),
+            _ => Reply::Close,
+        })
+        .await;
+        let toolset = McpToolset::connect([McpServer::http("old", &server.url)])
+            .await
+            .unwrap();
+        assert_eq!(server.received_of("server/discover").len(), 1);
+        let handshakes = server.received_of("initialize");
+        assert_eq!(handshakes.len(), 1);
+        assert_eq!(handshakes[0]["params"]["protocolVersion"], "2025-11-25");
+        assert!(toolset.tool("t").is_some());
+        toolset.close().await;
+        let pinned = McpToolset::connect([
+            McpServer::http("old", &server.url).protocol(McpProtocol::V2026_07_28)
+        ])
+        .await;
+        match pinned {
+            Err(Error::Initialize { server, .. }) => assert_eq!(server, "old"),
+            Err(other) => panic!("{other}"),
+            Ok(_) => panic!("connected to a server that does not speak 2026-07-28"),
+        }
+        assert_eq!(server.received_of("initialize").len(), 1, "no handshake");
     })
     .await;
 }

@@ -1,31 +1,49 @@
-//! A server's elicitation during a tool call, as a durable interrupt of the run.
+//! A server's request for input during a tool call, as a durable interrupt of the run.
 //!
-//! MCP lets a server ask the user for input while it runs a tool (`elicitation/create`: a
-//! message and the schema of a form). A run cannot hold a server's call open while it waits
-//! for a person (who may answer tomorrow, to another process), so the call is ended and the
-//! run pauses instead:
+//! MCP lets a server ask the user for input while it runs a tool: a message and the schema of
+//! a form. A run cannot hold a server's call open while it waits for a person (who may answer
+//! tomorrow, to another process), so the run pauses instead, with an interrupt whose payload
+//! is an [`Elicitation`], and goes on when it is resumed with [`Elicitation::answer`]'s value.
+//! How the call goes on depends on the revision the server speaks
+//! ([`McpProtocol`](crate::McpProtocol)):
+//!
+//! **2026-07-28 (input required).** The server answers the call *input required*: its
+//! questions, and an opaque `requestState`. The run pauses on the first question, the state
+//! kept in the interrupt's payload ([`Elicitation::round`]) and so in the run's checkpoint.
+//! Resumed — by any process that has the store, after a restart — with the answer, the run
+//! pauses on the round's next question if there is one; once all are answered, the call is
+//! made again with the answers and the state, and the server goes on where it asked. A
+//! server's tool that asked before it acted acts once. Requests no person answers are answered
+//! here: a URL to open is declined (only forms are declared), the client's roots are none;
+//! a server that asks to sample a model fails the call (this client does not sample).
+//!
+//! **2025-11-25 (a session).** The server asks with a request of its own
+//! (`elicitation/create`) while the call is open:
 //!
 //! 1. the server's elicitation is answered `cancel` (the user did not answer *yet*), the
-//!    server's result for the call is set aside, and the tool raises an interrupt whose payload
-//!    is an [`Elicitation`] (the run pauses; its checkpoint is stored like any other);
-//! 2. the run is resumed with [`Elicitation::answer`]'s value; the tool is called again with
-//!    the same arguments, and the server's elicitations in that call are answered, in order,
-//!    with the answers given — the first with the first, and so on;
+//!    server's result for the call is set aside, and the tool raises the interrupt;
+//! 2. the run is resumed with the answer; the tool is called again with the same arguments,
+//!    and the server's elicitations in that call are answered, in order, with the answers
+//!    given — the first with the first, and so on;
 //! 3. an elicitation past the answers given pauses the run again, with the earlier answers in
 //!    its [`answered`](Elicitation::answered) (so that [`Elicitation::answer`] carries them
 //!    into the next resume).
 //!
-//! So a server's tool that elicits is called once more per answer; a server that acted before
-//! it elicited acts again (MCP has no way to suspend a call across processes). The resume
-//! itself is the core's: single-use, refused when replayed or late, from any process that has
-//! the store.
+//! So under 2025-11-25 a server's tool that elicits is called once more per answer, and a
+//! server that acted before it elicited acts again (that revision cannot suspend a call
+//! across processes). An elicitation is attributed to the call in flight on its session: a
+//! server that elicits while two calls of this toolset are in flight on the same session, or
+//! between calls, gets `decline` (the revision does not say which request an elicitation
+//! belongs to), as does a URL-mode elicitation, and a request past the bounds below.
 //!
-//! An elicitation is attributed to the call in flight on its session. A server that elicits
-//! while two calls of this toolset are in flight on the same session, or between calls, gets
-//! `decline` (MCP does not say which request an elicitation belongs to), as does a URL-mode
-//! elicitation (only forms are declared), and a request past the bounds below.
+//! Either way the resume itself is the core's: single-use, refused when replayed or late, from
+//! any process that has the store.
 
+mod round;
 pub(crate) mod routes;
+
+pub use round::InputRound;
+pub(crate) use round::RoundError;
 
 use hookchain_core::interrupt::Interrupt;
 use serde::{Deserialize, Serialize};
@@ -59,9 +77,15 @@ pub struct Elicitation {
     pub message: String,
     /// The form the answer fills: a JSON schema of an object with primitive properties.
     pub requested_schema: Value,
-    /// The answers to the call's earlier elicitations (given in the resumes before this one).
+    /// The answers to the call's earlier elicitations (given in the resumes before this one):
+    /// under 2026-07-28, those of this round's earlier questions.
     #[serde(default)]
     pub answered: Vec<ElicitationAnswer>,
+    /// Under 2026-07-28, the round of the call's input requests this question is part of: its
+    /// other questions and the server's state, which the call is made again with once all are
+    /// answered. `None` under 2025-11-25.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round: Option<InputRound>,
 }
 
 /// The kind of an [`Elicitation`] payload.
@@ -123,7 +147,27 @@ impl Elicitation {
             message: asked.message,
             requested_schema: asked.requested_schema,
             answered,
+            round: None,
         }
+    }
+
+    /// The question of `round` that comes after the `answered` answers of it.
+    pub(crate) fn of_round(
+        server: &str,
+        tool: &str,
+        round: InputRound,
+        answered: Vec<ElicitationAnswer>,
+    ) -> Option<Self> {
+        let question = round.question(answered.len())?;
+        Some(Self {
+            kind: ElicitationKind::McpElicitation,
+            server: server.to_owned(),
+            tool: tool.to_owned(),
+            message: question.message.clone(),
+            requested_schema: question.requested_schema.clone(),
+            answered,
+            round: Some(round),
+        })
     }
 
     /// The elicitation in an interrupt's payload, if it is one.

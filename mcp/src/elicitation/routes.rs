@@ -118,7 +118,7 @@ impl Drop for CallRoute {
     }
 }
 
-fn result_of(answer: ElicitationAnswer) -> ElicitResult {
+pub(super) fn result_of(answer: ElicitationAnswer) -> ElicitResult {
     match answer {
         ElicitationAnswer::Accept { content } => ElicitResult::new(ElicitationAction::Accept)
             .with_content(serde_json::Value::Object(content)),

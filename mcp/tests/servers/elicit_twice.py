@@ -1,9 +1,14 @@
-"""An MCP server (stdio, the Python `mcp` 2.x SDK) whose tool asks the user twice: a name,
-then a city; it answers with both, or says which question was not accepted."""
+"""An MCP server (stdio, the Python `mcp` 2.x SDK) whose tool asks the user twice: a name, then
+a city (the city's question needs the name's answer); it answers with both. Its questions are
+the SDK's resolvers: under MCP 2025-11-25 each is asked during the call (`elicitation/create`),
+under 2026-07-28 each is a round of an input-required result, the name's answer carried in the
+state. A question not accepted fails the call."""
+
+from typing import Annotated
 
 from pydantic import BaseModel
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Elicit, MCPServer, Resolve
 
 server = MCPServer("elicit-twice")
 
@@ -16,16 +21,21 @@ class City(BaseModel):
     city: str
 
 
+def ask_name() -> Elicit[Name]:
+    return Elicit("Your name?", Name)
+
+
+def ask_city(name: Annotated[Name, Resolve(ask_name)]) -> Elicit[City]:
+    return Elicit("Your city?", City)
+
+
 @server.tool()
-async def sign_up(ctx: Context) -> str:
+async def sign_up(
+    name: Annotated[Name, Resolve(ask_name)],
+    city: Annotated[City, Resolve(ask_city)],
+) -> str:
     """Signs the user up, asking for a name and a city."""
-    first = await ctx.elicit("Your name?", Name)
-    if first.action != "accept":
-        return f"the name was not given: {first.action}"
-    second = await ctx.elicit("Your city?", City)
-    if second.action != "accept":
-        return f"the city was not given: {second.action}"
-    return f"signed up {first.data.name} from {second.data.city}"
+    return f"signed up {name.name} from {city.city}"
 
 
 if __name__ == "__main__":
