@@ -20,7 +20,7 @@ use rmcp::service::{
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceError};
 
 use crate::elicitation::routes::{Asked, ElicitationRoutes};
-use crate::elicitation::{ElicitationAnswer, InputRound, RoundError};
+use crate::elicitation::{Asker, ElicitationAnswer, ElicitationHandler, InputRound, RoundError};
 use crate::error::Error;
 use crate::progress::{CancelOnDrop, ProgressRoutes};
 use crate::protocol::McpProtocol;
@@ -42,15 +42,27 @@ const STDERR_GRACE: Duration = Duration::from_millis(500);
 /// The client side of a session: says who we are, lists the tools again on
 /// `tools/list_changed`, hands each progress notification to the call it is about, and
 /// answers elicitations for the call in flight.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct Handler {
     server: String,
     list_changed: Arc<AtomicBool>,
     progress: ProgressRoutes,
     /// `None` when the server was told the client does not elicit.
     elicitation: Option<ElicitationRoutes>,
+    /// Answers elicitations in the process when it can.
+    answerer: Option<Arc<dyn ElicitationHandler>>,
     /// Weak: the connection owns the session, which owns the handler.
     connection: Weak<Connection>,
+}
+
+impl std::fmt::Debug for Handler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handler")
+            .field("server", &self.server)
+            .field("elicitation", &self.elicitation.is_some())
+            .field("answerer", &self.answerer.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl ClientHandler for Handler {
@@ -83,7 +95,7 @@ impl ClientHandler for Handler {
         _context: RequestContext<RoleClient>,
     ) -> impl Future<Output = Result<ElicitResult, ErrorData>> + Send + '_ {
         let result = match &self.elicitation {
-            Some(routes) => routes.answer(&self.server, request),
+            Some(routes) => routes.answer(&self.server, request, self.answerer.as_deref()),
             // Not declared: a server that asks anyway is declined, as rmcp's default does.
             None => ElicitResult::new(rmcp::model::ElicitationAction::Decline),
         };
@@ -312,7 +324,7 @@ impl Connection {
                 Vec::new()
             }
         };
-        let elicitations = self.elicitation.enter(answers);
+        let elicitations = self.elicitation.enter(original, answers);
         let timeout = self.server.call_timeout;
         let peer = session.peer();
         let calling = async {
@@ -320,7 +332,13 @@ impl Connection {
                 let answer = match send(peer, params.clone(), &self.progress, &on_progress).await? {
                     ServerResult::CallToolResult(result) => result,
                     ServerResult::InputRequiredResult(required) => {
-                        let round_asked = InputRound::read(required).map_err(Stop::Round)?;
+                        let asker = Asker {
+                            server: &self.server.name,
+                            tool: original,
+                            handler: self.server.elicitation_handler.as_deref(),
+                        };
+                        let round_asked =
+                            InputRound::read(required, &asker).map_err(Stop::Round)?;
                         match round_asked.responses(&[]) {
                             Some((request_state, responses)) => {
                                 if responses.is_empty() {
@@ -535,6 +553,7 @@ impl Connection {
             list_changed: self.list_changed.clone(),
             progress: self.progress.clone(),
             elicitation: server.elicitation.then(|| self.elicitation.clone()),
+            answerer: server.elicitation_handler.clone(),
             connection: self.me.clone(),
         };
         match &server.endpoint {

@@ -77,8 +77,9 @@
 //! is made again with the answers and the state, so a server's tool that acted before it asked
 //! acts once. Under 2025-11-25 the server asked during the call (`elicitation/create`): the
 //! tool is called again and the server's elicitation gets the user's answer, so the server's
-//! tool runs again up to its elicitation. See [`elicitation`] for the details;
-//! [`McpServer::elicitation`] turns it off.
+//! tool runs again up to its elicitation. A question the application can answer itself is
+//! answered in the process, without a pause, by a handler ([`McpServer::on_elicitation`]). See
+//! [`elicitation`] for the details; [`McpServer::elicitation`] turns it off.
 //!
 //! # Changed tool lists
 //!

@@ -5,6 +5,9 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use std::sync::Arc;
+
+use crate::elicitation::ElicitationHandler;
 use crate::protocol::McpProtocol;
 
 /// The default time a tool call may take (see [`McpServer::call_timeout`]).
@@ -37,6 +40,7 @@ pub struct McpServer {
     pub(crate) max_result_bytes: usize,
     pub(crate) elicitation: bool,
     pub(crate) protocol: McpProtocol,
+    pub(crate) elicitation_handler: Option<Arc<dyn ElicitationHandler>>,
 }
 
 /// Where the server is.
@@ -106,6 +110,7 @@ impl McpServer {
             max_result_bytes: DEFAULT_MAX_RESULT_BYTES,
             elicitation: true,
             protocol: McpProtocol::Negotiate,
+            elicitation_handler: None,
         }
     }
 
@@ -229,6 +234,16 @@ impl McpServer {
         self
     }
 
+    /// Answers the server's elicitations in the process when `handler` has the answer (see
+    /// [`ElicitationHandler`]); the others pause the run, as without it. For a client with
+    /// nobody to ask, [`accept_defaults`](crate::elicitation::accept_defaults) accepts every
+    /// form as its schema fills it.
+    #[must_use]
+    pub fn on_elicitation(mut self, handler: impl ElicitationHandler + 'static) -> Self {
+        self.elicitation_handler = Some(Arc::new(handler));
+        self
+    }
+
     /// The revision of MCP spoken with the server: the newest both sides speak by default
     /// ([`McpProtocol::Negotiate`]). Pin one for a server that is known to speak it — a server
     /// that ignores requests it does not know is taken for an older one only after a wait.
@@ -257,6 +272,7 @@ impl fmt::Debug for McpServer {
             .field("max_result_bytes", &self.max_result_bytes)
             .field("elicitation", &self.elicitation)
             .field("protocol", &self.protocol)
+            .field("elicitation_handler", &self.elicitation_handler.is_some())
             .finish()
     }
 }

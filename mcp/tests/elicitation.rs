@@ -20,7 +20,9 @@ use hookchain::builtin::human_in_the_loop::{
 use hookchain::interrupt::{Checkpointer, FileCheckpointer, Record};
 use hookchain::prelude::*;
 use hookchain::{Durability, EndReason, ResumeFrom, Role, Thread, ThreadId, chain};
-use hookchain_mcp::elicitation::{Elicitation, ElicitationAnswer};
+use hookchain_mcp::elicitation::{
+    Elicitation, ElicitationAnswer, ElicitationRequest, accept_defaults,
+};
 use hookchain_mcp::{McpProtocol, McpToolset};
 use serde_json::json;
 use support::servers::everything_stdio;
@@ -305,6 +307,72 @@ async fn asks_twice(protocol: McpProtocol) {
         results[0].text()
     );
     toolset.close().await;
+}
+
+/// A handler answers what it can in the process, under each revision: the name, given by the
+/// application, never pauses the run; the city does, once. A handler that accepts forms as
+/// their defaults fill them answers a form with a default without a pause.
+#[tokio::test]
+async fn a_handler_answers_what_it_can_and_the_run_pauses_on_the_rest() {
+    guard(async {
+        support::servers::require_python_module("mcp", "mcp");
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/servers/elicit_twice.py");
+        for protocol in [McpProtocol::V2025_11_25, McpProtocol::Negotiate] {
+            let server = || {
+                hookchain_mcp::McpServer::stdio("signup", "python3")
+                    .arg(script)
+                    .protocol(protocol)
+            };
+            let knows_the_name = |request: &ElicitationRequest<'_>| {
+                (request.message == "Your name?")
+                    .then(|| ElicitationAnswer::accept(json!({"name": "Ada"})).unwrap())
+            };
+            let toolset = McpToolset::connect([server().on_elicitation(knows_the_name)])
+                .await
+                .unwrap();
+            let agent = |toolset: &McpToolset, tool: &str| {
+                let model = ScriptedModel::new([
+                    ModelResponse::tool_calls([ToolCall::new("c1", tool, json!({}))]),
+                    ModelResponse::text("ok"),
+                ]);
+                Agent::builder(model)
+                    .tools(toolset.registry())
+                    .build()
+                    .unwrap()
+            };
+            let signing_up = agent(&toolset, "sign_up");
+            let paused = signing_up.run("Sign me up.").await.unwrap();
+            let interrupt = paused.interrupts()[0].clone();
+            let asked = Elicitation::from_interrupt(&interrupt).unwrap();
+            assert_eq!(asked.message, "Your city?", "{protocol:?}");
+            let answer = asked.answer(ElicitationAnswer::accept(json!({"city": "Lyon"})).unwrap());
+            let done = signing_up
+                .resume(paused.checkpoint.clone().unwrap(), [(interrupt.id, answer)])
+                .await
+                .unwrap();
+            let results = tool_messages(&done.messages);
+            assert!(
+                results[0].text().contains("signed up Ada from Lyon"),
+                "{protocol:?}: {}",
+                results[0].text()
+            );
+            toolset.close().await;
+
+            let toolset = McpToolset::connect([server().on_elicitation(accept_defaults)])
+                .await
+                .unwrap();
+            let done = agent(&toolset, "pick_color").run("Pick.").await.unwrap();
+            assert!(done.interrupts().is_empty(), "{protocol:?}");
+            let results = tool_messages(&done.messages);
+            assert!(
+                results[0].text().contains("picked blue"),
+                "{protocol:?}: {}",
+                results[0].text()
+            );
+            toolset.close().await;
+        }
+    })
+    .await;
 }
 
 /// MCP 2026-07-28: a server's tool that acts, then asks (`servers/charge_then_ask.py`, an

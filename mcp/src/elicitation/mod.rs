@@ -38,12 +38,21 @@
 //!
 //! Either way the resume itself is the core's: single-use, refused when replayed or late, from
 //! any process that has the store.
+//!
+//! **Answers at hand.** A question the application can answer without a person — a value it
+//! knows, or a form its defaults fill ([`accept_defaults`]) — is answered in the process by
+//! an [`ElicitationHandler`] given to [`McpServer::on_elicitation`](crate::McpServer::on_elicitation):
+//! its answer goes to the server at once, and only the questions it leaves (`None`) pause the
+//! run. An accepted form gets the defaults its schema gives for the properties it left out
+//! (from a handler, and in [`Elicitation::answer`]), as a form shows them filled in.
 
+mod handler;
 mod round;
 pub(crate) mod routes;
 
+pub use handler::{ElicitationHandler, ElicitationRequest, accept_defaults};
 pub use round::InputRound;
-pub(crate) use round::RoundError;
+pub(crate) use round::{Asker, RoundError};
 
 use hookchain_core::interrupt::Interrupt;
 use serde::{Deserialize, Serialize};
@@ -114,6 +123,21 @@ pub enum ElicitationAnswer {
 }
 
 impl ElicitationAnswer {
+    /// This answer, a form accepted without a property that `schema` gives a default filled
+    /// with the default.
+    #[must_use]
+    pub fn with_defaults(self, schema: &Value) -> Self {
+        match self {
+            ElicitationAnswer::Accept { mut content } => {
+                for (name, default) in handler::defaults(schema) {
+                    content.entry(name).or_insert(default);
+                }
+                ElicitationAnswer::Accept { content }
+            }
+            other => other,
+        }
+    }
+
     /// The form filled with `content`, which must be a JSON object (else it is given back).
     ///
     /// # Errors
@@ -182,11 +206,13 @@ impl Elicitation {
         Self::from_payload(&interrupt.payload)
     }
 
-    /// The value to resume the paused run with: the earlier answers of the call and `answer`.
+    /// The value to resume the paused run with: the earlier answers of the call and `answer`
+    /// — a form accepted without a property that the schema gives a default gets the default
+    /// (as a form shows it filled in).
     #[must_use]
     pub fn answer(&self, answer: ElicitationAnswer) -> Value {
         let mut answers = self.answered.clone();
-        answers.push(answer);
+        answers.push(answer.with_defaults(&self.requested_schema));
         // Serializing plain data cannot fail.
         serde_json::to_value(ElicitationReply { answers }).unwrap_or(Value::Null)
     }
@@ -274,6 +300,29 @@ mod tests {
                 "{bad} was taken"
             );
         }
+    }
+
+    #[test]
+    fn an_accepted_form_gets_the_defaults_it_left_out() {
+        let mut asked = asked();
+        asked.requested_schema = json!({
+            "type": "object",
+            "properties": {
+                "city": {"type": "string"},
+                "country": {"type": "string", "default": "France"}
+            }
+        });
+        let value = asked.answer(ElicitationAnswer::accept(json!({"city": "Lyon"})).unwrap());
+        assert_eq!(
+            value["answers"][1],
+            json!({"action": "accept", "content": {"city": "Lyon", "country": "France"}})
+        );
+        let given = asked.answer(
+            ElicitationAnswer::accept(json!({"city": "Bern", "country": "Switzerland"})).unwrap(),
+        );
+        assert_eq!(given["answers"][1]["content"]["country"], "Switzerland");
+        let declined = asked.answer(ElicitationAnswer::Decline);
+        assert_eq!(declined["answers"][1], json!({"action": "decline"}));
     }
 
     #[test]

@@ -11,7 +11,11 @@ use rmcp::model::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::{ElicitationAnswer, MAX_ELICITATIONS_PER_CALL, MAX_MESSAGE_BYTES, MAX_SCHEMA_BYTES};
+use super::routes::result_of;
+use super::{
+    ElicitationAnswer, ElicitationHandler, ElicitationRequest, MAX_ELICITATIONS_PER_CALL,
+    MAX_MESSAGE_BYTES, MAX_SCHEMA_BYTES,
+};
 use crate::limits;
 
 /// The largest `requestState` kept in a checkpoint: a larger one fails the call (it is stored
@@ -63,8 +67,8 @@ pub(crate) enum RoundError {
 
 impl InputRound {
     /// The round of `result`, its questions bounded; the requests no person answers answered
-    /// here.
-    pub(crate) fn read(result: InputRequiredResult) -> Result<Self, RoundError> {
+    /// here, and those `asker`'s handler answers.
+    pub(crate) fn read(result: InputRequiredResult, asker: &Asker<'_>) -> Result<Self, RoundError> {
         if let Some(state) = &result.request_state
             && state.len() > MAX_REQUEST_STATE_BYTES
         {
@@ -93,6 +97,10 @@ impl InputRound {
                             serde_json::to_value(&requested_schema).unwrap_or_default();
                         if requested_schema.to_string().len() > MAX_SCHEMA_BYTES {
                             round.given.insert(key, declined());
+                            continue;
+                        }
+                        if let Some(answer) = asker.answer(&message, &requested_schema) {
+                            round.given.insert(key, to_json(result_of(answer)));
                             continue;
                         }
                         if round.questions.len() == MAX_ELICITATIONS_PER_CALL {
@@ -141,12 +149,30 @@ impl InputRound {
         }
         let mut responses = self.given.clone();
         for (question, answer) in self.questions.iter().zip(answers) {
-            responses.insert(
-                question.key.clone(),
-                to_json(super::routes::result_of(answer.clone())),
-            );
+            responses.insert(question.key.clone(), to_json(result_of(answer.clone())));
         }
         Some((self.request_state.clone(), responses))
+    }
+}
+
+/// Who asks a round's questions, and what answers them in the process.
+pub(crate) struct Asker<'a> {
+    pub(crate) server: &'a str,
+    /// The server's own name of the tool called.
+    pub(crate) tool: &'a str,
+    pub(crate) handler: Option<&'a dyn ElicitationHandler>,
+}
+
+impl Asker<'_> {
+    /// The handler's answer to a form, its schema's defaults filled in.
+    fn answer(&self, message: &str, requested_schema: &Value) -> Option<ElicitationAnswer> {
+        let answer = self.handler?.answer(&ElicitationRequest {
+            server: self.server,
+            tool: self.tool,
+            message,
+            requested_schema,
+        })?;
+        Some(answer.with_defaults(requested_schema))
     }
 }
 
@@ -158,6 +184,12 @@ fn to_json(result: ElicitResult) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const NOBODY: Asker<'static> = Asker {
+        server: "s",
+        tool: "t",
+        handler: None,
+    };
 
     fn input_required(value: Value) -> InputRequiredResult {
         serde_json::from_value(value).unwrap()
@@ -176,15 +208,18 @@ mod tests {
 
     #[test]
     fn questions_come_in_key_order_and_the_rest_is_answered_here() {
-        let round = InputRound::read(input_required(json!({
-            "resultType": "input_required",
-            "inputRequests": {
-                "b": form("second"),
-                "a": form("first"),
-                "roots": {"method": "roots/list"}
-            },
-            "requestState": "opaque-1"
-        })))
+        let round = InputRound::read(
+            input_required(json!({
+                "resultType": "input_required",
+                "inputRequests": {
+                    "b": form("second"),
+                    "a": form("first"),
+                    "roots": {"method": "roots/list"}
+                },
+                "requestState": "opaque-1"
+            })),
+            &NOBODY,
+        )
         .unwrap();
         assert_eq!(round.question(0).unwrap().key, "a");
         assert_eq!(round.question(1).unwrap().message, "second");
@@ -207,10 +242,13 @@ mod tests {
 
     #[test]
     fn a_round_reads_back_from_its_checkpoint() {
-        let round = InputRound::read(input_required(json!({
-            "resultType": "input_required",
-            "inputRequests": {"confirm": form("Sure?")}
-        })))
+        let round = InputRound::read(
+            input_required(json!({
+                "resultType": "input_required",
+                "inputRequests": {"confirm": form("Sure?")}
+            })),
+            &NOBODY,
+        )
         .unwrap();
         let stored = serde_json::to_value(&round).unwrap();
         assert!(
@@ -222,36 +260,45 @@ mod tests {
 
     #[test]
     fn sampling_and_an_oversized_state_are_refused() {
-        let sampling = InputRound::read(input_required(json!({
-            "resultType": "input_required",
-            "inputRequests": {"s": {
-                "method": "sampling/createMessage",
-                "params": {"messages": [], "maxTokens": 10}
-            }}
-        })));
+        let sampling = InputRound::read(
+            input_required(json!({
+                "resultType": "input_required",
+                "inputRequests": {"s": {
+                    "method": "sampling/createMessage",
+                    "params": {"messages": [], "maxTokens": 10}
+                }}
+            })),
+            &NOBODY,
+        );
         assert_eq!(sampling, Err(RoundError::Unsupported("sample a model")));
-        let huge = InputRound::read(input_required(json!({
-            "resultType": "input_required",
-            "requestState": "x".repeat(MAX_REQUEST_STATE_BYTES + 1)
-        })));
+        let huge = InputRound::read(
+            input_required(json!({
+                "resultType": "input_required",
+                "requestState": "x".repeat(MAX_REQUEST_STATE_BYTES + 1)
+            })),
+            &NOBODY,
+        );
         assert!(matches!(huge, Err(RoundError::TooLarge(_))));
     }
 
     #[test]
     fn a_url_elicitation_is_declined_here() {
-        let round = InputRound::read(input_required(json!({
-            "resultType": "input_required",
-            "inputRequests": {"login": {
-                "method": "elicitation/create",
-                "params": {
-                    "mode": "url",
-                    "message": "Sign in",
-                    "url": "https://example.com/login",
-                    "elicitationId": "e1"
-                }
-            }},
-            "requestState": "s"
-        })))
+        let round = InputRound::read(
+            input_required(json!({
+                "resultType": "input_required",
+                "inputRequests": {"login": {
+                    "method": "elicitation/create",
+                    "params": {
+                        "mode": "url",
+                        "message": "Sign in",
+                        "url": "https://example.com/login",
+                        "elicitationId": "e1"
+                    }
+                }},
+                "requestState": "s"
+            })),
+            &NOBODY,
+        )
         .unwrap();
         assert!(round.question(0).is_none());
         let (_, responses) = round.responses(&[]).unwrap();

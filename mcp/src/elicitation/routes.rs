@@ -6,7 +6,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction};
 
-use super::{ElicitationAnswer, MAX_ELICITATIONS_PER_CALL, MAX_MESSAGE_BYTES, MAX_SCHEMA_BYTES};
+use super::{
+    ElicitationAnswer, ElicitationHandler, ElicitationRequest, MAX_ELICITATIONS_PER_CALL,
+    MAX_MESSAGE_BYTES, MAX_SCHEMA_BYTES,
+};
 use crate::limits;
 
 /// What a server asked during a call that had no answer for it.
@@ -20,6 +23,8 @@ pub(crate) struct Asked {
 /// they did not answer.
 #[derive(Debug, Default)]
 struct CallElicitations {
+    /// The server's own name of the tool called.
+    tool: String,
     answers: VecDeque<ElicitationAnswer>,
     /// Elicitations answered so far (from `answers` or not).
     seen: usize,
@@ -37,8 +42,9 @@ pub(crate) struct ElicitationRoutes {
 impl ElicitationRoutes {
     /// Registers a call that will answer the server's elicitations with `answers`, in order,
     /// until the returned value is dropped.
-    pub(crate) fn enter(&self, answers: Vec<ElicitationAnswer>) -> CallRoute {
+    pub(crate) fn enter(&self, tool: &str, answers: Vec<ElicitationAnswer>) -> CallRoute {
         let call = Arc::new(Mutex::new(CallElicitations {
+            tool: tool.to_owned(),
             answers: answers.into(),
             ..CallElicitations::default()
         }));
@@ -49,9 +55,15 @@ impl ElicitationRoutes {
         }
     }
 
-    /// The answer to a server's `elicitation/create`: from the call in flight's answers; when
-    /// it has none left, `cancel`, and the request is kept for the call to pause on.
-    pub(crate) fn answer(&self, server: &str, request: ElicitRequestParams) -> ElicitResult {
+    /// The answer to a server's `elicitation/create`: from `handler` when it has one, else from
+    /// the call in flight's answers; when it has none left, `cancel`, and the request is kept
+    /// for the call to pause on.
+    pub(crate) fn answer(
+        &self,
+        server: &str,
+        request: ElicitRequestParams,
+        handler: Option<&dyn ElicitationHandler>,
+    ) -> ElicitResult {
         let decline = |why: &str| {
             tracing::warn!(server, "an elicitation was declined: {why}");
             ElicitResult::new(ElicitationAction::Decline)
@@ -79,6 +91,17 @@ impl ElicitationRoutes {
             return decline("too many elicitations in one call");
         }
         call.seen += 1;
+        let requested_schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+        if let Some(handler) = handler
+            && let Some(answer) = handler.answer(&ElicitationRequest {
+                server,
+                tool: &call.tool,
+                message: &message,
+                requested_schema: &requested_schema,
+            })
+        {
+            return result_of(answer.with_defaults(&requested_schema));
+        }
         if let Some(answer) = call.answers.pop_front() {
             return result_of(answer);
         }
@@ -86,7 +109,6 @@ impl ElicitationRoutes {
             // The run pauses on the first unanswered one; the call is asked again after it.
             return ElicitResult::new(ElicitationAction::Cancel);
         }
-        let requested_schema = serde_json::to_value(&requested_schema).unwrap_or_default();
         if requested_schema.to_string().len() > MAX_SCHEMA_BYTES {
             return decline("its schema is too large");
         }
@@ -156,13 +178,13 @@ mod tests {
     #[test]
     fn a_call_without_answers_cancels_and_keeps_the_first_request() {
         let routes = ElicitationRoutes::default();
-        let call = routes.enter(Vec::new());
+        let call = routes.enter("t", Vec::new());
         assert_eq!(
-            routes.answer("s", form("first")).action,
+            routes.answer("s", form("first"), None).action,
             ElicitationAction::Cancel
         );
         assert_eq!(
-            routes.answer("s", form("second")).action,
+            routes.answer("s", form("second"), None).action,
             ElicitationAction::Cancel
         );
         let asked = call.unanswered().expect("asked");
@@ -173,20 +195,23 @@ mod tests {
     #[test]
     fn answers_are_given_in_order_then_the_next_request_is_kept() {
         let routes = ElicitationRoutes::default();
-        let call = routes.enter(vec![
-            ElicitationAnswer::accept(json!({"name": "Ada"})).unwrap(),
-            ElicitationAnswer::Decline,
-        ]);
-        let first = routes.answer("s", form("1"));
+        let call = routes.enter(
+            "t",
+            vec![
+                ElicitationAnswer::accept(json!({"name": "Ada"})).unwrap(),
+                ElicitationAnswer::Decline,
+            ],
+        );
+        let first = routes.answer("s", form("1"), None);
         assert_eq!(first.action, ElicitationAction::Accept);
         assert_eq!(first.content, Some(json!({"name": "Ada"})));
         assert_eq!(
-            routes.answer("s", form("2")).action,
+            routes.answer("s", form("2"), None).action,
             ElicitationAction::Decline
         );
         assert_eq!(call.unanswered(), None);
         assert_eq!(
-            routes.answer("s", form("3")).action,
+            routes.answer("s", form("3"), None).action,
             ElicitationAction::Cancel
         );
         assert_eq!(call.unanswered().unwrap().message, "3");
@@ -196,19 +221,19 @@ mod tests {
     fn no_call_or_two_calls_in_flight_decline() {
         let routes = ElicitationRoutes::default();
         assert_eq!(
-            routes.answer("s", form("x")).action,
+            routes.answer("s", form("x"), None).action,
             ElicitationAction::Decline
         );
-        let one = routes.enter(Vec::new());
-        let two = routes.enter(Vec::new());
+        let one = routes.enter("t", Vec::new());
+        let two = routes.enter("t", Vec::new());
         assert_eq!(
-            routes.answer("s", form("x")).action,
+            routes.answer("s", form("x"), None).action,
             ElicitationAction::Decline
         );
         assert_eq!(one.unanswered(), None);
         drop(two);
         assert_eq!(
-            routes.answer("s", form("x")).action,
+            routes.answer("s", form("x"), None).action,
             ElicitationAction::Cancel
         );
         drop(one);
@@ -221,21 +246,24 @@ mod tests {
         let accept = ElicitationAnswer::Accept {
             content: serde_json::Map::new(),
         };
-        let _call = routes.enter(vec![accept; MAX_ELICITATIONS_PER_CALL + 4]);
+        let _call = routes.enter("t", vec![accept; MAX_ELICITATIONS_PER_CALL + 4]);
         let url = ElicitRequestParams::UrlElicitationParams {
             meta: None,
             message: "Sign in".to_owned(),
             url: "https://example.com".to_owned(),
             elicitation_id: "e1".to_owned(),
         };
-        assert_eq!(routes.answer("s", url).action, ElicitationAction::Decline);
+        assert_eq!(
+            routes.answer("s", url, None).action,
+            ElicitationAction::Decline
+        );
         for _ in 0..MAX_ELICITATIONS_PER_CALL {
             assert_eq!(
-                routes.answer("s", form("x")).action,
+                routes.answer("s", form("x"), None).action,
                 ElicitationAction::Accept
             );
         }
-        let past = routes.answer("s", form("x"));
+        let past = routes.answer("s", form("x"), None);
         assert_eq!(past.action, ElicitationAction::Decline);
     }
 }
