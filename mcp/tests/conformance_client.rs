@@ -1,0 +1,168 @@
+//! MCP's official conformance suite (`@modelcontextprotocol/conformance`, pinned by `.ci/run`)
+//! against hookchain-mcp's client, at each revision it claims (2025-11-25 and 2026-07-28).
+//!
+//! Without the libtest harness (`harness = false`): the suite starts this very binary as the
+//! client under test, once per scenario — the scenario in `MCP_CONFORMANCE_SCENARIO`, the
+//! revision in `MCP_CONFORMANCE_PROTOCOL_VERSION`, its data in `MCP_CONFORMANCE_CONTEXT`, the
+//! server's URL as the last argument — and the binary does what the scenario asks, through the
+//! public API an application uses (`McpToolset`, an agent's `call_tool`). Run as a test, it
+//! runs the suite (`$MCP_CONFORMANCE`, a command, or where `.ci/run` installs it) with the
+//! baseline of accepted failures `conformance/client-baseline.yml`: each entry has its reason,
+//! and an entry that starts passing fails the run, as an unexpected failure does.
+
+use std::process::Command;
+
+use hookchain::prelude::*;
+use hookchain_mcp::elicitation::accept_defaults;
+use hookchain_mcp::{McpProtocol, McpServer, McpToolset};
+use serde_json::{Value, json};
+
+/// The revisions the client claims; each is a run of the suite.
+const REVISIONS: [&str; 2] = ["2025-11-25", "2026-07-28"];
+
+fn main() {
+    if let Ok(scenario) = std::env::var("MCP_CONFORMANCE_SCENARIO") {
+        let url = std::env::args()
+            .next_back()
+            .expect("the server's URL, last");
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+            .block_on(client(&scenario, &url));
+        return;
+    }
+    // Where `.ci/run` installs it, unless told otherwise.
+    let installed = std::env::var_os("HOME")
+        .map(|home| {
+            std::path::Path::new(&home).join(".cache/hookchain-npm/conformance/conformance")
+        })
+        .filter(|path| path.exists());
+    let Some(conformance) = std::env::var_os("MCP_CONFORMANCE")
+        .map(Into::into)
+        .or(installed)
+    else {
+        println!(
+            "skipped: the conformance suite is not installed (.ci/run installs it; or set \
+             MCP_CONFORMANCE to its command)"
+        );
+        return;
+    };
+    let baseline = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/conformance/client-baseline.yml"
+    );
+    let exe = std::env::current_exe().unwrap();
+    let mut failed = Vec::new();
+    for revision in REVISIONS {
+        let output = Command::new(&conformance)
+            .args(["client", "--requirements", revision, "--command"])
+            .arg(&exe)
+            .args(["--expected-failures", baseline])
+            .output()
+            .expect("the conformance suite runs");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let total = stdout
+            .lines()
+            .find(|line| line.starts_with("Total:"))
+            .unwrap_or("no total");
+        println!("client, {revision}: {total}");
+        if !output.status.success() {
+            println!("{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+            failed.push(revision);
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "the conformance suite failed at {failed:?}"
+    );
+}
+
+/// What the client does in `scenario`: connect (the handshake or `server/discover`, as the
+/// revision says; the tools listed), then call the tools the scenario looks at.
+async fn client(scenario: &str, url: &str) {
+    let protocol = match std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").as_deref() {
+        Ok("2026-07-28") => McpProtocol::V2026_07_28,
+        _ => McpProtocol::V2025_11_25,
+    };
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|context| serde_json::from_str(&context).ok())
+        .unwrap_or(Value::Null);
+    let server = McpServer::http("conformance", url)
+        .protocol(protocol)
+        .on_elicitation(accept_defaults);
+    let toolset = match McpToolset::connect([server]).await {
+        Ok(toolset) => toolset,
+        Err(error) => {
+            eprintln!("connect: {error}");
+            std::process::exit(1);
+        }
+    };
+    let agent = Agent::builder(ScriptedModel::new([]))
+        .tools(toolset.registry())
+        .build()
+        .unwrap();
+    for (tool, arguments) in calls(scenario, &context, &toolset) {
+        let Some(name) = toolset
+            .tools()
+            .iter()
+            .find(|offered| offered.original_name() == tool)
+            .map(|offered| offered.name().to_owned())
+        else {
+            eprintln!("{scenario}: the server offers no `{tool}`");
+            continue;
+        };
+        match agent
+            .call_tool(ToolCall::new(format!("call-{tool}"), name, arguments))
+            .await
+        {
+            Ok(result) => eprintln!("{tool}: {}", result.content.text()),
+            Err(error) => eprintln!("{tool}: {error}"),
+        }
+    }
+    toolset.close().await;
+}
+
+/// The calls a scenario looks at: the server's tool name and its arguments.
+fn calls(scenario: &str, context: &Value, toolset: &McpToolset) -> Vec<(String, Value)> {
+    let call = |tool: &str, arguments: Value| (tool.to_owned(), arguments);
+    match scenario {
+        "tools_call" => vec![call("add_numbers", json!({"a": 2, "b": 3}))],
+        "elicitation-sep1034-client-defaults" => {
+            vec![call("test_client_elicitation_defaults", json!({}))]
+        }
+        "sse-retry" => vec![call("test_reconnection", json!({}))],
+        "sep-2322-client-request-state" => [
+            "test_mrtr_echo_state",
+            "test_mrtr_no_state",
+            "test_mrtr_unrelated",
+            "test_mrtr_no_result_type",
+        ]
+        .into_iter()
+        .map(|tool| call(tool, json!({})))
+        .collect(),
+        "http-standard-headers" => vec![
+            call("test_headers", json!({})),
+            call("my-hyphenated-tool", json!({})),
+        ],
+        "http-custom-headers" => context["toolCalls"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|listed| Some(call(listed["name"].as_str()?, listed["arguments"].clone())))
+            .collect(),
+        "http-invalid-tool-headers" => vec![call("valid_tool", json!({"region": "us-west-2"}))],
+        // The schema as the client received it, echoed.
+        "json-schema-2020-12-preservation" => toolset
+            .tools()
+            .iter()
+            .find(|tool| tool.original_name() == "json_schema_2020_12_tool")
+            .map(|tool| {
+                let schema = hookchain::Tool::spec(tool).parameters;
+                vec![call("json_schema_echo", json!({ "schema": schema }))]
+            })
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
