@@ -10,15 +10,14 @@
 //! baseline of accepted failures `conformance/client-baseline.yml`: each entry has its reason,
 //! and an entry that starts passing fails the run, as an unexpected failure does.
 
+mod support;
+
 use std::process::Command;
 
 use hookchain::prelude::*;
 use hookchain_mcp::elicitation::accept_defaults;
 use hookchain_mcp::{McpProtocol, McpServer, McpToolset};
 use serde_json::{Value, json};
-
-/// The revisions the client claims; each is a run of the suite.
-const REVISIONS: [&str; 2] = ["2025-11-25", "2026-07-28"];
 
 fn main() {
     if let Ok(scenario) = std::env::var("MCP_CONFORMANCE_SCENARIO") {
@@ -32,20 +31,7 @@ fn main() {
             .block_on(client(&scenario, &url));
         return;
     }
-    // Where `.ci/run` installs it, unless told otherwise.
-    let installed = std::env::var_os("HOME")
-        .map(|home| {
-            std::path::Path::new(&home).join(".cache/hookchain-npm/conformance/conformance")
-        })
-        .filter(|path| path.exists());
-    let Some(conformance) = std::env::var_os("MCP_CONFORMANCE")
-        .map(Into::into)
-        .or(installed)
-    else {
-        println!(
-            "skipped: the conformance suite is not installed (.ci/run installs it; or set \
-             MCP_CONFORMANCE to its command)"
-        );
+    let Some(conformance) = support::conformance::suite() else {
         return;
     };
     let baseline = concat!(
@@ -54,21 +40,14 @@ fn main() {
     );
     let exe = std::env::current_exe().unwrap();
     let mut failed = Vec::new();
-    for revision in REVISIONS {
+    for revision in support::conformance::REVISIONS {
         let output = Command::new(&conformance)
             .args(["client", "--requirements", revision, "--command"])
             .arg(&exe)
             .args(["--expected-failures", baseline])
             .output()
             .expect("the conformance suite runs");
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let total = stdout
-            .lines()
-            .find(|line| line.starts_with("Total:"))
-            .unwrap_or("no total");
-        println!("client, {revision}: {total}");
-        if !output.status.success() {
-            println!("{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+        if !support::conformance::passed("client", revision, &output) {
             failed.push(revision);
         }
     }

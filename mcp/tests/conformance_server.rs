@@ -7,6 +7,8 @@
 //! fails the run, as an unexpected failure does. Each scenario's checks are written to the
 //! temporary directory (`hookchain-mcp-conformance-server-<pid>-<revision>`).
 
+mod support;
+
 use std::process::Command;
 use std::time::Duration;
 
@@ -73,19 +75,7 @@ impl Tool for Fixture {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_conformance_suite_passes_against_the_server_but_its_baseline() {
-    let installed = std::env::var_os("HOME")
-        .map(|home| {
-            std::path::Path::new(&home).join(".cache/hookchain-npm/conformance/conformance")
-        })
-        .filter(|path| path.exists());
-    let Some(conformance) = std::env::var_os("MCP_CONFORMANCE")
-        .map(Into::into)
-        .or(installed)
-    else {
-        println!(
-            "skipped: the conformance suite is not installed (.ci/run installs it; or set \
-             MCP_CONFORMANCE to its command)"
-        );
+    let Some(conformance) = support::conformance::suite() else {
         return;
     };
     let mut builder = Agent::builder(ScriptedModel::new([]));
@@ -155,7 +145,7 @@ async fn the_conformance_suite_passes_against_the_server_but_its_baseline() {
         let _ = stopped.await;
     }));
     let mut failed = Vec::new();
-    for revision in ["2025-11-25", "2026-07-28"] {
+    for revision in support::conformance::REVISIONS {
         let (conformance, url) = (conformance.clone(), url.clone());
         let baseline = format!(
             "{}/conformance/server-{revision}.yml",
@@ -177,14 +167,7 @@ async fn the_conformance_suite_passes_against_the_server_but_its_baseline() {
         })
         .await
         .unwrap();
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let total = stdout
-            .lines()
-            .find(|line| line.starts_with("Total:"))
-            .unwrap_or("no total");
-        println!("server, {revision}: {total}");
-        if !output.status.success() {
-            println!("{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+        if !support::conformance::passed("server", revision, &output) {
             failed.push(revision);
         }
     }

@@ -10,23 +10,14 @@ the server started again after it lives."""
 import json
 import os
 
+from idempotency import key_of
 from mcp.server.mcpserver import Context, MCPServer
 
-KEY = "io.hookchain/idempotencyKey"
 LEDGER = os.environ["LEDGER"]
 DIE_AT = os.environ.get("DIE_AT", "")
 DIED = os.environ["DIED"]
 
 server = MCPServer("charger")
-
-
-def key_of(ctx: Context):
-    meta = ctx.request_context.meta
-    if meta is None:
-        return None
-    if isinstance(meta, dict):
-        return meta.get(KEY)
-    return (getattr(meta, "model_extra", None) or {}).get(KEY)
 
 
 def lines():

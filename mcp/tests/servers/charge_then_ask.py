@@ -10,26 +10,17 @@ again — another process — opens the state the first one gave."""
 import json
 import os
 
+from idempotency import key_of
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.request_state import RequestStateSecurity
 from mcp_types import ElicitRequest, ElicitRequestFormParams, InputRequiredResult
 
-KEY = "io.hookchain/idempotencyKey"
 LEDGER = os.environ["LEDGER"]
 
 server = MCPServer(
     "payments",
     request_state_security=RequestStateSecurity(keys=[b"k" * 32]),
 )
-
-
-def key_of(ctx: Context):
-    meta = ctx.request_context.meta
-    if meta is None:
-        return None
-    if isinstance(meta, dict):
-        return meta.get(KEY)
-    return (getattr(meta, "model_extra", None) or {}).get(KEY)
 
 
 @server.tool()

@@ -4,6 +4,7 @@
 #![allow(dead_code, unreachable_pub, unused_imports)]
 
 pub mod capture;
+pub mod conformance;
 pub mod fake;
 #[cfg(feature = "server-tests")]
 pub mod servers;
