@@ -375,71 +375,143 @@ async fn a_handler_answers_what_it_can_and_the_run_pauses_on_the_rest() {
     .await;
 }
 
-/// MCP 2026-07-28: a server's tool that acts, then asks (`servers/charge_then_ask.py`, an
-/// input-required result of the Python `mcp` SDK, its state sealed by the SDK) pauses the run
-/// with the server's state in the checkpoint. Resumed on another toolset — another server
-/// process — the call is made again with the answer and the state: the server goes on where
-/// it asked, and its charge, made before it asked, is not made again.
+/// Set in the child process of the input-required test: the directory of its store.
+const MRTR_DIR: &str = "HOOKCHAIN_MRTR_DIR";
+const PAYMENT: &str = "payment-1";
+
+/// The server of the input-required test (`servers/charge_then_ask.py`), its ledger in `dir`.
+fn payments(dir: &Path) -> hookchain_mcp::McpServer {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/servers/charge_then_ask.py"
+    );
+    hookchain_mcp::McpServer::stdio("payments", "python3")
+        .arg(script)
+        .env("LEDGER", dir.join("ledger.txt"))
+}
+
+/// The agent of both processes of the input-required test: it pays 42, then says what the
+/// tool said; every step kept in a file store.
+fn payer(toolset: &McpToolset, dir: &Path) -> Agent<ScriptedModel> {
+    let model = ScriptedModel::from_rule(|request| {
+        Ok(
+            match request.messages.iter().rfind(|m| m.role == Role::Tool) {
+                Some(result) => ModelResponse::text(result.text().into_owned()),
+                None => {
+                    ModelResponse::tool_calls([ToolCall::new("c1", "pay", json!({"amount": 42}))])
+                }
+            },
+        )
+    });
+    Agent::builder(model)
+        .tools(toolset.registry())
+        .checkpointer(
+            Arc::new(FileCheckpointer::new(dir.join("store"))),
+            Durability::EveryStep,
+        )
+        .build()
+        .unwrap()
+}
+
+/// The child of the input-required test: the run pauses on the server's question, its thread
+/// left in a file; then the process ends, and its server with it.
+async fn pay_until_asked(dir: &Path) {
+    let toolset = McpToolset::connect([payments(dir)]).await.unwrap();
+    let mut thread: Thread<_> = Thread::with_id(ThreadId::new(PAYMENT));
+    let paused = payer(&toolset, dir)
+        .run_in(&mut thread, "Pay 42.")
+        .await
+        .unwrap();
+    assert_eq!(paused.end, EndReason::Interrupted, "{paused:?}");
+    std::fs::write(thread_file(dir), serde_json::to_string(&thread).unwrap()).unwrap();
+    toolset.close().await;
+    println!("child: asked");
+}
+
+/// MCP 2026-07-28 across processes: a server's tool that acts, then asks
+/// (`servers/charge_then_ask.py`, an input-required result of the Python `mcp` SDK, its state
+/// sealed by the SDK) pauses the run in a child process, which then ends, its server with it;
+/// the server's state is in the checkpoint the child stored. This process reads the question
+/// from the store and resumes the run on a toolset of its own — another server process: the
+/// call is made again with the answer and the state, the server goes on where it asked, and
+/// its charge, made before it asked, is not made again. The same answer again is refused.
 #[tokio::test]
-async fn a_server_that_acts_then_asks_acts_once_across_a_restart() {
+async fn a_server_that_acts_then_asks_acts_once_when_another_process_answers() {
+    if let Some(dir) = std::env::var_os(MRTR_DIR) {
+        return guard(pay_until_asked(Path::new(&dir))).await;
+    }
     guard(async {
         support::servers::require_python_module("mcp", "mcp");
         let dir = std::env::temp_dir().join(format!("hookchain-mrtr-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let ledger = dir.join("ledger.txt");
-        let script = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/servers/charge_then_ask.py"
+        let child = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "a_server_that_acts_then_asks_acts_once_when_another_process_answers",
+                "--nocapture",
+            ])
+            .env(MRTR_DIR, &dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&child.stdout);
+        assert!(
+            child.status.success() && said.contains("child: asked"),
+            "{said}\n{}",
+            String::from_utf8_lossy(&child.stderr)
         );
-        let server = || {
-            hookchain_mcp::McpServer::stdio("payments", "python3")
-                .arg(script)
-                .env("LEDGER", &ledger)
-        };
-        let agent = |toolset: &McpToolset| {
-            let model = ScriptedModel::from_rule(|request| {
-                Ok(
-                    match request.messages.iter().rfind(|m| m.role == Role::Tool) {
-                        Some(result) => ModelResponse::text(result.text().into_owned()),
-                        None => ModelResponse::tool_calls([ToolCall::new(
-                            "c1",
-                            "pay",
-                            json!({"amount": 42}),
-                        )]),
-                    },
-                )
-            });
-            Agent::builder(model)
-                .tools(toolset.registry())
-                .build()
-                .unwrap()
-        };
-        let first = McpToolset::connect([server()]).await.unwrap();
-        let paused = agent(&first).run("Pay 42.").await.unwrap();
-        let interrupt = paused.interrupts()[0].clone();
-        let asked = Elicitation::from_interrupt(&interrupt).expect("the server's question");
-        assert_eq!(asked.message, "Charged 42. Where should the receipt go?");
-        assert!(asked.round.is_some(), "asked by an input-required result");
-        first.close().await;
-        let charges = || std::fs::read_to_string(&ledger).unwrap_or_default();
+        let charges = || std::fs::read_to_string(dir.join("ledger.txt")).unwrap_or_default();
         assert_eq!(charges().lines().count(), 1, "charged before it asked");
 
-        let second = McpToolset::connect([server()]).await.unwrap();
+        // This process: the question is what the store holds.
+        let store = FileCheckpointer::new(dir.join("store"));
+        let Some(Record::Checkpoint(checkpoint)) = store.get(PAYMENT).await.unwrap() else {
+            panic!("no checkpoint stored under {PAYMENT}");
+        };
+        let [interrupt] = checkpoint.interrupts() else {
+            panic!("{:?}", checkpoint.interrupts());
+        };
+        let asked = Elicitation::from_interrupt(interrupt).expect("the server's question");
+        assert_eq!(asked.message, "Charged 42. Where should the receipt go?");
+        assert!(asked.round.is_some(), "asked by an input-required result");
         let answer =
             asked.answer(ElicitationAnswer::accept(json!({"email": "ada@example.com"})).unwrap());
-        let done = agent(&second)
-            .resume(paused.checkpoint.clone().unwrap(), [(interrupt.id, answer)])
+
+        let toolset = McpToolset::connect([payments(&dir)]).await.unwrap();
+        let agent = payer(&toolset, &dir);
+        let read_thread = || -> Thread<()> {
+            serde_json::from_str(&std::fs::read_to_string(thread_file(&dir)).unwrap()).unwrap()
+        };
+        let mut thread = read_thread();
+        let done = agent
+            .resume_in(
+                &mut thread,
+                ResumeFrom::stored(PAYMENT),
+                [(interrupt.id.clone(), answer.clone())],
+            )
             .await
             .unwrap();
         assert_eq!(
             done.text().as_deref(),
             Some("charged 42; receipt sent to ada@example.com")
         );
-        let charges = charges();
-        assert_eq!(charges.lines().count(), 1, "charged once: {charges}");
-        assert!(charges.starts_with("charge "), "{charges}");
-        second.close().await;
+        let charged = charges();
+        assert_eq!(charged.lines().count(), 1, "charged once: {charged}");
+        assert!(charged.starts_with("charge "), "{charged}");
+
+        // The same answer again (a client's retry): refused, nothing runs.
+        let replay = agent
+            .resume_in(
+                &mut read_thread(),
+                ResumeFrom::stored(PAYMENT),
+                [(interrupt.id.clone(), answer)],
+            )
+            .await;
+        assert!(replay.is_err(), "{replay:?}");
+        assert_eq!(charges().lines().count(), 1);
+        toolset.close().await;
         let _ = std::fs::remove_dir_all(&dir);
     })
     .await;

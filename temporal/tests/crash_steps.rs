@@ -154,7 +154,9 @@ fn note(path: &Path, line: &str) {
         .append(true)
         .open(path)
         .expect("the ledger");
-    writeln!(file, "{line}").expect("note");
+    // One write: lines of several processes never interleave.
+    file.write_all(format!("{line}\n").as_bytes())
+        .expect("note");
     file.sync_all().expect("sync");
 }
 

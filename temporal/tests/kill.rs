@@ -53,7 +53,9 @@ impl Tool for Booking {
             .append(true)
             .open(&self.effects)
             .expect("the effects file");
-        writeln!(file, "{} {}", self.name, cx.idempotency_key()).expect("record");
+        // One write: lines of several processes never interleave.
+        let line = format!("{} {}\n", self.name, cx.idempotency_key());
+        file.write_all(line.as_bytes()).expect("record");
         file.sync_all().expect("sync");
         if self.hang {
             std::future::pending::<()>().await;

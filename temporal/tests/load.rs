@@ -63,7 +63,10 @@ impl Charge {
             .open(&self.effects)
             .expect("the effects file");
         let (key, worker) = (cx.idempotency_key(), std::process::id());
-        writeln!(file, "{what} {key} {worker}").expect("record");
+        // One write (`writeln!` writes each piece apart): lines of several processes, and of
+        // several calls of one, never interleave.
+        let line = format!("{what} {key} {worker}\n");
+        file.write_all(line.as_bytes()).expect("record");
         file.sync_data().expect("sync");
     }
 }

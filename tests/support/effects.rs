@@ -57,7 +57,9 @@ impl Effects {
                     .append(true)
                     .open(path)
                     .expect("open the side-effect file");
-                writeln!(file, "{line}").expect("record");
+                // One write: lines of several processes never interleave.
+                file.write_all(format!("{line}\n").as_bytes())
+                    .expect("record");
                 file.sync_all().expect("sync the side-effect file");
             }
         }
