@@ -3,7 +3,9 @@
 
 use futures::StreamExt;
 use hookchain::prelude::*;
-use hookchain::{Tool, ToolError, ToolProgress, ToolSpec};
+use std::sync::{Arc, Mutex};
+
+use hookchain::{ProgressSink, RunContext, Tool, ToolError, ToolProgress, ToolSpec};
 use serde_json::json;
 
 /// Counts to three, saying so each time, and waits between (so that the consumer can take each
@@ -80,6 +82,43 @@ async fn progress_reports_arrive_between_the_calls_start_and_end() {
 async fn a_run_that_is_not_streamed_ignores_them() {
     let output = agent().run("Count.").await.unwrap();
     assert_eq!(output.text().as_deref(), Some("Counted."));
+}
+
+/// Outside a streamed run — a call made with `call_tool`, as an MCP server serves it — the
+/// reports go to the run context's `ProgressSink`, in order; a streamed run's consumer gets
+/// them as events and the sink none.
+#[tokio::test]
+async fn outside_a_streamed_run_they_go_to_the_run_contexts_sink() {
+    let seen: Arc<Mutex<Vec<ToolProgress>>> = Arc::default();
+    let kept = Arc::clone(&seen);
+    let sink = ProgressSink::new(move |report| kept.lock().unwrap().push(report));
+    let agent = agent();
+    let result = agent
+        .with_context(RunContext::new().with(sink.clone()))
+        .call_tool(ToolCall::new("c9", "count", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(result.content, "three");
+    let reports = std::mem::take(&mut *seen.lock().unwrap());
+    let progress: Vec<f64> = reports.iter().map(|report| report.progress).collect();
+    assert_eq!(progress, [1.0, 2.0, 3.0, 3.0]);
+    assert_eq!(reports[0].call_id, "c9");
+    assert_eq!(reports[0].message.as_deref(), Some("counted 1"));
+
+    let mut stream = agent
+        .with_context(RunContext::new().with(sink))
+        .stream("Count.");
+    let mut events = 0;
+    while let Some(event) = stream.next().await {
+        if matches!(event.unwrap(), AgentEvent::ToolProgress(_)) {
+            events += 1;
+        }
+    }
+    assert_eq!(events, 4);
+    assert!(
+        seen.lock().unwrap().is_empty(),
+        "a streamed run's go to its consumer"
+    );
 }
 
 #[test]

@@ -422,3 +422,61 @@ async fn a_server_mounted_in_rmcps_service_directly_refuses_calls_it_cannot_attr
     toolset.close().await;
     accepting.abort();
 }
+
+/// Counts to three, reporting each step (and waiting between, as a long tool does).
+struct Count;
+
+impl Tool for Count {
+    fn spec(&self) -> hookchain::ToolSpec {
+        hookchain::ToolSpec::new("count", "Counts to three.", json!({ "type": "object" }))
+    }
+
+    async fn call(
+        &self,
+        cx: ToolContext<'_>,
+        _arguments: Value,
+    ) -> Result<hookchain::Content, hookchain::ToolError> {
+        for step in 1..=3 {
+            cx.progress(f64::from(step), Some(3.0), Some(&format!("counted {step}")));
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Ok("three".into())
+    }
+}
+
+/// A served tool's progress reaches the client as `notifications/progress`, in order and
+/// before the result: through `McpToolset`'s call, to the calling context's `ProgressSink`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_served_tools_progress_reaches_the_client() {
+    let agent = Agent::builder(ScriptedModel::new([]))
+        .tool(Count)
+        .build()
+        .unwrap();
+    let serving =
+        Serving::start(McpToolServer::new(std::sync::Arc::new(agent)).allow_anonymous()).await;
+    let toolset = McpToolset::connect([McpServer::http("served", serving.url())])
+        .await
+        .unwrap();
+    let count = toolset.tool("count").expect("listed");
+    let seen: std::sync::Arc<std::sync::Mutex<Vec<hookchain::ToolProgress>>> = Default::default();
+    let kept = std::sync::Arc::clone(&seen);
+    let sink = hookchain::ProgressSink::new(move |report| kept.lock().unwrap().push(report));
+    let cx = Context::new(Vec::new()).with_run_context(hookchain::RunContext::new().with(sink));
+    let frame = CallFrame::new("c1", "count");
+    let answer = count
+        .call(ToolContext::new(&cx, &frame), json!({}))
+        .await
+        .unwrap();
+    assert_eq!(answer, "three");
+    let reports = seen.lock().unwrap().clone();
+    let progress: Vec<(f64, Option<f64>, Option<String>)> = reports
+        .into_iter()
+        .map(|report| (report.progress, report.total, report.message))
+        .collect();
+    assert_eq!(
+        progress,
+        [1.0, 2.0, 3.0].map(|step| (step, Some(3.0), Some(format!("counted {step}"))))
+    );
+    toolset.close().await;
+    serving.stop().await;
+}

@@ -160,19 +160,27 @@ impl<'a> ToolContext<'a> {
     }
 
     /// Tells a streamed run's consumer how far the call got: `progress`, out of `total` if
-    /// known, doing `message` ([`AgentEvent::ToolProgress`](crate::AgentEvent::ToolProgress)).
-    /// Does nothing (and allocates nothing) when the run is not streamed.
+    /// known, doing `message` ([`AgentEvent::ToolProgress`](crate::AgentEvent::ToolProgress));
+    /// outside a streamed run, the run context's [`ProgressSink`](crate::ProgressSink), if it
+    /// has one (a call served over MCP: its client). Does nothing (and allocates nothing)
+    /// when there is neither.
     ///
     /// The event reaches the consumer while the call goes on (when the tool next waits); a
     /// consumer that is slower than the reports holds the run back, as with every event.
     pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        self.run.emit(|| {
+        let report = || {
             let report = ToolProgress::new(self.call_id(), self.tool(), progress, total);
-            crate::run::AgentEvent::ToolProgress(match message {
+            match message {
                 Some(message) => report.with_message(message),
                 None => report,
-            })
-        });
+            }
+        };
+        if self.run.events.is_some() {
+            self.run
+                .emit(|| crate::run::AgentEvent::ToolProgress(report()));
+        } else if let Some(sink) = self.run.get::<crate::run::ProgressSink>() {
+            sink.report(report());
+        }
     }
 
     /// Ends the run with `answer` once the step's tool calls are done: it enters the history as

@@ -11,4 +11,4 @@ mod progress;
 pub use events::{AgentEvent, SubAgentEvent};
 pub(crate) use events::{Delivered, EventQueue, RunEvents};
 pub use output::{CleanupError, EndReason, RunOutput};
-pub use progress::ToolProgress;
+pub use progress::{ProgressSink, ToolProgress};

@@ -53,3 +53,41 @@ impl ToolProgress {
             .map(|total| (self.progress / total).clamp(0.0, 1.0))
     }
 }
+
+/// Where a tool call's progress goes when it is not part of a streamed run: put into the
+/// [`RunContext`](crate::RunContext) of a call made with
+/// [`Agent::call_tool`](crate::Agent::call_tool) — an MCP server serving the agent's tools
+/// sends each report to its client this way — or of a run that is not streamed. Each
+/// [`ToolContext::progress`](crate::ToolContext::progress) of a call is given to it, in order,
+/// on the call's task: it should not block (hand the report to a channel).
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+///
+/// use hookchain::{ProgressSink, RunContext, ToolProgress};
+///
+/// let seen: Arc<Mutex<Vec<ToolProgress>>> = Arc::default();
+/// let kept = Arc::clone(&seen);
+/// let run_context =
+///     RunContext::new().with(ProgressSink::new(move |report| kept.lock().unwrap().push(report)));
+/// # let _ = run_context;
+/// ```
+#[derive(Clone)]
+pub struct ProgressSink(std::sync::Arc<dyn Fn(ToolProgress) + Send + Sync>);
+
+impl ProgressSink {
+    /// A sink that gives each report to `report`.
+    pub fn new(report: impl Fn(ToolProgress) + Send + Sync + 'static) -> Self {
+        Self(std::sync::Arc::new(report))
+    }
+
+    pub(crate) fn report(&self, report: ToolProgress) {
+        (self.0)(report);
+    }
+}
+
+impl std::fmt::Debug for ProgressSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProgressSink").finish_non_exhaustive()
+    }
+}

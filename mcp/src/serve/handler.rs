@@ -2,11 +2,13 @@
 
 use std::sync::Arc;
 
-use hookchain_core::{Error, Middleware, Model, Principal, RunContext, ToolCall, ToolSpec};
+use hookchain_core::{
+    Error, Middleware, Model, Principal, ProgressSink, RunContext, ToolCall, ToolProgress, ToolSpec,
+};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
-    Tool as McpToolInfo,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ServerCapabilities, ServerConfig, Tool as McpToolInfo,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -14,6 +16,10 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use super::McpToolServer;
 use super::content::call_tool_result;
 use crate::schema::object_schema;
+
+/// The most progress reports of one served call waiting to be sent: past it, reports are
+/// dropped (a progress bar's, not the result's).
+const PROGRESS_QUEUE: usize = 64;
 
 /// How `tools/list` shows a tool of the agent: its name, description and an object schema.
 pub(super) fn tool_info(spec: &ToolSpec) -> McpToolInfo {
@@ -63,18 +69,51 @@ where
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let call = self.checked_call(request, &context)?;
-        let run_context = self.run_context(&context)?;
-        let name = call.name.clone();
-        let agent = self.agent.with_context(run_context);
-        // rmcp cancels the request's token on `notifications/cancelled` but keeps polling the
-        // handler; dropping the call's future is what stops the tool.
-        let outcome = tokio::select! {
-            outcome = agent.call_tool(call) => outcome,
-            () = context.ct.cancelled() => {
-                tracing::debug!(tool = %name, "MCP tool call cancelled by the client");
-                return Err(McpError::internal_error("the call was cancelled", None));
+        let mut run_context = self.run_context(&context)?;
+        // The call's progress, to the client that asked for it (a progress token): each
+        // report handed to a queue as the tool makes it, sent from here, in order.
+        let (reports, mut reported) = tokio::sync::mpsc::channel::<ToolProgress>(PROGRESS_QUEUE);
+        let token = context.meta.get_progress_token();
+        if token.is_some() {
+            run_context.insert(ProgressSink::new(move |report| {
+                // A client slower than the reports loses some; the call never waits for it.
+                let _ = reports.try_send(report);
+            }));
+        }
+        let send = |report: ToolProgress| {
+            let peer = context.peer.clone();
+            let token = token.clone();
+            async move {
+                let Some(token) = token else { return };
+                let mut notification = ProgressNotificationParam::new(token, report.progress);
+                notification.total = report.total;
+                notification.message = report.message;
+                if let Err(error) = peer.notify_progress(notification).await {
+                    tracing::debug!(%error, "a served call's progress did not reach the client");
+                }
             }
         };
+        let name = call.name.clone();
+        let agent = self.agent.with_context(run_context);
+        let calling = agent.call_tool(call);
+        tokio::pin!(calling);
+        // rmcp cancels the request's token on `notifications/cancelled` but keeps polling the
+        // handler; dropping the call's future is what stops the tool.
+        let outcome = loop {
+            tokio::select! {
+                biased;
+                outcome = &mut calling => break outcome,
+                Some(report) = reported.recv() => send(report).await,
+                () = context.ct.cancelled() => {
+                    tracing::debug!(tool = %name, "MCP tool call cancelled by the client");
+                    return Err(McpError::internal_error("the call was cancelled", None));
+                }
+            }
+        };
+        // Reports made as the call ended go before its result.
+        while let Ok(report) = reported.try_recv() {
+            send(report).await;
+        }
         Ok(match outcome {
             Ok(result) => call_tool_result(result),
             Err(Error::ToolCallInterrupted(interrupt)) => {

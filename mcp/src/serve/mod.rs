@@ -52,6 +52,10 @@ pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
 ///   JSON-RPC error (`-32602`, invalid params), before anything runs.
 /// - A request the client cancels (`notifications/cancelled`) drops the call's future, as a
 ///   cancelled run does: the tool stops at its next `.await`.
+/// - A tool's [`ToolContext::progress`](hookchain_core::ToolContext::progress) reaches a client
+///   that asked for the call's progress (a progress token in the request's `_meta`) as
+///   `notifications/progress`, in order and before the result (a client slower than 64
+///   waiting reports loses some; the call never waits for it).
 ///
 /// Each call has a fresh context (no history; in its [`RunContext`](hookchain_core::RunContext),
 /// the caller's [`Principal`], see below) and fresh middleware state: a limit per run or per
