@@ -128,11 +128,12 @@ impl DevServerBuilder {
 
     fn launch(&self, cli: &Path) -> Result<DevServer, DevServerError> {
         static COUNT: AtomicU32 = AtomicU32::new(0);
-        let dir = env::temp_dir().join(format!(
-            "hookchain-temporal-{}-{}",
+        let launch = format!(
+            "{}-{}",
             std::process::id(),
             COUNT.fetch_add(1, Ordering::Relaxed)
-        ));
+        );
+        let dir = env::temp_dir().join(format!("hookchain-temporal-{launch}"));
         fs::create_dir_all(&dir).map_err(io_error("create the dev server's directory"))?;
         let log = dir.join("server.log");
         let out = File::create(&log).map_err(io_error("create the dev server's log"))?;
@@ -140,14 +141,18 @@ impl DevServerBuilder {
             .try_clone()
             .map_err(io_error("share the dev server's log"))?;
         let port = free_port()?;
+        // A namespace no other server has: what tells that the server answering on `port` is
+        // this one, and not another's that took the port between `free_port` and the launch
+        // (this one then fails to bind, and the other goes away with its test).
+        let marker = format!("hookchain-ready-{launch}");
         let started = Instant::now();
         let mut command = Command::new(cli);
         command
             .args(["server", "start-dev", "--headless", "--ip", "127.0.0.1"])
             .args(["--port", &port.to_string()])
-            .args(["--http-port", &free_port()?.to_string()])
-            .args(["--metrics-port", &free_port()?.to_string()])
+            // The HTTP and metrics ports are left to the server: it picks free ones itself.
             .args(["--namespace", &self.namespace])
+            .args(["--namespace", &marker])
             .args(["--log-level", "warn"])
             .stdin(Stdio::null())
             .stdout(out)
@@ -169,7 +174,7 @@ impl DevServerBuilder {
             watchdog,
             dir,
         };
-        me.wait_ready(started, self.ready_timeout)?;
+        me.wait_ready(started, &marker, self.ready_timeout)?;
         me.ready_in = started.elapsed();
         Ok(me)
     }
@@ -259,9 +264,15 @@ impl DevServer {
         serde_json::from_slice(&output.stdout).map_err(|error| history_error(error.to_string()))
     }
 
-    fn wait_ready(&mut self, started: Instant, timeout: Duration) -> Result<(), DevServerError> {
-        // The port first (cheap), then the namespace, through the CLI: the frontend answers
-        // before it knows the namespaces made at launch.
+    fn wait_ready(
+        &mut self,
+        started: Instant,
+        marker: &str,
+        timeout: Duration,
+    ) -> Result<(), DevServerError> {
+        // The port first (cheap), then the namespaces, through the CLI: the frontend answers
+        // before it knows the namespaces made at launch; and the marker, which only this server
+        // has, proves that the frontend on the port is this server's.
         let mut port_open = false;
         loop {
             if let Ok(Some(status)) = self.server.try_wait() {
@@ -278,17 +289,20 @@ impl DevServer {
                 });
             }
             port_open = port_open || TcpStream::connect(&self.address).is_ok();
-            if port_open && self.namespace_answers() {
+            if port_open
+                && self.namespace_answers(marker)
+                && self.namespace_answers(&self.namespace)
+            {
                 return Ok(());
             }
             thread::sleep(Duration::from_millis(if port_open { 100 } else { 50 }));
         }
     }
 
-    fn namespace_answers(&self) -> bool {
+    fn namespace_answers(&self, namespace: &str) -> bool {
         Command::new(&self.cli)
             .args(["operator", "namespace", "describe"])
-            .args(["--namespace", &self.namespace, "--address", &self.address])
+            .args(["--namespace", namespace, "--address", &self.address])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

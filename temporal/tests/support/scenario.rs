@@ -44,7 +44,10 @@ where
     tokio::pin!(worker_run);
     let started = Instant::now();
     tokio::select! {
-        result = &mut worker_run => panic!("the worker stopped before the scenario ended: {result:?}"),
+        result = &mut worker_run => panic!(
+            "the worker stopped before the scenario ended: {result:?}\nthe server's log ends:\n{}",
+            log_tail(&server)
+        ),
         finished = tokio::time::timeout(SCENARIO_TIMEOUT, scenario(runs)) => {
             finished.expect("the scenario timed out");
         }
@@ -61,6 +64,13 @@ where
         .expect("the worker shut down cleanly");
     eprintln!("worker shut down in {:?}", stopping.elapsed());
     drop(server);
+}
+
+/// The last lines of the server's log: why it went away, when it did.
+fn log_tail(server: &DevServer) -> String {
+    let log = std::fs::read_to_string(server.log()).unwrap_or_default();
+    let lines: Vec<&str> = log.lines().collect();
+    lines[lines.len().saturating_sub(40)..].join("\n")
 }
 
 /// Queries the run's status until `pred` holds (or panics after a while).
