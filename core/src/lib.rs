@@ -83,9 +83,9 @@ pub mod thread_store;
 pub mod tool;
 
 pub use agent::{
-    Agent, AgentBuilder, AgentEvent, AgentStream, AgentWith, CleanupError, Durability, EndReason,
-    IntoRunInput, OwnedAgentWith, ResumeFrom, RunInput, RunOutput, Thread, ThreadError, ThreadId,
-    ThreadReturn, ThreadStream, UnseenRun,
+    Agent, AgentBuilder, AgentEvent, AgentStream, AgentWith, CallOutcome, CleanupError, Durability,
+    EndReason, IntoRunInput, OwnedAgentWith, PausedCall, ResumeFrom, RunInput, RunOutput, Thread,
+    ThreadError, ThreadId, ThreadReturn, ThreadStream, UnseenRun,
 };
 pub use context::{
     CallFrame, Context, MAX_PRINCIPAL_LEN, Principal, PrincipalError, RunContext, SavedValueError,

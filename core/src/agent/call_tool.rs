@@ -1,10 +1,12 @@
 //! One tool call through the agent's chain, outside a run: for whoever calls an agent's tools
 //! without its model (an MCP server serving them, a test, an admin command).
 
+use super::paused_call::{CallOutcome, PausedCall};
 use super::run_loop::{States, not_executed, take_answer, tool_interrupt};
 use super::{Agent, AgentWith};
 use crate::context::{Context, RunContext};
 use crate::error::Error;
+use crate::interrupt::ToolAnswer;
 use crate::message::{ToolCall, ToolResult};
 use crate::middleware::{Flow, Hook, Jump, Middleware};
 use crate::model::{Model, ModelResponse};
@@ -28,12 +30,14 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// state start from `Default` for each call, so a limit per run or per thread
     /// ([`ToolCallLimit`]) bounds one call, not a series of them.
     ///
+    /// A call that should wait for an answer rather than end when it is interrupted is
+    /// [`call_tool_or_pause`](Self::call_tool_or_pause).
+    ///
     /// # Errors
     ///
     /// - [`Error::ToolCallInterrupted`] when a hook or the tool raises an interrupt (a
-    ///   [`HumanInTheLoop`] that gates the tool, a tool that asks the user): a run would
-    ///   pause for the answer, but a call outside a run has nothing to pause and resume, so
-    ///   it ends there, the tool not run (or its result not kept); the error holds the
+    ///   [`HumanInTheLoop`] that gates the tool, a tool that asks the user): the call ends
+    ///   there, the tool not run (or its result not kept); the error holds the
     ///   [`Interrupt`](crate::Interrupt), with who asked and what.
     /// - An error of an `after_model` hook (or its panic), as a run would end with it.
     ///
@@ -77,19 +81,31 @@ impl<M: Model, C: Middleware> Agent<M, C> {
     /// # }).unwrap();
     /// ```
     pub async fn call_tool(&self, call: ToolCall) -> Result<ToolResult, Error> {
-        self.call_tool_with(RunContext::new(), call).await
+        self.call_tool_or_pause_with(RunContext::new(), call)
+            .await?
+            .into_result()
     }
 
-    /// [`call_tool`](Self::call_tool), with `run_context` given to the call's hooks and tool.
-    pub(super) async fn call_tool_with(
+    /// [`call_tool_or_pause`](Self::call_tool_or_pause), with `run_context` given to the
+    /// call's hooks and tool.
+    pub(super) async fn call_tool_or_pause_with(
         &self,
         run_context: RunContext,
         call: ToolCall,
-    ) -> Result<ToolResult, Error> {
-        let mut cx = Context::new(Vec::new()).with_run_context(run_context);
-        // The call is the first step of a run of its own: hooks that read the step, and the
-        // ids of interrupts, see what they would in a run's first step.
-        cx.counters.step = 1;
+    ) -> Result<CallOutcome, Error> {
+        let cx = call_context(run_context);
+        let run_id = cx.run_id().to_owned();
+        self.gate_then_call(cx, call, run_id).await
+    }
+
+    /// The call through the `after_model` gate (resuming its interrupted hook, if `cx` says
+    /// so), then through its onion and the tool.
+    pub(super) async fn gate_then_call(
+        &self,
+        mut cx: Context,
+        call: ToolCall,
+        run_id: String,
+    ) -> Result<CallOutcome, Error> {
         let mut state = States::<C>::fresh(C::ThreadState::default());
         let (id, tool) = (call.id.clone(), call.name.clone());
         let mut response = ModelResponse::tool_calls([call]);
@@ -97,45 +113,104 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         match flow {
             Flow::Interrupt(interruption) => {
                 let interrupt = self.hook_interrupt(&cx, Hook::AfterModel, *interruption);
-                return Err(Error::ToolCallInterrupted(Box::new(interrupt)));
+                // The call as the hooks before the one that asked left it (an edit kept).
+                let call = response.message.tool_calls.into_iter().find(|c| c.id == id);
+                let call = call.unwrap_or_else(|| ToolCall::new(&id, &tool, Default::default()));
+                return Ok(CallOutcome::Paused(Box::new(PausedCall::new(
+                    call,
+                    interrupt,
+                    run_id,
+                    Vec::new(),
+                ))));
             }
             Flow::Jump(Jump::Model | Jump::End) => {
-                return Ok(not_executed(
+                return Ok(CallOutcome::Done(not_executed(
                     &id,
                     &tool,
                     "a middleware stopped it before it ran",
-                ));
+                )));
             }
             _ => {}
         }
         // A hook may have edited the call (its arguments), or answered it.
         if let Some(result) = take_answer(&mut cx, &id) {
-            return Ok(result);
+            return Ok(CallOutcome::Done(result));
         }
         let calls = response.message.tool_calls;
         let Some(call) = calls.into_iter().find(|call| call.id == id) else {
-            return Ok(not_executed(
+            return Ok(CallOutcome::Done(not_executed(
                 &id,
                 &tool,
                 "a middleware removed it before it ran",
-            ));
+            )));
         };
-        match self.call_through(&cx, &state, call.clone()).await {
-            Ok(result) => Ok(result),
-            Err(interruption) => Err(Error::ToolCallInterrupted(Box::new(tool_interrupt(
-                &cx,
-                &call,
-                interruption,
-            )))),
+        Ok(self.past_gate(&cx, &state, call, run_id).await)
+    }
+
+    /// The call through its `wrap_tool_call` onion and the tool, the gate passed.
+    pub(super) async fn past_gate(
+        &self,
+        cx: &Context,
+        state: &States<C>,
+        call: ToolCall,
+        run_id: String,
+    ) -> CallOutcome {
+        match self.call_through(cx, state, call.clone()).await {
+            Ok(result) => CallOutcome::Done(result),
+            Err(interruption) => {
+                let interrupt = tool_interrupt(cx, &call, interruption);
+                // Every answer its layers were given so far: each stays its layer's until the
+                // call completes, as in a run's checkpoint.
+                let answers = cx
+                    .tool_answers
+                    .get(&call.id)
+                    .map_or_else(Vec::new, |answers| {
+                        answers
+                            .iter()
+                            .map(|answered| ToolAnswer {
+                                call_id: call.id.clone(),
+                                raiser: answered.raiser,
+                                answer: answered.answer.clone(),
+                                asked: answered.asked.clone(),
+                            })
+                            .collect()
+                    });
+                CallOutcome::Paused(Box::new(PausedCall::new(call, interrupt, run_id, answers)))
+            }
         }
     }
+}
+
+/// The context of a call outside a run: fresh, in the first step of a run of its own (hooks
+/// that read the step, and the ids of interrupts, see what they would in a run's first step).
+pub(super) fn call_context(run_context: RunContext) -> Context {
+    let mut cx = Context::new(Vec::new()).with_run_context(run_context);
+    cx.counters.step = 1;
+    cx
 }
 
 impl<M: Model, C: Middleware> AgentWith<'_, M, C> {
     /// [`Agent::call_tool`], with the run context given to the call's hooks and tool.
     pub async fn call_tool(&self, call: ToolCall) -> Result<ToolResult, Error> {
+        self.call_tool_or_pause(call).await?.into_result()
+    }
+
+    /// [`Agent::call_tool_or_pause`], with the run context given to the call's hooks and
+    /// tool.
+    pub async fn call_tool_or_pause(&self, call: ToolCall) -> Result<CallOutcome, Error> {
         self.agent
-            .call_tool_with(self.run_context.clone(), call)
+            .call_tool_or_pause_with(self.run_context.clone(), call)
+            .await
+    }
+
+    /// [`Agent::resume_tool_call`], with the run context given to the call's hooks and tool.
+    pub async fn resume_tool_call(
+        &self,
+        paused: PausedCall,
+        answer: serde_json::Value,
+    ) -> Result<CallOutcome, Error> {
+        self.agent
+            .resume_tool_call_with(self.run_context.clone(), paused, answer)
             .await
     }
 }
