@@ -146,9 +146,16 @@ pub use names::{MAX_NAME_LEN, is_provider_safe, provider_safe_names};
 pub use protocol::McpProtocol;
 /// The MCP SDK this crate is built on, for its model types (`rmcp::model`).
 pub use rmcp;
+/// What seals a served call's `requestState` ([`ServedPauses::new`]): rmcp's HMAC-SHA256 codec.
 #[cfg(feature = "serve")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
-pub use serve::{DEFAULT_MAX_ARGUMENT_BYTES, McpHttpService, McpToolServer, ServeError};
+pub use rmcp::model::RequestStateCodec;
+#[cfg(feature = "serve")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
+pub use serve::{
+    DEFAULT_ANSWER_WITHIN, DEFAULT_MAX_ARGUMENT_BYTES, McpHttpService, McpToolServer, ServeError,
+    ServedPauses,
+};
 pub use server::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_TOOLS,
     McpServer,

@@ -82,6 +82,13 @@ impl PausedCall {
         }
     }
 
+    /// The call's run id, the same in each of its rounds (the first half of its tool's
+    /// [`idempotency_key`](crate::ToolContext::idempotency_key)).
+    #[must_use]
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
     /// Whether the call's gate asked (an `after_model` hook: an approval), so the tool has not
     /// started; else a layer of its path or the tool itself did.
     #[must_use]

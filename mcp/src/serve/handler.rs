@@ -2,24 +2,18 @@
 
 use std::sync::Arc;
 
-use hookchain_core::{
-    Error, Middleware, Model, Principal, ProgressSink, RunContext, ToolCall, ToolProgress, ToolSpec,
-};
+use hookchain_core::{Middleware, Model, Principal, RunContext, ToolCall, ToolSpec};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ServerCapabilities, ServerConfig, Tool as McpToolInfo,
+    CallToolRequestParams, CallToolResponse, Implementation, JsonObject, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpToolInfo,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use super::McpToolServer;
-use super::content::call_tool_result;
+use super::driving::Progress;
+use super::resuming::Answer;
 use crate::schema::object_schema;
-
-/// The most progress reports of one served call waiting to be sent: past it, reports are
-/// dropped (a progress bar's, not the result's).
-const PROGRESS_QUEUE: usize = 64;
 
 /// How `tools/list` shows a tool of the agent: its name, description and an object schema.
 pub(super) fn tool_info(spec: &ToolSpec) -> McpToolInfo {
@@ -65,84 +59,32 @@ where
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // An answer to a call that waits: the state this server sealed, and the user's answer.
+        let answering = request.request_state.take();
+        let responses = request.input_responses.take();
         let call = self.checked_call(request, &context)?;
         let mut run_context = self.run_context(&context)?;
-        // The call's progress, to the client that asked for it (a progress token): each
-        // report handed to a queue as the tool makes it, sent from here, in order.
-        let (reports, mut reported) = tokio::sync::mpsc::channel::<ToolProgress>(PROGRESS_QUEUE);
-        let token = context.meta.get_progress_token();
-        if token.is_some() {
-            run_context.insert(ProgressSink::new(move |report| {
-                // A client slower than the reports loses some; the call never waits for it.
-                let _ = reports.try_send(report);
-            }));
-        }
-        let send = |report: ToolProgress| {
-            let peer = context.peer.clone();
-            let token = token.clone();
-            async move {
-                let Some(token) = token else { return };
-                let mut notification = ProgressNotificationParam::new(token, report.progress);
-                notification.total = report.total;
-                notification.message = report.message;
-                if let Err(error) = peer.notify_progress(notification).await {
-                    tracing::debug!(%error, "a served call's progress did not reach the client");
-                }
-            }
-        };
+        let principal = run_context
+            .get::<Principal>()
+            .map(|who| who.id().to_owned());
+        let progress = Progress::attach(&mut run_context, &context);
         let name = call.name.clone();
         let agent = self.agent.with_context(run_context);
-        let calling = agent.call_tool(call);
-        tokio::pin!(calling);
-        // rmcp cancels the request's token on `notifications/cancelled` but keeps polling the
-        // handler; dropping the call's future is what stops the tool.
-        let outcome = loop {
-            tokio::select! {
-                biased;
-                outcome = &mut calling => break outcome,
-                Some(report) = reported.recv() => send(report).await,
-                () = context.ct.cancelled() => {
-                    tracing::debug!(tool = %name, "MCP tool call cancelled by the client");
-                    return Err(McpError::internal_error("the call was cancelled", None));
-                }
-            }
+        let Some(state) = answering else {
+            let calling = agent.call_tool_or_pause(call);
+            let outcome = progress.drive(calling, &context, &name, None).await?;
+            return Ok(self.respond(outcome, 1, principal.as_deref(), &context, &name));
         };
-        // Reports made as the call ended go before its result.
-        while let Ok(report) = reported.try_recv() {
-            send(report).await;
-        }
-        Ok(match outcome {
-            Ok(result) => call_tool_result(result),
-            Err(Error::ToolCallInterrupted(interrupt)) => {
-                tracing::info!(
-                    tool = %name,
-                    source = %interrupt.source,
-                    "an MCP tool call needs an answer from outside, which MCP cannot wait for"
-                );
-                CallToolResult::error(vec![ContentBlock::text(format!(
-                    "tool `{name}` needs an answer from outside before it can complete (asked \
-                     by `{}`: an approval, say), which this MCP server cannot ask for; the \
-                     call did not complete",
-                    interrupt.source
-                ))])
-            }
-            Err(error) => {
-                // A hook's error ends the call as it would end a run: the operator gets why,
-                // the client a result without the server's internals.
-                tracing::warn!(
-                    tool = %name,
-                    error = %hookchain_core::error::Report(&error),
-                    "an MCP tool call failed in the agent's chain"
-                );
-                CallToolResult::error(vec![ContentBlock::text(format!(
-                    "tool `{name}` failed in the server"
-                ))])
-            }
-        }
-        .into())
+        let answer = Answer {
+            state: &state,
+            responses: responses.as_ref(),
+            principal: principal.as_deref(),
+            tool: &name,
+        };
+        self.resume(&agent, answer, progress, &context).await
     }
 }
 

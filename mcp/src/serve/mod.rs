@@ -2,12 +2,16 @@
 //! [`McpToolset`](crate::McpToolset).
 
 mod access;
+mod asking;
 mod content;
+mod driving;
 mod error;
 mod handler;
 mod http;
 mod http_service;
+mod pauses;
 mod problem;
+mod resuming;
 mod sessions;
 mod stdio;
 
@@ -22,6 +26,7 @@ use rmcp::transport::StreamableHttpServerConfig;
 use access::Access;
 pub use error::ServeError;
 pub use http_service::McpHttpService;
+pub use pauses::{DEFAULT_ANSWER_WITHIN, ServedPauses};
 
 /// The default largest `arguments` of one `tools/call`, as JSON (see
 /// [`McpToolServer::max_argument_bytes`]).
@@ -156,6 +161,8 @@ struct Settings {
     stdio_principal: Option<Principal>,
     /// The tools as `tools/list` lists them, made once (an agent's tools do not change).
     tools: Arc<Vec<McpToolInfo>>,
+    /// Where the calls waiting for their client's answer are kept, if anywhere.
+    pauses: Option<ServedPauses>,
 }
 
 impl<M, C> McpToolServer<M, C> {
@@ -177,6 +184,7 @@ impl<M, C> McpToolServer<M, C> {
             access: Access::Unset,
             stdio_principal: None,
             tools: Arc::new(tools),
+            pauses: None,
         };
         Self {
             agent,
@@ -250,6 +258,15 @@ impl<M, C> McpToolServer<M, C> {
     #[must_use]
     pub fn stdio_principal(mut self, principal: Principal) -> Self {
         self.settings_mut().stdio_principal = Some(principal);
+        self
+    }
+
+    /// Keeps the calls that wait for an answer in `pauses`, so that a client of MCP
+    /// 2026-07-28 answers them (an approval, a question) with an input-required round trip,
+    /// on any replica that has the same store and keys. See [`ServedPauses`].
+    #[must_use]
+    pub fn pauses(mut self, pauses: ServedPauses) -> Self {
+        self.settings_mut().pauses = Some(pauses);
         self
     }
 

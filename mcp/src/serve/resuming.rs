@@ -1,0 +1,197 @@
+//! A served call's outcome as the client reads it — its result, or an input-required result
+//! that asks the client's user — and the call that answers it, resumed once.
+
+use hookchain_core::{AgentWith, CallOutcome, Error, Middleware, Model};
+use rmcp::model::{
+    CallToolResponse, CallToolResult, ContentBlock, InputRequiredResult, InputResponses,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer};
+
+use super::McpToolServer;
+use super::asking::{Asking, INPUT_KEY};
+use super::content::call_tool_result;
+use super::driving::{Claimed, Progress};
+use super::pauses::Taken;
+
+/// What a call that answers a paused one carries.
+pub(super) struct Answer<'a> {
+    /// The `requestState`, as the client sent it back.
+    pub(super) state: &'a str,
+    /// The client's `inputResponses`.
+    pub(super) responses: Option<&'a InputResponses>,
+    /// Who calls.
+    pub(super) principal: Option<&'a str>,
+    /// The tool the client names.
+    pub(super) tool: &'a str,
+}
+
+impl<M, C> McpToolServer<M, C>
+where
+    M: Model + Send + Sync + 'static,
+    C: Middleware + Send + Sync + 'static,
+{
+    /// The call a client's answer resumes: opened, claimed, run from where it asked, and
+    /// marked answered. A state this server did not seal for this principal, a replayed
+    /// answer, an answer being given by another request: refused, nothing run.
+    pub(super) async fn resume(
+        &self,
+        agent: &AgentWith<'_, M, C>,
+        answer: Answer<'_>,
+        progress: Progress,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let refuse = |why: &str| McpError::invalid_params(why.to_owned(), None);
+        let pauses = self.settings.pauses.as_ref().ok_or_else(|| {
+            refuse(
+                "this server keeps no calls that wait for an answer: call without a requestState",
+            )
+        })?;
+        // One answer for every reason, as rmcp advises: which check failed is the server's log.
+        let state = pauses
+            .open(answer.state, answer.principal)
+            .map_err(|error| {
+                tracing::info!(%error, "a served call's requestState was refused");
+                refuse("the requestState is not one this server gave you, or it expired")
+            })?;
+        if state.paused.call.name != answer.tool {
+            return Err(refuse("the requestState is of a call of another tool"));
+        }
+        let response = answer
+            .responses
+            .and_then(|responses| responses.get(INPUT_KEY))
+            .ok_or_else(|| refuse("the inputResponses have no `answer`"))?;
+        let value = state.asking.answer(response).map_err(refuse)?;
+        let lease = match pauses.take(&state).await {
+            Ok(Taken::Granted(lease)) => lease,
+            Ok(Taken::Answered) => return Err(refuse("this call was answered already")),
+            Ok(Taken::Busy) => {
+                return Err(refuse("this call is being answered by another request"));
+            }
+            Err(error) => {
+                tracing::error!(%error, "a served call could not be claimed in its store");
+                return Err(McpError::internal_error("the call's store failed", None));
+            }
+        };
+        let claimed = Claimed {
+            pauses,
+            state: &state,
+            lease: &lease,
+        };
+        let resuming = agent.resume_tool_call(state.paused.clone(), value);
+        let outcome = match progress
+            .drive(resuming, context, answer.tool, Some(claimed))
+            .await
+        {
+            Ok(outcome) => outcome,
+            Err(stopped) => {
+                pauses.let_go(&state, &lease).await;
+                return Err(stopped);
+            }
+        };
+        match &outcome {
+            // Refused before it ran: the state stays good for a better answer.
+            Err(Error::Resume(_)) => {
+                pauses.let_go(&state, &lease).await;
+                return Err(refuse("the answer was refused by whoever asked"));
+            }
+            Err(_) => pauses.let_go(&state, &lease).await,
+            Ok(_) => {
+                if let Err(error) = pauses.answered(&state, &lease, "answered").await {
+                    // The call ran: its result goes to the client. The claim lapsed meanwhile
+                    // (a store that stalled past the lease): the log says so.
+                    tracing::warn!(%error, "a served call's answer was not marked in its store");
+                }
+            }
+        }
+        let round = state.round.saturating_add(1);
+        Ok(self.respond(outcome, round, answer.principal, context, answer.tool))
+    }
+
+    /// What the client reads of a served call's `outcome`: its result, an input-required
+    /// result asking its user (the call paused at `round`), or an error result.
+    pub(super) fn respond(
+        &self,
+        outcome: Result<CallOutcome, Error>,
+        round: u32,
+        principal: Option<&str>,
+        context: &RequestContext<RoleServer>,
+        name: &str,
+    ) -> CallToolResponse {
+        let paused = match outcome {
+            Ok(CallOutcome::Done(result)) => return call_tool_result(result).into(),
+            Ok(CallOutcome::Paused(paused)) => paused,
+            Ok(_) => return failed(name),
+            Err(Error::ToolCallInterrupted(interrupt)) => {
+                return cannot_ask(name, &interrupt.source);
+            }
+            Err(error) => {
+                // A hook's error ends the call as it would end a run: the operator gets why,
+                // the client a result without the server's internals.
+                tracing::warn!(
+                    tool = %name,
+                    error = %hookchain_core::error::Report(&error),
+                    "an MCP tool call failed in the agent's chain"
+                );
+                return failed(name);
+            }
+        };
+        let asked = (|| {
+            let pauses = self.settings.pauses.as_ref()?;
+            if !asks_forms(context) {
+                return None;
+            }
+            let asking = Asking::of(&paused.interrupt)?;
+            let request = asking.input_request(&paused.interrupt)?;
+            let state = pauses
+                .seal(&paused, asking, round, principal)
+                .inspect_err(
+                    |error| tracing::error!(%error, "a served call's state was not sealed"),
+                )
+                .ok()?;
+            let requests = [(INPUT_KEY.to_owned(), request)].into_iter().collect();
+            Some(InputRequiredResult::new(Some(requests), Some(state)))
+        })();
+        match asked {
+            Some(asked) => asked.into(),
+            None => cannot_ask(name, &paused.interrupt.source),
+        }
+    }
+}
+
+/// Whether the client of `context` is one an input-required result can ask: MCP 2026-07-28
+/// or later, with elicitation forms.
+fn asks_forms(context: &RequestContext<RoleServer>) -> bool {
+    let modern = context
+        .protocol_version()
+        .is_some_and(|version| !version.has_initialize());
+    let forms = context
+        .client_capabilities()
+        .and_then(|capabilities| capabilities.elicitation)
+        // An empty `elicitation` is forms (the revision that added URLs kept it so).
+        .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none());
+    modern && forms
+}
+
+/// The result of a call that needs an answer this server cannot ask its client for.
+fn cannot_ask(name: &str, source: &str) -> CallToolResponse {
+    tracing::info!(
+        tool = %name,
+        %source,
+        "an MCP tool call needs an answer from outside, which this server cannot ask its client for"
+    );
+    CallToolResult::error(vec![ContentBlock::text(format!(
+        "tool `{name}` needs an answer from outside before it can complete (asked by \
+         `{source}`: an approval, say), which this MCP server cannot ask for; the call did \
+         not complete"
+    ))])
+    .into()
+}
+
+/// The result of a call that failed in the server.
+fn failed(name: &str) -> CallToolResponse {
+    CallToolResult::error(vec![ContentBlock::text(format!(
+        "tool `{name}` failed in the server"
+    ))])
+    .into()
+}
