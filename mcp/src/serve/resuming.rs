@@ -9,7 +9,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 
 use super::McpToolServer;
-use super::asking::{Asking, INPUT_KEY};
+use super::asking::{Asking, NotAnswered};
 use super::content::call_tool_result;
 use super::driving::{Claimed, Progress};
 use super::pauses::Taken;
@@ -57,11 +57,22 @@ where
         if state.paused.call.name != answer.tool {
             return Err(refuse("the requestState is of a call of another tool"));
         }
-        let response = answer
-            .responses
-            .and_then(|responses| responses.get(INPUT_KEY))
-            .ok_or_else(|| refuse("the inputResponses have no `answer`"))?;
-        let value = state.asking.answer(response).map_err(refuse)?;
+        let capabilities = context.client_capabilities().unwrap_or_default();
+        let asked = state
+            .asking
+            .input_requests(&state.paused.interrupt, &capabilities)
+            .ok_or_else(|| refuse("this client can no longer answer what the call asked"))?;
+        let no_responses = InputResponses::new();
+        let responses = answer.responses.unwrap_or(&no_responses);
+        let value = match state.asking.answer(&asked, responses) {
+            Ok(value) => value,
+            // Asked again, with the same state: nothing was claimed.
+            Err(NotAnswered::Missing) => {
+                let again = InputRequiredResult::new(Some(asked), Some(answer.state.to_owned()));
+                return Ok(again.into());
+            }
+            Err(NotAnswered::Invalid(why)) => return Err(refuse(why)),
+        };
         let lease = match pauses.take(&state).await {
             Ok(Taken::Granted(lease)) => lease,
             Ok(Taken::Answered) => return Err(refuse("this call was answered already")),
@@ -138,18 +149,18 @@ where
         };
         let asked = (|| {
             let pauses = self.settings.pauses.as_ref()?;
-            if !asks_forms(context) {
+            if !speaks_input_required(context) {
                 return None;
             }
+            let capabilities = context.client_capabilities().unwrap_or_default();
             let asking = Asking::of(&paused.interrupt)?;
-            let request = asking.input_request(&paused.interrupt)?;
+            let requests = asking.input_requests(&paused.interrupt, &capabilities)?;
             let state = pauses
                 .seal(&paused, asking, round, principal)
                 .inspect_err(
                     |error| tracing::error!(%error, "a served call's state was not sealed"),
                 )
                 .ok()?;
-            let requests = [(INPUT_KEY.to_owned(), request)].into_iter().collect();
             Some(InputRequiredResult::new(Some(requests), Some(state)))
         })();
         match asked {
@@ -159,18 +170,11 @@ where
     }
 }
 
-/// Whether the client of `context` is one an input-required result can ask: MCP 2026-07-28
-/// or later, with elicitation forms.
-fn asks_forms(context: &RequestContext<RoleServer>) -> bool {
-    let modern = context
+/// Whether the client of `context` takes input-required results: MCP 2026-07-28 or later.
+fn speaks_input_required(context: &RequestContext<RoleServer>) -> bool {
+    context
         .protocol_version()
-        .is_some_and(|version| !version.has_initialize());
-    let forms = context
-        .client_capabilities()
-        .and_then(|capabilities| capabilities.elicitation)
-        // An empty `elicitation` is forms (the revision that added URLs kept it so).
-        .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none());
-    modern && forms
+        .is_some_and(|version| !version.has_initialize())
 }
 
 /// The result of a call that needs an answer this server cannot ask its client for.
