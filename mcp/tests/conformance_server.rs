@@ -7,15 +7,18 @@
 //! fails the run, as an unexpected failure does. Each scenario's checks are written to the
 //! temporary directory (`hookchain-mcp-conformance-server-<pid>-<revision>`).
 
+#[path = "conformance_fixtures/input_required.rs"]
+mod input_required;
 mod support;
 
 use std::process::Command;
 use std::time::Duration;
 
+use hookchain::interrupt::InMemoryCheckpointer;
 use hookchain::message::ContentPart;
 use hookchain::prelude::*;
 use hookchain::{Content, Tool, ToolError, ToolSpec};
-use hookchain_mcp::McpToolServer;
+use hookchain_mcp::{McpToolServer, RequestStateCodec, ServedPauses};
 use serde_json::{Value, json};
 
 /// A 1×1 PNG, base64.
@@ -95,6 +98,9 @@ async fn the_conformance_suite_passes_against_the_server_but_its_baseline() {
     ] {
         builder = builder.tool(Fixture::new(name));
     }
+    for name in input_required::NAMES {
+        builder = builder.tool(input_required::InputRequired(name));
+    }
     let agent = builder
         .tool(Fixture {
             name: "json_schema_2020_12_tool",
@@ -134,7 +140,13 @@ async fn the_conformance_suite_passes_against_the_server_but_its_baseline() {
         })
         .build()
         .unwrap();
-    let server = McpToolServer::new(std::sync::Arc::new(agent)).allow_anonymous();
+    // The calls that wait for their client's answers kept here (input-required results).
+    let codec =
+        RequestStateCodec::new_with_keyring("conformance", [("conformance", [9u8; 32])]).unwrap();
+    let pauses = ServedPauses::new(InMemoryCheckpointer::new(), codec);
+    let server = McpToolServer::new(std::sync::Arc::new(agent))
+        .allow_anonymous()
+        .pauses(pauses);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!(
         "http://localhost:{}/mcp",
