@@ -1,7 +1,8 @@
 //! A served approval answered over MCP 2026-07-28's input-required results (MRTR) by the
 //! official Python client (`pip install mcp`): the call waits for its user's answer with no
 //! session and no process holding it, and is answered on a server restarted in between — the
-//! approved charge made once, a replayed answer and another user's refused.
+//! approved charge made once, a replayed answer and another user's refused. A client of
+//! 2025-11-25 is asked in its session instead.
 //!
 //! The server keeps its paused calls in a `FileCheckpointer` and seals their state with a
 //! key it is given: a restart is a new agent and a new server on the same directory, key and
@@ -49,11 +50,13 @@ async def elicit(context, params):
 async def main():
     async with create_mcp_http_client(headers={"Authorization": "Bearer " + user}) as http:
         transport = streamable_http_client(url, http_client=http)
-        pinned = "legacy" if mode == "legacy" else "auto"
-        async with Client(transport, mode=pinned, elicitation_callback=elicit) as client:
+        pinned = "legacy" if mode.startswith("legacy") else "auto"
+        # `legacy-plain`: a client that takes no elicitation.
+        callback = None if mode == "legacy-plain" else elicit
+        async with Client(transport, mode=pinned, elicitation_callback=callback) as client:
             print("version " + client.protocol_version, flush=True)
             try:
-                if mode in ("auto", "legacy"):
+                if mode in ("auto", "legacy", "legacy-plain"):
                     result = await client.call_tool("charge", ARGUMENTS)
                 elif mode == "ask":
                     result = await client.session.call_tool("charge", ARGUMENTS, allow_input_required=True)
@@ -300,9 +303,31 @@ async fn a_served_approval_is_answered_over_mrtr_once_on_a_restarted_server() {
     assert!(text(&result).contains("rejected"), "{result}");
     assert_eq!(ledger().len(), 2);
 
-    // A client of 2025-11-25 cannot be asked: the call ends, saying so, and does not run.
+    // A client of 2025-11-25 is asked in its session, the call waiting in the server.
+    let mut legacy = PythonClient::start(&script, "legacy", &url, "alice", &[]);
+    let (_, version) = legacy.expect(&["version"]);
+    assert_eq!(version, "2025-11-25");
+    let (_, message) = legacy.expect(&["asked"]);
+    assert!(message.contains("`charge`"), "{message}");
+    legacy
+        .child
+        .stdin
+        .as_mut()
+        .unwrap()
+        .write_all(b"approve\n")
+        .unwrap();
+    let (kind, result) = legacy.expect(&["result", "refused"]);
+    let result: Value = serde_json::from_str(&result).unwrap();
+    assert_eq!(
+        (kind.as_str(), text(&result)),
+        ("result", "charged 250"),
+        "{result}"
+    );
+    assert_eq!(ledger().len(), 3);
+    tokio::task::block_in_place(|| legacy.child.wait()).unwrap();
+    // One that takes no elicitation cannot be asked: the call ends, saying so, and does not run.
     let (version, kind, result) =
-        PythonClient::start(&script, "legacy", &url, "alice", &[]).outcome();
+        PythonClient::start(&script, "legacy-plain", &url, "alice", &[]).outcome();
     assert_eq!(
         (version.as_str(), kind.as_str()),
         ("2025-11-25", "result"),
@@ -310,7 +335,7 @@ async fn a_served_approval_is_answered_over_mrtr_once_on_a_restarted_server() {
     );
     assert_eq!(result["isError"], true, "{result}");
     assert!(text(&result).contains("cannot ask"), "{result}");
-    assert_eq!(ledger().len(), 2);
+    assert_eq!(ledger().len(), 3);
 
     server.stop().await;
     let _ = std::fs::remove_dir_all(&dir);

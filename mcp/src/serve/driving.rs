@@ -48,7 +48,7 @@ impl Progress {
     /// `Err` when the client cancelled the call or its claim was lost: its future was dropped,
     /// so the tool stopped at its next `.await`.
     pub(super) async fn drive(
-        mut self,
+        &mut self,
         calling: impl Future<Output = Result<CallOutcome, Error>>,
         context: &RequestContext<RoleServer>,
         name: &str,

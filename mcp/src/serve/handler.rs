@@ -12,7 +12,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use super::McpToolServer;
 use super::driving::Progress;
-use super::resuming::Answer;
+use super::resuming::{Answer, Asker};
 use crate::schema::object_schema;
 
 /// How `tools/list` shows a tool of the agent: its name, description and an object schema.
@@ -70,13 +70,20 @@ where
         let principal = run_context
             .get::<Principal>()
             .map(|who| who.id().to_owned());
-        let progress = Progress::attach(&mut run_context, &context);
+        let mut progress = Progress::attach(&mut run_context, &context);
         let name = call.name.clone();
         let agent = self.agent.with_context(run_context);
         let Some(state) = answering else {
             let calling = agent.call_tool_or_pause(call);
             let outcome = progress.drive(calling, &context, &name, None).await?;
-            return Ok(self.respond(outcome, 1, principal.as_deref(), &context, &name));
+            let asker = Asker {
+                round: 1,
+                principal: principal.as_deref(),
+                name: &name,
+            };
+            return self
+                .conclude(&agent, outcome, &mut progress, asker, &context)
+                .await;
         };
         let answer = Answer {
             state: &state,

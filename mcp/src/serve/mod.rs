@@ -9,6 +9,7 @@ mod error;
 mod handler;
 mod http;
 mod http_service;
+mod in_session;
 mod pauses;
 mod problem;
 mod resuming;

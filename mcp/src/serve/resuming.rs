@@ -12,7 +12,22 @@ use super::McpToolServer;
 use super::asking::{Asking, NotAnswered};
 use super::content::call_tool_result;
 use super::driving::{Claimed, Progress};
+use super::in_session::ask_in_session;
 use super::pauses::Taken;
+
+/// The most rounds of questions one served call asks a client of 2025-11-25 in its session.
+const MAX_SESSION_ROUNDS: usize = 10;
+
+/// Who a served call's next question is asked for, and as which round.
+#[derive(Clone, Copy)]
+pub(super) struct Asker<'a> {
+    /// The round its state would be (from 1).
+    pub(super) round: u32,
+    /// Whose call it is.
+    pub(super) principal: Option<&'a str>,
+    /// The tool called.
+    pub(super) name: &'a str,
+}
 
 /// What a call that answers a paused one carries.
 pub(super) struct Answer<'a> {
@@ -38,7 +53,7 @@ where
         &self,
         agent: &AgentWith<'_, M, C>,
         answer: Answer<'_>,
-        progress: Progress,
+        mut progress: Progress,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let refuse = |why: &str| McpError::invalid_params(why.to_owned(), None);
@@ -115,13 +130,68 @@ where
                 }
             }
         }
-        let round = state.round.saturating_add(1);
-        Ok(self.respond(outcome, round, answer.principal, context, answer.tool))
+        let asker = Asker {
+            round: state.round.saturating_add(1),
+            principal: answer.principal,
+            name: answer.tool,
+        };
+        self.conclude(agent, outcome, &mut progress, asker, context)
+            .await
+    }
+
+    /// What the client reads of a served call's `outcome`, once what it asks a client of
+    /// 2025-11-25 is answered in its session (the call waiting here): its result, an
+    /// input-required result (a client of 2026-07-28), or an error result.
+    pub(super) async fn conclude(
+        &self,
+        agent: &AgentWith<'_, M, C>,
+        mut outcome: Result<CallOutcome, Error>,
+        progress: &mut Progress,
+        asker: Asker<'_>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        for _ in 0..MAX_SESSION_ROUNDS {
+            let paused = match outcome {
+                Ok(CallOutcome::Paused(paused)) if !speaks_input_required(context) => paused,
+                _ => break,
+            };
+            let capabilities = context.client_capabilities().unwrap_or_default();
+            let asking = Asking::of(&paused.interrupt);
+            let Some((asking, requests)) = asking.and_then(|asking| {
+                Some((
+                    asking,
+                    asking.input_requests(&paused.interrupt, &capabilities)?,
+                ))
+            }) else {
+                outcome = Ok(CallOutcome::Paused(paused));
+                break;
+            };
+            // The client may cancel the call while its user thinks.
+            let asked = tokio::select! {
+                asked = ask_in_session(&context.peer, &requests) => asked,
+                () = context.ct.cancelled() => {
+                    return Err(McpError::internal_error("the call was cancelled", None));
+                }
+            };
+            let value = match asked {
+                Ok(responses) => asking.answer(&requests, &responses),
+                Err(error) => {
+                    tracing::info!(tool = %asker.name, %error, "a served call's question was not answered");
+                    return Ok(unanswered(asker.name));
+                }
+            };
+            let Ok(value) = value else {
+                return Ok(unanswered(asker.name));
+            };
+            let resuming = agent.resume_tool_call(*paused, value);
+            outcome = progress.drive(resuming, context, asker.name, None).await?;
+        }
+        Ok(self.respond(outcome, asker.round, asker.principal, context, asker.name))
     }
 
     /// What the client reads of a served call's `outcome`: its result, an input-required
     /// result asking its user (the call paused at `round`), or an error result.
-    pub(super) fn respond(
+    fn respond(
         &self,
         outcome: Result<CallOutcome, Error>,
         round: u32,
@@ -188,6 +258,14 @@ fn cannot_ask(name: &str, source: &str) -> CallToolResponse {
         "tool `{name}` needs an answer from outside before it can complete (asked by \
          `{source}`: an approval, say), which this MCP server cannot ask for; the call did \
          not complete"
+    ))])
+    .into()
+}
+
+/// The result of a call whose question its client did not answer.
+fn unanswered(name: &str) -> CallToolResponse {
+    CallToolResult::error(vec![ContentBlock::text(format!(
+        "tool `{name}` asked a question the client did not answer; the call did not complete"
     ))])
     .into()
 }

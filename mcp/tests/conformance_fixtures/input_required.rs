@@ -1,14 +1,20 @@
-//! The conformance suite's fixture tools of input-required results (SEP-2322,
-//! `test_input_required_result_*`), written as a tool served by hookchain is: the tool raises
-//! an interrupt whose payload is the MCP input requests it needs, reads the client's answers
-//! on its resume (`cx.resume_value()`, by key), and may ask again.
+//! The conformance suite's fixture tools that ask the client (`test_input_required_result_*`
+//! of SEP-2322, and `test_elicitation*`, `test_sampling`), written as a tool served by
+//! hookchain is: the tool raises an interrupt whose payload is the MCP input requests it
+//! needs, reads the client's answers on its resume (`cx.resume_value()`, by key), and may ask
+//! again. The server asks a client of 2026-07-28 with input-required results, and a client of
+//! 2025-11-25 in its session.
 
 use hookchain::prelude::*;
 use hookchain::{Content, Tool, ToolError, ToolSpec};
 use serde_json::{Value, json};
 
 /// The names of the fixtures.
-pub(crate) const NAMES: [&str; 8] = [
+pub(crate) const NAMES: [&str; 12] = [
+    "test_elicitation",
+    "test_elicitation_sep1034_defaults",
+    "test_elicitation_sep1330_enums",
+    "test_sampling",
     "test_input_required_result_elicitation",
     "test_input_required_result_sampling",
     "test_input_required_result_list_roots",
@@ -22,17 +28,19 @@ pub(crate) const NAMES: [&str; 8] = [
 /// One of the fixtures, by its name.
 pub(crate) struct InputRequired(pub(crate) &'static str);
 
+/// A form asking for one `field` of type `kind`.
 fn elicit(message: &str, field: &str, kind: &str) -> Value {
+    form(message, json!({ field: { "type": kind } }), &[field])
+}
+
+/// A form asking for `properties`, of which `required`.
+fn form(message: &str, properties: Value, required: &[&str]) -> Value {
     json!({
         "method": "elicitation/create",
         "params": {
             "mode": "form",
             "message": message,
-            "requestedSchema": {
-                "type": "object",
-                "properties": { field: { "type": kind } },
-                "required": [field],
-            },
+            "requestedSchema": { "type": "object", "properties": properties, "required": required },
         },
     })
 }
@@ -68,7 +76,7 @@ impl Tool for InputRequired {
         )
     }
 
-    async fn call(&self, cx: ToolContext<'_>, _arguments: Value) -> Result<Content, ToolError> {
+    async fn call(&self, cx: ToolContext<'_>, arguments: Value) -> Result<Content, ToolError> {
         let answers = cx.resume_value().cloned().unwrap_or(Value::Null);
         let answered = |key: &str| answers.get(key).is_some();
         let text = |answer: &Value, path: &[&str]| {
@@ -78,7 +86,87 @@ impl Tool for InputRequired {
                 .unwrap_or("?")
                 .to_owned()
         };
+        let completed = |answer: &Value| {
+            format!(
+                "Elicitation completed: action={}, content={}",
+                text(answer, &["action"]),
+                answer["content"]
+            )
+        };
         Ok(match self.0 {
+            "test_elicitation" => {
+                if !answered("user") {
+                    let message = arguments["message"].as_str().unwrap_or("Your details?");
+                    return Err(ask(json!({ "user": form(message, json!({
+                        "username": { "type": "string", "description": "User's response" },
+                        "email": { "type": "string", "description": "User's email address" },
+                    }), &["username", "email"]) })));
+                }
+                let answer = &answers["user"];
+                let action = text(answer, &["action"]);
+                format!(
+                    "User response: action: {action}, content: {}",
+                    answer["content"]
+                )
+                .into()
+            }
+            "test_elicitation_sep1034_defaults" => {
+                if !answered("defaults") {
+                    return Err(ask(json!({ "defaults": form("Your profile?", json!({
+                        "name": { "type": "string", "default": "John Doe" },
+                        "age": { "type": "integer", "default": 30 },
+                        "score": { "type": "number", "default": 95.5 },
+                        "status": {
+                            "type": "string",
+                            "enum": ["active", "inactive", "pending"],
+                            "default": "active",
+                        },
+                        "verified": { "type": "boolean", "default": true },
+                    }), &[]) })));
+                }
+                completed(&answers["defaults"]).into()
+            }
+            "test_elicitation_sep1330_enums" => {
+                if !answered("enums") {
+                    return Err(ask(json!({ "enums": form("Pick some options", json!({
+                        "untitledSingle": { "type": "string", "enum": ["option1", "option2", "option3"] },
+                        "titledSingle": { "type": "string", "oneOf": [
+                            { "const": "value1", "title": "First Option" },
+                            { "const": "value2", "title": "Second Option" },
+                            { "const": "value3", "title": "Third Option" },
+                        ]},
+                        "legacyEnum": {
+                            "type": "string",
+                            "enum": ["opt1", "opt2", "opt3"],
+                            "enumNames": ["Option One", "Option Two", "Option Three"],
+                        },
+                        "untitledMulti": {
+                            "type": "array",
+                            "items": { "type": "string", "enum": ["option1", "option2", "option3"] },
+                        },
+                        "titledMulti": {
+                            "type": "array",
+                            "items": { "anyOf": [
+                                { "const": "value1", "title": "First Choice" },
+                                { "const": "value2", "title": "Second Choice" },
+                                { "const": "value3", "title": "Third Choice" },
+                            ]},
+                        },
+                    }), &[]) })));
+                }
+                completed(&answers["enums"]).into()
+            }
+            "test_sampling" => {
+                if !answered("sampling") {
+                    let prompt = arguments["prompt"].as_str().unwrap_or("Hello");
+                    return Err(ask(json!({ "sampling": sample(prompt, 100) })));
+                }
+                format!(
+                    "LLM response: {}",
+                    text(&answers["sampling"], &["content", "text"])
+                )
+                .into()
+            }
             "test_input_required_result_elicitation"
             | "test_input_required_result_tampered_state" => {
                 if !answered("user_name") {
