@@ -1,5 +1,5 @@
 //! What a message says: text, images, the model's reasoning, and what tools return (JSON,
-//! links to resources), in order.
+//! links to resources, resources themselves, audio), in order.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -8,7 +8,7 @@ use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::ser::Serializer;
 use serde::{Deserialize, Serialize};
 
-use super::ResourceLink;
+use super::{Audio, EmbeddedResource, ResourceLink};
 
 /// The content of a [`Message`](super::Message): a sequence of [`ContentPart`]s.
 ///
@@ -17,8 +17,8 @@ use super::ResourceLink;
 /// messages had before content parts existed, so older checkpoints and threads still load).
 /// Content with images or reasoning serializes as an array of parts.
 ///
-/// A tool's result is content too: a tool may return images, structured JSON and links to
-/// resources beside its text (see [`Tool::call`](crate::Tool::call)).
+/// A tool's result is content too: a tool may return images, audio, structured JSON,
+/// resources and links to resources beside its text (see [`Tool::call`](crate::Tool::call)).
 ///
 /// ```
 /// use hookchain::message::{Content, ContentPart};
@@ -49,8 +49,9 @@ enum Repr {
 /// One part of a message's [`Content`].
 ///
 /// Which parts a message holds depends on who wrote it: text anywhere; images in user messages
-/// and tool results; reasoning in assistant messages; [`Json`](Self::Json) and
-/// [`ResourceLink`](Self::ResourceLink) in tool results.
+/// and tool results; reasoning in assistant messages; [`Json`](Self::Json),
+/// [`ResourceLink`](Self::ResourceLink), [`Resource`](Self::Resource) and
+/// [`Audio`](Self::Audio) in tool results.
 ///
 /// Providers send what they support: a part a provider has no form for (reasoning for most
 /// OpenAI-compatible servers, a reasoning block without the provider's signature) is left out
@@ -86,6 +87,11 @@ pub enum ContentPart {
     },
     /// A link to a resource a tool points at instead of returning it (tool results).
     ResourceLink(Box<ResourceLink>),
+    /// A resource a tool returned with its contents, text or bytes (tool results).
+    Resource(Box<EmbeddedResource>),
+    /// An audio clip a tool returned (tool results): no provider takes it yet, and the model
+    /// reads a placeholder naming its type and size.
+    Audio(Box<Audio>),
 }
 
 /// The model's reasoning ("thinking") before its answer: a [`ContentPart::Reasoning`].
@@ -195,6 +201,47 @@ impl ContentPart {
         ContentPart::ResourceLink(Box::new(ResourceLink::new(uri, name)))
     }
 
+    /// A resource at `uri` a tool returns whole, whose contents are `text`, of type `mime_type`
+    /// (`text/plain`, …); without a media type, make an [`EmbeddedResource`] and convert it.
+    ///
+    /// ```
+    /// use hookchain::message::ContentPart;
+    ///
+    /// let part = ContentPart::resource_text("file:///srv/a.txt", "text/plain", "hello");
+    /// assert_eq!(part.to_text_lossy(), "[resource: file:///srv/a.txt (text/plain)]\nhello");
+    /// ```
+    pub fn resource_text(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        text: impl Into<String>,
+    ) -> Self {
+        Self::from(EmbeddedResource::text(uri, text).with_mime_type(mime_type))
+    }
+
+    /// A resource at `uri` a tool returns whole, whose contents are bytes, `data`
+    /// base64-encoded, of type `mime_type` (`application/pdf`, …).
+    pub fn resource_blob(
+        uri: impl Into<String>,
+        mime_type: impl Into<String>,
+        data: impl Into<String>,
+    ) -> Self {
+        Self::from(EmbeddedResource::blob(uri, data).with_mime_type(mime_type))
+    }
+
+    /// An audio clip: `data` is its bytes base64-encoded, `media_type` its type (`audio/wav`,
+    /// …).
+    ///
+    /// ```
+    /// use hookchain::message::ContentPart;
+    ///
+    /// let part = ContentPart::audio_base64("audio/wav", "UklGRiYAAABXQVZF");
+    /// // What a provider sends for it: its type and size, never its bytes.
+    /// assert_eq!(part.to_text_lossy(), "[audio: audio/wav, 12 bytes]");
+    /// ```
+    pub fn audio_base64(media_type: impl Into<String>, data: impl Into<String>) -> Self {
+        Self::from(Audio::new(media_type, data))
+    }
+
     /// The text of a text part; `None` for other parts.
     #[inline]
     #[must_use]
@@ -209,6 +256,18 @@ impl ContentPart {
 impl From<ResourceLink> for ContentPart {
     fn from(link: ResourceLink) -> Self {
         ContentPart::ResourceLink(Box::new(link))
+    }
+}
+
+impl From<EmbeddedResource> for ContentPart {
+    fn from(resource: EmbeddedResource) -> Self {
+        ContentPart::Resource(Box::new(resource))
+    }
+}
+
+impl From<Audio> for ContentPart {
+    fn from(audio: Audio) -> Self {
+        ContentPart::Audio(Box::new(audio))
     }
 }
 
@@ -279,9 +338,10 @@ impl Content {
         }
     }
 
-    /// The text parts, joined (images, reasoning, JSON and links left out): what the model
-    /// said, or what a person wrote. Borrowed unless there are several text parts. For
-    /// everything a reader of text only can be shown, see [`to_text_lossy`](Self::to_text_lossy).
+    /// The text parts, joined (images, audio, reasoning, JSON, resources and links left out):
+    /// what the model said, or what a person wrote. Borrowed unless there are several text
+    /// parts. For everything a reader of text only can be shown, see
+    /// [`to_text_lossy`](Self::to_text_lossy).
     #[inline]
     #[must_use]
     pub fn text(&self) -> Cow<'_, str> {
@@ -552,6 +612,39 @@ mod tests {
         let back: Content = serde_json::from_value(value).unwrap();
         assert_eq!(back, content);
         assert_eq!(content.text(), "", "JSON and links are not text parts");
+    }
+
+    #[test]
+    fn audio_and_resources_round_trip_through_their_documented_form() {
+        let content = Content::from(vec![
+            ContentPart::audio_base64("audio/wav", "UklGRg=="),
+            ContentPart::resource_text("test://notes", "text/plain", "hi"),
+            ContentPart::from(EmbeddedResource::blob("test://raw", "AAAA")),
+        ]);
+        let value = serde_json::to_value(&content).unwrap();
+        assert_eq!(
+            value,
+            json!([
+                {"type": "audio", "media_type": "audio/wav", "data": "UklGRg=="},
+                {"type": "resource", "uri": "test://notes", "mime_type": "text/plain",
+                    "text": "hi"},
+                {"type": "resource", "uri": "test://raw", "blob": "AAAA"},
+            ])
+        );
+        let back: Content = serde_json::from_value(value).unwrap();
+        assert_eq!(back, content);
+        assert_eq!(content.text(), "", "audio and resources are not text parts");
+    }
+
+    #[test]
+    fn a_resource_without_text_or_blob_is_an_error_not_a_panic() {
+        let error = serde_json::from_value::<Content>(json!([{"type": "resource", "uri": "a:b"}]))
+            .unwrap_err();
+        // serde's words: "no variant of enum ResourceContents found in flattened data".
+        assert!(error.to_string().contains("ResourceContents"), "{error}");
+        let error = serde_json::from_value::<Content>(json!([{"type": "audio", "data": "AAAA"}]))
+            .unwrap_err();
+        assert!(error.to_string().contains("media_type"), "{error}");
     }
 
     #[test]

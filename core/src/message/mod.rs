@@ -1,6 +1,8 @@
 //! Conversation messages: what the model reads and writes.
 
+mod audio;
 mod content;
+mod embedded_resource;
 // A tool call's outcome as its result carries it: what failed, and the answer that ends the
 // run. Their public paths are the tool module's, which re-exports them.
 pub(crate) mod final_answer;
@@ -19,7 +21,9 @@ use serde::{Deserialize, Serialize};
 use final_answer::FinalAnswer;
 use tool_failure::ToolFailure;
 
+pub use audio::Audio;
 pub use content::{Content, ContentPart, ImageSource, Reasoning};
+pub use embedded_resource::{EmbeddedResource, ResourceContents};
 pub use history::{HistoryError, validate_history};
 pub(crate) use history::{
     check_editable, close_interior, close_pending, rename_repeated_ids, repeated_call_id,
@@ -44,8 +48,8 @@ pub enum Role {
 /// One message of a conversation.
 ///
 /// Its [`Content`] is text, or parts: text, images, the model's reasoning, and in a tool message
-/// what the tool returned (structured JSON, links to resources). An assistant message may carry
-/// [`ToolCall`]s; a tool message answers exactly one of them through
+/// what the tool returned (structured JSON, resources and links to them, audio). An assistant
+/// message may carry [`ToolCall`]s; a tool message answers exactly one of them through
 /// [`tool_call_id`](Self::tool_call_id), and names the tool.
 ///
 /// Its serde form is part of checkpoints and threads: fields are added with defaults, so what an
@@ -195,8 +199,8 @@ impl ToolCall {
 
 /// The outcome of one tool call, as the model will read it.
 ///
-/// Its [`content`](Self::content) is text, or parts: images, structured JSON, links to
-/// resources (see [`ContentPart`]). Text-only content serializes as the string it was before
+/// Its [`content`](Self::content) is text, or parts: images, audio, structured JSON, resources
+/// and links to them (see [`ContentPart`]). Text-only content serializes as the string it was before
 /// results could hold parts, so older checkpoints and threads still load.
 ///
 /// ```

@@ -1,13 +1,15 @@
 //! Rewriting the text inside content, for the middleware that edit what the model reads
 //! (personal data redaction).
 
-use super::{Content, ContentPart};
+use super::{Content, ContentPart, ResourceContents};
 
 impl Content {
     /// The content with every piece of text a reader sees passed through `rewrite`: text
     /// parts, reasoning, the strings inside [`Json`](ContentPart::Json) parts (object keys are
-    /// left as they are: rewriting two keys to one would lose a value), and a resource link's
-    /// name, title and description (not its URI, which must stay a link). `rewrite` returns
+    /// left as they are: rewriting two keys to one would lose a value), a resource link's
+    /// name, title and description (not its URI, which must stay a link), and a text
+    /// resource's text (not its URI). Images, audio and binary resources are not text, and are
+    /// left as they are. `rewrite` returns
     /// `None` for text it leaves as it is; `Ok(None)` when nothing changed. Stops at the first
     /// error.
     // Only the `Pii` middleware (feature `pii`) rewrites content.
@@ -39,7 +41,13 @@ impl Content {
                         apply(text)?;
                     }
                 }
-                ContentPart::Image { .. } | ContentPart::RedactedReasoning { .. } => {}
+                ContentPart::Resource(resource) => match &mut resource.contents {
+                    ResourceContents::Text(text) => apply(text)?,
+                    ResourceContents::Blob(_) => {}
+                },
+                ContentPart::Image { .. }
+                | ContentPart::Audio(_)
+                | ContentPart::RedactedReasoning { .. } => {}
             }
         }
         Ok(changed.then(|| parts.into_iter().collect()))
@@ -86,6 +94,9 @@ mod tests {
             ContentPart::from(
                 ResourceLink::new("file:///bob.txt", "bob.txt").with_description("from bob"),
             ),
+            ContentPart::resource_text("file:///bob.md", "text/markdown", "# bob"),
+            ContentPart::resource_blob("file:///bob.bin", "application/octet-stream", "bob="),
+            ContentPart::audio_base64("audio/wav", "bob="),
         ]);
         let rewritten = content
             .try_rewrite_text(shout)
@@ -101,6 +112,9 @@ mod tests {
                 ContentPart::from(
                     ResourceLink::new("file:///bob.txt", "BOB.txt").with_description("from BOB"),
                 ),
+                ContentPart::resource_text("file:///bob.md", "text/markdown", "# BOB"),
+                ContentPart::resource_blob("file:///bob.bin", "application/octet-stream", "bob="),
+                ContentPart::audio_base64("audio/wav", "bob="),
             ])
         );
         assert_eq!(Content::from("alice").try_rewrite_text(shout), Ok(None));

@@ -3,7 +3,9 @@
 
 use std::borrow::Cow;
 
-use super::{Content, ContentPart, ImageSource, ResourceLink};
+use super::{
+    Audio, Content, ContentPart, EmbeddedResource, ImageSource, ResourceContents, ResourceLink,
+};
 
 impl ContentPart {
     /// The part as text, for a reader that takes only text:
@@ -14,6 +16,9 @@ impl ContentPart {
     /// | JSON | the value as compact JSON (`{"a":1}`) |
     /// | resource link | `Resource: <title, else name> <<uri>>`, then ` (<mime type>)` and ` — <description>` when it has them |
     /// | image | `[image: <media type>]` for an inline image or a `data:` URL, `[image: <url>]` for another URL |
+    /// | resource, text | `[resource: <uri> (<mime type>)]`, then its text on the next line |
+    /// | resource, bytes | `[resource: <uri> (<mime type>, <size> bytes)]`: never the bytes |
+    /// | audio | `[audio: <media type>, <size> bytes]`: never the bytes |
     /// | reasoning, redacted reasoning | nothing: the model's reasoning is not part of what it says |
     ///
     /// ```
@@ -33,6 +38,8 @@ impl ContentPart {
             ContentPart::Json { value } => Cow::Owned(value.to_string()),
             ContentPart::ResourceLink(link) => Cow::Owned(link_line(link)),
             ContentPart::Image { source } => Cow::Owned(image_placeholder(source)),
+            ContentPart::Resource(resource) => Cow::Owned(resource_text(resource)),
+            ContentPart::Audio(audio) => Cow::Owned(audio_placeholder(audio)),
             ContentPart::Reasoning(_) | ContentPart::RedactedReasoning { .. } => Cow::Borrowed(""),
         }
     }
@@ -41,8 +48,8 @@ impl ContentPart {
 impl Content {
     /// The content as text, for a reader that takes only text: each part as
     /// [`ContentPart::to_text_lossy`] writes it (text as it is, JSON as compact JSON, a resource
-    /// link as a line with its URI, an image as a placeholder naming its media type, reasoning
-    /// left out). Text parts in a row are joined as they are, as [`text`](Self::text) joins
+    /// link as a line with its URI, a resource as its URI then its text, an image, audio or
+    /// binary resource as a placeholder naming its media type, reasoning left out). Text parts in a row are joined as they are, as [`text`](Self::text) joins
     /// them; every other part is on a line of its own. Borrowed when the content is one piece
     /// of text.
     ///
@@ -101,6 +108,36 @@ fn link_line(link: &ResourceLink) -> String {
     line
 }
 
+/// `[resource: <uri> (<mime type>)]` then the text on the next line, or
+/// `[resource: <uri> (<mime type>, <size> bytes)]` for bytes, which are never written.
+fn resource_text(resource: &EmbeddedResource) -> String {
+    let uri = &resource.uri;
+    let mime_type = resource.mime_type.as_deref();
+    match &resource.contents {
+        ResourceContents::Text(text) => match mime_type {
+            Some(mime_type) => format!("[resource: {uri} ({mime_type})]\n{text}"),
+            None => format!("[resource: {uri}]\n{text}"),
+        },
+        ResourceContents::Blob(_) => {
+            let size = resource.byte_len();
+            match mime_type {
+                Some(mime_type) => format!("[resource: {uri} ({mime_type}, {size} bytes)]"),
+                None => format!("[resource: {uri} ({size} bytes)]"),
+            }
+        }
+    }
+}
+
+/// `[audio: <media type>, <size> bytes]`: the bytes are never written.
+fn audio_placeholder(audio: &Audio) -> String {
+    let size = audio.byte_len();
+    if audio.media_type.is_empty() {
+        format!("[audio: {size} bytes]")
+    } else {
+        format!("[audio: {}, {size} bytes]", audio.media_type)
+    }
+}
+
 /// `[image: <media type>]`, or `[image: <url>]` for an image at a URL that is not a `data:` URL
 /// (whose type is unknown without fetching it). The bytes of an inline image are never
 /// written: a placeholder stays short.
@@ -146,6 +183,39 @@ mod tests {
         assert_eq!(
             ContentPart::from(link).to_text_lossy(),
             "Resource: Order 42 <db://orders/42> — the customer's last order"
+        );
+    }
+
+    #[test]
+    fn audio_and_binary_resources_name_their_size_and_never_their_bytes() {
+        let audio = ContentPart::audio_base64(
+            "audio/wav",
+            "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=",
+        );
+        assert_eq!(audio.to_text_lossy(), "[audio: audio/wav, 44 bytes]");
+        assert_eq!(
+            ContentPart::audio_base64("", "AAAA").to_text_lossy(),
+            "[audio: 3 bytes]"
+        );
+        let blob = ContentPart::from(EmbeddedResource::blob("db://blobs/7", "AAAAAA=="));
+        assert_eq!(blob.to_text_lossy(), "[resource: db://blobs/7 (4 bytes)]");
+    }
+
+    #[test]
+    fn a_text_resource_is_its_uri_then_its_text() {
+        let untyped = ContentPart::from(EmbeddedResource::text("test://notes", "line 1\nline 2"));
+        assert_eq!(
+            untyped.to_text_lossy(),
+            "[resource: test://notes]\nline 1\nline 2"
+        );
+        let content = Content::from(vec![
+            ContentPart::text("Read:"),
+            ContentPart::resource_text("test://a", "application/json", r#"{"a":1}"#),
+            ContentPart::audio_base64("audio/mpeg", "AAAA"),
+        ]);
+        assert_eq!(
+            content.to_text_lossy(),
+            "Read:\n[resource: test://a (application/json)]\n{\"a\":1}\n[audio: audio/mpeg, 3 bytes]"
         );
     }
 

@@ -16,8 +16,12 @@
 //! - Tool results: a `tool_result` whose content is the string it always was when the result
 //!   is text only, and otherwise blocks: text, images (by URL or base64) as image blocks, a
 //!   JSON part as a text block of compact JSON, a resource link as a text block
-//!   (`Resource: <title, else name> <<uri>>`, as
-//!   [`Content::to_text_lossy`](hookchain_core::message::Content::to_text_lossy) writes it).
+//!   (`Resource: <title, else name> <<uri>>`), an embedded resource as a text block (a text
+//!   resource's URI then its text; a binary resource as a placeholder,
+//!   `[resource: <uri> (<type>, <size> bytes)]`), audio as a placeholder
+//!   (`[audio: audio/wav, <size> bytes]`): the model is told what was returned but does not
+//!   hear it. Each as
+//!   [`Content::to_text_lossy`](hookchain_core::message::Content::to_text_lossy) writes it.
 //!   Nothing a tool returns is dropped; empty text is left out (Anthropic refuses it).
 //! - Assistant messages: text, tool calls, and thinking that carries Anthropic's signature
 //!   (signed or redacted); another provider's unsigned reasoning is left out.

@@ -6,7 +6,10 @@
 //! (as bytes — base64, or a `data:` URL — or from S3, `s3://`; a web URL is refused with an
 //! `InvalidRequest` error before anything is sent, as Bedrock would refuse it), `toolUse`
 //! blocks for the model's calls and `toolResult` blocks for their results (text, JSON as
-//! `json`, images; `status: error` for a failure), the results of one round in one user turn.
+//! `json`, images; resource links, embedded resources and audio as text, as
+//! [`Content::to_text_lossy`](hookchain_core::message::Content::to_text_lossy) writes them:
+//! audio and a binary resource as a placeholder naming its type and size; `status: error` for
+//! a failure), the results of one round in one user turn.
 //! A response format becomes an instruction to answer with JSON of its schema (check the
 //! answer with the [`ValidatedOutput`](hookchain_core::builtin::ValidatedOutput) built-in).
 //! Sampling settings go in `inferenceConfig`; a request's extras at the top level

@@ -31,7 +31,9 @@
 //!   scheme than `http`, `https` and `data` fails the request before sending, unless
 //!   [`GeminiBuilder::user_urls`] allows it (see [`UserUrls`](crate::UserUrls)).
 //! - Tool results: a `functionResponse`, then the images the tool returned as parts of the
-//!   same turn; JSON parts, resource links and text as text
+//!   same turn; JSON parts, resource links and text as text, and embedded resources and audio
+//!   as text too (a text resource's URI and text; audio and a binary resource as a
+//!   placeholder naming its type and size)
 //!   ([`Content::to_text_lossy`](hookchain_core::message::Content::to_text_lossy)).
 //! - Model messages: text and calls, with their signatures. Thoughts are not sent back (their
 //!   signatures carry them).

@@ -20,7 +20,7 @@
 //! # What a request keeps of each message
 //!
 //! - User messages: text and images (as `image_url` parts; an inline image as a `data:` URL).
-//!   A JSON part or a resource link is sent as a text part, as
+//!   A JSON part, a resource link, an embedded resource or audio is sent as a text part, as
 //!   [`Content::to_text_lossy`](hookchain_core::message::Content::to_text_lossy) writes it.
 //!   An image URL in cloud storage, on a private network (`http://169.254.169.254/…`,
 //!   `http://10.…`, `localhost`) or of another scheme than `http`, `https` and `data` fails the
@@ -28,8 +28,10 @@
 //!   unless [`OpenAiBuilder::user_urls`] allows it (see [`UserUrls`](crate::UserUrls)).
 //! - Tool results: a `tool` message takes text only, so the whole result is one string,
 //!   written by `Content::to_text_lossy`: text as it is, JSON as compact JSON, a resource link
-//!   as `Resource: <name> <<uri>>`, and an **image as a placeholder** (`[image: image/png]`):
-//!   the model is told an image was returned but does not see it. A result that is one piece
+//!   as `Resource: <name> <<uri>>`, a text resource as its URI then its text, and an **image,
+//!   audio or a binary resource as a placeholder** (`[image: image/png]`,
+//!   `[audio: audio/wav, <size> bytes]`): the model is told what was returned but does not see
+//!   or hear it. A result that is one piece
 //!   of text is sent as that string, as it always was.
 //! - Assistant messages: text and tool calls; reasoning is not sent back.
 //!

@@ -477,3 +477,25 @@ fn a_prompt_caches_key_is_sent_as_prompt_cache_key() {
     let plain = on_wire(&chat_request(&after_tool_round(), options(false)));
     assert!(plain.get("prompt_cache_key").is_none());
 }
+
+#[test]
+fn audio_and_embedded_resources_in_a_tool_result_are_text_in_the_tool_message() {
+    let request = ModelRequest::new(vec![
+        Message::user("Record it."),
+        Message::assistant_with_tool_calls("", [ToolCall::new("call_1", "record", json!({}))]),
+        Message::tool(ToolResult::ok(
+            "call_1",
+            vec![
+                ContentPart::audio_base64("audio/wav", "UklGRg=="),
+                ContentPart::resource_text("test://notes", "text/plain", "hi"),
+                ContentPart::resource_blob("test://raw", "application/octet-stream", "AAAA"),
+            ],
+        )),
+    ]);
+    let wire = on_wire(&chat_request(&request, options(false)));
+    assert_eq!(
+        wire["messages"][2]["content"],
+        "[audio: audio/wav, 4 bytes]\n[resource: test://notes (text/plain)]\nhi\n\
+         [resource: test://raw (application/octet-stream, 3 bytes)]"
+    );
+}

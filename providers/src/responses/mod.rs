@@ -30,15 +30,18 @@
 //!
 //! # What a request keeps of each message
 //!
-//! - User messages: text and images (`input_image`, by URL or as a `data:` URL); JSON parts
-//!   and resource links as text. An image URL in cloud storage, on a private network or of
-//!   another scheme than `http`, `https` and `data` fails the request before sending, unless
-//!   [`ResponsesBuilder::user_urls`] allows it (see [`UserUrls`](crate::UserUrls)).
+//! - User messages: text and images (`input_image`, by URL or as a `data:` URL); JSON parts,
+//!   resource links, embedded resources and audio as text. An image URL in cloud storage, on
+//!   a private network or of another scheme than `http`, `https` and `data` fails the request
+//!   before sending, unless [`ResponsesBuilder::user_urls`] allows it (see
+//!   [`UserUrls`](crate::UserUrls)).
 //! - Tool results: a `function_call_output` whose `output` is one string, written by
-//!   [`Content::to_text_lossy`](hookchain_core::message::Content::to_text_lossy): an **image
-//!   as a placeholder** (`[image: image/png]`). The API now also takes parts there, but the
-//!   servers that speak the Responses API besides OpenAI's (vLLM, Ollama, gateways) take a
-//!   string, so this client sends one, as the Chat Completions client does.
+//!   [`Content::to_text_lossy`](hookchain_core::message::Content::to_text_lossy): an **image,
+//!   audio or a binary resource as a placeholder** (`[image: image/png]`,
+//!   `[audio: audio/wav, <size> bytes]`), a text resource as its URI then its text. The API
+//!   now also takes parts there, but the servers that speak the Responses API besides
+//!   OpenAI's (vLLM, Ollama, gateways) take a string, so this client sends one, as the Chat
+//!   Completions client does.
 //! - Assistant messages: their reasoning items, text and calls; reasoning parts are not sent
 //!   as text (their items carry them).
 //! - Stop sequences (the settings' `stop`): the Responses API has none; they are not sent.

@@ -376,3 +376,19 @@ fn a_rich_tool_result_is_one_string_its_image_a_placeholder() {
             "output": "The chart:\n[image: image/png]\n{\"q3\":1204}"}])
     );
 }
+
+#[test]
+fn audio_and_embedded_resources_in_a_tool_result_are_text_in_its_output() {
+    let result = Content::from(vec![
+        ContentPart::audio_base64("audio/wav", "UklGRg=="),
+        ContentPart::resource_text("test://notes", "text/plain", "hi"),
+        ContentPart::resource_blob("test://raw", "application/octet-stream", "AAAA"),
+    ]);
+    let request = ModelRequest::new(vec![Message::tool(ToolResult::ok("call_1", result))]);
+    let wire = on_wire(&responses_request(&request, options(false)));
+    assert_eq!(
+        wire["input"][0]["output"],
+        "[audio: audio/wav, 4 bytes]\n[resource: test://notes (text/plain)]\nhi\n\
+         [resource: test://raw (application/octet-stream, 3 bytes)]"
+    );
+}

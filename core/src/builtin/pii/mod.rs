@@ -30,7 +30,9 @@
 //!   the model's answers (its text and reasoning, after every model call) and tool results
 //!   (as each call returns); each switched on or off by itself. In every message, all of its
 //!   text is read: every text part, reasoning, the strings inside a tool result's JSON (not
-//!   its object keys), a resource link's name, title and description (not its URI).
+//!   its object keys), a resource link's name, title and description (not its URI), an
+//!   embedded text resource's text (not its URI). Images, audio and binary resources are not
+//!   read.
 //! - What is found is rewritten **in the history**, not in a copy sent to the model: the
 //!   checkpoints, the thread, the logs, a summarizer and every later model call see only the
 //!   rewritten text. Tool-call arguments are not rewritten (the tools need them as written).
@@ -172,8 +174,8 @@ impl Pii {
         Ok((text, cut))
     }
 
-    /// Rewrites the text of `message`: its text and reasoning parts, and a tool result's JSON
-    /// and resource links; whether anything changed.
+    /// Rewrites the text of `message`: its text and reasoning parts, and a tool result's JSON,
+    /// resource links and text resources; whether anything changed.
     fn redact_message(&self, message: &mut Message, place: PiiPlace) -> Result<bool, PiiBlocked> {
         let Some(rewritten) = self.redact_content(&message.content, place)? else {
             return Ok(false);
@@ -184,7 +186,7 @@ impl Pii {
 
     /// `content` with the personal data in every piece of its text rewritten (see
     /// `Content::try_rewrite_text`: text, reasoning, the strings of JSON, a link's name, title
-    /// and description); `None` when there was none.
+    /// and description, a text resource's text); `None` when there was none.
     fn redact_content(
         &self,
         content: &Content,

@@ -67,6 +67,7 @@ impl TokenCounter for ApproximateCounter {
         let mut images: u64 = 0;
         visit_pieces(message, |piece| match piece {
             Piece::Text(text) => chars = chars.saturating_add(text.chars().count() as u64),
+            Piece::Placeholder(text) => chars = chars.saturating_add(text.chars().count() as u64),
             Piece::Json(value) => chars = chars.saturating_add(json_chars(value)),
             Piece::Image => images += 1,
         });
@@ -147,5 +148,18 @@ mod tests {
         ]);
         // 4 + 13 + 5 = 22 chars: 6 tokens, + an image, + 4 of framing.
         assert_eq!(counter.count_message(&result), 6 + IMAGE_TOKENS + 4);
+    }
+
+    #[test]
+    fn audio_and_binary_resources_count_as_their_placeholders_never_their_bytes() {
+        let counter = ApproximateCounter::new();
+        let result = Message::user(vec![
+            // What a provider sends, "[audio: audio/wav, 3000000 bytes]": 33 chars.
+            ContentPart::audio_base64("audio/wav", "A".repeat(4_000_000)),
+            // "t:a", "text/plain" and "hello": 18 chars.
+            ContentPart::resource_text("t:a", "text/plain", "hello"),
+        ]);
+        // 33 + 18 = 51 chars: 13 tokens, + 4 of framing.
+        assert_eq!(counter.count_message(&result), 17);
     }
 }

@@ -32,7 +32,7 @@ pub use profile::ModelProfile;
 #[cfg_attr(docsrs, doc(cfg(feature = "tiktoken")))]
 pub use tiktoken::{TiktokenCounter, UnknownTokenizer};
 
-use crate::message::{ContentPart, Message};
+use crate::message::{ContentPart, Message, ResourceContents};
 
 /// Counts the tokens a model reads for messages.
 ///
@@ -108,6 +108,9 @@ pub(crate) enum Piece<'a> {
     Json(&'a serde_json::Value),
     /// An image (its tokens depend on its size, which a counter cannot see).
     Image,
+    /// The text a provider sends in place of a part it cannot send (an audio clip, a binary
+    /// resource): a short placeholder, never the bytes.
+    Placeholder(String),
 }
 
 /// Calls `visit` with every piece of `message` a model reads.
@@ -127,6 +130,17 @@ pub(crate) fn visit_pieces<'a>(message: &'a Message, mut visit: impl FnMut(Piece
                     .flatten()
                     .for_each(|text| visit(Piece::Text(text)));
             }
+            ContentPart::Resource(resource) => match &resource.contents {
+                // Its text with a line naming it, as the providers send it.
+                ResourceContents::Text(text) => {
+                    [Some(&resource.uri), resource.mime_type.as_ref(), Some(text)]
+                        .into_iter()
+                        .flatten()
+                        .for_each(|text| visit(Piece::Text(text)));
+                }
+                _ => visit(Piece::Placeholder(part.to_text_lossy().into_owned())),
+            },
+            ContentPart::Audio(_) => visit(Piece::Placeholder(part.to_text_lossy().into_owned())),
         }
     }
     for call in &message.tool_calls {

@@ -102,6 +102,7 @@ impl TokenCounter for TiktokenCounter {
         visit_pieces(message, |piece| {
             let count = match piece {
                 Piece::Text(text) => self.count_text(text),
+                Piece::Placeholder(text) => self.count_text(&text),
                 Piece::Json(value) => self.count_text(&value.to_string()),
                 Piece::Image => IMAGE_TOKENS,
             };
