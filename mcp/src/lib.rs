@@ -38,11 +38,11 @@
 //!
 //! A call sends `tools/call` with the original name and the model's arguments, and ends at
 //! the server's [call timeout](McpServer::call_timeout) (60 s by default). The result is the
-//! tool's [`Content`](hookchain_core::message::Content), part by part: text, images, resource
-//! links (and a binary resource's link), an embedded text resource's text, the
-//! `structuredContent` as JSON when there is no text, audio as a placeholder (`[audio:
-//! audio/wav]`); each provider sends the model what it can of them (see its docs: OpenAI's
-//! tool messages are text, an image written as a placeholder). A result with
+//! tool's [`Content`](hookchain_core::message::Content), part by part: text, images, audio,
+//! resource links, embedded resources (text or binary), the `structuredContent` as JSON when
+//! there is no text; each provider sends the model what it can of them (see its docs: OpenAI's
+//! tool messages are text, an image, audio or a binary resource written as a placeholder
+//! naming its type and size). A result with
 //! `isError: true` is an error the model reads with the server's text, and so are a tool the
 //! server no longer offers (after it announced `notifications/tools/list_changed`) and a call
 //! it refused (a JSON-RPC error: unknown tool, invalid arguments). A call that times out, and a
@@ -99,7 +99,8 @@
 //! message from a server is at most 16 MiB (rmcp's limit, stdio and HTTP), and a stdio
 //! server's stderr is read line by line (4 KiB a line) and logged, never buffered whole. What
 //! the model reads of one tool result is at most [`McpServer::max_result_bytes`] (1 MiB by
-//! default): text beyond it is cut, images and links dropped, with a note saying what.
+//! default): text beyond it is cut, images, audio, binary resources and links dropped, with a
+//! note saying what.
 //!
 //! # Serving an agent's tools (feature `serve`)
 //!

@@ -1,7 +1,7 @@
 //! What the model reads of an MCP tool's result.
 
 use hookchain_core::ToolError;
-use hookchain_core::message::{Content, ContentPart, ResourceLink};
+use hookchain_core::message::{Content, ContentPart, EmbeddedResource, ResourceLink};
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 
 use crate::result_bound::within_bound;
@@ -13,14 +13,13 @@ use crate::result_bound::within_bound;
 /// | text | a text part |
 /// | image (base64) | an image part (a provider that takes no images in tool results writes a placeholder: see its docs) |
 /// | resource link | a resource link part |
-/// | embedded text resource | a text part with its text |
-/// | embedded binary resource | a resource link part (its URI and media type; the bytes are not sent to the model) |
-/// | audio | a text placeholder (`[audio: audio/wav]`): no provider takes audio in a tool result |
+/// | embedded resource, text or binary | a resource part (a provider sends a text resource's URI and text, a binary resource as a placeholder naming its type and size) |
+/// | audio | an audio part (no provider takes audio in a tool result: each sends a placeholder naming its type and size) |
 /// | `structuredContent`, when there is no text part | a JSON part |
 ///
 /// The parts are bounded to `max_bytes` (the server's
-/// [`max_result_bytes`](crate::McpServer::max_result_bytes)): text cut, images and links
-/// dropped, with a note saying what (see `within_bound`).
+/// [`max_result_bytes`](crate::McpServer::max_result_bytes)): text cut, images, audio, binary
+/// resources and links dropped, with a note saying what (see `within_bound`).
 ///
 /// A result with `isError: true` is a [`ToolError::ForModel`] with the result's text (its
 /// parts written as text: [`Content::to_text_lossy`]): the model reads the server's account,
@@ -57,19 +56,29 @@ fn part_of(block: ContentBlock) -> ContentPart {
     match block {
         ContentBlock::Text(text) => ContentPart::text(text.text),
         ContentBlock::Image(image) => ContentPart::image_base64(image.mime_type, image.data),
-        ContentBlock::Audio(audio) => ContentPart::text(format!("[audio: {}]", audio.mime_type)),
-        ContentBlock::Resource(embedded) => match embedded.resource {
-            ResourceContents::TextResourceContents { text, .. } => ContentPart::text(text),
-            ResourceContents::BlobResourceContents { uri, mime_type, .. } => {
-                let link = ResourceLink::new(uri.clone(), uri);
-                ContentPart::from(match mime_type {
-                    Some(mime_type) => link.with_mime_type(mime_type),
-                    None => link,
-                })
-            }
-            // A kind of resource newer than this crate: say so rather than drop it silently.
-            _ => ContentPart::text("[resource]"),
-        },
+        ContentBlock::Audio(audio) => ContentPart::audio_base64(audio.mime_type, audio.data),
+        ContentBlock::Resource(embedded) => {
+            let (resource, mime_type) = match embedded.resource {
+                ResourceContents::TextResourceContents {
+                    uri,
+                    mime_type,
+                    text,
+                    ..
+                } => (EmbeddedResource::text(uri, text), mime_type),
+                ResourceContents::BlobResourceContents {
+                    uri,
+                    mime_type,
+                    blob,
+                    ..
+                } => (EmbeddedResource::blob(uri, blob), mime_type),
+                // A kind of resource newer than this crate: say so rather than drop it silently.
+                _ => return ContentPart::text("[resource]"),
+            };
+            ContentPart::from(match mime_type {
+                Some(mime_type) => resource.with_mime_type(mime_type),
+                None => resource,
+            })
+        }
         ContentBlock::ResourceLink(resource) => {
             let mut link = ResourceLink::new(resource.uri, resource.name);
             link.title = resource.title;
@@ -138,7 +147,7 @@ mod tests {
     }
 
     #[test]
-    fn images_links_and_resources_keep_what_they_are() {
+    fn images_links_resources_and_audio_keep_what_they_are() {
         let content = tool_output(
             "t",
             result(json!({"content": [
@@ -157,13 +166,10 @@ mod tests {
             [
                 ContentPart::text("Here:"),
                 ContentPart::image_base64("image/png", "iVBORw0KGgo="),
-                ContentPart::text("long text"),
-                ContentPart::from(
-                    ResourceLink::new("file:///a.bin", "file:///a.bin")
-                        .with_mime_type("application/octet-stream")
-                ),
+                ContentPart::from(EmbeddedResource::text("file:///a.txt", "long text")),
+                ContentPart::resource_blob("file:///a.bin", "application/octet-stream", "AAAA"),
                 ContentPart::from(ResourceLink::new("file:///b.txt", "b").with_title("B")),
-                ContentPart::text("[audio: audio/wav]"),
+                ContentPart::audio_base64("audio/wav", "AAAA"),
             ]
         );
     }

@@ -1,11 +1,13 @@
 //! The bound on what the model reads of one tool result: a server's answer can be as large as
 //! a message may be (16 MiB), and all of it would be sent to the model, on every later turn.
 
-use hookchain_core::message::{ContentPart, ImageSource};
+use hookchain_core::message::{ContentPart, ImageSource, ResourceContents};
 
-/// The parts of a result within `max_bytes`, in order. Text (and JSON, as its text) is kept
-/// until the bound and cut there on a character boundary; an image or a link that does not fit
-/// in what is left is dropped (a smaller part after it may still fit). A note, a text part at
+/// The parts of a result within `max_bytes`, in order. Text (and JSON, and a text resource, as
+/// their text) is kept until the bound and cut there on a character boundary; an image, an
+/// audio clip, a binary resource or a link that does not fit in what is left is dropped (a
+/// smaller part after it may still fit): their bytes count, not the placeholder a provider
+/// sends for them, as they are kept in the history. A note, a text part at
 /// the end, says how many bytes were cut and which parts were dropped, so that the model knows
 /// it did not read everything.
 pub(crate) fn within_bound(parts: Vec<ContentPart>, max_bytes: usize) -> Vec<ContentPart> {
@@ -23,6 +25,12 @@ pub(crate) fn within_bound(parts: Vec<ContentPart>, max_bytes: usize) -> Vec<Con
         let text = match &part {
             ContentPart::Text { text } => text.clone(),
             ContentPart::Json { value } => value.to_string(),
+            // Its text after the line naming it, as a provider sends it.
+            ContentPart::Resource(resource)
+                if matches!(resource.contents, ResourceContents::Text(_)) =>
+            {
+                part.to_text_lossy().into_owned()
+            }
             other => {
                 dropped.add(other);
                 continue;
@@ -50,8 +58,9 @@ pub(crate) fn within_bound(parts: Vec<ContentPart>, max_bytes: usize) -> Vec<Con
     kept
 }
 
-/// The bytes of `part` a provider sends the model: a text's, an image's data (or URL), the
-/// text that stands for any other part.
+/// The bytes of `part` kept in the history: a text's, an image's or an audio clip's data (or
+/// URL), a resource's contents (text or base64) and URI, the text that stands for any other
+/// part.
 fn sent_bytes(part: &ContentPart) -> usize {
     match part {
         ContentPart::Text { text } => text.len(),
@@ -61,6 +70,17 @@ fn sent_bytes(part: &ContentPart) -> usize {
             // A kind of image newer than this crate: its JSON, a fair measure of its size.
             other => serde_json::to_string(other).map_or(usize::MAX, |json| json.len()),
         },
+        ContentPart::Audio(audio) => audio.media_type.len() + audio.data.len(),
+        ContentPart::Resource(resource) => {
+            let contents = match &resource.contents {
+                // A text resource is sent with a line naming it: what is sent, or more.
+                ResourceContents::Text(_) => return part.to_text_lossy().len(),
+                ResourceContents::Blob(data) => data.len(),
+                // A kind of contents newer than this crate: its JSON, a fair measure.
+                other => serde_json::to_string(other).map_or(usize::MAX, |json| json.len()),
+            };
+            resource.uri.len() + resource.mime_type.as_ref().map_or(0, String::len) + contents
+        }
         other => other.to_text_lossy().len(),
     }
 }
@@ -69,6 +89,8 @@ fn sent_bytes(part: &ContentPart) -> usize {
 #[derive(Default)]
 struct Dropped {
     images: usize,
+    audio: usize,
+    resources: usize,
     links: usize,
     others: usize,
 }
@@ -77,19 +99,23 @@ impl Dropped {
     fn add(&mut self, part: &ContentPart) {
         match part {
             ContentPart::Image { .. } => self.images += 1,
+            ContentPart::Audio(_) => self.audio += 1,
+            ContentPart::Resource(_) => self.resources += 1,
             ContentPart::ResourceLink(_) => self.links += 1,
             _ => self.others += 1,
         }
     }
 
     fn is_empty(&self) -> bool {
-        self.images + self.links + self.others == 0
+        self.images + self.audio + self.resources + self.links + self.others == 0
     }
 
     /// `2 images and 1 resource link`.
     fn describe(&self) -> String {
         let kinds: Vec<String> = [
             (self.images, "image", "images"),
+            (self.audio, "audio clip", "audio clips"),
+            (self.resources, "resource", "resources"),
             (self.links, "resource link", "resource links"),
             (self.others, "other part", "other parts"),
         ]
@@ -211,6 +237,54 @@ mod tests {
             ]
         );
         assert_eq!(parts.len(), 2, "{parts:?}");
+    }
+
+    #[test]
+    fn audio_and_binary_resources_count_their_bytes_and_are_dropped_whole() {
+        let big = "A".repeat(1000);
+        let parts = within_bound(
+            vec![
+                ContentPart::audio_base64("audio/wav", big.as_str()),
+                ContentPart::resource_blob("test://raw", "application/octet-stream", big.as_str()),
+                ContentPart::audio_base64("audio/wav", "AAAA"),
+            ],
+            100,
+        );
+        assert_eq!(
+            parts,
+            [
+                ContentPart::audio_base64("audio/wav", "AAAA"),
+                ContentPart::text(
+                    "\n[… 1 audio clip and 1 resource dropped: the result was larger than this \
+                     agent takes]"
+                ),
+            ]
+        );
+        // Within the bound, kept as they are: 9 + 4, then 10 + 24 + 4 bytes.
+        let small = vec![
+            ContentPart::audio_base64("audio/wav", "AAAA"),
+            ContentPart::resource_blob("test://raw", "application/octet-stream", "AAAA"),
+        ];
+        assert_eq!(within_bound(small.clone(), 51), small);
+        let cut = within_bound(small.clone(), 50);
+        assert_eq!(cut[0], small[0]);
+        assert!(
+            cut[1].as_text().unwrap().contains("1 resource dropped"),
+            "{cut:?}"
+        );
+    }
+
+    #[test]
+    fn a_text_resource_is_cut_as_its_text() {
+        let resource = ContentPart::resource_text("test://a", "text/plain", "x".repeat(100));
+        let parts = within_bound(vec![resource], 30);
+        assert_eq!(
+            texts(&parts),
+            [
+                "[resource: test://a (text/plai",
+                "\n[… 104 more bytes cut: the result was larger than this agent takes]"
+            ]
+        );
     }
 
     #[test]

@@ -24,6 +24,9 @@ use serde_json::{Value, json};
 /// A 1×1 PNG, base64.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 
+/// A WAV header, base64: the suite's reference server's clip.
+const WAV: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
+
 /// One of the suite's fixture tools, by its name.
 struct Fixture {
     name: &'static str,
@@ -53,9 +56,20 @@ impl Tool for Fixture {
         Ok(match self.name {
             "test_simple_text" => "This is a simple text response for testing.".into(),
             "test_image_content" => Content::from(vec![image()]),
+            "test_audio_content" => Content::from(ContentPart::audio_base64("audio/wav", WAV)),
+            "test_embedded_resource" => Content::from(ContentPart::resource_text(
+                "test://embedded-resource",
+                "text/plain",
+                "This is an embedded resource content.",
+            )),
             "test_multiple_content_types" => Content::from(vec![
                 ContentPart::text("Multiple content types test:"),
                 image(),
+                ContentPart::resource_text(
+                    "test://mixed-content-resource",
+                    "application/json",
+                    json!({"test": "data", "value": 123}).to_string(),
+                ),
             ]),
             "test_error_handling" => {
                 return Err(ToolError::for_model(

@@ -480,3 +480,55 @@ async fn a_served_tools_progress_reaches_the_client() {
     toolset.close().await;
     serving.stop().await;
 }
+
+/// Records a clip and its transcript: audio and embedded resources, text and binary.
+struct Record;
+
+impl Tool for Record {
+    fn spec(&self) -> hookchain::ToolSpec {
+        hookchain::ToolSpec::new("record", "Records a clip.", json!({ "type": "object" }))
+    }
+
+    async fn call(
+        &self,
+        _cx: ToolContext<'_>,
+        _arguments: Value,
+    ) -> Result<hookchain::Content, hookchain::ToolError> {
+        Ok(recorded())
+    }
+}
+
+fn recorded() -> hookchain::Content {
+    use hookchain::message::{ContentPart, EmbeddedResource};
+    hookchain::Content::from(vec![
+        ContentPart::text("Recorded:"),
+        ContentPart::audio_base64("audio/wav", "UklGRiYAAABXQVZF"),
+        ContentPart::resource_text("test://transcript", "text/plain", "hello there"),
+        ContentPart::from(EmbeddedResource::blob("test://raw", "AAAA")),
+    ])
+}
+
+/// A served tool's audio and embedded resources reach an `McpToolset` as the parts they were
+/// (as MCP `audio` and `resource` blocks on the wire), not as text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_served_tools_audio_and_resources_reach_the_client_as_parts() {
+    let agent = Agent::builder(ScriptedModel::new([]))
+        .tool(Record)
+        .build()
+        .unwrap();
+    let serving =
+        Serving::start(McpToolServer::new(std::sync::Arc::new(agent)).allow_anonymous()).await;
+    let toolset = McpToolset::connect([McpServer::http("served", serving.url())])
+        .await
+        .unwrap();
+    let record = toolset.tool("record").expect("listed");
+    let cx = Context::new(Vec::new());
+    let frame = CallFrame::new("c1", "record");
+    let answer = record
+        .call(ToolContext::new(&cx, &frame), json!({}))
+        .await
+        .unwrap();
+    assert_eq!(answer, recorded());
+    toolset.close().await;
+    serving.stop().await;
+}

@@ -1,8 +1,8 @@
 //! What an MCP client reads of a hookchain tool result.
 
 use hookchain_core::ToolResult;
-use hookchain_core::message::{ContentPart, ImageSource};
-use rmcp::model::{CallToolResult, ContentBlock, Resource};
+use hookchain_core::message::{ContentPart, EmbeddedResource, ImageSource, ResourceContents};
+use rmcp::model::{self, CallToolResult, ContentBlock, Resource};
 
 /// The MCP result of a hookchain tool result, part by part, `isError` set for an error result
 /// (the tool failed, or the chain made an error result of the call):
@@ -14,6 +14,8 @@ use rmcp::model::{CallToolResult, ContentBlock, Resource};
 /// | image, by URL | a resource link to the URL (MCP images are inline only) |
 /// | JSON | a text block of compact JSON; a result that is one JSON object is also the result's `structuredContent` |
 /// | resource link | a resource link block |
+/// | resource, text or binary | an embedded resource block (`text`, or `blob` in base64) |
+/// | audio | an audio block |
 /// | reasoning | nothing (a model's, never a tool's) |
 pub(crate) fn call_tool_result(result: ToolResult) -> CallToolResult {
     let parts = result.content.parts();
@@ -53,9 +55,36 @@ fn block_of(part: &ContentPart) -> Option<ContentBlock> {
             resource.mime_type = link.mime_type.clone();
             ContentBlock::resource_link(resource)
         }
+        ContentPart::Resource(resource) => match embedded(resource) {
+            Some(contents) => ContentBlock::resource(contents),
+            None => ContentBlock::text(part.to_text_lossy().into_owned()),
+        },
+        ContentPart::Audio(audio) => {
+            ContentBlock::audio(audio.data.clone(), audio.media_type.clone())
+        }
         // Reasoning is a model's; a kind of part newer than this crate is written as text.
         ContentPart::Reasoning(_) | ContentPart::RedactedReasoning { .. } => return None,
         other => ContentBlock::text(other.to_text_lossy().into_owned()),
+    })
+}
+
+/// The MCP contents of `resource`; `None` for a kind of contents newer than this crate.
+fn embedded(resource: &EmbeddedResource) -> Option<model::ResourceContents> {
+    let (uri, mime_type) = (resource.uri.clone(), resource.mime_type.clone());
+    Some(match &resource.contents {
+        ResourceContents::Text(text) => model::ResourceContents::TextResourceContents {
+            uri,
+            mime_type,
+            text: text.clone(),
+            meta: None,
+        },
+        ResourceContents::Blob(blob) => model::ResourceContents::BlobResourceContents {
+            uri,
+            mime_type,
+            blob: blob.clone(),
+            meta: None,
+        },
+        _ => return None,
     })
 }
 
@@ -91,6 +120,9 @@ mod tests {
                 ResourceLink::new("file:///r.csv", "r.csv").with_mime_type("text/csv"),
             ),
             ContentPart::reasoning("never a tool's"),
+            ContentPart::resource_text("test://notes", "text/plain", "hi"),
+            ContentPart::from(EmbeddedResource::blob("test://raw", "AAAA")),
+            ContentPart::audio_base64("audio/wav", "UklGRg=="),
         ]);
         let mcp = serde_json::to_value(call_tool_result(ToolResult::ok("c1", content))).unwrap();
         assert_eq!(
@@ -100,7 +132,11 @@ mod tests {
                 {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
                 {"type": "resource_link", "uri": "https://example.com/cat.png", "name": "image"},
                 {"type": "text", "text": "[1,2]"},
-                {"type": "resource_link", "uri": "file:///r.csv", "name": "r.csv", "mimeType": "text/csv"}
+                {"type": "resource_link", "uri": "file:///r.csv", "name": "r.csv", "mimeType": "text/csv"},
+                {"type": "resource", "resource":
+                    {"uri": "test://notes", "mimeType": "text/plain", "text": "hi"}},
+                {"type": "resource", "resource": {"uri": "test://raw", "blob": "AAAA"}},
+                {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"}
             ])
         );
         assert!(mcp.get("structuredContent").is_none(), "{mcp}");
