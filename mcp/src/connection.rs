@@ -22,6 +22,7 @@ use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceError};
 use crate::elicitation::routes::{Asked, ElicitationRoutes};
 use crate::elicitation::{Asker, ElicitationAnswer, ElicitationHandler, InputRound, RoundError};
 use crate::error::Error;
+use crate::oauth::{AuthorizationError, Authorizer, MAX_AUTHORIZATIONS};
 use crate::progress::{CancelOnDrop, ProgressRoutes};
 use crate::protocol::McpProtocol;
 use crate::server::{Endpoint, McpServer};
@@ -152,6 +153,14 @@ pub(crate) enum CallError {
     /// The server refused the call with a JSON-RPC error (an unknown tool, invalid arguments).
     #[error("the MCP server `{server}` refused the call: {message}")]
     Refused { server: String, message: String },
+    /// The server refused the call for want of an authorization, and none was had (no
+    /// handler to ask a person, or the authorization failed).
+    #[error("the MCP server `{server}` refused the call: not authorized")]
+    Unauthorized {
+        server: String,
+        #[source]
+        source: Error,
+    },
     /// The server asked for input this client cannot give (2026-07-28).
     #[error("the MCP server `{server}` asked for input this client cannot give")]
     Input {
@@ -190,6 +199,8 @@ pub(crate) struct Connection {
     /// Itself, for the handler of each session.
     me: Weak<Connection>,
     server: McpServer,
+    /// The OAuth of an HTTP server configured with it.
+    authorizer: Option<Authorizer>,
     stderr: StderrTail,
     list_changed: Arc<AtomicBool>,
     progress: ProgressRoutes,
@@ -210,9 +221,20 @@ impl std::fmt::Debug for Connection {
 impl Connection {
     /// Connects to `server` and lists its tools.
     pub(crate) async fn connect(server: McpServer) -> Result<(Arc<Self>, Vec<McpToolInfo>), Error> {
+        let authorizer = match &server.endpoint {
+            Endpoint::Http(endpoint) => match &endpoint.oauth {
+                Some(oauth) => Some(
+                    Authorizer::new(&server.name, &endpoint.url, oauth, server.connect_timeout)
+                        .await?,
+                ),
+                None => None,
+            },
+            Endpoint::Stdio(_) => None,
+        };
         let connection = Arc::new_cyclic(|me| Connection {
             me: me.clone(),
             server,
+            authorizer,
             stderr: StderrTail::default(),
             list_changed: Arc::new(AtomicBool::new(false)),
             progress: ProgressRoutes::default(),
@@ -327,46 +349,75 @@ impl Connection {
         let elicitations = self.elicitation.enter(original, answers);
         let timeout = self.server.call_timeout;
         let peer = session.peer();
-        let calling = async {
-            for round in 0..MAX_INPUT_ROUNDS {
-                let answer = match send(peer, params.clone(), &self.progress, &on_progress).await? {
-                    ServerResult::CallToolResult(result) => result,
-                    ServerResult::InputRequiredResult(required) => {
-                        let asker = Asker {
-                            server: &self.server.name,
-                            tool: original,
-                            handler: self.server.elicitation_handler.as_deref(),
-                        };
-                        let round_asked =
-                            InputRound::read(required, &asker).map_err(Stop::Round)?;
-                        match round_asked.responses(&[]) {
-                            Some((request_state, responses)) => {
-                                if responses.is_empty() {
-                                    // Only state: the server is not ready yet.
-                                    tokio::time::sleep(state_only_backoff(round)).await;
-                                }
-                                params.request_state = request_state;
-                                params.input_responses =
-                                    (!responses.is_empty()).then_some(responses);
-                                continue;
-                            }
-                            None => return Ok(Answered::Round(round_asked)),
-                        }
-                    }
-                    // A task (this client declares no tasks) or another kind of answer.
-                    _ => return Err(Stop::Service(ServiceError::UnexpectedResponse)),
-                };
-                // A 2025-11-25 server's result that followed a `cancel` it was given for want
-                // of an answer: set aside, the run pauses for the user's.
-                return Ok(match elicitations.unanswered() {
-                    Some(asked) => Answered::Asked(asked),
-                    None => Answered::Result(answer),
-                });
-            }
-            Err(Stop::Round(RoundError::TooManyRounds(MAX_INPUT_ROUNDS)))
-        };
         let server = || self.server.name.clone();
-        match tokio::time::timeout(timeout, calling).await {
+        // A refusal for want of a token or of a scope: authorized (outside the call timeout: a
+        // person may take a while), then the call sent again, a few times at most.
+        let mut authorizations = 0;
+        let outcome = loop {
+            let calling = async {
+                for round in 0..MAX_INPUT_ROUNDS {
+                    let answer =
+                        match send(peer, params.clone(), &self.progress, &on_progress).await? {
+                            ServerResult::CallToolResult(result) => result,
+                            ServerResult::InputRequiredResult(required) => {
+                                let asker = Asker {
+                                    server: &self.server.name,
+                                    tool: original,
+                                    handler: self.server.elicitation_handler.as_deref(),
+                                };
+                                let round_asked =
+                                    InputRound::read(required, &asker).map_err(Stop::Round)?;
+                                match round_asked.responses(&[]) {
+                                    Some((request_state, responses)) => {
+                                        if responses.is_empty() {
+                                            // Only state: the server is not ready yet.
+                                            tokio::time::sleep(state_only_backoff(round)).await;
+                                        }
+                                        params.request_state = request_state;
+                                        params.input_responses =
+                                            (!responses.is_empty()).then_some(responses);
+                                        continue;
+                                    }
+                                    None => return Ok(Answered::Round(round_asked)),
+                                }
+                            }
+                            // A task (this client declares no tasks) or another kind of answer.
+                            _ => return Err(Stop::Service(ServiceError::UnexpectedResponse)),
+                        };
+                    // A 2025-11-25 server's result that followed a `cancel` it was given for want
+                    // of an answer: set aside, the run pauses for the user's.
+                    return Ok(match elicitations.unanswered() {
+                        Some(asked) => Answered::Asked(asked),
+                        None => Answered::Result(answer),
+                    });
+                }
+                Err(Stop::Round(RoundError::TooManyRounds(MAX_INPUT_ROUNDS)))
+            };
+            let outcome = tokio::time::timeout(timeout, calling).await;
+            let challenge = match &outcome {
+                Ok(Err(Stop::Service(error))) => error.auth_challenge().map(str::to_owned),
+                _ => None,
+            };
+            let (Some(challenge), Some(authorizer)) = (challenge, &self.authorizer) else {
+                break outcome;
+            };
+            let unauthorized = |source| CallError::Unauthorized {
+                server: server(),
+                source,
+            };
+            if authorizations == MAX_AUTHORIZATIONS {
+                return Err(unauthorized(Error::Authorization {
+                    server: server(),
+                    source: AuthorizationError::TooManyAttempts(MAX_AUTHORIZATIONS),
+                }));
+            }
+            authorizations += 1;
+            authorizer
+                .authorize(&challenge)
+                .await
+                .map_err(unauthorized)?;
+        };
+        match outcome {
             Ok(Ok(answered)) => Ok(answered),
             Ok(Err(Stop::Round(source))) => Err(CallError::Input {
                 server: server(),
@@ -508,15 +559,41 @@ impl Connection {
     }
 
     /// Starts the server (or reaches it), does the handshake and lists its tools, within the
-    /// connect timeout.
+    /// connect timeout. A server that refuses for want of a token or of a scope is authorized
+    /// (outside the timeout: a person may take a while), and opened again, a few times at
+    /// most.
     async fn open(&self) -> Result<(Live, Vec<McpToolInfo>), Error> {
+        let mut authorizations = 0;
+        loop {
+            let (challenge, authorizer) = match (self.open_once().await, &self.authorizer) {
+                (Ok(opened), _) => return Ok(opened),
+                (Err(Opening::Refused { challenge, .. }), Some(authorizer)) => {
+                    (challenge, authorizer)
+                }
+                (Err(Opening::Failed(error) | Opening::Refused { error, .. }), _) => {
+                    return Err(error);
+                }
+            };
+            if authorizations == MAX_AUTHORIZATIONS {
+                return Err(Error::Authorization {
+                    server: self.server.name.clone(),
+                    source: AuthorizationError::TooManyAttempts(MAX_AUTHORIZATIONS),
+                });
+            }
+            authorizations += 1;
+            authorizer.authorize(&challenge).await?;
+        }
+    }
+
+    /// One attempt of [`open`](Self::open).
+    async fn open_once(&self) -> Result<(Live, Vec<McpToolInfo>), Opening> {
         let server = &self.server;
         let opening = async {
             let (session, process_id) = match self.start(server.protocol.lifecycle()).await {
                 // A server of an older revision that does not answer `server/discover` with a
                 // JSON-RPC error (it closes the connection, or answers an HTTP error of its
                 // own): the handshake, on a new connection.
-                Err(error @ Error::Initialize { .. })
+                Err(Opening::Failed(error @ Error::Initialize { .. }))
                     if server.protocol == McpProtocol::Negotiate =>
                 {
                     tracing::debug!(server = %server.name, error = %error, "`server/discover` failed: trying the `initialize` handshake");
@@ -525,8 +602,22 @@ impl Connection {
                 started => started?,
             };
             self.list_changed.store(false, Ordering::Release);
-            let tools = limits::list_tools(server, session.peer()).await?;
-            Ok::<_, Error>((session, process_id, tools))
+            let tools = limits::list_tools(server, session.peer())
+                .await
+                .map_err(|error| {
+                    let challenge = match &error {
+                        Error::ListTools { source, .. } => source.auth_challenge(),
+                        _ => None,
+                    };
+                    match challenge {
+                        Some(challenge) => Opening::Refused {
+                            challenge: challenge.to_owned(),
+                            error,
+                        },
+                        None => Opening::Failed(error),
+                    }
+                })?;
+            Ok::<_, Opening>((session, process_id, tools))
         };
         let (session, process_id, tools) = tokio::time::timeout(server.connect_timeout, opening)
             .await
@@ -546,7 +637,10 @@ impl Connection {
     }
 
     /// Starts the server (or reaches it) and opens a session the way `lifecycle` says.
-    async fn start(&self, lifecycle: ClientLifecycleMode) -> Result<(Session, Option<u32>), Error> {
+    async fn start(
+        &self,
+        lifecycle: ClientLifecycleMode,
+    ) -> Result<(Session, Option<u32>), Opening> {
         let server = &self.server;
         let handler = Handler {
             server: server.name.clone(),
@@ -572,11 +666,27 @@ impl Connection {
                 Ok((session, process_id))
             }
             Endpoint::Http(endpoint) => {
-                let transport = http::transport(&server.name, endpoint)?;
-                let session = handler
-                    .serve_with_lifecycle(transport, lifecycle)
-                    .await
-                    .map_err(|error| self.initialize_error(error.into()))?;
+                let session = match &self.authorizer {
+                    None => {
+                        let transport = http::transport(&server.name, endpoint)?;
+                        handler.serve_with_lifecycle(transport, lifecycle).await
+                    }
+                    Some(authorizer) => {
+                        let transport = http::authorized_transport(
+                            &server.name,
+                            endpoint,
+                            authorizer.client(),
+                        )?;
+                        handler.serve_with_lifecycle(transport, lifecycle).await
+                    }
+                };
+                let session = session.map_err(|error| match error.auth_challenge() {
+                    Some(challenge) => Opening::Refused {
+                        challenge: challenge.to_owned(),
+                        error: self.initialize_error(error.into()),
+                    },
+                    None => Opening::Failed(self.initialize_error(error.into())),
+                })?;
                 Ok((session, None))
             }
         }
@@ -616,6 +726,23 @@ pub(crate) enum Answered {
     Asked(Asked),
     /// Answered *input required* (2026-07-28), with at least one question.
     Round(InputRound),
+}
+
+/// Why an attempt to open a session failed.
+enum Opening {
+    Failed(Error),
+    /// The server refused for want of a token or of a scope, with this `WWW-Authenticate`:
+    /// authorized and opened again with OAuth, `error` without.
+    Refused {
+        challenge: String,
+        error: Error,
+    },
+}
+
+impl From<Error> for Opening {
+    fn from(error: Error) -> Self {
+        Opening::Failed(error)
+    }
 }
 
 /// Why a call's rounds stopped short of a result.

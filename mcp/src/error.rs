@@ -38,6 +38,25 @@ pub enum Error {
         /// The header's name, as configured.
         header: String,
     },
+    /// The server asks for an OAuth authorization, and no
+    /// [`AuthorizationHandler`](crate::oauth::AuthorizationHandler) is configured to have a
+    /// person give it: `url` is the authorization URL to open (see [`crate::oauth`]).
+    #[error("MCP server `{server}` needs an authorization: open {url}")]
+    AuthorizationRequired {
+        /// The server's name.
+        server: String,
+        /// The authorization server's URL to open in a browser.
+        url: String,
+    },
+    /// The OAuth authorization of the server failed.
+    #[error("MCP server `{server}`: authorization failed")]
+    Authorization {
+        /// The server's name.
+        server: String,
+        /// Why.
+        #[source]
+        source: crate::oauth::AuthorizationError,
+    },
     /// The MCP handshake (`initialize`) failed: the server exited, or spoke something else.
     #[error("MCP server `{server}`: the handshake failed{stderr}", stderr = stderr_suffix(.stderr))]
     Initialize {

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use http::{HeaderName, HeaderValue};
 use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::auth::AuthClient;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
 use crate::error::Error;
@@ -15,6 +16,34 @@ pub(crate) fn transport(
     server: &str,
     endpoint: &HttpEndpoint,
 ) -> Result<StreamableHttpClientTransport<reqwest::Client>, Error> {
+    let mut config = config(server, endpoint)?;
+    if let Some(token) = &endpoint.bearer_token {
+        config = config.auth_header(token.clone());
+    }
+    Ok(StreamableHttpClientTransport::with_client(
+        client(server)?,
+        config,
+    ))
+}
+
+/// The transport to `endpoint` through `client`, which adds the OAuth bearer token itself (a
+/// configured [`bearer_token`](crate::McpServer::bearer_token) is not sent).
+pub(crate) fn authorized_transport(
+    server: &str,
+    endpoint: &HttpEndpoint,
+    client: AuthClient<reqwest::Client>,
+) -> Result<StreamableHttpClientTransport<AuthClient<reqwest::Client>>, Error> {
+    Ok(StreamableHttpClientTransport::with_client(
+        client,
+        config(server, endpoint)?,
+    ))
+}
+
+/// The URL and the headers of `endpoint`.
+fn config(
+    server: &str,
+    endpoint: &HttpEndpoint,
+) -> Result<StreamableHttpClientTransportConfig, Error> {
     let mut headers = HashMap::with_capacity(endpoint.headers.len());
     for (name, value) in &endpoint.headers {
         let invalid = || Error::InvalidHeader {
@@ -26,25 +55,25 @@ pub(crate) fn transport(
         value.set_sensitive(true);
         headers.insert(name, value);
     }
-    let mut config = StreamableHttpClientTransportConfig::with_uri(endpoint.url.as_str())
-        .custom_headers(headers);
-    if let Some(token) = &endpoint.bearer_token {
-        config = config.auth_header(token.clone());
-    }
-    Ok(StreamableHttpClientTransport::with_client(
-        client(server)?,
-        config,
-    ))
+    Ok(
+        StreamableHttpClientTransportConfig::with_uri(endpoint.url.as_str())
+            .custom_headers(headers),
+    )
 }
 
 /// A reqwest client with rustls on ring and the platform's certificate verifier. Built with
 /// its TLS configuration given, because reqwest without its own crypto provider would
 /// otherwise panic (or use a process-wide provider this library has no business setting).
-fn client(server: &str) -> Result<reqwest::Client, Error> {
-    let failed = |source: Box<dyn std::error::Error + Send + Sync>| Error::HttpClient {
-        server: server.to_owned(),
-        source,
-    };
+pub(crate) fn client(server: &str) -> Result<reqwest::Client, Error> {
+    client_builder(server)?
+        .build()
+        .map_err(|error| client_error(server, error.into()))
+}
+
+/// A reqwest client builder with the TLS of [`client`], for clients that need more settings
+/// (the OAuth flow's: a timeout, a redirect policy).
+pub(crate) fn client_builder(server: &str) -> Result<reqwest::ClientBuilder, Error> {
+    let failed = |source| client_error(server, source);
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let verifier = rustls_platform_verifier::Verifier::new(provider.clone())
         .map_err(|error| failed(error.into()))?;
@@ -56,10 +85,14 @@ fn client(server: &str) -> Result<reqwest::Client, Error> {
         .with_no_client_auth();
     // What reqwest would offer itself without `http2`: HTTP/1.1 only.
     tls.alpn_protocols = vec![b"http/1.1".to_vec()];
-    reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
-        .build()
-        .map_err(|error| failed(error.into()))
+    Ok(reqwest::Client::builder().tls_backend_preconfigured(tls))
+}
+
+fn client_error(server: &str, source: Box<dyn std::error::Error + Send + Sync>) -> Error {
+    Error::HttpClient {
+        server: server.to_owned(),
+        source,
+    }
 }
 
 #[cfg(test)]
@@ -74,6 +107,7 @@ mod tests {
                 .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
                 .collect(),
             bearer_token: Some("token".to_owned()),
+            oauth: None,
         }
     }
 

@@ -66,6 +66,17 @@
 //! ([`McpProtocol`]). A server of the older revision that hangs up on `server/discover` rather
 //! than answer that it does not know it is reached by the handshake on a new connection.
 //!
+//! # OAuth
+//!
+//! A streamable-HTTP server that requires OAuth 2.1, as MCP specifies it, is given an
+//! [`McpOAuth`](oauth::McpOAuth) ([`McpServer::oauth`]): on a `401` the client discovers the
+//! server's authorization server, registers (or uses a pre-registered client, or a client-id
+//! metadata document), has a person authorize through the application's
+//! [`AuthorizationHandler`](oauth::AuthorizationHandler) (PKCE), keeps the tokens in a
+//! [`CredentialStore`](oauth::CredentialStore), refreshes them, and asks again for more
+//! scopes on a `403 insufficient_scope`. Without a handler the connect or call fails with
+//! [`Error::AuthorizationRequired`], which carries the URL to open. See [`oauth`].
+//!
 //! # Elicitation
 //!
 //! A server that asks the user something for a call (a form) pauses the run: the call raises
@@ -129,6 +140,7 @@ mod error;
 mod http;
 mod limits;
 mod names;
+pub mod oauth;
 mod offered_names;
 mod output;
 mod progress;

@@ -8,6 +8,7 @@ use std::time::Duration;
 use std::sync::Arc;
 
 use crate::elicitation::ElicitationHandler;
+use crate::oauth::McpOAuth;
 use crate::protocol::McpProtocol;
 
 /// The default time a tool call may take (see [`McpServer::call_timeout`]).
@@ -65,6 +66,7 @@ pub(crate) struct HttpEndpoint {
     pub(crate) url: String,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) bearer_token: Option<String>,
+    pub(crate) oauth: Option<McpOAuth>,
 }
 
 impl McpServer {
@@ -95,6 +97,7 @@ impl McpServer {
                 url: url.into(),
                 headers: Vec::new(),
                 bearer_token: None,
+                oauth: None,
             }),
         )
     }
@@ -171,6 +174,17 @@ impl McpServer {
     pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
         if let Endpoint::Http(http) = &mut self.endpoint {
             http.bearer_token = Some(token.into());
+        }
+        self
+    }
+
+    /// Authorizes with OAuth 2.1 at the server's authorization server, as MCP specifies,
+    /// when the server asks for it (nothing for a stdio server): see [`crate::oauth`]. The
+    /// token replaces a [`bearer_token`](Self::bearer_token).
+    #[must_use]
+    pub fn oauth(mut self, oauth: McpOAuth) -> Self {
+        if let Endpoint::Http(http) = &mut self.endpoint {
+            http.oauth = Some(oauth);
         }
         self
     }
@@ -297,6 +311,7 @@ impl fmt::Debug for HttpEndpoint {
                 "bearer_token",
                 &self.bearer_token.as_ref().map(|_| "<redacted>"),
             )
+            .field("oauth", &self.oauth)
             .finish()
     }
 }

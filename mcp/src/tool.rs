@@ -238,7 +238,8 @@ fn tool_error(tool: &str, error: CallError) -> ToolError {
         error @ (CallError::Timeout { .. }
         | CallError::Disconnected { .. }
         | CallError::Unexpected { .. }
-        | CallError::Unavailable { .. }) => ToolError::failed(tool, error),
+        | CallError::Unavailable { .. }
+        | CallError::Unauthorized { .. }) => ToolError::failed(tool, error),
         CallError::Input {
             source: source @ RoundError::Unsupported(_),
             ..

@@ -1,0 +1,219 @@
+//! A connection's OAuth: the HTTP client that puts the token on every request, and the
+//! authorization it goes through when a server refuses one.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::transport::auth::{
+    AuthClient, AuthorizationManager, AuthorizationRequest, AuthorizationSession, OAuthHttpClient,
+    WWWAuthenticateParams,
+};
+
+use super::McpOAuth;
+use super::error::AuthorizationError;
+use super::handler::AuthorizationPrompt;
+use super::http_client::OAuthHttp;
+use super::store::SharedStore;
+use crate::error::Error;
+
+/// The OAuth of one connection to a server: rmcp's authorization manager (metadata, client,
+/// PKCE state, scopes; tokens in the application's store) inside the HTTP client every
+/// session of the connection sends through.
+pub(crate) struct Authorizer {
+    server: String,
+    url: String,
+    oauth: McpOAuth,
+    http: Arc<OAuthHttp>,
+    client: AuthClient<reqwest::Client>,
+}
+
+impl std::fmt::Debug for Authorizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authorizer")
+            .field("server", &self.server)
+            .field("url", &self.url)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Authorizer {
+    /// The OAuth of the server `server` at `url`. A token kept in the store from an earlier
+    /// run is used as it is; the client it was issued to is configured again, within
+    /// `within` (it takes the metadata discovery), so that it can be refreshed — on failure it
+    /// is still sent, and a refusal leads to a new authorization.
+    pub(crate) async fn new(
+        server: &str,
+        url: &str,
+        oauth: &McpOAuth,
+        within: Duration,
+    ) -> Result<Self, Error> {
+        let http = Arc::new(OAuthHttp::new(server)?);
+        let mut manager = new_manager(server, url, &http, oauth).await?;
+        match tokio::time::timeout(within, manager.initialize_from_store()).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(error)) => {
+                tracing::warn!(server, %error, "the stored OAuth client could not be configured again");
+            }
+            Err(_elapsed) => {
+                tracing::warn!(server, "configuring the stored OAuth client timed out");
+            }
+        }
+        Ok(Self {
+            server: server.to_owned(),
+            url: url.to_owned(),
+            oauth: oauth.clone(),
+            http,
+            client: AuthClient::new(crate::http::client(server)?, manager),
+        })
+    }
+
+    /// The HTTP client of a session's transport.
+    pub(crate) fn client(&self) -> AuthClient<reqwest::Client> {
+        self.client.clone()
+    }
+
+    /// Authorizes after the server refused a request with `challenge` (its
+    /// `WWW-Authenticate`): a `403 insufficient_scope` asks for the scopes granted so far and
+    /// the ones it names; anything else starts over from discovery (the server may have moved
+    /// to another authorization server). Then the person's step, by the handler; without one,
+    /// [`Error::AuthorizationRequired`] with the URL to open.
+    pub(crate) async fn authorize(&self, challenge: &str) -> Result<(), Error> {
+        // Held throughout: requests of the connection wait for the token rather than be
+        // refused meanwhile, and a second refusal does not start a second authorization.
+        let mut manager = self.client.auth_manager.lock().await;
+        let params = match url::Url::parse(&self.url) {
+            Ok(base) => WWWAuthenticateParams::parse(challenge, &base),
+            Err(_) => WWWAuthenticateParams::default(),
+        };
+        let step_up = params.is_insufficient_scope();
+        let upgraded = if step_up {
+            let required = params.scope.as_deref().unwrap_or_default();
+            match manager.request_scope_upgrade(required).await {
+                Ok(url) => Some(url),
+                // Not authorized before (a token of an earlier run whose client could not
+                // be configured again): from discovery, with the scopes asked so far.
+                Err(error) => {
+                    tracing::debug!(server = %self.server, %error, "no scope upgrade: authorizing anew");
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let url = match upgraded {
+            Some(url) => url,
+            None => self.start(&mut manager, challenge, step_up).await?,
+        };
+        let Some(handler) = &self.oauth.handler else {
+            return Err(Error::AuthorizationRequired {
+                server: self.server.clone(),
+                url,
+            });
+        };
+        tracing::info!(server = %self.server, "the MCP server needs an authorization: asking the handler");
+        let prompt = AuthorizationPrompt {
+            server: self.server.clone(),
+            url,
+        };
+        let callback = handler
+            .authorize(prompt)
+            .await
+            .map_err(|error| self.failed(AuthorizationError::Handler(error)))?;
+        manager
+            .exchange_code_for_token_with_issuer(
+                &callback.code,
+                &callback.state,
+                callback.issuer.as_deref(),
+            )
+            .await
+            .map_err(|error| self.failed(error.into()))?;
+        Ok(())
+    }
+
+    /// Discovery from `challenge`, the client's identity (pre-registered, a metadata
+    /// document, or registered now), and the authorization URL (PKCE). `cumulative`: the
+    /// scopes asked are all those asked or challenged so far, else those of this challenge
+    /// (or of the server's metadata).
+    async fn start(
+        &self,
+        manager: &mut AuthorizationManager,
+        challenge: &str,
+        cumulative: bool,
+    ) -> Result<String, Error> {
+        let resolution = manager
+            .resolve_metadata_from_challenge(Some(challenge))
+            .await
+            .map_err(|error| self.failed(error.into()))?;
+        manager.set_metadata(resolution.metadata);
+        // rmcp's session takes the manager by value, and gives it back.
+        let taken = std::mem::replace(manager, self.manager().await?);
+        match AuthorizationSession::new(taken, self.request(cumulative)).await {
+            Ok(session) => {
+                let AuthorizationSession {
+                    auth_manager,
+                    auth_url,
+                    ..
+                } = session;
+                *manager = auth_manager;
+                Ok(auth_url)
+            }
+            Err((taken, error)) => {
+                *manager = taken;
+                Err(self.failed(error.into()))
+            }
+        }
+    }
+
+    fn request(&self, cumulative: bool) -> AuthorizationRequest {
+        let oauth = &self.oauth;
+        let mut request = AuthorizationRequest::new(oauth.redirect_uri.clone())
+            .with_client_name(oauth.client_name.clone());
+        if let Some(scopes) = &oauth.scopes {
+            request = request.with_scopes(scopes.iter().cloned());
+        } else if !cumulative {
+            request = request.with_initial_scope_selection();
+        }
+        if let Some(client) = &oauth.client {
+            request = request.with_preregistered_client(client.id.clone());
+            if let Some(secret) = &client.secret {
+                request = request.with_client_secret(secret.clone());
+            }
+        }
+        if let Some(url) = &oauth.client_metadata_url {
+            request = request.with_client_metadata_url(url.clone());
+        }
+        if let Some(application_type) = &oauth.application_type {
+            request = request.with_application_type(application_type.clone());
+        }
+        request
+    }
+
+    async fn manager(&self) -> Result<AuthorizationManager, Error> {
+        new_manager(&self.server, &self.url, &self.http, &self.oauth).await
+    }
+
+    fn failed(&self, source: AuthorizationError) -> Error {
+        Error::Authorization {
+            server: self.server.clone(),
+            source,
+        }
+    }
+}
+
+/// A manager of the server `server` at `url`, with the application's store.
+async fn new_manager(
+    server: &str,
+    url: &str,
+    http: &Arc<OAuthHttp>,
+    oauth: &McpOAuth,
+) -> Result<AuthorizationManager, Error> {
+    let http: Arc<dyn OAuthHttpClient> = http.clone();
+    let mut manager = AuthorizationManager::new_with_oauth_http_client(url, http)
+        .await
+        .map_err(|error| Error::Authorization {
+            server: server.to_owned(),
+            source: error.into(),
+        })?;
+    manager.set_credential_store(SharedStore(oauth.store.clone()));
+    Ok(manager)
+}

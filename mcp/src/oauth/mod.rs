@@ -1,0 +1,222 @@
+//! OAuth 2.1 for streamable-HTTP servers, as MCP specifies it
+//! ([`McpServer::oauth`](crate::McpServer::oauth)).
+//!
+//! A server that refuses a request with `401 Unauthorized` is authorized, then the request
+//! is sent again with the token:
+//!
+//! 1. **Discovery.** The server's protected-resource metadata (RFC 9728: the URL its
+//!    `WWW-Authenticate` names, else the well-known paths), then its authorization server's
+//!    metadata (RFC 8414 or OpenID Connect), whose `issuer` must be the one it was found by;
+//!    metadata whose `resource` is not this server is refused.
+//! 2. **The client's identity**, in the order MCP recommends: a
+//!    [pre-registered](McpOAuth::client) client id (and secret), else a
+//!    [client-id metadata document](McpOAuth::client_metadata_url) when the authorization
+//!    server takes them, else dynamic client registration (RFC 7591, with an
+//!    `application_type`, `native` by default).
+//! 3. **The person's step.** The authorization URL (PKCE S256, the `resource` of RFC 8707
+//!    byte for byte as the metadata gives it, the scopes) goes to the application's
+//!    [`AuthorizationHandler`], which has a person authorize and returns where the
+//!    authorization server sent the browser back ([`AuthorizationCallback`]). Without a
+//!    handler, connecting (or the call) fails with
+//!    [`Error::AuthorizationRequired`](crate::Error::AuthorizationRequired), which carries
+//!    the URL to open.
+//! 4. **The token.** The code is exchanged (its `iss`, RFC 9207, checked when the
+//!    authorization server sends or promises one), authenticated as the authorization server
+//!    says (`client_secret_basic`, `client_secret_post` or none). The tokens go to the
+//!    [credential store](McpOAuth::credential_store); an access token that is about to
+//!    expire, or that the server refuses, is refreshed when there is a refresh token.
+//!
+//! **Scopes.** Unless [`McpOAuth::scopes`] sets them, the first authorization asks for the
+//! scopes of the server's challenge, else of its metadata (`scopes_supported`), else none;
+//! `offline_access` is added when the authorization server offers it. A `403` with
+//! `insufficient_scope` asks again for the scopes granted so far and the ones it names.
+//!
+//! **Bounds.** One connect, or one call, goes through at most three authorizations; a server
+//! that still refuses then fails it with
+//! [`AuthorizationError::TooManyAttempts`]. The connect and call timeouts do not run while
+//! the handler waits for a person; the handler bounds that wait. Every response of the OAuth
+//! flow is read up to 1 MiB, within 30 seconds.
+//!
+//! **Secrets.** Tokens, the client secret and the authorization code are never logged, and
+//! the `Debug` of what holds them does not show them.
+//!
+//! ```no_run
+//! use hookchain_mcp::oauth::{AuthorizationCallback, AuthorizationPrompt, McpOAuth};
+//! use hookchain_mcp::{McpServer, McpToolset};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let oauth = McpOAuth::new("http://localhost:8976/callback")
+//!     .client_name("My agent")
+//!     .on_authorize(|prompt: AuthorizationPrompt| async move {
+//!         println!("Open {} in a browser", prompt.url);
+//!         let redirected = wait_for_the_browser_at_the_redirect_uri().await;
+//!         AuthorizationCallback::from_redirect_url(&redirected)
+//!     });
+//! let toolset =
+//!     McpToolset::connect([McpServer::http("docs", "https://mcp.example.com/mcp").oauth(oauth)])
+//!         .await?;
+//! # Ok(())
+//! # }
+//! # async fn wait_for_the_browser_at_the_redirect_uri() -> String { String::new() }
+//! ```
+//!
+//! # Not yet
+//!
+//! The client-credentials grant and its JWT assertions (SEP-1046), DPoP (RFC 9449),
+//! enterprise-managed authorization and workload identity federation; an authorization
+//! waiting for a person as a durable interrupt of the run (without a handler, the connect or
+//! the call fails with the URL instead).
+
+mod authorizer;
+mod error;
+mod handler;
+mod http_client;
+mod store;
+
+use std::fmt;
+use std::sync::Arc;
+
+pub(crate) use authorizer::Authorizer;
+
+/// The most authorizations one connect, or one call, goes through before it fails: a server
+/// that keeps refusing (a scope the authorization server never grants) does not loop.
+pub(crate) const MAX_AUTHORIZATIONS: usize = 3;
+pub use error::AuthorizationError;
+pub use handler::{
+    AuthorizationCallback, AuthorizationHandler, AuthorizationPrompt, CallbackError, HandlerError,
+};
+/// Where the tokens of a server are kept (rmcp's trait, implemented with `async-trait`): keep
+/// them across restarts of the application, and a restarted agent does not ask its user to
+/// authorize again.
+pub use rmcp::transport::auth::{CredentialStore, InMemoryCredentialStore, StoredCredentials};
+
+/// How a streamable-HTTP server is authorized with OAuth 2.1
+/// ([`McpServer::oauth`](crate::McpServer::oauth)); see the [module](self) for the flow.
+///
+/// Its `Debug` does not show the client secret.
+#[derive(Clone)]
+pub struct McpOAuth {
+    pub(crate) redirect_uri: String,
+    pub(crate) client_name: String,
+    pub(crate) client: Option<PreRegistered>,
+    pub(crate) client_metadata_url: Option<String>,
+    pub(crate) scopes: Option<Vec<String>>,
+    pub(crate) application_type: Option<String>,
+    pub(crate) store: Arc<dyn CredentialStore>,
+    pub(crate) handler: Option<Arc<dyn AuthorizationHandler>>,
+}
+
+/// A client id (and secret) issued by the authorization server beforehand.
+#[derive(Clone)]
+pub(crate) struct PreRegistered {
+    pub(crate) id: String,
+    pub(crate) secret: Option<String>,
+}
+
+impl McpOAuth {
+    /// OAuth with `redirect_uri`, where the authorization server sends the browser back (the
+    /// [`AuthorizationHandler`] listens there); the client registered dynamically as
+    /// `hookchain`, the tokens kept in memory, no handler yet.
+    pub fn new(redirect_uri: impl Into<String>) -> Self {
+        Self {
+            redirect_uri: redirect_uri.into(),
+            client_name: "hookchain".to_owned(),
+            client: None,
+            client_metadata_url: None,
+            scopes: None,
+            application_type: None,
+            store: Arc::new(InMemoryCredentialStore::new()),
+            handler: None,
+        }
+    }
+
+    /// The name the client registers under (dynamic client registration's `client_name`,
+    /// which the authorization server shows the person); `hookchain` by default.
+    #[must_use]
+    pub fn client_name(mut self, name: impl Into<String>) -> Self {
+        self.client_name = name.into();
+        self
+    }
+
+    /// A client id the authorization server issued beforehand, and its secret for a
+    /// confidential client: no registration.
+    #[must_use]
+    pub fn client(mut self, id: impl Into<String>, secret: Option<String>) -> Self {
+        self.client = Some(PreRegistered {
+            id: id.into(),
+            secret,
+        });
+        self
+    }
+
+    /// The HTTPS URL of this client's metadata document (the client id itself, SEP-991), used
+    /// when the authorization server takes client-id metadata documents; dynamic
+    /// registration otherwise.
+    #[must_use]
+    pub fn client_metadata_url(mut self, url: impl Into<String>) -> Self {
+        self.client_metadata_url = Some(url.into());
+        self
+    }
+
+    /// The scopes asked at the first authorization, instead of those the server names.
+    #[must_use]
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = Some(scopes.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The `application_type` of dynamic registration (OpenID Connect): `native` by default,
+    /// `web` for a redirect URI on the web.
+    #[must_use]
+    pub fn application_type(mut self, application_type: impl Into<String>) -> Self {
+        self.application_type = Some(application_type.into());
+        self
+    }
+
+    /// Where the tokens are kept (and the client id they were issued to): in memory by
+    /// default. One store per server. Every toolset built with this `McpOAuth` (and with
+    /// clones of it) shares it, so a server's tokens are kept across its reconnections; a
+    /// store that persists them keeps them across restarts of the application.
+    #[must_use]
+    pub fn credential_store(mut self, store: impl CredentialStore + 'static) -> Self {
+        self.store = Arc::new(store);
+        self
+    }
+
+    /// Has a person authorize when a server asks for it (see [`AuthorizationHandler`]).
+    /// Without it, the connect or call that needs an authorization fails with
+    /// [`Error::AuthorizationRequired`](crate::Error::AuthorizationRequired).
+    #[must_use]
+    pub fn on_authorize(mut self, handler: impl AuthorizationHandler + 'static) -> Self {
+        self.handler = Some(Arc::new(handler));
+        self
+    }
+}
+
+impl fmt::Debug for McpOAuth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("McpOAuth")
+            .field("redirect_uri", &self.redirect_uri)
+            .field("client_name", &self.client_name)
+            .field("client", &self.client)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("scopes", &self.scopes)
+            .field("application_type", &self.application_type)
+            .field("handler", &self.handler.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for PreRegistered {
+    /// The secret is a credential: not shown.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PreRegistered")
+            .field("id", &self.id)
+            .field("secret", &self.secret.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
