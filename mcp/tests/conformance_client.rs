@@ -16,6 +16,7 @@ use std::process::Command;
 
 use hookchain::prelude::*;
 use hookchain_mcp::elicitation::accept_defaults;
+use hookchain_mcp::oauth::{AuthorizationCallback, AuthorizationPrompt, McpOAuth};
 use hookchain_mcp::{McpProtocol, McpServer, McpToolset};
 use serde_json::{Value, json};
 
@@ -68,9 +69,12 @@ async fn client(scenario: &str, url: &str) {
         .ok()
         .and_then(|context| serde_json::from_str(&context).ok())
         .unwrap_or(Value::Null);
-    let server = McpServer::http("conformance", url)
+    let mut server = McpServer::http("conformance", url)
         .protocol(protocol)
         .on_elicitation(accept_defaults);
+    if scenario.starts_with("auth/") {
+        server = server.oauth(oauth(&context));
+    }
     let toolset = match McpToolset::connect([server]).await {
         Ok(toolset) => toolset,
         Err(error) => {
@@ -103,6 +107,40 @@ async fn client(scenario: &str, url: &str) {
     toolset.close().await;
 }
 
+/// OAuth as the suite's reference client does it: its authorization server approves at once,
+/// so the authorization URL is fetched without following the redirect, and the redirect is
+/// the answer (the redirect URI is never served). The client-id metadata document's URL is
+/// the reference client's (the suite never fetches it); pre-registered credentials come in
+/// the scenario's context.
+fn oauth(context: &Value) -> McpOAuth {
+    let mut oauth = McpOAuth::new("http://localhost:3000/callback")
+        .client_name("hookchain conformance client")
+        .client_metadata_url("https://conformance-test.local/client-metadata.json")
+        .on_authorize(follow_authorization);
+    if let Some(id) = context["client_id"].as_str() {
+        let secret = context["client_secret"].as_str().map(str::to_owned);
+        oauth = oauth.client(id, secret);
+    }
+    oauth
+}
+
+async fn follow_authorization(
+    prompt: AuthorizationPrompt,
+) -> Result<AuthorizationCallback, Box<dyn std::error::Error + Send + Sync>> {
+    // reqwest is built without a TLS provider of its own (as hookchain-mcp builds it).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()?;
+    let response = client.get(&prompt.url).send().await?;
+    let location = response
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .ok_or("the authorization server did not redirect")?
+        .to_str()?;
+    Ok(AuthorizationCallback::from_redirect_url(location)?)
+}
+
 /// The calls a scenario looks at: the server's tool name and its arguments.
 fn calls(scenario: &str, context: &Value, toolset: &McpToolset) -> Vec<(String, Value)> {
     let call = |tool: &str, arguments: Value| (tool.to_owned(), arguments);
@@ -132,6 +170,8 @@ fn calls(scenario: &str, context: &Value, toolset: &McpToolset) -> Vec<(String, 
             .filter_map(|listed| Some(call(listed["name"].as_str()?, listed["arguments"].clone())))
             .collect(),
         "http-invalid-tool-headers" => vec![call("valid_tool", json!({"region": "us-west-2"}))],
+        // The tool of every OAuth scenario's server (a call of it is where step-up is asked).
+        scenario if scenario.starts_with("auth/") => vec![call("test-tool", json!({}))],
         // The schema as the client received it, echoed.
         "json-schema-2020-12-preservation" => toolset
             .tools()
