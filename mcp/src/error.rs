@@ -40,7 +40,9 @@ pub enum Error {
     },
     /// The server asks for an OAuth authorization, and no
     /// [`AuthorizationHandler`](crate::oauth::AuthorizationHandler) is configured to have a
-    /// person give it: `url` is the authorization URL to open (see [`crate::oauth`]).
+    /// person give it: `url` is the authorization URL, for the application to show what is
+    /// missing (see [`crate::oauth`]). The authorization it starts cannot be finished through
+    /// this client (its PKCE verifier goes with the failed attempt): configure a handler.
     #[error("MCP server `{server}` needs an authorization: open {url}")]
     AuthorizationRequired {
         /// The server's name.
