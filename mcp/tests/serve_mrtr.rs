@@ -193,6 +193,22 @@ impl PythonClient {
     }
 }
 
+impl PythonClient {
+    /// Approves what its user was asked (its callback waits for this line), then waits for
+    /// its end: the text of the result it got.
+    fn approve(mut self) -> String {
+        let stdin = self.child.stdin.as_mut().expect("the client's stdin");
+        stdin
+            .write_all(b"approve\n")
+            .expect("the approval is written");
+        let (kind, result) = self.expect(&["result", "refused"]);
+        let result: Value = serde_json::from_str(&result).unwrap();
+        assert_eq!(kind, "result", "{result}");
+        tokio::task::block_in_place(|| self.child.wait()).unwrap();
+        text(&result).to_owned()
+    }
+}
+
 /// The text of a result the client printed.
 fn text(result: &Value) -> &str {
     result["content"][0]["text"].as_str().unwrap_or_default()
@@ -229,19 +245,8 @@ async fn a_served_approval_is_answered_over_mrtr_once_on_a_restarted_server() {
     );
     server.stop().await;
     server = Running::start(&dir, port).await;
-    alice
-        .child
-        .stdin
-        .as_mut()
-        .unwrap()
-        .write_all(b"approve\n")
-        .unwrap();
-    let (kind, result) = alice.expect(&["result", "refused"]);
-    let result: Value = serde_json::from_str(&result).unwrap();
-    assert_eq!(kind, "result", "{result}");
-    assert_eq!(text(&result), "charged 250", "{result}");
+    assert_eq!(alice.approve(), "charged 250");
     assert_eq!(ledger(), ["charge 250"]);
-    tokio::task::block_in_place(|| alice.child.wait()).unwrap();
 
     // Driven by hand: asked once, the state kept by the client, answered later.
     let (version, kind, asked) = PythonClient::start(&script, "ask", &url, "alice", &[]).outcome();
@@ -309,22 +314,8 @@ async fn a_served_approval_is_answered_over_mrtr_once_on_a_restarted_server() {
     assert_eq!(version, "2025-11-25");
     let (_, message) = legacy.expect(&["asked"]);
     assert!(message.contains("`charge`"), "{message}");
-    legacy
-        .child
-        .stdin
-        .as_mut()
-        .unwrap()
-        .write_all(b"approve\n")
-        .unwrap();
-    let (kind, result) = legacy.expect(&["result", "refused"]);
-    let result: Value = serde_json::from_str(&result).unwrap();
-    assert_eq!(
-        (kind.as_str(), text(&result)),
-        ("result", "charged 250"),
-        "{result}"
-    );
+    assert_eq!(legacy.approve(), "charged 250");
     assert_eq!(ledger().len(), 3);
-    tokio::task::block_in_place(|| legacy.child.wait()).unwrap();
     // One that takes no elicitation cannot be asked: the call ends, saying so, and does not run.
     let (version, kind, result) =
         PythonClient::start(&script, "legacy-plain", &url, "alice", &[]).outcome();

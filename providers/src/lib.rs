@@ -118,6 +118,9 @@ pub mod openai;
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 pub mod responses;
 
+#[cfg(test)]
+mod test_requests;
+
 #[cfg(all(
     test,
     feature = "openai",

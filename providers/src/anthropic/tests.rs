@@ -540,18 +540,7 @@ fn without_a_system_text_the_last_tool_carries_the_prefix_and_no_cache_changes_n
 
 #[test]
 fn audio_and_embedded_resources_in_a_tool_result_go_as_text_blocks() {
-    let request = ModelRequest::new(vec![
-        Message::user("Record it."),
-        Message::assistant_with_tool_calls("", [ToolCall::new("toolu_1", "record", json!({}))]),
-        Message::tool(ToolResult::ok(
-            "toolu_1",
-            vec![
-                ContentPart::audio_base64("audio/wav", "UklGRg=="),
-                ContentPart::resource_text("test://notes", "text/plain", "hi"),
-                ContentPart::resource_blob("test://raw", "application/octet-stream", "AAAA"),
-            ],
-        )),
-    ]);
+    let request = crate::test_requests::tool_result_with_audio_and_resources();
     let wire = on_wire(&messages_request(&request, options(false)));
     assert_eq!(
         wire["messages"][2]["content"][0]["content"],

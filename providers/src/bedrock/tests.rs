@@ -483,22 +483,11 @@ fn a_stream_cut_before_the_stop_is_malformed_and_one_without_usage_is_complete()
 
 #[test]
 fn audio_and_embedded_resources_in_a_tool_result_go_as_text_blocks() {
-    let request = ModelRequest::new(vec![
-        Message::user("Record it."),
-        Message::assistant_with_tool_calls("", [ToolCall::new("t1", "record", json!({}))]),
-        Message::tool(ToolResult::ok(
-            "t1",
-            vec![
-                ContentPart::audio_base64("audio/wav", "UklGRg=="),
-                ContentPart::resource_text("test://notes", "text/plain", "hi"),
-                ContentPart::resource_blob("test://raw", "application/octet-stream", "AAAA"),
-            ],
-        )),
-    ]);
+    let request = crate::test_requests::tool_result_with_audio_and_resources();
     let wire = on_wire(&request, None).unwrap();
     assert_eq!(
         wire["messages"][2]["content"],
-        json!([{"toolResult": {"toolUseId": "t1", "content": [
+        json!([{"toolResult": {"toolUseId": "call_1", "content": [
             {"text": "[audio: audio/wav, 4 bytes]"},
             {"text": "[resource: test://notes (text/plain)]\nhi"},
             {"text": "[resource: test://raw (application/octet-stream, 3 bytes)]"},

@@ -450,18 +450,7 @@ mod props;
 
 #[test]
 fn audio_and_embedded_resources_in_a_tool_result_are_its_text() {
-    let request = ModelRequest::new(vec![
-        Message::user("Record it."),
-        Message::assistant_with_tool_calls("", [ToolCall::new("call_1", "record", json!({}))]),
-        Message::tool(ToolResult::ok(
-            "call_1",
-            vec![
-                ContentPart::audio_base64("audio/wav", "UklGRg=="),
-                ContentPart::resource_text("test://notes", "text/plain", "hi"),
-                ContentPart::resource_blob("test://raw", "application/octet-stream", "AAAA"),
-            ],
-        )),
-    ]);
+    let request = crate::test_requests::tool_result_with_audio_and_resources();
     let wire = on_wire(&generate_request(&request, None));
     assert_eq!(
         wire["contents"][2]["parts"],
