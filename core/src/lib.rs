@@ -97,7 +97,10 @@ pub use message::{Content, Message, Role, ToolCall, ToolResult};
 pub use middleware::{Emit, Flow, Hook, Jump, Middleware, ModelNext, ToolNext};
 pub use model::{Model, ModelRequest, ModelResponse, ScriptedModel, StopReason, Usage};
 pub use shared::Shared;
-pub use tool::{FnTool, ProgressSink, Tool, ToolError, ToolProgress, ToolRegistry, ToolSpec};
+pub use tool::{
+    FnTool, LogLevel, LogSink, ProgressSink, Tool, ToolError, ToolLog, ToolProgress, ToolRegistry,
+    ToolSpec,
+};
 
 /// The items most programs need: `use hookchain::prelude::*;`.
 pub mod prelude {

@@ -17,7 +17,7 @@ use std::time::Duration;
 use hookchain::interrupt::InMemoryCheckpointer;
 use hookchain::message::ContentPart;
 use hookchain::prelude::*;
-use hookchain::{Content, Tool, ToolError, ToolSpec};
+use hookchain::{Content, LogLevel, Tool, ToolError, ToolSpec};
 use hookchain_mcp::{McpToolServer, RequestStateCodec, ServedPauses};
 use serde_json::{Value, json};
 
@@ -84,6 +84,17 @@ impl Tool for Fixture {
                 }
                 "Progress completed".into()
             }
+            "test_tool_with_logging" | "test_logging_tool" => {
+                for line in [
+                    "Tool execution started",
+                    "Tool processing data",
+                    "Tool execution completed",
+                ] {
+                    cx.log(LogLevel::Info, line);
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                "Logging completed".into()
+            }
             "json_schema_echo" => Content::from(vec![ContentPart::json(arguments)]),
             _ => "ok".into(),
         })
@@ -105,6 +116,7 @@ async fn the_conformance_suite_passes_against_the_server_but_its_baseline() {
         "test_error_handling",
         "test_tool_with_progress",
         "test_tool_with_logging",
+        "test_logging_tool",
     ] {
         builder = builder.tool(Fixture::new(name));
     }

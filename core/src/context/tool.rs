@@ -183,6 +183,39 @@ impl<'a> ToolContext<'a> {
         }
     }
 
+    /// Logs `message` at `level` for whoever called: to `tracing` (target `hookchain::tool`,
+    /// with the tool and the call), and to the run context's
+    /// [`LogSink`](crate::LogSink) if it has one (a call served over MCP: its client, at
+    /// the level it asked for). Costs nothing but the `tracing` check when neither listens.
+    pub fn log(&self, level: crate::run::LogLevel, message: impl Into<String>) {
+        use crate::run::LogLevel;
+        let sink = self.run.get::<crate::run::LogSink>();
+        let traced = match level {
+            LogLevel::Debug => tracing::enabled!(target: "hookchain::tool", tracing::Level::DEBUG),
+            LogLevel::Info | LogLevel::Notice => {
+                tracing::enabled!(target: "hookchain::tool", tracing::Level::INFO)
+            }
+            LogLevel::Warning => tracing::enabled!(target: "hookchain::tool", tracing::Level::WARN),
+            _ => tracing::enabled!(target: "hookchain::tool", tracing::Level::ERROR),
+        };
+        if sink.is_none() && !traced {
+            return;
+        }
+        let message = message.into();
+        let (tool, call) = (self.tool(), self.call_id());
+        match level {
+            LogLevel::Debug => tracing::debug!(target: "hookchain::tool", tool, call, "{message}"),
+            LogLevel::Info | LogLevel::Notice => {
+                tracing::info!(target: "hookchain::tool", tool, call, "{message}");
+            }
+            LogLevel::Warning => tracing::warn!(target: "hookchain::tool", tool, call, "{message}"),
+            _ => tracing::error!(target: "hookchain::tool", tool, call, "{message}"),
+        }
+        if let Some(sink) = sink {
+            sink.log(crate::run::ToolLog::new(call, tool, level, message));
+        }
+    }
+
     /// Ends the run with `answer` once the step's tool calls are done: it enters the history as
     /// the assistant's answer (after the calls' results), and the model is not called again.
     /// The first answer given in a step wins (calls run concurrently: in call order when

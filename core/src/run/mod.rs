@@ -7,8 +7,10 @@
 mod events;
 mod output;
 mod progress;
+mod tool_log;
 
 pub use events::{AgentEvent, SubAgentEvent};
 pub(crate) use events::{Delivered, EventQueue, RunEvents};
 pub use output::{CleanupError, EndReason, RunOutput};
 pub use progress::{ProgressSink, ToolProgress};
+pub use tool_log::{LogLevel, LogSink, ToolLog};

@@ -33,7 +33,7 @@ pub use schema::{clean_schema, parameters_schema};
 pub use source::{SourcedTool, ToolSource};
 
 pub use crate::model::tool_spec::ToolSpec;
-pub use crate::run::{ProgressSink, ToolProgress};
+pub use crate::run::{LogLevel, LogSink, ProgressSink, ToolLog, ToolProgress};
 
 use crate::context::ToolContext;
 use crate::message::Content;

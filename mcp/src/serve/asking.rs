@@ -94,6 +94,27 @@ impl Asking {
         (!requests.is_empty()).then_some(requests)
     }
 
+    /// What a client must declare to be asked `interrupt`: each kind of request it holds.
+    pub(super) fn required_capabilities(self, interrupt: &Interrupt) -> ClientCapabilities {
+        let mut required = ClientCapabilities::default();
+        let requests = match self {
+            Asking::Requests => requests_of(&interrupt.payload).unwrap_or_default(),
+            Asking::Form | Asking::Approval => {
+                required.elicitation = Some(Default::default());
+                return required;
+            }
+        };
+        for request in requests.values() {
+            match request {
+                InputRequest::Elicitation(_) => required.elicitation = Some(Default::default()),
+                InputRequest::CreateMessage(_) => required.sampling = Some(Default::default()),
+                InputRequest::ListRoots(_) => required.roots = Some(Default::default()),
+                _ => {}
+            }
+        }
+        required
+    }
+
     /// The interrupt's answer made of the client's `responses` to `asked`.
     pub(super) fn answer(
         self,

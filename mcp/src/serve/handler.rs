@@ -7,11 +7,15 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, JsonObject, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpToolInfo,
 };
+// Logging is deprecated by MCP 2026-07-28 (SEP-2577), and still served.
+#[allow(deprecated)]
+use rmcp::model::SetLevelRequestParams;
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use super::McpToolServer;
-use super::driving::Progress;
+use super::driving::Relay;
+use super::logging::least_level;
 use super::resuming::{Answer, Asker};
 use crate::schema::object_schema;
 
@@ -36,14 +40,31 @@ where
     M: Model + Send + Sync + 'static,
     C: Middleware + Send + Sync + 'static,
 {
+    // `enable_logging`: deprecated by 2026-07-28 (SEP-2577), still part of it.
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
         let settings = &self.settings;
-        let config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        // Logging: a tool's log lines reach a client that asks for them (`ToolContext::log`).
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_logging()
+            .build();
+        let config = ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(&settings.name, &settings.version));
         match &settings.instructions {
             Some(instructions) => config.with_instructions(instructions),
             None => config,
         }
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.session_level.set(request.level);
+        Ok(())
     }
 
     async fn list_tools(
@@ -70,19 +91,20 @@ where
         let principal = run_context
             .get::<Principal>()
             .map(|who| who.id().to_owned());
-        let mut progress = Progress::attach(&mut run_context, &context);
+        let least = least_level(&context, &self.session_level);
+        let mut relay = Relay::attach(&mut run_context, &context, least);
         let name = call.name.clone();
         let agent = self.agent.with_context(run_context);
         let Some(state) = answering else {
             let calling = agent.call_tool_or_pause(call);
-            let outcome = progress.drive(calling, &context, &name, None).await?;
+            let outcome = relay.drive(calling, &context, &name, None).await?;
             let asker = Asker {
                 round: 1,
                 principal: principal.as_deref(),
                 name: &name,
             };
             return self
-                .conclude(&agent, outcome, &mut progress, asker, &context)
+                .conclude(&agent, outcome, &mut relay, asker, &context)
                 .await;
         };
         let answer = Answer {
@@ -91,7 +113,7 @@ where
             principal: principal.as_deref(),
             tool: &name,
         };
-        self.resume(&agent, answer, progress, &context).await
+        self.resume(&agent, answer, relay, &context).await
     }
 }
 

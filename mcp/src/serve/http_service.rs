@@ -54,7 +54,7 @@ where
         let sessions = Arc::new(OwnedSessions::default());
         let owners = sessions.owners().clone();
         let config = server.settings.http.clone();
-        let mcp = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
+        let mcp = StreamableHttpService::new(move || Ok(server.for_session()), sessions, config);
         Self {
             mcp,
             gatekeeper,

@@ -10,6 +10,7 @@ mod handler;
 mod http;
 mod http_service;
 mod in_session;
+mod logging;
 mod pauses;
 mod problem;
 mod resuming;
@@ -27,6 +28,7 @@ use rmcp::transport::StreamableHttpServerConfig;
 use access::Access;
 pub use error::ServeError;
 pub use http_service::McpHttpService;
+use logging::SessionLevel;
 pub use pauses::{DEFAULT_ANSWER_WITHIN, ServedPauses};
 
 /// The default largest `arguments` of one `tools/call`, as JSON (see
@@ -146,6 +148,8 @@ pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
 pub struct McpToolServer<M, C> {
     agent: Arc<Agent<M, C>>,
     settings: Arc<Settings>,
+    /// The log level its session's client set (a server per session: see `for_session`).
+    session_level: SessionLevel,
 }
 
 /// What the server says of itself, and its bounds.
@@ -190,6 +194,7 @@ impl<M, C> McpToolServer<M, C> {
         Self {
             agent,
             settings: Arc::new(settings),
+            session_level: SessionLevel::default(),
         }
     }
 
@@ -283,11 +288,23 @@ impl<M, C> McpToolServer<M, C> {
     }
 }
 
+impl<M, C> McpToolServer<M, C> {
+    /// The server of a new session: the same agent and settings, the session's own state.
+    pub(crate) fn for_session(&self) -> Self {
+        Self {
+            agent: self.agent.clone(),
+            settings: self.settings.clone(),
+            session_level: SessionLevel::default(),
+        }
+    }
+}
+
 impl<M, C> Clone for McpToolServer<M, C> {
     fn clone(&self) -> Self {
         Self {
             agent: self.agent.clone(),
             settings: self.settings.clone(),
+            session_level: self.session_level.clone(),
         }
     }
 }

@@ -11,7 +11,7 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use super::McpToolServer;
 use super::asking::{Asking, NotAnswered};
 use super::content::call_tool_result;
-use super::driving::{Claimed, Progress};
+use super::driving::{Claimed, Relay};
 use super::in_session::ask_in_session;
 use super::pauses::Taken;
 
@@ -53,7 +53,7 @@ where
         &self,
         agent: &AgentWith<'_, M, C>,
         answer: Answer<'_>,
-        mut progress: Progress,
+        mut relay: Relay,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let refuse = |why: &str| McpError::invalid_params(why.to_owned(), None);
@@ -105,7 +105,7 @@ where
             lease: &lease,
         };
         let resuming = agent.resume_tool_call(state.paused.clone(), value);
-        let outcome = match progress
+        let outcome = match relay
             .drive(resuming, context, answer.tool, Some(claimed))
             .await
         {
@@ -135,7 +135,7 @@ where
             principal: answer.principal,
             name: answer.tool,
         };
-        self.conclude(agent, outcome, &mut progress, asker, context)
+        self.conclude(agent, outcome, &mut relay, asker, context)
             .await
     }
 
@@ -146,7 +146,7 @@ where
         &self,
         agent: &AgentWith<'_, M, C>,
         mut outcome: Result<CallOutcome, Error>,
-        progress: &mut Progress,
+        relay: &mut Relay,
         asker: Asker<'_>,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
@@ -184,9 +184,9 @@ where
                 return Ok(unanswered(asker.name));
             };
             let resuming = agent.resume_tool_call(*paused, value);
-            outcome = progress.drive(resuming, context, asker.name, None).await?;
+            outcome = relay.drive(resuming, context, asker.name, None).await?;
         }
-        Ok(self.respond(outcome, asker.round, asker.principal, context, asker.name))
+        self.respond(outcome, asker.round, asker.principal, context, asker.name)
     }
 
     /// What the client reads of a served call's `outcome`: its result, an input-required
@@ -198,13 +198,13 @@ where
         principal: Option<&str>,
         context: &RequestContext<RoleServer>,
         name: &str,
-    ) -> CallToolResponse {
+    ) -> Result<CallToolResponse, McpError> {
         let paused = match outcome {
-            Ok(CallOutcome::Done(result)) => return call_tool_result(result).into(),
+            Ok(CallOutcome::Done(result)) => return Ok(call_tool_result(result).into()),
             Ok(CallOutcome::Paused(paused)) => paused,
-            Ok(_) => return failed(name),
+            Ok(_) => return Ok(failed(name)),
             Err(Error::ToolCallInterrupted(interrupt)) => {
-                return cannot_ask(name, &interrupt.source);
+                return Ok(cannot_ask(name, &interrupt.source));
             }
             Err(error) => {
                 // A hook's error ends the call as it would end a run: the operator gets why,
@@ -214,28 +214,28 @@ where
                     error = %hookchain_core::error::Report(&error),
                     "an MCP tool call failed in the agent's chain"
                 );
-                return failed(name);
+                return Ok(failed(name));
             }
         };
-        let asked = (|| {
-            let pauses = self.settings.pauses.as_ref()?;
-            if !speaks_input_required(context) {
-                return None;
+        let (Some(pauses), Some(asking)) = (&self.settings.pauses, Asking::of(&paused.interrupt))
+        else {
+            return Ok(cannot_ask(name, &paused.interrupt.source));
+        };
+        if !speaks_input_required(context) {
+            return Ok(cannot_ask(name, &paused.interrupt.source));
+        }
+        let capabilities = context.client_capabilities().unwrap_or_default();
+        let Some(requests) = asking.input_requests(&paused.interrupt, &capabilities) else {
+            // The call needs what the client did not declare it can give (SEP-2575).
+            let required = asking.required_capabilities(&paused.interrupt);
+            return Err(McpError::missing_required_client_capability(required));
+        };
+        match pauses.seal(&paused, asking, round, principal) {
+            Ok(state) => Ok(InputRequiredResult::new(Some(requests), Some(state)).into()),
+            Err(error) => {
+                tracing::error!(%error, "a served call's state was not sealed");
+                Ok(failed(name))
             }
-            let capabilities = context.client_capabilities().unwrap_or_default();
-            let asking = Asking::of(&paused.interrupt)?;
-            let requests = asking.input_requests(&paused.interrupt, &capabilities)?;
-            let state = pauses
-                .seal(&paused, asking, round, principal)
-                .inspect_err(
-                    |error| tracing::error!(%error, "a served call's state was not sealed"),
-                )
-                .ok()?;
-            Some(InputRequiredResult::new(Some(requests), Some(state)))
-        })();
-        match asked {
-            Some(asked) => asked.into(),
-            None => cannot_ask(name, &paused.interrupt.source),
         }
     }
 }

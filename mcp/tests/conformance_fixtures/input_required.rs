@@ -10,7 +10,9 @@ use hookchain::{Content, Tool, ToolError, ToolSpec};
 use serde_json::{Value, json};
 
 /// The names of the fixtures.
-pub(crate) const NAMES: [&str; 12] = [
+pub(crate) const NAMES: [&str; 14] = [
+    "test_missing_capability",
+    "test_streaming_elicitation",
     "test_elicitation",
     "test_elicitation_sep1034_defaults",
     "test_elicitation_sep1330_enums",
@@ -155,6 +157,27 @@ impl Tool for InputRequired {
                     }), &[]) })));
                 }
                 completed(&answers["enums"]).into()
+            }
+            // Diagnostics of the stateless scenario: a call that needs sampling (refused with
+            // -32021 to a client without it), and one that asks (an input-required result,
+            // never a request of the server's own).
+            "test_missing_capability" => {
+                if !answered("sampling") {
+                    return Err(ask(json!({ "sampling": sample("Say something", 10) })));
+                }
+                "sampled".into()
+            }
+            "test_streaming_elicitation" => {
+                if !answered("user_name") {
+                    return Err(ask(
+                        json!({ "user_name": elicit("What is your name?", "name", "string") }),
+                    ));
+                }
+                format!(
+                    "Hello, {}!",
+                    text(&answers["user_name"], &["content", "name"])
+                )
+                .into()
             }
             "test_sampling" => {
                 if !answered("sampling") {
