@@ -118,7 +118,15 @@ pub mod openai;
 #[cfg_attr(docsrs, doc(cfg(feature = "openai")))]
 pub mod responses;
 
-#[cfg(test)]
+#[cfg(all(
+    test,
+    any(
+        feature = "openai",
+        feature = "anthropic",
+        feature = "gemini",
+        feature = "bedrock"
+    )
+))]
 mod test_requests;
 
 #[cfg(all(

@@ -50,11 +50,21 @@ pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
 ///   arguments, a failure) is a result with `isError: true`, which the client reads.
 /// - A call that a hook or the tool **interrupts** — a
 ///   [`HumanInTheLoop`](hookchain_core::builtin::HumanInTheLoop) that gates the tool, a tool
-///   that asks the user — is a result with `isError: true` saying that the call needs an
-///   answer from outside that this server cannot ask for, and did not run (or complete). MCP
-///   has no pause to resume later, and an approval is not the client's to give: the client
-///   is the party being gated. Serve the tools that need approval from an agent whose chain
-///   does not gate them only if the client's user is the one who approves.
+///   that asks the user — waits for the client's user when its interrupt can be asked (an
+///   approval of the call is a yes/no form; a payload that is an MCP form, or MCP input
+///   requests, is asked as it is: see [`ServedPauses`]) and the client declared that it
+///   answers such requests (elicitation, sampling, roots):
+///   - a client of 2025-11-25 is asked in its session (the server's own
+///     `elicitation/create`, …), the call waiting in this process;
+///   - a client of 2026-07-28 gets an input-required result when the server keeps paused
+///     calls ([`pauses`](Self::pauses)): its `requestState` names the call kept in the store,
+///     and the client's next call with the answer runs it from where it asked — once, on any
+///     replica. A client that did not declare what the call needs gets `-32021` (missing
+///     required client capability), naming it.
+///
+///   Otherwise the result has `isError: true` and says that the call needs an answer from
+///   outside that this server cannot ask for; it did not run (or complete). The client's
+///   user is the person in the loop: serve gated tools where that is who should approve.
 /// - A call of a tool the agent does not have, and arguments over
 ///   [`max_argument_bytes`](Self::max_argument_bytes) or not a JSON object, are refused with a
 ///   JSON-RPC error (`-32602`, invalid params), before anything runs.
@@ -64,6 +74,10 @@ pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
 ///   that asked for the call's progress (a progress token in the request's `_meta`) as
 ///   `notifications/progress`, in order and before the result (a client slower than 64
 ///   waiting reports loses some; the call never waits for it).
+/// - A tool's [`ToolContext::log`](hookchain_core::ToolContext::log) lines reach a client that
+///   asked for them as `notifications/message`: at the level a client of 2026-07-28 names on
+///   the request (`_meta`'s `io.modelcontextprotocol/logLevel`), or the one a client of
+///   2025-11-25 set for its session (`logging/setLevel`); none to a client that asked for none.
 ///
 /// Each call has a fresh context (no history; in its [`RunContext`](hookchain_core::RunContext),
 /// the caller's [`Principal`], see below) and fresh middleware state: a limit per run or per
@@ -88,8 +102,9 @@ pub const DEFAULT_MAX_ARGUMENT_BYTES: usize = 1024 * 1024;
 ///   every tool, each call running as [`Principal::anonymous`]. For loopback and tests.
 ///
 /// Gates stay gates: an authorized caller of a tool that a
-/// [`HumanInTheLoop`](hookchain_core::builtin::HumanInTheLoop) gates still gets the error
-/// result saying that the call needs an answer from outside, and the tool does not run. The
+/// [`HumanInTheLoop`](hookchain_core::builtin::HumanInTheLoop) gates is asked for the
+/// approval as above (or gets the error result), and the tool does not run without it; a
+/// paused call's state is good for the principal it was given to and no other. The
 /// authorizer says who calls; the chain still says what may run.
 ///
 /// Over **stdio** ([`serve_stdio`](Self::serve_stdio), [`serve_io`](Self::serve_io)) no
