@@ -15,7 +15,8 @@ use tokio::sync::mpsc;
 /// consumer is slow) must never hold up the session, which every call to the server shares.
 const WAITING_REPORTS: usize = 16;
 
-type Routes = HashMap<ProgressToken, mpsc::Sender<ProgressNotificationParam>>;
+/// Each call's sender, and the progress of the last report handed to it.
+type Routes = HashMap<ProgressToken, (mpsc::Sender<ProgressNotificationParam>, Option<f64>)>;
 
 /// The calls waiting for progress reports, by the progress token of their request.
 #[derive(Debug, Clone, Default)]
@@ -27,7 +28,7 @@ impl ProgressRoutes {
     /// The reports for the request of `token`, until the returned value is dropped.
     pub(crate) fn subscribe(&self, token: ProgressToken) -> ProgressReports {
         let (sender, receiver) = mpsc::channel(WAITING_REPORTS);
-        self.lock().insert(token.clone(), sender);
+        self.lock().insert(token.clone(), (sender, None));
         ProgressReports {
             token,
             receiver,
@@ -36,12 +37,19 @@ impl ProgressRoutes {
     }
 
     /// Hands `report` to its call, if it still waits (else, or when its reports are full, the
-    /// report is dropped).
+    /// report is dropped), unless a later report came first: rmcp handles each notification
+    /// in a task of its own, so two may arrive here out of order, and progress only grows.
     pub(crate) fn route(&self, report: ProgressNotificationParam) {
-        let sender = self.lock().get(&report.progress_token).cloned();
-        if let Some(sender) = sender {
-            let _ = sender.try_send(report);
+        let mut routes = self.lock();
+        let Some((sender, last)) = routes.get_mut(&report.progress_token) else {
+            return;
+        };
+        if last.is_some_and(|last| report.progress <= last) {
+            return;
         }
+        *last = Some(report.progress);
+        // Under the lock: a later report is never handed over before this one.
+        let _ = sender.try_send(report);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Routes> {
@@ -155,5 +163,19 @@ mod tests {
         }
         assert_eq!(taken.len(), WAITING_REPORTS);
         assert_eq!(taken[0], 0.0);
+    }
+
+    #[tokio::test]
+    async fn a_report_that_comes_after_a_later_one_is_dropped() {
+        let routes = ProgressRoutes::default();
+        let mut call = routes.subscribe(ProgressToken(NumberOrString::Number(1)));
+        for progress in [1.0, 3.0, 2.0, 3.0, 4.0] {
+            routes.route(report(1, progress));
+        }
+        let mut taken = Vec::new();
+        while let Some(report) = call.try_next() {
+            taken.push(report.progress);
+        }
+        assert_eq!(taken, [1.0, 3.0, 4.0]);
     }
 }

@@ -473,9 +473,18 @@ async fn a_served_tools_progress_reaches_the_client() {
         .into_iter()
         .map(|report| (report.progress, report.total, report.message))
         .collect();
-    assert_eq!(
-        progress,
-        [1.0, 2.0, 3.0].map(|step| (step, Some(3.0), Some(format!("counted {step}"))))
+    // Each as the tool made it, in order; rmcp handles each notification in a task of its own,
+    // so one overtaken by a later one is dropped rather than shown going back.
+    assert!(!progress.is_empty(), "no progress reached the client");
+    for (step, total, message) in &progress {
+        assert_eq!(
+            (*total, message.as_deref()),
+            (Some(3.0), Some(format!("counted {step}").as_str()))
+        );
+    }
+    assert!(
+        progress.windows(2).all(|pair| pair[0].0 < pair[1].0),
+        "{progress:?}"
     );
     toolset.close().await;
     serving.stop().await;
