@@ -160,8 +160,7 @@ impl DevServerBuilder {
         // A group of its own: the server and whatever it starts are stopped together.
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
-        let server = command
-            .spawn()
+        let server = spawn_once_written(&mut command)
             .map_err(io_error(&format!("run {}", cli.display())))?;
         let watchdog = spawn_watchdog(server.id());
         let mut me = DevServer {
@@ -368,6 +367,24 @@ fn spawn_watchdog(server: u32) -> Option<Child> {
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
     command.spawn().ok()
+}
+
+/// Spawns `command`, again a few times while its program is "busy" (`ETXTBSY`): a program
+/// just written (installed, or a test's script) can still be open for writing in a process
+/// another thread is forking, until that process execs.
+fn spawn_once_written(command: &mut Command) -> std::io::Result<Child> {
+    let mut attempts = 0;
+    loop {
+        match command.spawn() {
+            Err(error)
+                if error.kind() == std::io::ErrorKind::ExecutableFileBusy && attempts < 20 =>
+            {
+                attempts += 1;
+                thread::sleep(Duration::from_millis(25));
+            }
+            spawned => return spawned,
+        }
+    }
 }
 
 /// Where the first line that starts with `panic: ` begins.
