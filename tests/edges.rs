@@ -337,7 +337,16 @@ async fn a_blocking_tool_keeps_its_lease_while_it_blocks() {
             first.run_in(&mut thread, "Charge it").await
         }
     });
-    // The second worker tries to recover the run while the first one's tool blocks.
+    // The second worker tries to recover the run while the first one's tool blocks — not
+    // before the first has claimed the thread: a recovery that finds nothing holds the key for
+    // the moment it takes to look, and a run beginning in that moment is refused (rightly).
+    while effects.of("charge").is_empty() {
+        assert!(
+            !running.is_finished(),
+            "the first run ended before charging"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
     let mut tries = 0;
     while !running.is_finished() {
         let mut copy = copy.clone();
