@@ -168,3 +168,39 @@ async fn a_paused_call_goes_on_from_where_it_asked() {
     );
     assert_eq!(ran().len(), 2);
 }
+
+/// `GatePassed` is told once a call has passed its gate — not while it waits there for an
+/// approval, once approved, and not for a call the gate rejected.
+#[tokio::test]
+async fn gate_passed_is_told_when_a_call_leaves_its_gate() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let approval = HumanInTheLoop::new().interrupt_on("charge", ToolPolicy::always());
+    let agent = Agent::builder(ScriptedModel::new([]))
+        .tool(charge)
+        .chain(chain![approval])
+        .build()
+        .unwrap();
+    let told = Arc::new(AtomicUsize::new(0));
+    let counting = Arc::clone(&told);
+    let passed = hookchain::GatePassed::new(move || {
+        counting.fetch_add(1, Ordering::SeqCst);
+    });
+    let agent = agent.with_context(hookchain::RunContext::new().with(passed));
+
+    let call = ToolCall::new("g1", "charge", json!({ "cents": 1 }));
+    let waiting = paused(agent.call_tool_or_pause(call).await.unwrap());
+    assert_eq!(told.load(Ordering::SeqCst), 0, "told at the gate");
+    let reject =
+        serde_json::to_value(ApprovalResponse::new([Decision::Reject { message: None }])).unwrap();
+    done(
+        agent
+            .resume_tool_call(waiting.clone(), reject)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(told.load(Ordering::SeqCst), 0, "told for a rejected call");
+    done(agent.resume_tool_call(waiting, approve()).await.unwrap());
+    assert_eq!(told.load(Ordering::SeqCst), 1);
+}

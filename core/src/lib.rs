@@ -84,8 +84,8 @@ pub mod tool;
 
 pub use agent::{
     Agent, AgentBuilder, AgentEvent, AgentStream, AgentWith, CallOutcome, CleanupError, Durability,
-    EndReason, IntoRunInput, OwnedAgentWith, PausedCall, ResumeFrom, RunInput, RunOutput, Thread,
-    ThreadError, ThreadId, ThreadReturn, ThreadStream, UnseenRun,
+    EndReason, GatePassed, IntoRunInput, OwnedAgentWith, PausedCall, ResumeFrom, RunInput,
+    RunOutput, Thread, ThreadError, ThreadId, ThreadReturn, ThreadStream, UnseenRun,
 };
 pub use context::{
     CallFrame, Context, MAX_PRINCIPAL_LEN, Principal, PrincipalError, RunContext, SavedValueError,

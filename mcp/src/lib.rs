@@ -166,8 +166,8 @@ pub use rmcp::model::RequestStateCodec;
 #[cfg(feature = "serve")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serve")))]
 pub use serve::{
-    DEFAULT_ANSWER_WITHIN, DEFAULT_MAX_ARGUMENT_BYTES, McpHttpService, McpToolServer, ServeError,
-    ServedPauses,
+    DEFAULT_ANSWER_WITHIN, DEFAULT_MAX_ARGUMENT_BYTES, DEFAULT_TASK_TTL, McpHttpService,
+    McpToolServer, ServeError, ServedPauses, ServedTasks, TaskSupport,
 };
 pub use server::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_MAX_RESULT_BYTES, DEFAULT_MAX_TOOLS,

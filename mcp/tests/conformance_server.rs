@@ -10,6 +10,8 @@
 #[path = "conformance_fixtures/input_required.rs"]
 mod input_required;
 mod support;
+#[path = "conformance_fixtures/tasks.rs"]
+mod tasks;
 
 use std::process::Command;
 use std::time::Duration;
@@ -123,6 +125,9 @@ async fn the_conformance_suite_passes_against_the_server_but_its_baseline() {
     for name in input_required::NAMES {
         builder = builder.tool(input_required::InputRequired(name));
     }
+    for name in tasks::NAMES {
+        builder = builder.tool(tasks::TaskFixture(name));
+    }
     let agent = builder
         .tool(Fixture {
             name: "json_schema_2020_12_tool",
@@ -160,6 +165,7 @@ async fn the_conformance_suite_passes_against_the_server_but_its_baseline() {
                 "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}
             }),
         })
+        .chain(hookchain::chain![tasks::ask_name_first])
         .build()
         .unwrap();
     // The calls that wait for their client's answers kept here (input-required results).
@@ -168,7 +174,8 @@ async fn the_conformance_suite_passes_against_the_server_but_its_baseline() {
     let pauses = ServedPauses::new(InMemoryCheckpointer::new(), codec);
     let server = McpToolServer::new(std::sync::Arc::new(agent))
         .allow_anonymous()
-        .pauses(pauses);
+        .pauses(pauses)
+        .tasks(tasks::served());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!(
         "http://localhost:{}/mcp",

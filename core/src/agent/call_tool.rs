@@ -155,6 +155,9 @@ impl<M: Model, C: Middleware> Agent<M, C> {
         call: ToolCall,
         run_id: String,
     ) -> CallOutcome {
+        if let Some(told) = cx.run_context.get::<super::GatePassed>() {
+            told.tell();
+        }
         match self.call_through(cx, state, call.clone()).await {
             Ok(result) => CallOutcome::Done(result),
             Err(interruption) => {

@@ -4,8 +4,9 @@ use std::sync::Arc;
 
 use hookchain_core::{Middleware, Model, Principal, RunContext, ToolCall, ToolSpec};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, JsonObject, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool as McpToolInfo,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, ClientCapabilities, GetTaskParams,
+    GetTaskResult, Implementation, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool as McpToolInfo, UpdateTaskParams,
 };
 // Logging is deprecated by MCP 2026-07-28 (SEP-2577), and still served.
 #[allow(deprecated)]
@@ -17,6 +18,7 @@ use super::McpToolServer;
 use super::driving::Relay;
 use super::logging::least_level;
 use super::resuming::{Answer, Asker};
+use super::tasks::{Started, TaskCall, TaskSupport, takes_tasks};
 use crate::schema::object_schema;
 
 /// How `tools/list` shows a tool of the agent: its name, description and an object schema.
@@ -47,8 +49,12 @@ where
         // Logging: a tool's log lines reach a client that asks for them (`ToolContext::log`).
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
-            .enable_logging()
-            .build();
+            .enable_logging();
+        // Tasks (SEP-2663): advertised only by a server that serves some.
+        let capabilities = match settings.tasks {
+            Some(_) => capabilities.enable_tasks().build(),
+            None => capabilities.build(),
+        };
         let config = ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(&settings.name, &settings.version));
         match &settings.instructions {
@@ -65,6 +71,31 @@ where
     ) -> Result<(), McpError> {
         self.session_level.set(request.level);
         Ok(())
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        self.task_now(&request.task_id, &context).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.answer_task(&request.task_id, request.input_responses, &context)
+            .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.cancel_task_now(&request.task_id, &context).await
     }
 
     async fn list_tools(
@@ -91,6 +122,32 @@ where
         let principal = run_context
             .get::<Principal>()
             .map(|who| who.id().to_owned());
+        if let Some(tasks) = self.tasks_for(&call.name, &context)
+            && answering.is_none()
+        {
+            let name = call.name.clone();
+            let call = TaskCall::Fresh(call);
+            let started = self
+                .start_task(tasks, call, run_context, principal.clone(), &context)
+                .await?;
+            return match started {
+                Started::Task(response) => Ok(response),
+                Started::Ended(outcome) => {
+                    self.respond(outcome, 1, principal.as_deref(), &context, &name)
+                }
+            };
+        }
+        let required = self
+            .settings
+            .tasks
+            .as_ref()
+            .and_then(|tasks| tasks.support(&call.name));
+        if required == Some(TaskSupport::Required) && !takes_tasks(&context) {
+            // SEP-2663: a tool that runs only as a task names the extension it needs.
+            return Err(McpError::missing_required_client_capability(
+                ClientCapabilities::builder().enable_tasks().build(),
+            ));
+        }
         let least = least_level(&context, &self.session_level);
         let mut relay = Relay::attach(&mut run_context, &context, least);
         let name = call.name.clone();
@@ -127,7 +184,10 @@ impl<M, C> McpToolServer<M, C> {
     /// call is refused rather than run as no one.
     ///
     /// [`http_service`]: Self::http_service
-    fn run_context(&self, context: &RequestContext<RoleServer>) -> Result<RunContext, McpError> {
+    pub(super) fn run_context(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<RunContext, McpError> {
         let principal = match context.extensions.get::<http::request::Parts>() {
             Some(parts) => match parts.extensions.get::<Principal>() {
                 Some(principal) => Some(principal.clone()),

@@ -16,6 +16,7 @@ mod problem;
 mod resuming;
 mod sessions;
 mod stdio;
+mod tasks;
 
 use std::fmt;
 use std::sync::Arc;
@@ -30,6 +31,7 @@ pub use error::ServeError;
 pub use http_service::McpHttpService;
 use logging::SessionLevel;
 pub use pauses::{DEFAULT_ANSWER_WITHIN, ServedPauses};
+pub use tasks::{DEFAULT_TASK_TTL, ServedTasks, TaskSupport};
 
 /// The default largest `arguments` of one `tools/call`, as JSON (see
 /// [`McpToolServer::max_argument_bytes`]).
@@ -183,6 +185,8 @@ struct Settings {
     tools: Arc<Vec<McpToolInfo>>,
     /// Where the calls waiting for their client's answer are kept, if anywhere.
     pauses: Option<ServedPauses>,
+    /// Where the calls served as tasks are kept, if any are.
+    tasks: Option<ServedTasks>,
 }
 
 impl<M, C> McpToolServer<M, C> {
@@ -205,6 +209,7 @@ impl<M, C> McpToolServer<M, C> {
             stdio_principal: None,
             tools: Arc::new(tools),
             pauses: None,
+            tasks: None,
         };
         Self {
             agent,
@@ -288,6 +293,16 @@ impl<M, C> McpToolServer<M, C> {
     #[must_use]
     pub fn pauses(mut self, pauses: ServedPauses) -> Self {
         self.settings_mut().pauses = Some(pauses);
+        self
+    }
+
+    /// Serves the tools `tasks` names as MCP Tasks (the `io.modelcontextprotocol/tasks`
+    /// extension) to the clients that take them: a call answered at once with a task, run in
+    /// the background, its status and result read with `tasks/get` on any replica that
+    /// shares the store. See [`ServedTasks`].
+    #[must_use]
+    pub fn tasks(mut self, tasks: ServedTasks) -> Self {
+        self.settings_mut().tasks = Some(tasks);
         self
     }
 

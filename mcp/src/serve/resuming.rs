@@ -14,6 +14,7 @@ use super::content::call_tool_result;
 use super::driving::{Claimed, Relay};
 use super::in_session::ask_in_session;
 use super::pauses::Taken;
+use super::tasks::{Started, TaskCall};
 
 /// The most rounds of questions one served call asks a client of 2025-11-25 in its session.
 const MAX_SESSION_ROUNDS: usize = 10;
@@ -99,20 +100,49 @@ where
                 return Err(McpError::internal_error("the call's store failed", None));
             }
         };
-        let claimed = Claimed {
-            pauses,
-            state: &state,
-            lease: &lease,
-        };
-        let resuming = agent.resume_tool_call(state.paused.clone(), value);
-        let outcome = match relay
-            .drive(resuming, context, answer.tool, Some(claimed))
-            .await
-        {
-            Ok(outcome) => outcome,
-            Err(stopped) => {
-                pauses.let_go(&state, &lease).await;
-                return Err(stopped);
+        let outcome = match self.tasks_for(answer.tool, context) {
+            // A tool served as a task: once the answer lets it past its gate, a task runs it.
+            Some(tasks) => {
+                let call = TaskCall::Resumed(Box::new(state.paused.clone()), value);
+                let principal = answer.principal.map(str::to_owned);
+                let started = match self.run_context(context) {
+                    Ok(run_context) => {
+                        self.start_task(tasks, call, run_context, principal, context)
+                            .await
+                    }
+                    Err(error) => Err(error),
+                };
+                match started {
+                    Ok(Started::Task(response)) => {
+                        if let Err(error) = pauses.answered(&state, &lease, "answered").await {
+                            tracing::warn!(%error, "a served call's answer was not marked in its store");
+                        }
+                        return Ok(response);
+                    }
+                    Ok(Started::Ended(outcome)) => outcome,
+                    Err(stopped) => {
+                        pauses.let_go(&state, &lease).await;
+                        return Err(stopped);
+                    }
+                }
+            }
+            None => {
+                let claimed = Claimed {
+                    pauses,
+                    state: &state,
+                    lease: &lease,
+                };
+                let resuming = agent.resume_tool_call(state.paused.clone(), value);
+                match relay
+                    .drive(resuming, context, answer.tool, Some(claimed))
+                    .await
+                {
+                    Ok(outcome) => outcome,
+                    Err(stopped) => {
+                        pauses.let_go(&state, &lease).await;
+                        return Err(stopped);
+                    }
+                }
             }
         };
         match &outcome {
@@ -191,7 +221,7 @@ where
 
     /// What the client reads of a served call's `outcome`: its result, an input-required
     /// result asking its user (the call paused at `round`), or an error result.
-    fn respond(
+    pub(super) fn respond(
         &self,
         outcome: Result<CallOutcome, Error>,
         round: u32,
@@ -202,9 +232,9 @@ where
         let paused = match outcome {
             Ok(CallOutcome::Done(result)) => return Ok(call_tool_result(result).into()),
             Ok(CallOutcome::Paused(paused)) => paused,
-            Ok(_) => return Ok(failed(name)),
+            Ok(_) => return Ok(failed(name).into()),
             Err(Error::ToolCallInterrupted(interrupt)) => {
-                return Ok(cannot_ask(name, &interrupt.source));
+                return Ok(cannot_ask(name, &interrupt.source).into());
             }
             Err(error) => {
                 // A hook's error ends the call as it would end a run: the operator gets why,
@@ -214,15 +244,15 @@ where
                     error = %hookchain_core::error::Report(&error),
                     "an MCP tool call failed in the agent's chain"
                 );
-                return Ok(failed(name));
+                return Ok(failed(name).into());
             }
         };
         let (Some(pauses), Some(asking)) = (&self.settings.pauses, Asking::of(&paused.interrupt))
         else {
-            return Ok(cannot_ask(name, &paused.interrupt.source));
+            return Ok(cannot_ask(name, &paused.interrupt.source).into());
         };
         if !speaks_input_required(context) {
-            return Ok(cannot_ask(name, &paused.interrupt.source));
+            return Ok(cannot_ask(name, &paused.interrupt.source).into());
         }
         let capabilities = context.client_capabilities().unwrap_or_default();
         let Some(requests) = asking.input_requests(&paused.interrupt, &capabilities) else {
@@ -234,7 +264,7 @@ where
             Ok(state) => Ok(InputRequiredResult::new(Some(requests), Some(state)).into()),
             Err(error) => {
                 tracing::error!(%error, "a served call's state was not sealed");
-                Ok(failed(name))
+                Ok(failed(name).into())
             }
         }
     }
@@ -248,7 +278,7 @@ fn speaks_input_required(context: &RequestContext<RoleServer>) -> bool {
 }
 
 /// The result of a call that needs an answer this server cannot ask its client for.
-fn cannot_ask(name: &str, source: &str) -> CallToolResponse {
+pub(super) fn cannot_ask(name: &str, source: &str) -> CallToolResult {
     tracing::info!(
         tool = %name,
         %source,
@@ -259,7 +289,6 @@ fn cannot_ask(name: &str, source: &str) -> CallToolResponse {
          `{source}`: an approval, say), which this MCP server cannot ask for; the call did \
          not complete"
     ))])
-    .into()
 }
 
 /// The result of a call whose question its client did not answer.
@@ -271,9 +300,8 @@ fn unanswered(name: &str) -> CallToolResponse {
 }
 
 /// The result of a call that failed in the server.
-fn failed(name: &str) -> CallToolResponse {
+pub(super) fn failed(name: &str) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(format!(
         "tool `{name}` failed in the server"
     ))])
-    .into()
 }
