@@ -75,7 +75,9 @@
 //! [`AuthorizationHandler`](oauth::AuthorizationHandler) (PKCE), keeps the tokens in a
 //! [`CredentialStore`](oauth::CredentialStore), refreshes them, and asks again for more
 //! scopes on a `403 insufficient_scope`. Without a handler the connect or call fails with
-//! [`Error::AuthorizationRequired`], which carries the URL to open. See [`oauth`].
+//! [`Error::AuthorizationRequired`], which carries the URL to open. A client no person stands
+//! behind gets its token with its own id and secret instead (the client-credentials grant,
+//! [`McpOAuth::client_credentials`](oauth::McpOAuth::client_credentials)). See [`oauth`].
 //!
 //! # Elicitation
 //!

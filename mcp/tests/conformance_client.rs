@@ -73,7 +73,7 @@ async fn client(scenario: &str, url: &str) {
         .protocol(protocol)
         .on_elicitation(accept_defaults);
     if scenario.starts_with("auth/") {
-        server = server.oauth(oauth(&context));
+        server = server.oauth(oauth(scenario, &context));
     }
     let toolset = match McpToolset::connect([server]).await {
         Ok(toolset) => toolset,
@@ -111,8 +111,17 @@ async fn client(scenario: &str, url: &str) {
 /// so the authorization URL is fetched without following the redirect, and the redirect is
 /// the answer (the redirect URI is never served). The client-id metadata document's URL is
 /// the reference client's (the suite never fetches it); pre-registered credentials come in
-/// the scenario's context.
-fn oauth(context: &Value) -> McpOAuth {
+/// the scenario's context. The client-credentials scenarios are a client with no person
+/// behind it: its id and secret, in the context, get the token (SEP-1046).
+fn oauth(scenario: &str, context: &Value) -> McpOAuth {
+    if scenario.starts_with("auth/client-credentials")
+        && let (Some(id), Some(secret)) = (
+            context["client_id"].as_str(),
+            context["client_secret"].as_str(),
+        )
+    {
+        return McpOAuth::client_credentials(id, secret);
+    }
     let mut oauth = McpOAuth::new("http://localhost:3000/callback")
         .client_name("hookchain conformance client")
         .client_metadata_url("https://conformance-test.local/client-metadata.json")

@@ -1,7 +1,8 @@
 //! OAuth against a loopback MCP server that refuses without a token and is its own
 //! authorization server (metadata, registration, token endpoint), without the conformance
 //! suite: a refusal leads to the handler and a token, no handler to the URL to open, a kept
-//! token to no second authorization.
+//! token to no second authorization; with the client-credentials grant, to a token for the
+//! client's secret, sent as the authorization server says, and no person asked.
 
 mod support;
 
@@ -20,22 +21,55 @@ const TOKEN: &str = "the-access-token";
 const CODE: &str = "the-code";
 
 /// The server: MCP at `/mcp` (JSON answers, no session) behind a bearer token, and the
-/// authorization server at the root. Keeps the form bodies of the token requests.
+/// authorization server at the root. Keeps the token requests: their heads and form bodies.
 struct Protected {
     base: String,
-    token_requests: Arc<Mutex<Vec<String>>>,
+    token_requests: Arc<Mutex<Vec<TokenRequest>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
+/// A request of the token endpoint.
+#[derive(Clone)]
+struct TokenRequest {
+    head: String,
+    body: String,
+}
+
+impl TokenRequest {
+    /// The value of `key` in the form body.
+    fn form(&self, key: &str) -> Option<String> {
+        url::form_urlencoded::parse(self.body.as_bytes())
+            .find(|(name, _)| name == key)
+            .map(|(_, value)| value.into_owned())
+    }
+
+    /// The value of the `Authorization` header.
+    fn authorization(&self) -> Option<&str> {
+        self.head.lines().find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("authorization")
+                .then_some(value.trim())
+        })
+    }
+}
+
 impl Protected {
+    /// A server whose authorization server takes a client that authenticates with nothing
+    /// (a public client, as dynamic registration makes one).
     async fn start() -> Self {
+        Self::start_with(&["none"]).await
+    }
+
+    /// A server whose authorization server authenticates clients at its token endpoint as
+    /// `auth_methods` say (`token_endpoint_auth_methods_supported`).
+    async fn start_with(auth_methods: &'static [&'static str]) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let token_requests = Arc::new(Mutex::new(Vec::new()));
         let (kept, served) = (token_requests.clone(), base.clone());
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(serve(stream, served.clone(), kept.clone()));
+                tokio::spawn(serve(stream, served.clone(), auth_methods, kept.clone()));
             }
         });
         Self {
@@ -56,7 +90,12 @@ impl Drop for Protected {
     }
 }
 
-async fn serve(mut stream: TcpStream, base: String, token_requests: Arc<Mutex<Vec<String>>>) {
+async fn serve(
+    mut stream: TcpStream,
+    base: String,
+    auth_methods: &[&str],
+    token_requests: Arc<Mutex<Vec<TokenRequest>>>,
+) {
     let Some((head, body)) = read_request(&mut stream).await else {
         return;
     };
@@ -81,7 +120,8 @@ async fn serve(mut stream: TcpStream, base: String, token_requests: Arc<Mutex<Ve
                 "registration_endpoint": format!("{base}/register"),
                 "response_types_supported": ["code"],
                 "code_challenge_methods_supported": ["S256"],
-                "token_endpoint_auth_methods_supported": ["none"],
+                "grant_types_supported": ["authorization_code", "client_credentials"],
+                "token_endpoint_auth_methods_supported": auth_methods,
             }),
         ),
         "/register" => (
@@ -90,10 +130,10 @@ async fn serve(mut stream: TcpStream, base: String, token_requests: Arc<Mutex<Ve
             json!({"client_id": "registered", "redirect_uris": ["http://localhost:3000/callback"]}),
         ),
         "/token" => {
-            token_requests
-                .lock()
-                .unwrap()
-                .push(String::from_utf8_lossy(&body).into_owned());
+            token_requests.lock().unwrap().push(TokenRequest {
+                head: head.clone(),
+                body: String::from_utf8_lossy(&body).into_owned(),
+            });
             (
                 "200 OK",
                 String::new(),
@@ -217,17 +257,9 @@ async fn a_refused_connect_is_authorized_by_the_handler_and_the_call_goes_throug
         // The code exchanged with its PKCE verifier, for this server (RFC 8707).
         let requests = server.token_requests.lock().unwrap().clone();
         assert_eq!(requests.len(), 1);
-        let form: Vec<(String, String)> = url::form_urlencoded::parse(requests[0].as_bytes())
-            .into_owned()
-            .collect();
-        let value = |key: &str| {
-            form.iter()
-                .find(|(name, _)| name == key)
-                .map(|(_, value)| value.clone())
-        };
-        assert_eq!(value("code").as_deref(), Some(CODE));
-        assert_eq!(value("resource"), Some(server.mcp()));
-        assert!(value("code_verifier").is_some());
+        assert_eq!(requests[0].form("code").as_deref(), Some(CODE));
+        assert_eq!(requests[0].form("resource"), Some(server.mcp()));
+        assert!(requests[0].form("code_verifier").is_some());
         toolset.close().await;
     })
     .await;
@@ -289,6 +321,88 @@ async fn a_kept_token_is_used_by_the_next_connect_without_asking_again() {
     .await;
 }
 
+/// The client-credentials grant's id and secret in the tests.
+const CLIENT_ID: &str = "nightly-reports";
+const CLIENT_SECRET: &str = "the-secret";
+
+/// `Basic` and `nightly-reports:the-secret` in base64.
+const BASIC: &str = "Basic bmlnaHRseS1yZXBvcnRzOnRoZS1zZWNyZXQ=";
+
+/// A client no person stands behind: its secret gets the token at the first refusal, sent as
+/// the authorization server's metadata says — HTTP Basic when it takes only that, else in the
+/// form — for the server's URL; no registration, no handler.
+#[tokio::test]
+async fn the_client_credentials_get_a_token_without_a_person() {
+    guard(async {
+        for (auth_methods, basic) in [
+            (&["client_secret_basic"][..], true),
+            (&["client_secret_post"][..], false),
+            (&["client_secret_basic", "client_secret_post"][..], false),
+        ] {
+            let server = Protected::start_with(auth_methods).await;
+            let oauth = McpOAuth::client_credentials(CLIENT_ID, CLIENT_SECRET);
+            let toolset =
+                McpToolset::connect([McpServer::http("protected", server.mcp()).oauth(oauth)])
+                    .await
+                    .expect("connected with the client's token");
+            let messages = call_once(&toolset, "whoami", json!({})).await;
+            assert_eq!(messages, [("an authorized caller".to_owned(), false)]);
+            let requests = server.token_requests.lock().unwrap().clone();
+            assert_eq!(requests.len(), 1, "{auth_methods:?}");
+            let request = &requests[0];
+            assert_eq!(
+                request.form("grant_type").as_deref(),
+                Some("client_credentials")
+            );
+            assert_eq!(request.form("resource"), Some(server.mcp()));
+            // No scope was named anywhere: none asked.
+            assert_eq!(request.form("scope"), None);
+            if basic {
+                assert_eq!(request.authorization(), Some(BASIC), "{auth_methods:?}");
+                assert_eq!(request.form("client_secret"), None);
+            } else {
+                assert_eq!(request.authorization(), None, "{auth_methods:?}");
+                assert_eq!(request.form("client_id").as_deref(), Some(CLIENT_ID));
+                assert_eq!(
+                    request.form("client_secret").as_deref(),
+                    Some(CLIENT_SECRET)
+                );
+            }
+            toolset.close().await;
+        }
+    })
+    .await;
+}
+
+/// An authorization server that does not take a client secret at its token endpoint is not
+/// sent one: the connect fails, saying why, and the token endpoint was never asked.
+#[tokio::test]
+async fn the_client_credentials_are_not_sent_where_a_secret_is_not_taken() {
+    guard(async {
+        let server = Protected::start_with(&["private_key_jwt"]).await;
+        let oauth = McpOAuth::client_credentials(CLIENT_ID, CLIENT_SECRET);
+        let Err(error) =
+            McpToolset::connect([McpServer::http("protected", server.mcp()).oauth(oauth)]).await
+        else {
+            panic!("connected without a token");
+        };
+        assert!(
+            matches!(&error, Error::Authorization { server, .. } if server == "protected"),
+            "{error:?}"
+        );
+        let mut chain = error.to_string();
+        let mut source = std::error::Error::source(&error);
+        while let Some(cause) = source {
+            chain.push_str(&format!(": {cause}"));
+            source = cause.source();
+        }
+        assert!(chain.contains("private_key_jwt"), "{chain}");
+        assert!(!chain.contains(CLIENT_SECRET), "{chain}");
+        assert!(server.token_requests.lock().unwrap().is_empty());
+    })
+    .await;
+}
+
 #[test]
 fn the_client_secret_and_the_code_are_not_in_debug_output() {
     let oauth = McpOAuth::new("http://localhost:3000/callback")
@@ -299,6 +413,10 @@ fn the_client_secret_and_the_code_are_not_in_debug_output() {
     );
     assert!(shown.contains("pre-registered"));
     assert!(!shown.contains("the-secret"));
+    let machine = McpOAuth::client_credentials(CLIENT_ID, CLIENT_SECRET);
+    let shown = format!("{machine:?}");
+    assert!(shown.contains(CLIENT_ID), "{shown}");
+    assert!(!shown.contains(CLIENT_SECRET), "{shown}");
     let callback = AuthorizationCallback::new("the-code", "the-state");
     assert!(!format!("{callback:?}").contains("the-code"));
 }

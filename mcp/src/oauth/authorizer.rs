@@ -9,11 +9,12 @@ use rmcp::transport::auth::{
     WWWAuthenticateParams,
 };
 
-use super::McpOAuth;
+use super::client_credentials;
 use super::error::AuthorizationError;
 use super::handler::AuthorizationPrompt;
 use super::http_client::OAuthHttp;
 use super::store::SharedStore;
+use super::{Grant, McpOAuth};
 use crate::error::Error;
 
 /// The OAuth of one connection to a server: rmcp's authorization manager (metadata, client,
@@ -76,11 +77,27 @@ impl Authorizer {
     /// `WWW-Authenticate`): a `403 insufficient_scope` asks for the scopes granted so far and
     /// the ones it names; anything else starts over from discovery (the server may have moved
     /// to another authorization server). Then the person's step, by the handler; without one,
-    /// [`Error::AuthorizationRequired`] with the URL to open.
+    /// [`Error::AuthorizationRequired`] with the URL to open. With the client-credentials
+    /// grant, no person: the token endpoint is asked at once (see `client_credentials`).
     pub(crate) async fn authorize(&self, challenge: &str) -> Result<(), Error> {
         // Held throughout: requests of the connection wait for the token rather than be
         // refused meanwhile, and a second refusal does not start a second authorization.
         let mut manager = self.client.auth_manager.lock().await;
+        let redirect_uri = match &self.oauth.grant {
+            Grant::AuthorizationCode { redirect_uri } => redirect_uri,
+            Grant::ClientCredentials(credentials) => {
+                tracing::info!(server = %self.server, "the MCP server needs an authorization: asking for a token with the client's credentials");
+                return client_credentials::authorize(
+                    &mut manager,
+                    credentials,
+                    challenge,
+                    &self.url,
+                    self.oauth.scopes.as_deref(),
+                )
+                .await
+                .map_err(|error| self.failed(error.into()));
+            }
+        };
         let params = match url::Url::parse(&self.url) {
             Ok(base) => WWWAuthenticateParams::parse(challenge, &base),
             Err(_) => WWWAuthenticateParams::default(),
@@ -102,7 +119,10 @@ impl Authorizer {
         };
         let url = match upgraded {
             Some(url) => url,
-            None => self.start(&mut manager, challenge, step_up).await?,
+            None => {
+                self.start(&mut manager, challenge, redirect_uri, step_up)
+                    .await?
+            }
         };
         let Some(handler) = &self.oauth.handler else {
             return Err(Error::AuthorizationRequired {
@@ -138,6 +158,7 @@ impl Authorizer {
         &self,
         manager: &mut AuthorizationManager,
         challenge: &str,
+        redirect_uri: &str,
         cumulative: bool,
     ) -> Result<String, Error> {
         let resolution = manager
@@ -147,7 +168,7 @@ impl Authorizer {
         manager.set_metadata(resolution.metadata);
         // rmcp's session takes the manager by value, and gives it back.
         let taken = std::mem::replace(manager, self.manager().await?);
-        match AuthorizationSession::new(taken, self.request(cumulative)).await {
+        match AuthorizationSession::new(taken, self.request(redirect_uri, cumulative)).await {
             Ok(session) => {
                 let AuthorizationSession {
                     auth_manager,
@@ -164,10 +185,10 @@ impl Authorizer {
         }
     }
 
-    fn request(&self, cumulative: bool) -> AuthorizationRequest {
+    fn request(&self, redirect_uri: &str, cumulative: bool) -> AuthorizationRequest {
         let oauth = &self.oauth;
-        let mut request = AuthorizationRequest::new(oauth.redirect_uri.clone())
-            .with_client_name(oauth.client_name.clone());
+        let mut request =
+            AuthorizationRequest::new(redirect_uri).with_client_name(oauth.client_name.clone());
         if let Some(scopes) = &oauth.scopes {
             request = request.with_scopes(scopes.iter().cloned());
         } else if !cumulative {

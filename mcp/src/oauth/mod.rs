@@ -26,6 +26,13 @@
 //!    [credential store](McpOAuth::credential_store); an access token that is about to
 //!    expire, or that the server refuses, is refreshed when there is a refresh token.
 //!
+//! **Without a person.** A client that has no person behind it (a service, a scheduled
+//! agent) uses the client-credentials grant (SEP-1046) instead:
+//! [`McpOAuth::client_credentials`] with the id and secret the authorization server issued it.
+//! Discovery is the same; steps 2 and 3 are not taken, and the token endpoint gives the token
+//! for the secret (with HTTP Basic or in the form, as the authorization server's metadata
+//! says). A token that expires is asked for again the same way.
+//!
 //! **Scopes.** Unless [`McpOAuth::scopes`] sets them, the first authorization asks for the
 //! scopes of the server's challenge, else of its metadata (`scopes_supported`), else none;
 //! `offline_access` is added when the authorization server offers it. A `403` with
@@ -62,12 +69,14 @@
 //!
 //! # Not yet
 //!
-//! The client-credentials grant and its JWT assertions (SEP-1046), DPoP (RFC 9449),
+//! The client-credentials grant with a JWT assertion (`private_key_jwt`: rmcp signs it with
+//! `jsonwebtoken` on aws-lc-rs, a C library this crate does not build), DPoP (RFC 9449),
 //! enterprise-managed authorization and workload identity federation; an authorization
 //! waiting for a person as a durable interrupt of the run (without a handler, the connect or
 //! the call fails with the URL instead).
 
 mod authorizer;
+mod client_credentials;
 mod error;
 mod handler;
 mod http_client;
@@ -77,6 +86,7 @@ use std::fmt;
 use std::sync::Arc;
 
 pub(crate) use authorizer::Authorizer;
+use client_credentials::ClientCredentials;
 
 /// The most authorizations one connect, or one call, goes through before it fails: a server
 /// that keeps refusing (a scope the authorization server never grants) does not loop.
@@ -96,7 +106,7 @@ pub use rmcp::transport::auth::{CredentialStore, InMemoryCredentialStore, Stored
 /// Its `Debug` does not show the client secret.
 #[derive(Clone)]
 pub struct McpOAuth {
-    pub(crate) redirect_uri: String,
+    pub(crate) grant: Grant,
     pub(crate) client_name: String,
     pub(crate) client: Option<PreRegistered>,
     pub(crate) client_metadata_url: Option<String>,
@@ -104,6 +114,15 @@ pub struct McpOAuth {
     pub(crate) application_type: Option<String>,
     pub(crate) store: Arc<dyn CredentialStore>,
     pub(crate) handler: Option<Arc<dyn AuthorizationHandler>>,
+}
+
+/// How the client gets its token.
+#[derive(Clone, Debug)]
+pub(crate) enum Grant {
+    /// A person authorizes in a browser, which comes back to `redirect_uri` with a code.
+    AuthorizationCode { redirect_uri: String },
+    /// No person: the client's own id and secret get the token.
+    ClientCredentials(ClientCredentials),
 }
 
 /// A client id (and secret) issued by the authorization server beforehand.
@@ -118,8 +137,52 @@ impl McpOAuth {
     /// [`AuthorizationHandler`] listens there); the client registered dynamically as
     /// `hookchain`, the tokens kept in memory, no handler yet.
     pub fn new(redirect_uri: impl Into<String>) -> Self {
-        Self {
+        Self::with_grant(Grant::AuthorizationCode {
             redirect_uri: redirect_uri.into(),
+        })
+    }
+
+    /// OAuth with the client-credentials grant (SEP-1046), for a client no person stands
+    /// behind: on a refusal, the client finds the server's authorization server and asks its
+    /// token endpoint for a token with `client_id` and `client_secret` (issued beforehand),
+    /// without a browser, a redirect or a handler. The secret is sent with HTTP Basic when the
+    /// authorization server's metadata names only `client_secret_basic`, else in the form
+    /// (`client_secret_post`); an authorization server that takes neither, or a token
+    /// endpoint that is not HTTPS (but on this machine), is refused. The token asked is for
+    /// the server's URL (the `resource` of RFC 8707) and the scopes chosen as for the
+    /// authorization code (see the [module](self)), without `offline_access`: this grant gets
+    /// no refresh token, and a token that expires is asked for again.
+    ///
+    /// Of the settings below, [`scopes`](Self::scopes) and
+    /// [`credential_store`](Self::credential_store) apply; the others are the authorization
+    /// code's.
+    ///
+    /// ```no_run
+    /// use hookchain_mcp::oauth::McpOAuth;
+    /// use hookchain_mcp::{McpServer, McpToolset};
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let secret = std::env::var("REPORTS_CLIENT_SECRET")?;
+    /// let oauth = McpOAuth::client_credentials("nightly-reports", secret).scopes(["reports:read"]);
+    /// let toolset =
+    ///     McpToolset::connect([McpServer::http("reports", "https://mcp.example.com/mcp").oauth(oauth)])
+    ///         .await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn client_credentials(
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> Self {
+        Self::with_grant(Grant::ClientCredentials(ClientCredentials {
+            id: client_id.into(),
+            secret: client_secret.into(),
+        }))
+    }
+
+    fn with_grant(grant: Grant) -> Self {
+        Self {
+            grant,
             client_name: "hookchain".to_owned(),
             client: None,
             client_metadata_url: None,
@@ -200,7 +263,7 @@ impl McpOAuth {
 impl fmt::Debug for McpOAuth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("McpOAuth")
-            .field("redirect_uri", &self.redirect_uri)
+            .field("grant", &self.grant)
             .field("client_name", &self.client_name)
             .field("client", &self.client)
             .field("client_metadata_url", &self.client_metadata_url)
