@@ -144,7 +144,12 @@ impl std::fmt::Debug for Catalog {
 pub(crate) struct CatalogSource(pub(crate) Arc<Catalog>);
 
 impl ToolSource for CatalogSource {
+    /// Read at every model call, the use of the tool lists: a server's list that ran out (its
+    /// `ttlMs`) is listed again meanwhile, for the model's next call.
     fn version(&self) -> u64 {
+        for connection in &self.0.connections {
+            connection.relist_if_stale();
+        }
         self.0.version.load(Ordering::Acquire)
     }
 

@@ -14,14 +14,15 @@ use rmcp::model::{
     Tool as McpToolInfo,
 };
 use rmcp::service::{
-    ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer, PeerRequestOptions,
-    RequestContext, RunningService,
+    ClientCacheConfig, ClientLifecycleMode, ClientServiceExt, NotificationContext, Peer,
+    PeerRequestOptions, RequestContext, RunningService,
 };
 use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceError};
 
 use crate::elicitation::routes::{Asked, ElicitationRoutes};
 use crate::elicitation::{Asker, ElicitationAnswer, ElicitationHandler, InputRound, RoundError};
 use crate::error::Error;
+use crate::freshness::ListingAge;
 use crate::oauth::{AuthorizationError, Authorizer, MAX_AUTHORIZATIONS};
 use crate::progress::{CancelOnDrop, ProgressRoutes};
 use crate::protocol::McpProtocol;
@@ -208,6 +209,8 @@ pub(crate) struct Connection {
     live: tokio::sync::Mutex<Option<Live>>,
     generations: std::sync::atomic::AtomicU64,
     listings: Mutex<Listings>,
+    /// How long the last listing may be reused (`ttlMs`).
+    age: ListingAge,
 }
 
 impl std::fmt::Debug for Connection {
@@ -242,6 +245,7 @@ impl Connection {
             live: tokio::sync::Mutex::new(None),
             generations: std::sync::atomic::AtomicU64::new(0),
             listings: Mutex::new(Listings::Unclaimed(None)),
+            age: ListingAge::default(),
         });
         // Locked while it opens, as for a call: a listing for a `list_changed` that comes
         // meanwhile waits for the session, rather than finding none.
@@ -276,6 +280,37 @@ impl Connection {
         if let Some(current) = live.as_mut()
             && self.list_changed.swap(false, Ordering::AcqRel)
         {
+            self.relist(current).await;
+        }
+    }
+
+    /// The last listing ran out (its `ttlMs`, see [`crate::freshness`]): lists the tools again,
+    /// in a task of its own (the caller — a model call, a tool call — does not wait for it),
+    /// unless a listing for it is under way. Nothing without a runtime to run it on.
+    pub(crate) fn relist_if_stale(&self) {
+        if !self.age.start_relisting() {
+            return;
+        }
+        match (tokio::runtime::Handle::try_current(), self.me.upgrade()) {
+            (Ok(runtime), Some(connection)) => {
+                runtime.spawn(async move {
+                    connection.relist_stale().await;
+                    connection.age.relisting_done();
+                });
+            }
+            _ => self.age.relisting_done(),
+        }
+    }
+
+    /// Lists the tools again on the live session if its listing is still out (another
+    /// listing — a changed list, a new session — may have come meanwhile). Without a live
+    /// session there is nothing to do: the next call opens one, and lists its tools.
+    async fn relist_stale(&self) {
+        let mut live = self.live.lock().await;
+        if let Some(current) = live.as_mut()
+            && self.age.is_stale()
+        {
+            tracing::debug!(server = %self.server.name, "the MCP server's tool list ran out (ttlMs): listing it again");
             self.relist(current).await;
         }
     }
@@ -469,6 +504,8 @@ impl Connection {
 
     /// The session to call `tool` on: the live one, checked; a new one if there is none.
     async fn session(&self, tool: &str) -> Result<(Arc<Session>, u64), CallError> {
+        // The call is a use of the list: one that ran out is listed again, meanwhile.
+        self.relist_if_stale();
         let mut live = self.live.lock().await;
         if let Some(current) = live.as_mut() {
             // A session whose transport ended (the process exited, between calls) is not
@@ -521,14 +558,15 @@ impl Connection {
         )
     }
 
-    /// Lists the tools of `live` again, after the server said its list changed, within the
-    /// connect timeout, and tells the toolset. On failure the old list stays (a call of a
-    /// removed tool then gets the server's own refusal).
+    /// Lists the tools of `live` again, after the server said its list changed (or the last
+    /// listing ran out), within the connect timeout, and tells the toolset. On failure the old
+    /// list stays (a call of a removed tool then gets the server's own refusal).
     async fn relist(&self, live: &mut Live) {
         let listing = limits::list_tools(&self.server, live.session.peer());
         match tokio::time::timeout(self.server.connect_timeout, listing).await {
-            Ok(Ok(tools)) => {
+            Ok(Ok((tools, freshness))) => {
                 live.offered = tools.iter().map(|tool| tool.name.to_string()).collect();
+                self.age.listed(freshness);
                 self.listed(&tools);
             }
             Ok(Err(error)) => {
@@ -602,30 +640,40 @@ impl Connection {
                 started => started?,
             };
             self.list_changed.store(false, Ordering::Release);
-            let tools = limits::list_tools(server, session.peer())
-                .await
-                .map_err(|error| {
-                    let challenge = match &error {
-                        Error::ListTools { source, .. } => source.auth_challenge(),
-                        _ => None,
-                    };
-                    match challenge {
-                        Some(challenge) => Opening::Refused {
-                            challenge: challenge.to_owned(),
-                            error,
-                        },
-                        None => Opening::Failed(error),
-                    }
-                })?;
-            Ok::<_, Opening>((session, process_id, tools))
+            // The toolset keeps the listing and says when it ran out, on tokio's clock; rmcp's
+            // own cache of responses would answer a listing that ran out from itself (or, when
+            // the server fails, with its stale copy as if it were new).
+            session
+                .peer()
+                .set_response_cache_config(ClientCacheConfig::disabled())
+                .await;
+            let (tools, freshness) =
+                limits::list_tools(server, session.peer())
+                    .await
+                    .map_err(|error| {
+                        let challenge = match &error {
+                            Error::ListTools { source, .. } => source.auth_challenge(),
+                            _ => None,
+                        };
+                        match challenge {
+                            Some(challenge) => Opening::Refused {
+                                challenge: challenge.to_owned(),
+                                error,
+                            },
+                            None => Opening::Failed(error),
+                        }
+                    })?;
+            Ok::<_, Opening>((session, process_id, tools, freshness))
         };
-        let (session, process_id, tools) = tokio::time::timeout(server.connect_timeout, opening)
-            .await
-            .map_err(|_elapsed| Error::ConnectTimeout {
-                server: server.name.clone(),
-                timeout: server.connect_timeout,
-                stderr: self.stderr.text(),
-            })??;
+        let (session, process_id, tools, freshness) =
+            tokio::time::timeout(server.connect_timeout, opening)
+                .await
+                .map_err(|_elapsed| Error::ConnectTimeout {
+                    server: server.name.clone(),
+                    timeout: server.connect_timeout,
+                    stderr: self.stderr.text(),
+                })??;
+        self.age.listed(freshness);
         let live = Live {
             session: Arc::new(session),
             generation: self.generations.fetch_add(1, Ordering::Relaxed),

@@ -103,7 +103,9 @@
 //! removed ones
 //! (the registry holds the toolset as a
 //! [`ToolSource`](hookchain_core::tool::ToolSource)); a call of a removed tool gets the
-//! unknown-tool error. See [`McpToolset`'s Changed lists](McpToolset#changed-lists).
+//! unknown-tool error. A server that says how long its list may be reused (`ttlMs`,
+//! 2026-07-28) is listed again, the same way, at the first use of its list after that. See
+//! [`McpToolset`'s Changed lists](McpToolset#changed-lists).
 //!
 //! # Limits
 //!
@@ -139,6 +141,7 @@ mod catalog;
 mod connection;
 pub mod elicitation;
 mod error;
+mod freshness;
 mod http;
 mod limits;
 mod names;

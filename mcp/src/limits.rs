@@ -4,6 +4,7 @@ use rmcp::model::{PaginatedRequestParams, Tool as McpToolInfo};
 use rmcp::{Peer, RoleClient};
 
 use crate::error::Error;
+use crate::freshness::Freshness;
 use crate::server::McpServer;
 
 /// The most pages of `tools/list` followed: a server whose cursor never ends is refused.
@@ -25,19 +26,21 @@ pub(crate) const MAX_REFUSAL_BYTES: usize = 2048;
 /// otherwise grow the toolset without end. Its new tools past this are left out.
 pub(crate) const NAMES_PER_LISTED_TOOL: usize = 8;
 
-/// Every tool of the server behind `peer`, following `nextCursor`, within the limits.
+/// Every tool of the server behind `peer`, following `nextCursor`, within the limits, and
+/// how long the list may be reused (its pages' `ttlMs`).
 ///
 /// (A single message is bounded by rmcp: 16 MiB on a stdio line or an HTTP response.)
 pub(crate) async fn list_tools(
     server: &McpServer,
     peer: &Peer<RoleClient>,
-) -> Result<Vec<McpToolInfo>, Error> {
+) -> Result<(Vec<McpToolInfo>, Freshness), Error> {
     let too_large = |what: String, limit: usize| Error::TooLarge {
         server: server.name.clone(),
         what,
         limit,
     };
     let mut tools = Vec::new();
+    let mut freshness = None;
     let mut cursor = None;
     for _ in 0..MAX_PAGES {
         let params = PaginatedRequestParams::default().with_cursor(cursor);
@@ -48,6 +51,10 @@ pub(crate) async fn list_tools(
                 server: server.name.clone(),
                 source,
             })?;
+        let page_freshness = Freshness::of_page(page.ttl_ms, tokio::time::Instant::now());
+        freshness = Some(freshness.map_or(page_freshness, |listing: Freshness| {
+            listing.and(page_freshness)
+        }));
         tools.extend(page.tools);
         if tools.len() > server.max_tools {
             return Err(too_large(
@@ -61,7 +68,7 @@ pub(crate) async fn list_tools(
                 for tool in &tools {
                     check_tool(tool).map_err(|(what, limit)| too_large(what, limit))?;
                 }
-                return Ok(tools);
+                return Ok((tools, freshness.unwrap_or(Freshness::UNTIL_CHANGED)));
             }
         }
     }

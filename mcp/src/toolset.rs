@@ -39,6 +39,13 @@ use crate::tool::McpTool;
 /// that the server no longer offers it). A listing that fails keeps the last tools.
 /// [`tools`](Self::tools) returns a snapshot: ask again for the tools of the moment.
 ///
+/// A 2026-07-28 server may say how long its list stays fresh (`ttlMs`, SEP-2549): the list
+/// is reused that long, and at its first use after — a model call offered the registry's
+/// tools, a call of one of them — it is listed again the same way, in a task of its own (the
+/// use does not wait: the model is offered the new list from its next call on). A list
+/// without `ttlMs` is kept until the server says it changed. A listing that fails is tried
+/// again at the next use.
+///
 /// # Names that do not change
 ///
 /// A name the toolset has offered the model means the same tool for the toolset's life, so
