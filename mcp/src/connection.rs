@@ -369,6 +369,9 @@ impl Connection {
             crate::IDEMPOTENCY_KEY_META.to_owned(),
             serde_json::Value::String(idempotency_key),
         );
+        if let Some(trace_context) = &self.server.trace_context {
+            trace_context.write_current(&mut meta);
+        }
         params.meta = Some(meta);
         let answers = match calling {
             Calling::First(answers) => answers,

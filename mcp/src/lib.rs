@@ -56,7 +56,9 @@
 //! reach a streamed run's consumer as
 //! [`AgentEvent::ToolProgress`](hookchain_core::AgentEvent::ToolProgress) while the call goes
 //! on (a consumer slower than the server loses reports, never holds up the server's other
-//! calls).
+//! calls). With [`McpServer::trace_context`], a call carries the W3C trace context of its
+//! `execute_tool` span in its `_meta` (SEP-414), for the server's spans to join the run's
+//! trace.
 //!
 //! # Revisions
 //!
@@ -158,6 +160,7 @@ mod server;
 mod stdio;
 mod tool;
 mod toolset;
+mod trace_context;
 
 pub use error::Error;
 pub use names::{MAX_NAME_LEN, is_provider_safe, provider_safe_names};
@@ -179,6 +182,7 @@ pub use server::{
     McpServer,
 };
 pub use tool::McpTool;
+pub use trace_context::TraceContext;
 
 /// The key of a `tools/call` request's `_meta` under which the client sends the call's
 /// [idempotency key](hookchain_core::ToolContext::idempotency_key): the same in every attempt

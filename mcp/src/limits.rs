@@ -43,7 +43,10 @@ pub(crate) async fn list_tools(
     let mut freshness = None;
     let mut cursor = None;
     for _ in 0..MAX_PAGES {
-        let params = PaginatedRequestParams::default().with_cursor(cursor);
+        let mut params = PaginatedRequestParams::default().with_cursor(cursor);
+        if let Some(trace_context) = &server.trace_context {
+            trace_context.write_current(params.meta.get_or_insert_default());
+        }
         let page = peer
             .list_tools(Some(params))
             .await

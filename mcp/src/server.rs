@@ -10,6 +10,7 @@ use std::sync::Arc;
 use crate::elicitation::ElicitationHandler;
 use crate::oauth::McpOAuth;
 use crate::protocol::McpProtocol;
+use crate::trace_context::{TraceContext, TraceContextFn};
 
 /// The default time a tool call may take (see [`McpServer::call_timeout`]).
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -42,6 +43,7 @@ pub struct McpServer {
     pub(crate) elicitation: bool,
     pub(crate) protocol: McpProtocol,
     pub(crate) elicitation_handler: Option<Arc<dyn ElicitationHandler>>,
+    pub(crate) trace_context: Option<TraceContextFn>,
 }
 
 /// Where the server is.
@@ -114,6 +116,7 @@ impl McpServer {
             elicitation: true,
             protocol: McpProtocol::Negotiate,
             elicitation_handler: None,
+            trace_context: None,
         }
     }
 
@@ -267,6 +270,53 @@ impl McpServer {
         self
     }
 
+    /// Sends the W3C trace context of the work each request is part of in the request's
+    /// `_meta` (`traceparent`, and `tracestate` when there is one: SEP-414), so that the
+    /// server's spans join the agent's trace. `current` says what that context is; it is
+    /// called when a request is made, in the task that makes it — a tool call's, inside its
+    /// `execute_tool` span — and returns `None` when there is no trace to join. The requests
+    /// that carry it are `tools/call` and `tools/list` (a listing made in a task of its own,
+    /// after a changed list, is in no span of the application's).
+    ///
+    /// This crate has no OpenTelemetry dependency: with `tracing-opentelemetry`, the current
+    /// span's OpenTelemetry context gives it.
+    ///
+    /// ```no_run
+    /// use hookchain_mcp::{McpServer, TraceContext};
+    /// use opentelemetry::trace::TraceContextExt;
+    /// use tracing_opentelemetry::OpenTelemetrySpanExt;
+    ///
+    /// /// The trace context of the current `tracing` span, as tracing-opentelemetry keeps it.
+    /// fn current_trace_context() -> Option<TraceContext> {
+    ///     let context = tracing::Span::current().context();
+    ///     let span = context.span();
+    ///     let span_context = span.span_context();
+    ///     if !span_context.is_valid() {
+    ///         return None;
+    ///     }
+    ///     let traceparent = format!(
+    ///         "00-{}-{}-{:02x}",
+    ///         span_context.trace_id(),
+    ///         span_context.span_id(),
+    ///         span_context.trace_flags().to_u8(),
+    ///     );
+    ///     let tracestate = span_context.trace_state().header();
+    ///     TraceContext::new(traceparent, Some(tracestate))
+    /// }
+    ///
+    /// let server = McpServer::http("docs", "https://mcp.example.com/mcp")
+    ///     .trace_context(current_trace_context);
+    /// # drop(server);
+    /// ```
+    #[must_use]
+    pub fn trace_context(
+        mut self,
+        current: impl Fn() -> Option<TraceContext> + Send + Sync + 'static,
+    ) -> Self {
+        self.trace_context = Some(TraceContextFn(Arc::new(current)));
+        self
+    }
+
     /// The server's name.
     #[must_use]
     pub fn name(&self) -> &str {
@@ -287,6 +337,7 @@ impl fmt::Debug for McpServer {
             .field("elicitation", &self.elicitation)
             .field("protocol", &self.protocol)
             .field("elicitation_handler", &self.elicitation_handler.is_some())
+            .field("trace_context", &self.trace_context.is_some())
             .finish()
     }
 }
