@@ -128,12 +128,16 @@
 //! told who may call — an authorizer asked on every request (`hookchain::auth::Authorize`;
 //! the principal it returns, `hookchain::Principal`, is in each call's run context), or
 //! `allow_anonymous()` — or it refuses to serve: see `McpToolServer`'s *Who may call*.
+//! A served call that waits for an answer (an approval, a tool that asks) asks the client:
+//! in its session at 2025-11-25, with an input-required result at 2026-07-28, kept by
+//! `ServedPauses` so that any replica takes the answer. A long call can be served as an
+//! MCP Task (`ServedTasks`): the client gets a task at once, and reads it on any replica.
 //!
 //! # Not yet
 //!
 //! Sampling (a server that asks for it under 2026-07-28 fails the call, saying so), URL-mode
-//! elicitation (declined), Tasks; on the serving side, an approval asked of the client
-//! (elicitation), middleware state kept per client session, and `list_changed` for an agent
+//! elicitation (declined), Tasks as a client (a server's task result is not awaited); on the
+//! serving side, middleware state kept per client session, and `list_changed` for an agent
 //! whose tools change (its tools are listed once, when the server is made).
 
 #![forbid(unsafe_code)]

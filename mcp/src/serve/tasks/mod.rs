@@ -1,6 +1,7 @@
 //! Long calls served as MCP **Tasks** (the `io.modelcontextprotocol/tasks` extension,
 //! SEP-2663): [`ServedTasks`].
 
+mod reading;
 mod record;
 mod running;
 mod serving;

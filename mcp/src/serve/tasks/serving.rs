@@ -80,7 +80,7 @@ pub(crate) enum Reply {
 
 /// A new task's id: 128 bits from keys the OS's randomness seeded (`RandomState`), hex. Not
 /// what keeps a task its principal's (that is the record's principal), but not guessable.
-fn fresh_id() -> String {
+pub(super) fn fresh_id() -> String {
     use std::hash::BuildHasher;
     let random = std::collections::hash_map::RandomState::new();
     let nanos = std::time::SystemTime::now()
@@ -102,27 +102,8 @@ fn store_failed(error: &hookchain_core::interrupt::CheckpointError) -> McpError 
     McpError::internal_error("the tasks' store failed", None)
 }
 
-/// Removes task `id` from the store if it expired (not kept past its time to live).
-async fn forget(tasks: &ServedTasks, id: &str) {
-    let removed = tasks
-        .store
-        .change_task(
-            id,
-            Box::new(|stored, now| {
-                Ok(match stored {
-                    Some(stored) if stored.record.expired(now) => Change::Remove(Reply::Done),
-                    _ => Change::Keep(Reply::Done),
-                })
-            }),
-        )
-        .await;
-    if let Err(error) = removed {
-        tracing::warn!(task = %id, %error, "an expired served task was not removed");
-    }
-}
-
 /// `stored`, if it is `principal`'s and not expired at `now`.
-fn visible(stored: Option<Stored>, principal: Option<&str>, now: u64) -> Option<Stored> {
+pub(super) fn visible(stored: Option<Stored>, principal: Option<&str>, now: u64) -> Option<Stored> {
     stored.filter(|stored| {
         stored.record.principal.as_deref() == principal && !stored.record.expired(now)
     })
@@ -187,37 +168,12 @@ where
             Some(outcome) if !passed => return Ok(Started::Ended(outcome)),
             ended => ended,
         };
-        let id = fresh_id();
-        let (worker, ttl, tool) = (tasks.worker.clone(), tasks.ttl, name.clone());
-        let created = tasks
-            .store
-            .change_task(
-                &id,
-                Box::new(move |stored, now| {
-                    if stored.is_some() {
-                        return Ok(Change::Keep(Reply::Gone));
-                    }
-                    let record = TaskRecord {
-                        principal,
-                        tool,
-                        created_at: now,
-                        updated_at: now,
-                        ttl_ms: u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
-                        state: TaskState::Working,
-                    };
-                    Ok(Change::Put {
-                        record: record.clone(),
-                        runner: Some((worker, LEASE)),
-                        then: Reply::Now(Box::new(record)),
-                    })
-                }),
-            )
+        let (id, record) = tasks
+            .create(principal, &name)
             .await
             // Dropping the call stops its tool at its next `.await`.
-            .map_err(|error| store_failed(&error))?;
-        let Reply::Now(record) = created else {
-            return Err(McpError::internal_error("a task's id was taken", None));
-        };
+            .map_err(|error| store_failed(&error))?
+            .ok_or_else(|| McpError::internal_error("a task's id was taken", None))?;
         let capabilities = context.client_capabilities().unwrap_or_default();
         match ended {
             None => tasks.run(id.clone(), name, 1, calling, capabilities),
@@ -229,8 +185,7 @@ where
         )))
     }
 
-    /// `tasks/get`: the task as it stands. A working task whose replica's hold ran out is
-    /// failed (its replica stopped), and stored so.
+    /// `tasks/get`: the task as it stands.
     pub(crate) async fn task_now(
         &self,
         id: &str,
@@ -238,60 +193,12 @@ where
     ) -> Result<GetTaskResult, McpError> {
         let tasks = self.served_tasks()?;
         let principal = self.principal_of(context)?;
-        let (stored, now) = tasks.store.load(id).await.map_err(|e| store_failed(&e))?;
-        if stored
-            .as_ref()
-            .is_some_and(|stored| stored.record.expired(now))
-        {
-            forget(tasks, id).await;
-        }
-        let stored = visible(stored, principal.as_deref(), now).ok_or_else(unknown_task)?;
-        let record = if matches!(stored.record.state, TaskState::Working) && !stored.runs(now) {
-            self.lost(tasks, id, stored.token).await?
-        } else {
-            stored.record
-        };
-        Ok(GetTaskResult::new(record.detailed(id, tasks.poll_interval)))
-    }
-
-    /// Task `id`, whose replica stopped while it ran it (held under `token`), failed.
-    async fn lost(
-        &self,
-        tasks: &ServedTasks,
-        id: &str,
-        token: u64,
-    ) -> Result<TaskRecord, McpError> {
-        let changed = tasks
-            .store
-            .change_task(
-                id,
-                Box::new(move |stored, now| {
-                    let Some(mut stored) = stored else {
-                        return Ok(Change::Keep(Reply::Unknown));
-                    };
-                    if stored.token != token || stored.runs(now) {
-                        // Changed meanwhile (renewed, ended): as it stands.
-                        return Ok(Change::Keep(Reply::Now(Box::new(stored.record))));
-                    }
-                    stored.record.state = TaskState::failed(
-                        rmcp::model::ErrorCode::INTERNAL_ERROR.0,
-                        "the server running the task stopped before it ended; whether the tool \
-                         acted is unknown, and it is not run again",
-                    );
-                    stored.record.updated_at = now;
-                    Ok(Change::Put {
-                        record: stored.record.clone(),
-                        runner: None,
-                        then: Reply::Now(Box::new(stored.record)),
-                    })
-                }),
-            )
+        let record = tasks
+            .read(id, principal.as_deref())
             .await
-            .map_err(|error| store_failed(&error))?;
-        match changed {
-            Reply::Now(record) => Ok(*record),
-            _ => Err(unknown_task()),
-        }
+            .map_err(|error| store_failed(&error))?
+            .ok_or_else(unknown_task)?;
+        Ok(GetTaskResult::new(record.detailed(id, tasks.poll_interval)))
     }
 
     /// `tasks/update`: the client's answers to the questions of a task that waits. Once every
