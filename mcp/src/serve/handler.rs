@@ -109,6 +109,16 @@ where
         ))
     }
 
+    /// A tool as listed: rmcp checks a call's `Mcp-Param-*` headers against the arguments its
+    /// schema mirrors into headers (`x-mcp-header`, SEP-2243) with it.
+    fn get_tool(&self, name: &str) -> Option<McpToolInfo> {
+        self.settings
+            .tools
+            .iter()
+            .find(|tool| tool.name == name)
+            .cloned()
+    }
+
     async fn call_tool(
         &self,
         mut request: CallToolRequestParams,
