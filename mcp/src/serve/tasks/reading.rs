@@ -141,16 +141,18 @@ mod tests {
             .ttl(Duration::from_secs(3600))
     }
 
+    /// A task of alice's, made: its id.
+    async fn alices(tasks: &ServedTasks) -> String {
+        let created = tasks.create(Some("alice".into()), "render").await.unwrap();
+        created.expect("a new id").0
+    }
+
     /// A task whose replica stopped renewing its hold (died) reads as failed once the hold
     /// ran out — never as working forever, and never run again.
     #[tokio::test(start_paused = true)]
     async fn a_task_whose_replica_stopped_is_failed_once_its_hold_runs_out() {
         let tasks = tasks();
-        let (id, _) = tasks
-            .create(Some("alice".into()), "render")
-            .await
-            .unwrap()
-            .unwrap();
+        let id = alices(&tasks).await;
         tokio::time::advance(Duration::from_secs(29)).await;
         let working = tasks.read(&id, Some("alice")).await.unwrap().unwrap();
         assert!(matches!(working.state, TaskState::Working), "{working:?}");
@@ -169,11 +171,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_task_is_read_by_its_principal_within_its_time_to_live() {
         let tasks = tasks();
-        let (id, _) = tasks
-            .create(Some("alice".into()), "render")
-            .await
-            .unwrap()
-            .unwrap();
+        let id = alices(&tasks).await;
         assert!(tasks.read(&id, Some("bob")).await.unwrap().is_none());
         assert!(tasks.read(&id, None).await.unwrap().is_none());
         assert!(

@@ -5,6 +5,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use hookchain_core::interrupt::CheckpointError;
 use hookchain_core::{
     CallOutcome, Error, GatePassed, Middleware, Model, PausedCall, RunContext, ToolCall,
 };
@@ -100,6 +101,29 @@ fn unknown_task() -> McpError {
 fn store_failed(error: &hookchain_core::interrupt::CheckpointError) -> McpError {
     tracing::error!(%error, "the served tasks' store failed");
     McpError::internal_error("the tasks' store failed", None)
+}
+
+impl ServedTasks {
+    /// Applies `change` to task `id` if it is `principal`'s and kept still (it is told the
+    /// task and the store's time); else leaves it and tells [`Reply::Unknown`].
+    async fn change_own(
+        &self,
+        id: &str,
+        principal: Option<String>,
+        change: impl FnOnce(Stored, u64) -> Result<Change<Reply>, CheckpointError> + Send + 'static,
+    ) -> Result<Reply, CheckpointError> {
+        self.store
+            .change_task(
+                id,
+                Box::new(
+                    move |stored, now| match visible(stored, principal.as_deref(), now) {
+                        Some(stored) => change(stored, now),
+                        None => Ok(Change::Keep(Reply::Unknown)),
+                    },
+                ),
+            )
+            .await
+    }
 }
 
 /// `stored`, if it is `principal`'s and not expired at `now`.
@@ -213,56 +237,49 @@ where
         let principal = self.principal_of(context)?;
         let worker = tasks.worker.clone();
         let changed = tasks
-            .store
-            .change_task(
-                id,
-                Box::new(move |stored, now| {
-                    let Some(mut stored) = visible(stored, principal.as_deref(), now) else {
-                        return Ok(Change::Keep(Reply::Unknown));
-                    };
-                    let TaskState::InputRequired {
-                        paused,
-                        asking,
-                        requests,
-                        answered,
-                    } = &mut stored.record.state
-                    else {
-                        // Not waiting (answered already, or over): nothing to take.
-                        return Ok(Change::Keep(Reply::Done));
-                    };
-                    for (key, response) in responses {
-                        // Only what was asked, and each once.
-                        if requests.contains_key(&key) && !answered.contains_key(&key) {
-                            answered.insert(key, response);
-                        }
+            .change_own(id, principal, move |mut stored, now| {
+                let TaskState::InputRequired {
+                    paused,
+                    asking,
+                    requests,
+                    answered,
+                } = &mut stored.record.state
+                else {
+                    // Not waiting (answered already, or over): nothing to take.
+                    return Ok(Change::Keep(Reply::Done));
+                };
+                for (key, response) in responses {
+                    // Only what was asked, and each once.
+                    if requests.contains_key(&key) && !answered.contains_key(&key) {
+                        answered.insert(key, response);
                     }
-                    stored.record.updated_at = now;
-                    let answer = match asking.answer(requests, answered) {
-                        Ok(answer) => answer,
-                        Err(NotAnswered::Missing) => {
-                            return Ok(Change::Put {
-                                record: stored.record,
-                                runner: None,
-                                then: Reply::Done,
-                            });
-                        }
-                        Err(NotAnswered::Invalid(why)) => {
-                            return Ok(Change::Keep(Reply::Refused(why)));
-                        }
-                    };
-                    let paused = paused.clone();
-                    stored.record.state = TaskState::Working;
-                    Ok(Change::Put {
-                        record: stored.record,
-                        runner: Some((worker, LEASE)),
-                        then: Reply::Resume {
-                            paused,
-                            answer,
-                            token: stored.token + 1,
-                        },
-                    })
-                }),
-            )
+                }
+                stored.record.updated_at = now;
+                let answer = match asking.answer(requests, answered) {
+                    Ok(answer) => answer,
+                    Err(NotAnswered::Missing) => {
+                        return Ok(Change::Put {
+                            record: stored.record,
+                            runner: None,
+                            then: Reply::Done,
+                        });
+                    }
+                    Err(NotAnswered::Invalid(why)) => {
+                        return Ok(Change::Keep(Reply::Refused(why)));
+                    }
+                };
+                let paused = paused.clone();
+                stored.record.state = TaskState::Working;
+                Ok(Change::Put {
+                    record: stored.record,
+                    runner: Some((worker, LEASE)),
+                    then: Reply::Resume {
+                        paused,
+                        answer,
+                        token: stored.token + 1,
+                    },
+                })
+            })
             .await
             .map_err(|error| store_failed(&error))?;
         match changed {
@@ -300,25 +317,18 @@ where
         let tasks = self.served_tasks()?;
         let principal = self.principal_of(context)?;
         let changed = tasks
-            .store
-            .change_task(
-                id,
-                Box::new(move |stored, now| {
-                    let Some(mut stored) = visible(stored, principal.as_deref(), now) else {
-                        return Ok(Change::Keep(Reply::Unknown));
-                    };
-                    if stored.record.state.is_terminal() {
-                        return Ok(Change::Keep(Reply::Done));
-                    }
-                    stored.record.state = TaskState::Cancelled;
-                    stored.record.updated_at = now;
-                    Ok(Change::Put {
-                        record: stored.record,
-                        runner: None,
-                        then: Reply::Done,
-                    })
-                }),
-            )
+            .change_own(id, principal, move |mut stored, now| {
+                if stored.record.state.is_terminal() {
+                    return Ok(Change::Keep(Reply::Done));
+                }
+                stored.record.state = TaskState::Cancelled;
+                stored.record.updated_at = now;
+                Ok(Change::Put {
+                    record: stored.record,
+                    runner: None,
+                    then: Reply::Done,
+                })
+            })
             .await
             .map_err(|error| store_failed(&error))?;
         if matches!(changed, Reply::Unknown) {
