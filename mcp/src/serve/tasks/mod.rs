@@ -9,6 +9,7 @@ mod store;
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -65,7 +66,7 @@ pub enum TaskSupport {
 /// A task belongs to the principal that made it: another principal's `tasks/get`,
 /// `tasks/update` or `tasks/cancel` is answered as for a task that does not exist. A task is
 /// kept for [`ttl`](Self::ttl) from when it was made, then forgotten (removed when it is next
-/// read).
+/// read, or swept as more tasks are made).
 ///
 /// `store` is any [`SlotStore`]: an [`InMemoryCheckpointer`](hookchain_core::interrupt::InMemoryCheckpointer)
 /// (one process), a [`FileCheckpointer`](hookchain_core::interrupt::FileCheckpointer) or a
@@ -91,6 +92,8 @@ pub struct ServedTasks {
     worker: String,
     /// The tasks this replica runs, by id: how a cancellation reaches one at once.
     running: Arc<Mutex<HashMap<String, Arc<Notify>>>>,
+    /// How many tasks this replica made: every so many, the expired ones are swept.
+    made: Arc<AtomicUsize>,
 }
 
 impl fmt::Debug for ServedTasks {
@@ -115,6 +118,7 @@ impl ServedTasks {
             poll_interval: DEFAULT_POLL_INTERVAL,
             worker: format!("mcp-{}", std::process::id()),
             running: Arc::default(),
+            made: Arc::default(),
         }
     }
 

@@ -1,6 +1,8 @@
 //! A served task made, and read as it stands: a task whose replica's hold ran out is failed
 //! (its replica stopped), one past its time to live forgotten.
 
+use std::sync::atomic::Ordering;
+
 use hookchain_core::interrupt::CheckpointError;
 use rmcp::model::ErrorCode;
 
@@ -8,6 +10,10 @@ use super::record::{TaskRecord, TaskState};
 use super::serving::{Reply, fresh_id, visible};
 use super::store::Change;
 use super::{LEASE, ServedTasks};
+
+/// How many tasks are made between two sweeps of the expired ones: the sweep reads the whole
+/// store, so its cost is spread.
+const SWEEP_EVERY: usize = 256;
 
 impl ServedTasks {
     /// A new task of `principal`'s call of `tool`, working, held by this replica: its id and
@@ -17,6 +23,7 @@ impl ServedTasks {
         principal: Option<String>,
         tool: &str,
     ) -> Result<Option<(String, TaskRecord)>, CheckpointError> {
+        self.sweep_now_and_then().await;
         let id = fresh_id();
         let (worker, ttl, tool) = (self.worker.clone(), self.ttl, tool.to_owned());
         let created = self
@@ -107,6 +114,22 @@ impl ServedTasks {
         })
     }
 
+    /// Removes the tasks that expired, once every [`SWEEP_EVERY`] tasks made: a task nobody
+    /// reads again is not kept past its time to live for long.
+    pub(super) async fn sweep_now_and_then(&self) {
+        if self.made.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY != SWEEP_EVERY - 1 {
+            return;
+        }
+        match self.store.expired().await {
+            Ok(expired) => {
+                for id in expired {
+                    self.forget(&id).await;
+                }
+            }
+            Err(error) => tracing::warn!(%error, "the served tasks that expired were not swept"),
+        }
+    }
+
     /// Removes task `id` from the store if it expired.
     async fn forget(&self, id: &str) {
         let removed = self
@@ -184,5 +207,23 @@ mod tests {
         assert!(tasks.read(&id, Some("alice")).await.unwrap().is_some());
         tokio::time::advance(Duration::from_secs(3600)).await;
         assert!(tasks.read(&id, Some("alice")).await.unwrap().is_none());
+    }
+
+    /// Tasks nobody reads again are swept once they expired, as more are made: the store does
+    /// not grow with every task ever made.
+    #[tokio::test(start_paused = true)]
+    async fn expired_tasks_are_swept_as_more_are_made() {
+        let tasks = tasks();
+        for _ in 0..super::SWEEP_EVERY - 1 {
+            alices(&tasks).await;
+        }
+        tokio::time::advance(Duration::from_secs(3600)).await;
+        assert_eq!(
+            tasks.store.expired().await.unwrap().len(),
+            super::SWEEP_EVERY - 1
+        );
+        let kept = alices(&tasks).await;
+        assert!(tasks.store.expired().await.unwrap().is_empty());
+        assert!(tasks.read(&kept, Some("alice")).await.unwrap().is_some());
     }
 }

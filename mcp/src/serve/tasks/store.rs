@@ -8,9 +8,12 @@ use hookchain_core::interrupt::{CheckpointError, Slot, SlotStore};
 
 use super::record::{TaskRecord, millis};
 
+/// What the keys of tasks start with.
+const PREFIX: &str = "mcp-task:";
+
 /// A task's key in the store.
 pub(super) fn key(id: &str) -> String {
-    format!("mcp-task:{id}")
+    format!("{PREFIX}{id}")
 }
 
 /// A task as stored: its record and who runs it.
@@ -70,6 +73,9 @@ pub(super) trait TaskSlots: Send + Sync {
     /// The task `id` as stored, and the store's time now (milliseconds).
     fn load(&self, id: &str) -> BoxFuture<'_, Result<(Option<Stored>, u64), CheckpointError>>;
 
+    /// The ids of the tasks stored that expired.
+    fn expired(&self) -> BoxFuture<'_, Result<Vec<String>, CheckpointError>>;
+
     /// Applies `change` to task `id` atomically, and returns what it says.
     fn change_task(
         &self,
@@ -91,6 +97,22 @@ impl<S: SlotStore + 'static> TaskSlots for S {
                 None => None,
             };
             Ok((stored, millis(now)))
+        })
+    }
+
+    fn expired(&self) -> BoxFuture<'_, Result<Vec<String>, CheckpointError>> {
+        Box::pin(async move {
+            let (slots, now) = self.slots().await?;
+            let now = millis(now);
+            Ok(slots
+                .iter()
+                .filter_map(|(key, slot)| {
+                    let id = key.strip_prefix(PREFIX)?;
+                    // A slot that does not read is left to whoever reads it (and says why).
+                    let stored = Stored::of(slot).ok()??;
+                    stored.record.expired(now).then(|| id.to_owned())
+                })
+                .collect())
         })
     }
 
