@@ -23,7 +23,10 @@ use crate::elicitation::routes::{Asked, ElicitationRoutes};
 use crate::elicitation::{Asker, ElicitationAnswer, ElicitationHandler, InputRound, RoundError};
 use crate::error::Error;
 use crate::freshness::ListingAge;
-use crate::oauth::{AuthorizationError, Authorizer, MAX_AUTHORIZATIONS};
+use crate::oauth::{
+    AuthorizationCallback, AuthorizationError, Authorizer, CallbackError, MAX_AUTHORIZATIONS,
+    McpAuthorization,
+};
 use crate::progress::{CancelOnDrop, ProgressRoutes};
 use crate::protocol::McpProtocol;
 use crate::server::{Endpoint, McpServer};
@@ -597,6 +600,30 @@ impl Connection {
         if let Some(live) = live.as_mut().filter(|live| live.generation == generation) {
             live.suspect = true;
         }
+    }
+
+    /// Finishes the OAuth authorization `asked` that a call paused on, with the person's
+    /// `callback` (see [`crate::oauth`]); the call is then made as a first one.
+    pub(crate) async fn complete_authorization(
+        &self,
+        asked: &McpAuthorization,
+        callback: &AuthorizationCallback,
+    ) -> Result<(), Error> {
+        match &self.authorizer {
+            Some(authorizer) => authorizer.complete(asked, callback).await,
+            None => Err(Error::Authorization {
+                server: self.server.name.clone(),
+                source: AuthorizationError::Callback(CallbackError::Unknown),
+            }),
+        }
+    }
+
+    /// The challenge that led to the authorization URL `url`, left to a person.
+    pub(crate) fn authorization_challenge(&self, url: &str) -> String {
+        self.authorizer
+            .as_ref()
+            .map(|authorizer| authorizer.challenge_of(url))
+            .unwrap_or_default()
     }
 
     /// Starts the server (or reaches it), does the handshake and lists its tools, within the

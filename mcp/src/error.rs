@@ -38,11 +38,14 @@ pub enum Error {
         /// The header's name, as configured.
         header: String,
     },
-    /// The server asks for an OAuth authorization, and no
+    /// The server asks for an OAuth authorization where no run can pause (connecting, in
+    /// [`McpToolset::connect`](crate::McpToolset::connect)), and no
     /// [`AuthorizationHandler`](crate::oauth::AuthorizationHandler) is configured to have a
     /// person give it: `url` is the authorization URL, for the application to show what is
-    /// missing (see [`crate::oauth`]). The authorization it starts cannot be finished through
-    /// this client (its PKCE verifier goes with the failed attempt): configure a handler.
+    /// missing (see [`crate::oauth`]). The authorization it starts is not finished through
+    /// this error: configure a handler, or let the server list its tools without a token, so
+    /// that a tool call pauses the run on an
+    /// [`McpAuthorization`](crate::oauth::McpAuthorization) instead.
     #[error("MCP server `{server}` needs an authorization: open {url}")]
     AuthorizationRequired {
         /// The server's name.

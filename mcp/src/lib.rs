@@ -76,8 +76,10 @@
 //! metadata document), has a person authorize through the application's
 //! [`AuthorizationHandler`](oauth::AuthorizationHandler) (PKCE), keeps the tokens in a
 //! [`CredentialStore`](oauth::CredentialStore), refreshes them, and asks again for more
-//! scopes on a `403 insufficient_scope`. Without a handler the connect or call fails with
-//! [`Error::AuthorizationRequired`], which carries the URL to open. A client no person stands
+//! scopes on a `403 insufficient_scope`. Without a handler, a tool call that needs a person
+//! pauses the run on a durable interrupt ([`McpAuthorization`](oauth::McpAuthorization): the
+//! URL to open), resumed with the redirect the browser came back to; a connect that needs one
+//! fails with [`Error::AuthorizationRequired`], which carries the URL. A client no person stands
 //! behind gets its token with its own id and secret instead (the client-credentials grant,
 //! [`McpOAuth::client_credentials`](oauth::McpOAuth::client_credentials)). See [`oauth`].
 //!

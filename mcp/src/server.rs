@@ -68,7 +68,7 @@ pub(crate) struct HttpEndpoint {
     pub(crate) url: String,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) bearer_token: Option<String>,
-    pub(crate) oauth: Option<McpOAuth>,
+    pub(crate) oauth: Option<Box<McpOAuth>>,
 }
 
 impl McpServer {
@@ -187,7 +187,7 @@ impl McpServer {
     #[must_use]
     pub fn oauth(mut self, oauth: McpOAuth) -> Self {
         if let Endpoint::Http(http) = &mut self.endpoint {
-            http.oauth = Some(oauth);
+            http.oauth = Some(Box::new(oauth));
         }
         self
     }

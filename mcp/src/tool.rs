@@ -9,6 +9,8 @@ use crate::connection::{Answered, CallError, Calling, Connection};
 use crate::elicitation::{
     Elicitation, ElicitationAnswer, ElicitationReply, InputRound, RoundError,
 };
+use crate::error::Error;
+use crate::oauth::McpAuthorization;
 use crate::output::tool_output;
 
 /// A tool of an MCP server, as the agent sees it: a [`Tool`] like any other, so every
@@ -32,7 +34,11 @@ use crate::output::tool_output;
 ///   again, that the tool failed ([`ToolError::Failed`], which a `ToolRetry` retries; the
 ///   application gets why in [`RunOutput::tool_failures`](hookchain_core::RunOutput::tool_failures)).
 ///   The next call starts a new session (a stdio server is started again) when the server
-///   died, or does not answer a ping after a timeout.
+///   died, or does not answer a ping after a timeout;
+/// - for a call an OAuth server refuses until a person authorizes, with no
+///   [`AuthorizationHandler`](crate::oauth::AuthorizationHandler), nothing yet: the run pauses
+///   on an [`McpAuthorization`] interrupt, and the call is made once it is resumed with the
+///   person's answer (see [`crate::oauth`]).
 #[derive(Clone)]
 pub struct McpTool {
     spec: ToolSpec,
@@ -100,9 +106,24 @@ impl Tool for McpTool {
                 ));
             }
         };
+        // Resumed after a person authorized at the server's authorization server: the code
+        // exchanged for a token (nothing called when that fails), then the call.
+        let authorization = cx
+            .interrupt_payload()
+            .and_then(McpAuthorization::from_payload);
         // Resumed after the server asked: the answers, in order, and under 2026-07-28 the
         // round they answer (kept in the interrupt's payload, so in the run's checkpoint).
         let (calling, given) = match cx.resume_value() {
+            Some(value) if let Some(asked) = authorization => {
+                let callback = asked
+                    .read_answer(value)
+                    .map_err(|error| ToolError::failed(name.as_str(), error))?;
+                self.connection
+                    .complete_authorization(&asked, &callback)
+                    .await
+                    .map_err(|error| ToolError::failed(name.as_str(), error))?;
+                (Calling::First(Vec::new()), Vec::new())
+            }
             Some(value) => {
                 let answers = ElicitationReply::from_resume_value(value)
                     .map_err(|error| ToolError::for_model(name.as_str(), error))?
@@ -142,7 +163,7 @@ impl Tool for McpTool {
                 on_progress,
             )
             .await
-            .map_err(|error| tool_error(name, error))?;
+            .map_err(|error| self.call_error(error))?;
         match answered {
             Answered::Result(result) => {
                 tool_output(name, result, self.connection.server().max_result_bytes)
@@ -173,6 +194,13 @@ impl Tool for McpTool {
         answer: &hookchain_core::interrupt::Answer<'_>,
     ) -> Result<(), ToolError> {
         let name = self.spec.name.as_str();
+        // An authorization's answer: for its server, with its `state`.
+        if let Some(asked) = McpAuthorization::from_payload(&answer.interrupt().payload) {
+            return asked
+                .read_answer(answer.value())
+                .map(drop)
+                .map_err(|error| ToolError::failed(name, error));
+        }
         let reply = ElicitationReply::from_resume_value(answer.value())
             .map_err(|error| ToolError::failed(name, error))?;
         // A round's answers are its earlier questions' and this one's: `Elicitation::answer`.
@@ -194,6 +222,29 @@ impl Tool for McpTool {
 }
 
 impl McpTool {
+    /// The error of a call that got no result: an authorization left to a person (no
+    /// handler) pauses the run on it; the others as [`tool_error`] says.
+    fn call_error(&self, error: CallError) -> ToolError {
+        match error {
+            CallError::Unauthorized {
+                source: Error::AuthorizationRequired { url, .. },
+                ..
+            }
+            | CallError::Unavailable {
+                source: Error::AuthorizationRequired { url, .. },
+                ..
+            } => {
+                let challenge = self.connection.authorization_challenge(&url);
+                let asked = McpAuthorization::new(self.server(), &self.spec.name, url, challenge);
+                tracing::info!(server = %self.server(), tool = %self.spec.name, "the MCP server needs a person to authorize: pausing the run");
+                ToolError::Interrupt {
+                    payload: asked.to_payload(),
+                }
+            }
+            error => tool_error(&self.spec.name, error),
+        }
+    }
+
     /// The interrupt that pauses the run on `elicitation`.
     fn interrupt(&self, elicitation: Elicitation) -> ToolError {
         match serde_json::to_value(elicitation) {

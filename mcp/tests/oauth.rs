@@ -2,17 +2,25 @@
 //! authorization server (metadata, registration, token endpoint), without the conformance
 //! suite: a refusal leads to the handler and a token, no handler to the URL to open, a kept
 //! token to no second authorization; with the client-credentials grant, to a token for the
-//! client's secret, sent as the authorization server says, and no person asked.
+//! client's secret, sent as the authorization server says, and no person asked. A tool call
+//! that needs a person, without a handler, pauses the run; another toolset and agent (a
+//! restart), sharing only the stores, resume it with the person's answer.
 
 mod support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use hookchain_mcp::oauth::{AuthorizationCallback, AuthorizationPrompt, McpOAuth};
+use hookchain::interrupt::Checkpoint;
+use hookchain::prelude::*;
+use hookchain::{EndReason, Role};
+use hookchain_mcp::oauth::{
+    AuthorizationCallback, AuthorizationPrompt, InMemoryCredentialStore, InMemoryStateStore,
+    McpAuthorization, McpOAuth,
+};
 use hookchain_mcp::{Error, McpServer, McpToolset};
 use serde_json::{Value, json};
-use support::{call_once, guard};
+use support::{call_once, failures, guard, tool_messages};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -25,7 +33,19 @@ const CODE: &str = "the-code";
 struct Protected {
     base: String,
     token_requests: Arc<Mutex<Vec<TokenRequest>>>,
+    /// The `tools/call` requests the server ran (with the token).
+    calls: Arc<AtomicUsize>,
     task: tokio::task::JoinHandle<()>,
+}
+
+/// How the fake server is set up.
+#[derive(Clone, Copy)]
+struct Setup {
+    /// `token_endpoint_auth_methods_supported`.
+    auth_methods: &'static [&'static str],
+    /// Whether it answers the handshake and the listing without a token (and refuses only
+    /// `tools/call`).
+    open_listing: bool,
 }
 
 /// A request of the token endpoint.
@@ -63,18 +83,43 @@ impl Protected {
     /// A server whose authorization server authenticates clients at its token endpoint as
     /// `auth_methods` say (`token_endpoint_auth_methods_supported`).
     async fn start_with(auth_methods: &'static [&'static str]) -> Self {
+        Self::start_as(Setup {
+            auth_methods,
+            open_listing: false,
+        })
+        .await
+    }
+
+    /// A server that lists its tools to anyone, and wants a token for a call.
+    async fn start_open_listing() -> Self {
+        Self::start_as(Setup {
+            auth_methods: &["none"],
+            open_listing: true,
+        })
+        .await
+    }
+
+    async fn start_as(setup: Setup) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let token_requests = Arc::new(Mutex::new(Vec::new()));
-        let (kept, served) = (token_requests.clone(), base.clone());
+        let calls = Arc::new(AtomicUsize::new(0));
+        let (kept, counted, served) = (token_requests.clone(), calls.clone(), base.clone());
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                tokio::spawn(serve(stream, served.clone(), auth_methods, kept.clone()));
+                tokio::spawn(serve(
+                    stream,
+                    served.clone(),
+                    setup,
+                    kept.clone(),
+                    counted.clone(),
+                ));
             }
         });
         Self {
             base,
             token_requests,
+            calls,
             task,
         }
     }
@@ -93,18 +138,41 @@ impl Drop for Protected {
 async fn serve(
     mut stream: TcpStream,
     base: String,
-    auth_methods: &[&str],
+    setup: Setup,
     token_requests: Arc<Mutex<Vec<TokenRequest>>>,
+    calls: Arc<AtomicUsize>,
 ) {
+    let auth_methods = setup.auth_methods;
     let Some((head, body)) = read_request(&mut stream).await else {
         return;
     };
     let request_line = head.lines().next().unwrap_or_default().to_owned();
-    let path = request_line.split(' ').nth(1).unwrap_or_default();
+    let target = request_line.split(' ').nth(1).unwrap_or_default();
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
     let authorized = head
         .lines()
         .any(|line| line.eq_ignore_ascii_case(&format!("authorization: Bearer {TOKEN}")));
+    let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let needs_token = !setup.open_listing || message["method"] == "tools/call";
     let (status, extra, body) = match path {
+        // The person approves at once: the browser is sent back with the code and the state.
+        "/authorize" => {
+            let query: Vec<(String, String)> = url::form_urlencoded::parse(query.as_bytes())
+                .into_owned()
+                .collect();
+            let value = |key: &str| {
+                query
+                    .iter()
+                    .find(|(name, _)| name == key)
+                    .map(|(_, value)| value.clone())
+                    .unwrap_or_default()
+            };
+            let mut back = url::Url::parse(&value("redirect_uri")).unwrap();
+            back.query_pairs_mut()
+                .append_pair("code", CODE)
+                .append_pair("state", &value("state"));
+            ("302 Found", format!("location: {back}\r\n"), json!({}))
+        }
         "/.well-known/oauth-protected-resource/mcp" => (
             "200 OK",
             String::new(),
@@ -130,17 +198,28 @@ async fn serve(
             json!({"client_id": "registered", "redirect_uris": ["http://localhost:3000/callback"]}),
         ),
         "/token" => {
-            token_requests.lock().unwrap().push(TokenRequest {
+            let request = TokenRequest {
                 head: head.clone(),
                 body: String::from_utf8_lossy(&body).into_owned(),
-            });
-            (
-                "200 OK",
-                String::new(),
-                json!({"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600}),
-            )
+            };
+            let known = request.form("grant_type").as_deref() != Some("authorization_code")
+                || request.form("code").as_deref() == Some(CODE);
+            token_requests.lock().unwrap().push(request);
+            if known {
+                (
+                    "200 OK",
+                    String::new(),
+                    json!({"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600}),
+                )
+            } else {
+                (
+                    "400 Bad Request",
+                    String::new(),
+                    json!({"error": "invalid_grant"}),
+                )
+            }
         }
-        "/mcp" if !authorized => (
+        "/mcp" if !authorized && needs_token => (
             "401 Unauthorized",
             format!(
                 "www-authenticate: Bearer resource_metadata=\"{base}/.well-known/oauth-protected-resource/mcp\"\r\n"
@@ -148,7 +227,6 @@ async fn serve(
             json!({"error": "invalid_token"}),
         ),
         "/mcp" => {
-            let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
             let Some(id) = message.get("id") else {
                 let _ = stream
                     .write_all(
@@ -167,6 +245,7 @@ async fn serve(
                     json!({"tools": [{"name": "whoami", "inputSchema": {"type": "object"}}]})
                 }
                 "tools/call" => {
+                    calls.fetch_add(1, Ordering::SeqCst);
                     json!({"content": [{"type": "text", "text": "an authorized caller"}]})
                 }
                 _ => json!({}),
@@ -317,6 +396,193 @@ async fn a_kept_token_is_used_by_the_next_connect_without_asking_again() {
         assert_eq!(asked.load(Ordering::SeqCst), 1, "asked again");
         assert_eq!(server.token_requests.lock().unwrap().len(), 1);
         second.close().await;
+    })
+    .await;
+}
+
+/// The agent of one "process": the model calls `whoami`, then says what it read.
+fn asking_agent(toolset: &McpToolset) -> Agent<ScriptedModel> {
+    let model = ScriptedModel::from_rule(|request| {
+        Ok(
+            match request.messages.iter().rfind(|m| m.role == Role::Tool) {
+                Some(result) => ModelResponse::text(format!("read: {}", result.text())),
+                None => ModelResponse::tool_calls([ToolCall::new("c1", "whoami", json!({}))]),
+            },
+        )
+    });
+    Agent::builder(model)
+        .tools(toolset.registry())
+        .build()
+        .unwrap()
+}
+
+/// OAuth without a handler, with the application's two stores.
+fn sharing(credentials: &InMemoryCredentialStore, states: &InMemoryStateStore) -> McpOAuth {
+    McpOAuth::new("http://localhost:3000/callback")
+        .credential_store(credentials.clone())
+        .state_store(states.clone())
+}
+
+/// The person: opens the URL; the authorization server sends the browser back. Where to.
+async fn follow(url: &str) -> String {
+    let parsed = url::Url::parse(url).unwrap();
+    let mut browser = TcpStream::connect((
+        parsed.host_str().unwrap(),
+        parsed.port_or_known_default().unwrap(),
+    ))
+    .await
+    .unwrap();
+    let target = &url[url.find(parsed.path()).unwrap()..];
+    let request = format!(
+        "GET {target} HTTP/1.1\r\nhost: {}\r\nconnection: close\r\n\r\n",
+        parsed.authority()
+    );
+    browser.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    browser.read_to_string(&mut response).await.unwrap();
+    assert!(response.starts_with("HTTP/1.1 302"), "{response}");
+    response
+        .lines()
+        .find_map(|line| line.strip_prefix("location: "))
+        .expect("a location")
+        .to_owned()
+}
+
+/// The run paused on the authorization of a call of `whoami`: its stored checkpoint, as JSON.
+async fn paused_on_authorization(toolset: &McpToolset) -> String {
+    let paused = asking_agent(toolset).run("Who am I?").await.unwrap();
+    assert_eq!(paused.end, EndReason::Interrupted);
+    paused.checkpoint.expect("a checkpoint").to_json().unwrap()
+}
+
+#[tokio::test]
+async fn without_a_handler_a_call_pauses_the_run_and_a_restarted_agent_resumes_it_authorized() {
+    guard(async {
+        let server = Protected::start_open_listing().await;
+        let (credentials, states) = (InMemoryCredentialStore::new(), InMemoryStateStore::new());
+        let before = McpToolset::connect([
+            McpServer::http("protected", server.mcp()).oauth(sharing(&credentials, &states))
+        ])
+        .await
+        .expect("listed without a token");
+        let stored = paused_on_authorization(&before).await;
+        before.close().await;
+        assert_eq!(server.calls.load(Ordering::SeqCst), 0);
+        assert!(server.token_requests.lock().unwrap().is_empty());
+
+        // The application reads the interrupt from its store; the person authorizes.
+        let checkpoint = Checkpoint::from_json(&stored).unwrap();
+        let [interrupt] = checkpoint.interrupts() else {
+            panic!("{:?}", checkpoint.interrupts());
+        };
+        let asked = McpAuthorization::from_interrupt(interrupt).expect("an authorization");
+        assert_eq!((&*asked.server, &*asked.tool), ("protected", "whoami"));
+        assert!(
+            asked
+                .url
+                .starts_with(&format!("{}/authorize?", server.base)),
+            "{}",
+            asked.url
+        );
+        assert!(asked.challenge.contains("resource_metadata"), "{asked:?}");
+        let redirected = follow(&asked.url).await;
+        let answer = asked.answer_redirect(&redirected).unwrap();
+
+        // A restart: another toolset and agent, sharing only the two stores.
+        let after = McpToolset::connect([
+            McpServer::http("protected", server.mcp()).oauth(sharing(&credentials, &states))
+        ])
+        .await
+        .unwrap();
+        let agent = asking_agent(&after);
+        let output = agent
+            .resume(checkpoint.clone(), [(interrupt.id.clone(), answer.clone())])
+            .await
+            .unwrap();
+        assert_eq!(output.end, EndReason::Finished);
+        let results = tool_messages(&output.messages);
+        assert_eq!(results.len(), 1, "{results:?}");
+        assert_eq!(results[0].text(), "an authorized caller");
+        assert_eq!(server.calls.load(Ordering::SeqCst), 1);
+        // The code exchanged once, with the PKCE verifier the first process kept in the state
+        // store: never in the checkpoint, nor in the answer.
+        let requests = server.token_requests.lock().unwrap().clone();
+        assert_eq!(requests.len(), 1);
+        assert_eq!(requests[0].form("code").as_deref(), Some(CODE));
+        assert_eq!(requests[0].form("client_id").as_deref(), Some("registered"));
+        assert_eq!(requests[0].form("resource"), Some(server.mcp()));
+        let verifier = requests[0].form("code_verifier").expect("a PKCE verifier");
+        assert!(!stored.contains(&verifier));
+        assert!(!answer.to_string().contains(&verifier));
+        // The token is in the credential store, for the next runs.
+        use hookchain_mcp::oauth::CredentialStore;
+        assert!(credentials.load().await.unwrap().is_some());
+
+        // The same answer again (the application replays it): refused, nothing called.
+        let replayed = agent
+            .resume(checkpoint.clone(), [(interrupt.id.clone(), answer)])
+            .await
+            .unwrap();
+        let why = failures(&replayed);
+        assert!(
+            why.iter()
+                .any(|failure| failure.contains("no authorization waits for this answer")),
+            "{why:?}"
+        );
+        assert_eq!(server.calls.load(Ordering::SeqCst), 1);
+        assert_eq!(server.token_requests.lock().unwrap().len(), 1);
+        after.close().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_wrong_answer_to_an_authorization_is_refused_and_nothing_is_called() {
+    guard(async {
+        let server = Protected::start_open_listing().await;
+        let toolset = McpToolset::connect([McpServer::http("protected", server.mcp())
+            .oauth(McpOAuth::new("http://localhost:3000/callback"))])
+        .await
+        .unwrap();
+        let agent = asking_agent(&toolset);
+        let checkpoint = Checkpoint::from_json(&paused_on_authorization(&toolset).await).unwrap();
+        let interrupt = &checkpoint.interrupts()[0];
+        let asked = McpAuthorization::from_interrupt(interrupt).unwrap();
+        let state = asked.state().expect("the URL's state");
+        let resume =
+            |answer: Value| agent.resume(checkpoint.clone(), [(interrupt.id.clone(), answer)]);
+
+        // Another authorization's redirect (another state): refused before the run resumes.
+        let forged = asked.answer(AuthorizationCallback::new(CODE, "another-state"));
+        let refused = resume(forged)
+            .await
+            .expect_err("resumed with another state");
+        assert!(format!("{refused:?}").contains("OtherState"), "{refused:?}");
+        // An answer to another server's authorization.
+        let mut payload = interrupt.payload.clone();
+        payload["mcpAuthorization"]["server"] = json!("mail");
+        let mail = McpAuthorization::from_payload(&payload).unwrap();
+        let for_mail = mail.answer(AuthorizationCallback::new(CODE, state.clone()));
+        let refused = resume(for_mail)
+            .await
+            .expect_err("resumed with mail's answer");
+        assert!(format!("{refused:?}").contains("mail"), "{refused:?}");
+        // Not an answer at all.
+        assert!(resume(json!("yes")).await.is_err());
+        assert!(server.token_requests.lock().unwrap().is_empty());
+
+        // A code the authorization server refuses: the call fails, saying so; nothing called.
+        let wrong_code = asked.answer(AuthorizationCallback::new("not-the-code", state));
+        let output = resume(wrong_code).await.unwrap();
+        let why = failures(&output);
+        assert!(
+            why.iter()
+                .any(|failure| failure.contains("authorization failed")),
+            "{why:?}"
+        );
+        assert_eq!(server.token_requests.lock().unwrap().len(), 1);
+        assert_eq!(server.calls.load(Ordering::SeqCst), 0);
+        toolset.close().await;
     })
     .await;
 }

@@ -5,15 +5,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::transport::auth::{
-    AuthClient, AuthorizationManager, AuthorizationRequest, AuthorizationSession, OAuthHttpClient,
-    WWWAuthenticateParams,
+    AuthClient, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
+    OAuthClientConfig, OAuthHttpClient, WWWAuthenticateParams,
 };
 
 use super::client_credentials;
 use super::error::AuthorizationError;
 use super::handler::AuthorizationPrompt;
+use super::handler::{AuthorizationCallback, CallbackError};
 use super::http_client::OAuthHttp;
-use super::store::SharedStore;
+use super::interrupt::{McpAuthorization, query_value};
+use super::store::{SharedStates, SharedStore};
 use super::{Grant, McpOAuth};
 use crate::error::Error;
 
@@ -26,7 +28,13 @@ pub(crate) struct Authorizer {
     oauth: McpOAuth,
     http: Arc<OAuthHttp>,
     client: AuthClient<reqwest::Client>,
+    /// The challenges of the last authorizations left to a person, by their URL: a call
+    /// that pauses on one puts it in the interrupt, for the discovery of the resumed call.
+    challenges: std::sync::Mutex<std::collections::VecDeque<(String, String)>>,
 }
+
+/// The most challenges an authorizer remembers (one per authorization left to a person).
+const KEPT_CHALLENGES: usize = 16;
 
 impl std::fmt::Debug for Authorizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -65,6 +73,7 @@ impl Authorizer {
             oauth: oauth.clone(),
             http,
             client: AuthClient::new(crate::http::client(server)?, manager),
+            challenges: std::sync::Mutex::new(std::collections::VecDeque::new()),
         })
     }
 
@@ -77,7 +86,8 @@ impl Authorizer {
     /// `WWW-Authenticate`): a `403 insufficient_scope` asks for the scopes granted so far and
     /// the ones it names; anything else starts over from discovery (the server may have moved
     /// to another authorization server). Then the person's step, by the handler; without one,
-    /// [`Error::AuthorizationRequired`] with the URL to open. With the client-credentials
+    /// [`Error::AuthorizationRequired`] with the URL to open (its challenge kept, for a call
+    /// that pauses on it: [`challenge_of`](Self::challenge_of)). With the client-credentials
     /// grant, no person: the token endpoint is asked at once (see `client_credentials`).
     pub(crate) async fn authorize(&self, challenge: &str) -> Result<(), Error> {
         // Held throughout: requests of the connection wait for the token rather than be
@@ -125,6 +135,15 @@ impl Authorizer {
             }
         };
         let Some(handler) = &self.oauth.handler else {
+            let mut challenges = self
+                .challenges
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if challenges.len() == KEPT_CHALLENGES {
+                challenges.pop_front();
+            }
+            challenges.push_back((url.clone(), challenge.to_owned()));
+            drop(challenges);
             return Err(Error::AuthorizationRequired {
                 server: self.server.clone(),
                 url,
@@ -147,6 +166,107 @@ impl Authorizer {
             )
             .await
             .map_err(|error| self.failed(error.into()))?;
+        Ok(())
+    }
+
+    /// The challenge that led to the authorization URL `url`, left to a person (empty when
+    /// it is no longer remembered: the resumed call discovers from the well-known paths).
+    pub(crate) fn challenge_of(&self, url: &str) -> String {
+        self.challenges
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .rev()
+            .find(|(asked, _)| asked == url)
+            .map(|(_, challenge)| challenge.clone())
+            .unwrap_or_default()
+    }
+
+    /// Finishes the authorization `asked`, which a run paused on, with the person's
+    /// `callback` — in this process or in another one that shares the state store: discovery
+    /// again (from the challenge kept in the interrupt), the client of the authorization URL
+    /// configured, the code exchanged with the PKCE verifier kept under its `state`, the
+    /// tokens saved in the credential store.
+    pub(crate) async fn complete(
+        &self,
+        asked: &McpAuthorization,
+        callback: &AuthorizationCallback,
+    ) -> Result<(), Error> {
+        let Grant::AuthorizationCode { redirect_uri } = &self.oauth.grant else {
+            return Err(self.failed(AuthorizationError::Callback(CallbackError::Unknown)));
+        };
+        // Checked before anything is sent: an answer nobody waits for (used already).
+        let waiting = self
+            .oauth
+            .states
+            .load(&callback.state)
+            .await
+            .map_err(|error| self.failed(error.into()))?;
+        if waiting.is_none() {
+            return Err(self.failed(AuthorizationError::Callback(CallbackError::Unknown)));
+        }
+        let mut manager = self.client.auth_manager.lock().await;
+        let challenge = (!asked.challenge.is_empty()).then_some(asked.challenge.as_str());
+        let resolution = manager
+            .resolve_metadata_from_challenge(challenge)
+            .await
+            .map_err(|error| self.failed(error.into()))?;
+        // The code is for the authorization server the URL was of.
+        let without_query = |url: &str| {
+            url::Url::parse(url).ok().map(|mut url| {
+                url.set_query(None);
+                url
+            })
+        };
+        let asked_at = without_query(&asked.url);
+        if asked_at.is_none()
+            || asked_at != without_query(&resolution.metadata.authorization_endpoint)
+        {
+            return Err(self.failed(
+                rmcp::transport::AuthError::AuthorizationFailed(
+                    "the server's authorization server is no longer the one the person authorized at"
+                        .to_owned(),
+                )
+                .into(),
+            ));
+        }
+        manager.set_metadata(resolution.metadata);
+        // The client the URL names (registered when the authorization started, perhaps in
+        // another process), with its secret when it is the pre-registered one.
+        let client_id = query_value(&asked.url, "client_id").ok_or_else(|| {
+            self.failed(AuthorizationError::Callback(CallbackError::Missing(
+                "client_id",
+            )))
+        })?;
+        let redirect_uri =
+            query_value(&asked.url, "redirect_uri").unwrap_or_else(|| redirect_uri.clone());
+        let mut config = OAuthClientConfig::new(client_id.clone(), redirect_uri);
+        config.application_type = self
+            .oauth
+            .application_type
+            .clone()
+            .or(config.application_type);
+        if let Some(secret) = self
+            .oauth
+            .client
+            .as_ref()
+            .filter(|client| client.id == client_id)
+            .and_then(|client| client.secret.clone())
+        {
+            config = config.with_client_secret(secret);
+        }
+        manager
+            .configure_client(config)
+            .map_err(|error| self.failed(error.into()))?;
+        manager
+            .exchange_code_for_token_with_issuer(
+                &callback.code,
+                &callback.state,
+                callback.issuer.as_deref(),
+            )
+            .await
+            .map_err(|error| self.failed(error.into()))?;
+        tracing::info!(server = %self.server, "the MCP server's authorization was completed with the person's answer");
         Ok(())
     }
 
@@ -236,5 +356,6 @@ async fn new_manager(
             source: error.into(),
         })?;
     manager.set_credential_store(SharedStore(oauth.store.clone()));
+    manager.set_state_store(SharedStates(oauth.states.clone()));
     Ok(manager)
 }

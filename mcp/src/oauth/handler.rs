@@ -177,4 +177,29 @@ pub enum CallbackError {
         /// The server's description of it, if any.
         description: Option<String>,
     },
+    /// The value a paused run was resumed with is not
+    /// [`McpAuthorization::answer`](super::McpAuthorization::answer)'s.
+    #[error(
+        "the answer to an MCP authorization must be `McpAuthorization::answer`'s value \
+         ({{\"mcpAuthorizationAnswer\": {{\"server\": …, \"code\": …, \"state\": …}}}})"
+    )]
+    NotAnAnswer,
+    /// The answer is for another server's authorization.
+    #[error("the answer is for the MCP server `{got}`, not `{expected}`")]
+    OtherServer {
+        /// The server whose authorization the run waits for.
+        expected: String,
+        /// The server the answer names.
+        got: String,
+    },
+    /// The answer's `state` is not the one of the authorization the run waits for (a
+    /// redirect of another authorization, or forged).
+    #[error("the answer's `state` is not the authorization's")]
+    OtherState,
+    /// No authorization waits for the answer's `state` in the state store: it was used
+    /// already, or the store that started it is not this one.
+    #[error(
+        "no authorization waits for this answer (used already, or started with another state store)"
+    )]
+    Unknown,
 }

@@ -17,7 +17,8 @@
 //!    byte for byte as the metadata gives it, the scopes) goes to the application's
 //!    [`AuthorizationHandler`], which has a person authorize and returns where the
 //!    authorization server sent the browser back ([`AuthorizationCallback`]). Without a
-//!    handler, connecting (or the call) fails with
+//!    handler, a tool call pauses the run on an interrupt (see
+//!    [below](#the-persons-step-as-an-interrupt)), and connecting fails with
 //!    [`Error::AuthorizationRequired`](crate::Error::AuthorizationRequired), which carries
 //!    the URL to open.
 //! 4. **The token.** The code is exchanged (its `iss`, RFC 9207, checked when the
@@ -67,19 +68,59 @@
 //! # async fn wait_for_the_browser_at_the_redirect_uri() -> String { String::new() }
 //! ```
 //!
+//! # The person's step as an interrupt
+//!
+//! A person may take a day to authorize, and answer another process: without an
+//! [`AuthorizationHandler`], a tool call that needs a person pauses the run, like a server's
+//! [elicitation](crate::elicitation). The interrupt's payload is an [`McpAuthorization`] —
+//! `{"mcpAuthorization": {"server": …, "tool": …, "url": …, "challenge": …}}`, the server's
+//! name, the tool's, the URL to open and the server's `WWW-Authenticate` — stored in the
+//! run's checkpoint:
+//!
+//! 1. The application shows [`McpAuthorization::url`]; the browser comes back to the redirect
+//!    URI with a code and the `state` ([`McpAuthorization::state`] tells which paused run it
+//!    answers).
+//! 2. It resumes the run with [`McpAuthorization::answer_redirect`] (the redirect URL) or
+//!    [`McpAuthorization::answer`] (the parts): `{"mcpAuthorizationAnswer": {"server": …,
+//!    "code": …, "state": …, "iss": …}}`. An answer for another server, or with another
+//!    `state` than the URL's, is refused before the run resumes.
+//! 3. The tool is called again — in this process, or in another that has the run's checkpoint
+//!    and the same [state store](McpOAuth::state_store) and
+//!    [credential store](McpOAuth::credential_store): discovery again (from the kept
+//!    challenge; the authorization endpoint must be the URL's), the client the URL names
+//!    (its secret when it is the [pre-registered](McpOAuth::client) one), the code exchanged
+//!    with the PKCE verifier kept in the state store under the `state` (and the `iss`
+//!    checked), the tokens saved in the credential store; then the call is made.
+//!
+//! The PKCE verifier is never in the payload or the answer (they reach UIs and browsers): it
+//! stays in the state store, which an answer empties of its state. So a replayed answer, or
+//! one for a state the store does not hold ([`CallbackError::Unknown`]), and a code the
+//! authorization server refuses, fail the call with an
+//! [`AuthorizationError`] — nothing is sent to the server's tool. The default state store
+//! is in memory: a run paused in a process is resumed by that process only; a store the
+//! workers share (a database) lets any of them resume it, after a restart too.
+//!
+//! Where no run can pause — [`McpToolset::connect`](crate::McpToolset::connect), whose
+//! handshake or listing the server refuses without a token — a needed authorization is
+//! still [`Error::AuthorizationRequired`](crate::Error::AuthorizationRequired). So this works
+//! for a server that lists its tools without a token, or whose token runs out (or lacks a
+//! scope, `403 insufficient_scope`) after the connect. A client registered dynamically is
+//! known again by its id in the URL; a secret the registration gave it (rmcp registers
+//! public clients, so there is normally none) is not kept across processes.
+//!
 //! # Not yet
 //!
 //! The client-credentials grant with a JWT assertion (`private_key_jwt`: rmcp signs it with
 //! `jsonwebtoken` on aws-lc-rs, a C library this crate does not build), DPoP (RFC 9449),
-//! enterprise-managed authorization and workload identity federation; an authorization
-//! waiting for a person as a durable interrupt of the run (without a handler, the connect or
-//! the call fails with the URL instead).
+//! enterprise-managed authorization and workload identity federation; pausing a run on the
+//! authorization a connect needs (the toolset is built before any run).
 
 mod authorizer;
 mod client_credentials;
 mod error;
 mod handler;
 mod http_client;
+mod interrupt;
 mod store;
 
 use std::fmt;
@@ -95,10 +136,15 @@ pub use error::AuthorizationError;
 pub use handler::{
     AuthorizationCallback, AuthorizationHandler, AuthorizationPrompt, CallbackError, HandlerError,
 };
+pub use interrupt::McpAuthorization;
 /// Where the tokens of a server are kept (rmcp's trait, implemented with `async-trait`): keep
 /// them across restarts of the application, and a restarted agent does not ask its user to
 /// authorize again.
 pub use rmcp::transport::auth::{CredentialStore, InMemoryCredentialStore, StoredCredentials};
+/// Where an authorization waiting for a person keeps its PKCE verifier (and the issuer it
+/// expects), under its `state`, until the answer comes (rmcp's trait, implemented with
+/// `async-trait`): see [`McpOAuth::state_store`].
+pub use rmcp::transport::auth::{InMemoryStateStore, StateStore, StoredAuthorizationState};
 
 /// How a streamable-HTTP server is authorized with OAuth 2.1
 /// ([`McpServer::oauth`](crate::McpServer::oauth)); see the [module](self) for the flow.
@@ -113,6 +159,7 @@ pub struct McpOAuth {
     pub(crate) scopes: Option<Vec<String>>,
     pub(crate) application_type: Option<String>,
     pub(crate) store: Arc<dyn CredentialStore>,
+    pub(crate) states: Arc<dyn StateStore>,
     pub(crate) handler: Option<Arc<dyn AuthorizationHandler>>,
 }
 
@@ -189,6 +236,7 @@ impl McpOAuth {
             scopes: None,
             application_type: None,
             store: Arc::new(InMemoryCredentialStore::new()),
+            states: Arc::new(InMemoryStateStore::new()),
             handler: None,
         }
     }
@@ -250,9 +298,25 @@ impl McpOAuth {
         self
     }
 
-    /// Has a person authorize when a server asks for it (see [`AuthorizationHandler`]).
-    /// Without it, the connect or call that needs an authorization fails with
-    /// [`Error::AuthorizationRequired`](crate::Error::AuthorizationRequired).
+    /// Where an authorization that waits for a person keeps its PKCE verifier, under its
+    /// `state`, until the answer comes: in memory by default, so a run paused on an
+    /// [`McpAuthorization`] is resumed by this process only. A store that every worker
+    /// shares (a database, Redis) lets any of them resume it, after a restart too. Every
+    /// toolset built with this `McpOAuth` (and clones of it) shares it. An answer takes its
+    /// state out; a store should drop the states nobody answered after a while
+    /// ([`StoredAuthorizationState::created_at`]; the default one keeps them until the
+    /// process ends).
+    #[must_use]
+    pub fn state_store(mut self, store: impl StateStore + 'static) -> Self {
+        self.states = Arc::new(store);
+        self
+    }
+
+    /// Has a person authorize when a server asks for it (see [`AuthorizationHandler`]), in
+    /// the process. Without it, a tool call that needs an authorization pauses the run on an
+    /// [`McpAuthorization`] interrupt, and a connect that needs one fails with
+    /// [`Error::AuthorizationRequired`](crate::Error::AuthorizationRequired) (see the
+    /// [module](self)).
     #[must_use]
     pub fn on_authorize(mut self, handler: impl AuthorizationHandler + 'static) -> Self {
         self.handler = Some(Arc::new(handler));
