@@ -81,7 +81,9 @@
 //! URL to open), resumed with the redirect the browser came back to; a connect that needs one
 //! fails with [`Error::AuthorizationRequired`], which carries the URL. A client no person stands
 //! behind gets its token with its own id and secret instead (the client-credentials grant,
-//! [`McpOAuth::client_credentials`](oauth::McpOAuth::client_credentials)). See [`oauth`].
+//! [`McpOAuth::client_credentials`](oauth::McpOAuth::client_credentials)), or with the JWT
+//! its platform gave it (workload identity federation, the JWT-bearer grant:
+//! [`McpOAuth::jwt_bearer`](oauth::McpOAuth::jwt_bearer)). See [`oauth`].
 //!
 //! # Elicitation
 //!

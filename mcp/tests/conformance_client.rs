@@ -78,7 +78,13 @@ async fn client(scenario: &str, url: &str) {
     let toolset = match McpToolset::connect([server]).await {
         Ok(toolset) => toolset,
         Err(error) => {
-            eprintln!("connect: {error}");
+            let mut chain = error.to_string();
+            let mut source = std::error::Error::source(&error);
+            while let Some(cause) = source {
+                chain.push_str(&format!(": {cause}"));
+                source = cause.source();
+            }
+            eprintln!("connect: {chain}");
             std::process::exit(1);
         }
     };
@@ -121,6 +127,21 @@ fn oauth(scenario: &str, context: &Value) -> McpOAuth {
         )
     {
         return McpOAuth::client_credentials(id, secret);
+    }
+    // Workload identity federation: the workload's JWT (the valid one the context gives), its
+    // client id (the authorization server takes no secret).
+    if scenario == "auth/wif-jwt-bearer"
+        && let Some(jwt) = context["valid_jwt"].as_str()
+    {
+        let jwt = jwt.to_owned();
+        let mut oauth = McpOAuth::jwt_bearer(move || {
+            let jwt = jwt.clone();
+            async move { Ok::<_, std::convert::Infallible>(jwt) }
+        });
+        if let Some(id) = context["client_id"].as_str() {
+            oauth = oauth.client(id, None);
+        }
+        return oauth;
     }
     let mut oauth = McpOAuth::new("http://localhost:3000/callback")
         .client_name("hookchain conformance client")

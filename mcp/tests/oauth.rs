@@ -2,7 +2,8 @@
 //! authorization server (metadata, registration, token endpoint), without the conformance
 //! suite: a refusal leads to the handler and a token, no handler to the URL to open, a kept
 //! token to no second authorization; with the client-credentials grant, to a token for the
-//! client's secret, sent as the authorization server says, and no person asked. A tool call
+//! client's secret, sent as the authorization server says, and no person asked; with the
+//! JWT-bearer grant, to a token for the workload's assertion (a refused one is not retried). A tool call
 //! that needs a person, without a handler, pauses the run; another toolset and agent (a
 //! restart), sharing only the stores, resume it with the person's answer.
 
@@ -27,6 +28,10 @@ use tokio::net::{TcpListener, TcpStream};
 /// The only access token the server takes, and the code it is exchanged for.
 const TOKEN: &str = "the-access-token";
 const CODE: &str = "the-code";
+/// The JWT-bearer grant, the workload's assertion it takes, and one it refuses.
+const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+const WORKLOAD_JWT: &str = "eyJhbGciOiJFUzI1NiJ9.the-workload.signature";
+const EXPIRED_JWT: &str = "eyJhbGciOiJFUzI1NiJ9.an-expired-one.signature";
 
 /// The server: MCP at `/mcp` (JSON answers, no session) behind a bearer token, and the
 /// authorization server at the root. Keeps the token requests: their heads and form bodies.
@@ -202,8 +207,11 @@ async fn serve(
                 head: head.clone(),
                 body: String::from_utf8_lossy(&body).into_owned(),
             };
-            let known = request.form("grant_type").as_deref() != Some("authorization_code")
-                || request.form("code").as_deref() == Some(CODE);
+            let known = match request.form("grant_type").as_deref() {
+                Some("authorization_code") => request.form("code").as_deref() == Some(CODE),
+                Some(JWT_BEARER) => request.form("assertion").as_deref() != Some(EXPIRED_JWT),
+                _ => true,
+            };
             token_requests.lock().unwrap().push(request);
             if known {
                 (
@@ -215,7 +223,7 @@ async fn serve(
                 (
                     "400 Bad Request",
                     String::new(),
-                    json!({"error": "invalid_grant"}),
+                    json!({"error": "invalid_grant", "error_description": "not a grant of ours"}),
                 )
             }
         }
@@ -669,6 +677,134 @@ async fn the_client_credentials_are_not_sent_where_a_secret_is_not_taken() {
     .await;
 }
 
+/// A workload's assertion, taken from its source when the server refuses, gets the token
+/// (RFC 7523): the grant, the assertion, the server's URL, and the client as the
+/// authorization server's metadata says — its id alone in the form, its secret with HTTP
+/// Basic or in the form, nothing without a client id.
+#[tokio::test]
+async fn the_jwt_bearer_grant_presents_the_workloads_assertion() {
+    guard(async {
+        for (auth_methods, client, basic) in [
+            (&["none"][..], None, false),
+            (&["none"][..], Some((CLIENT_ID, None)), false),
+            (
+                &["client_secret_basic"][..],
+                Some((CLIENT_ID, Some(CLIENT_SECRET))),
+                true,
+            ),
+            (
+                &["client_secret_post"][..],
+                Some((CLIENT_ID, Some(CLIENT_SECRET))),
+                false,
+            ),
+        ] {
+            let server = Protected::start_with(auth_methods).await;
+            let asked = Arc::new(AtomicUsize::new(0));
+            let counted = asked.clone();
+            let mut oauth = McpOAuth::jwt_bearer(move || {
+                counted.fetch_add(1, Ordering::SeqCst);
+                async { Ok::<_, std::io::Error>(WORKLOAD_JWT.to_owned()) }
+            });
+            if let Some((id, secret)) = client {
+                oauth = oauth.client(id, secret.map(str::to_owned));
+            }
+            let toolset =
+                McpToolset::connect([McpServer::http("protected", server.mcp()).oauth(oauth)])
+                    .await
+                    .expect("connected with the workload's token");
+            let messages = call_once(&toolset, "whoami", json!({})).await;
+            assert_eq!(messages, [("an authorized caller".to_owned(), false)]);
+            assert_eq!(asked.load(Ordering::SeqCst), 1, "{auth_methods:?}");
+            let requests = server.token_requests.lock().unwrap().clone();
+            assert_eq!(requests.len(), 1, "{auth_methods:?}");
+            let request = &requests[0];
+            assert_eq!(request.form("grant_type").as_deref(), Some(JWT_BEARER));
+            assert_eq!(request.form("assertion").as_deref(), Some(WORKLOAD_JWT));
+            assert_eq!(request.form("resource"), Some(server.mcp()));
+            assert_eq!(request.form("scope"), None);
+            match client {
+                None => {
+                    assert_eq!(request.form("client_id"), None);
+                    assert_eq!(request.authorization(), None);
+                }
+                Some((_, None)) => {
+                    assert_eq!(request.form("client_id").as_deref(), Some(CLIENT_ID));
+                    assert_eq!(request.form("client_secret"), None);
+                    assert_eq!(request.authorization(), None);
+                }
+                Some(_) if basic => {
+                    assert_eq!(request.authorization(), Some(BASIC));
+                    assert_eq!(request.form("client_secret"), None);
+                }
+                Some(_) => {
+                    assert_eq!(request.authorization(), None);
+                    assert_eq!(request.form("client_id").as_deref(), Some(CLIENT_ID));
+                    assert_eq!(
+                        request.form("client_secret").as_deref(),
+                        Some(CLIENT_SECRET)
+                    );
+                }
+            }
+            toolset.close().await;
+        }
+    })
+    .await;
+}
+
+/// An assertion the authorization server refuses fails the connect with its `error`, once:
+/// it is not presented again, and the error does not show it.
+#[tokio::test]
+async fn a_refused_assertion_fails_the_connect_and_is_not_retried() {
+    guard(async {
+        let server = Protected::start().await;
+        let oauth =
+            McpOAuth::jwt_bearer(|| async { Ok::<_, std::io::Error>(EXPIRED_JWT.to_owned()) });
+        let Err(error) =
+            McpToolset::connect([McpServer::http("protected", server.mcp()).oauth(oauth)]).await
+        else {
+            panic!("connected without a token");
+        };
+        let mut chain = error.to_string();
+        let mut source = std::error::Error::source(&error);
+        while let Some(cause) = source {
+            chain.push_str(&format!(": {cause}"));
+            source = cause.source();
+        }
+        assert!(chain.contains("invalid_grant"), "{chain}");
+        assert!(!chain.contains(EXPIRED_JWT), "{chain}");
+        assert_eq!(server.token_requests.lock().unwrap().len(), 1);
+    })
+    .await;
+}
+
+/// A source that gives no assertion fails the connect, saying so; nothing is sent.
+#[tokio::test]
+async fn a_source_without_an_assertion_fails_the_connect() {
+    guard(async {
+        let server = Protected::start().await;
+        let oauth = McpOAuth::jwt_bearer(|| async {
+            Err::<String, _>(std::io::Error::other("no token mounted"))
+        });
+        let Err(error) =
+            McpToolset::connect([McpServer::http("protected", server.mcp()).oauth(oauth)]).await
+        else {
+            panic!("connected without a token");
+        };
+        assert!(
+            matches!(
+                &error,
+                Error::Authorization {
+                    source: hookchain_mcp::oauth::AuthorizationError::Assertion(_),
+                    ..
+                }
+            ),
+            "{error:?}"
+        );
+        assert!(server.token_requests.lock().unwrap().is_empty());
+    })
+    .await;
+}
+
 #[test]
 fn the_client_secret_and_the_code_are_not_in_debug_output() {
     let oauth = McpOAuth::new("http://localhost:3000/callback")
@@ -683,6 +819,11 @@ fn the_client_secret_and_the_code_are_not_in_debug_output() {
     let shown = format!("{machine:?}");
     assert!(shown.contains(CLIENT_ID), "{shown}");
     assert!(!shown.contains(CLIENT_SECRET), "{shown}");
+    let workload =
+        McpOAuth::jwt_bearer(|| async { Ok::<_, std::io::Error>(WORKLOAD_JWT.to_owned()) });
+    let shown = format!("{workload:?}");
+    assert!(shown.contains("JwtBearer"), "{shown}");
+    assert!(!shown.contains(WORKLOAD_JWT), "{shown}");
     let callback = AuthorizationCallback::new("the-code", "the-state");
     assert!(!format!("{callback:?}").contains("the-code"));
 }

@@ -15,6 +15,7 @@ use super::handler::AuthorizationPrompt;
 use super::handler::{AuthorizationCallback, CallbackError};
 use super::http_client::OAuthHttp;
 use super::interrupt::{McpAuthorization, query_value};
+use super::jwt_bearer;
 use super::store::{SharedStates, SharedStore};
 use super::{Grant, McpOAuth};
 use crate::error::Error;
@@ -106,6 +107,17 @@ impl Authorizer {
                 )
                 .await
                 .map_err(|error| self.failed(error.into()));
+            }
+            Grant::JwtBearer(grant) => {
+                tracing::info!(server = %self.server, "the MCP server needs an authorization: presenting the workload's assertion");
+                return jwt_bearer::authorize(
+                    &mut manager,
+                    grant,
+                    &self.token_request(),
+                    challenge,
+                )
+                .await
+                .map_err(|error| self.failed(error));
             }
         };
         let params = match url::Url::parse(&self.url) {
@@ -327,6 +339,17 @@ impl Authorizer {
             request = request.with_application_type(application_type.clone());
         }
         request
+    }
+
+    /// What a token request this crate sends itself needs of the connection.
+    fn token_request(&self) -> jwt_bearer::TokenRequest<'_> {
+        jwt_bearer::TokenRequest {
+            http: &self.http,
+            store: &self.oauth.store,
+            client: self.oauth.client.as_ref(),
+            resource: &self.url,
+            configured: self.oauth.scopes.as_deref(),
+        }
     }
 
     async fn manager(&self) -> Result<AuthorizationManager, Error> {

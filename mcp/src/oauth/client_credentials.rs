@@ -50,33 +50,15 @@ pub(super) async fn authorize(
     resource: &str,
     configured: Option<&[String]>,
 ) -> Result<(), AuthError> {
-    let params = match url::Url::parse(resource) {
-        Ok(base) => WWWAuthenticateParams::parse(challenge, &base),
-        Err(_) => WWWAuthenticateParams::default(),
-    };
-    let step_up = params.is_insufficient_scope();
-    // Read before discovery, which starts the scope selection over.
-    let granted = manager.get_current_scopes().await;
-    let resolution = manager
-        .resolve_metadata_from_challenge(Some(challenge))
-        .await?;
-    check_token_endpoint(&resolution.metadata)?;
-    manager.set_metadata(resolution.metadata);
-    let mut scopes = match configured {
-        Some(scopes) => scopes.to_vec(),
-        None if step_up => granted,
-        None => manager.select_initial_scopes(&[]).await,
-    };
-    if step_up {
-        scopes.extend(
-            params
-                .scope
-                .iter()
-                .flat_map(|scope| scope.split_whitespace().map(str::to_owned)),
-        );
-    }
-    let mut seen = std::collections::HashSet::new();
-    scopes.retain(|scope| scope != OFFLINE_ACCESS && seen.insert(scope.clone()));
+    let (_, scopes) = discover(
+        manager,
+        challenge,
+        resource,
+        configured,
+        None,
+        "the client secret",
+    )
+    .await?;
     let config = ClientCredentialsConfig::ClientSecret {
         client_id: credentials.id.clone(),
         client_secret: credentials.secret.clone(),
@@ -92,11 +74,61 @@ pub(super) async fn authorize(
     Ok(())
 }
 
+/// Discovery from `challenge` (the authorization server's metadata, set in the manager, whose
+/// token endpoint must take `credential` safely: see [`check_token_endpoint`]), then the
+/// scopes of a grant without a person for the server at `resource`: `configured` when the
+/// application set them, else those of the challenge, else of the server's metadata
+/// (`scopes_supported`), else none; after a `403 insufficient_scope`, those granted so far
+/// (or configured) and the ones it names. Never `offline_access`. `granted`: the scopes
+/// granted so far when the manager does not know them (a token this crate asked for itself).
+/// The metadata is returned too.
+pub(super) async fn discover(
+    manager: &mut AuthorizationManager,
+    challenge: &str,
+    resource: &str,
+    configured: Option<&[String]>,
+    granted: Option<Vec<String>>,
+    credential: &str,
+) -> Result<(AuthorizationMetadata, Vec<String>), AuthError> {
+    let params = match url::Url::parse(resource) {
+        Ok(base) => WWWAuthenticateParams::parse(challenge, &base),
+        Err(_) => WWWAuthenticateParams::default(),
+    };
+    let step_up = params.is_insufficient_scope();
+    // Read before discovery, which starts the scope selection over.
+    let granted = match granted {
+        Some(granted) => granted,
+        None => manager.get_current_scopes().await,
+    };
+    let resolution = manager
+        .resolve_metadata_from_challenge(Some(challenge))
+        .await?;
+    let metadata = resolution.metadata;
+    check_token_endpoint(&metadata.token_endpoint, credential)?;
+    manager.set_metadata(metadata.clone());
+    let mut scopes = match configured {
+        Some(scopes) => scopes.to_vec(),
+        None if step_up => granted,
+        None => manager.select_initial_scopes(&[]).await,
+    };
+    if step_up {
+        scopes.extend(
+            params
+                .scope
+                .iter()
+                .flat_map(|scope| scope.split_whitespace().map(str::to_owned)),
+        );
+    }
+    let mut seen = std::collections::HashSet::new();
+    scopes.retain(|scope| scope != OFFLINE_ACCESS && seen.insert(scope.clone()));
+    Ok((metadata, scopes))
+}
+
 /// A secret goes to a token endpoint over HTTPS only, or to this machine (a development
 /// server, a test): metadata that names a plain-HTTP endpoint elsewhere would have the secret
 /// sent in clear text (OAuth 2.1 §1.5 requires TLS there).
-fn check_token_endpoint(metadata: &AuthorizationMetadata) -> Result<(), AuthError> {
-    let endpoint = &metadata.token_endpoint;
+/// `credential` names what would be sent, for the error.
+pub(super) fn check_token_endpoint(endpoint: &str, credential: &str) -> Result<(), AuthError> {
     let secure = url::Url::parse(endpoint).is_ok_and(|url| {
         url.scheme() == "https"
             || (url.scheme() == "http"
@@ -111,7 +143,7 @@ fn check_token_endpoint(metadata: &AuthorizationMetadata) -> Result<(), AuthErro
         Ok(())
     } else {
         Err(AuthError::ClientCredentialsError(format!(
-            "the token endpoint {endpoint} is not HTTPS: the client secret is not sent to it"
+            "the token endpoint {endpoint} is not HTTPS: {credential} is not sent to it"
         )))
     }
 }
@@ -119,12 +151,6 @@ fn check_token_endpoint(metadata: &AuthorizationMetadata) -> Result<(), AuthErro
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn metadata(token_endpoint: &str) -> AuthorizationMetadata {
-        let mut metadata = AuthorizationMetadata::default();
-        metadata.token_endpoint = token_endpoint.to_owned();
-        metadata
-    }
 
     #[test]
     fn a_secret_goes_over_https_or_to_this_machine_only() {
@@ -135,7 +161,7 @@ mod tests {
             "http://[::1]:9000/token",
         ] {
             assert!(
-                check_token_endpoint(&metadata(endpoint)).is_ok(),
+                check_token_endpoint(endpoint, "the secret").is_ok(),
                 "{endpoint}"
             );
         }
@@ -145,7 +171,7 @@ mod tests {
             "ftp://localhost/token",
             "not a url",
         ] {
-            let Err(error) = check_token_endpoint(&metadata(endpoint)) else {
+            let Err(error) = check_token_endpoint(endpoint, "the secret") else {
                 panic!("{endpoint} was taken");
             };
             assert!(error.to_string().contains("not HTTPS"), "{error}");

@@ -15,6 +15,10 @@ pub enum AuthorizationError {
     /// The [`AuthorizationHandler`](super::AuthorizationHandler) gave no answer.
     #[error("the authorization handler gave no answer")]
     Handler(#[source] HandlerError),
+    /// The [`AssertionSource`](super::AssertionSource) of a JWT-bearer grant gave no
+    /// assertion.
+    #[error("the assertion source gave no assertion")]
+    Assertion(#[source] HandlerError),
     /// The handler's answer is not an authorization server's answer.
     #[error("the authorization answer is unusable")]
     Callback(#[source] CallbackError),

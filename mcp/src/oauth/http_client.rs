@@ -47,6 +47,65 @@ impl OAuthHttp {
     }
 }
 
+impl OAuthHttp {
+    /// POSTs `form` (`application/x-www-form-urlencoded`) to `url` without following a
+    /// redirect, with HTTP Basic when `basic` names a client id and secret (each
+    /// form-urlencoded first, RFC 6749 §2.3.1): for the grants rmcp does not send itself.
+    /// The status and the body (up to 1 MiB).
+    pub(crate) async fn post_form(
+        &self,
+        url: &str,
+        form: &[(&str, &str)],
+        basic: Option<(&str, &str)>,
+    ) -> Result<(http::StatusCode, Vec<u8>), OAuthHttpClientError> {
+        let body = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form)
+            .finish();
+        let mut request = self
+            .stop
+            .post(url)
+            .header(
+                http::header::CONTENT_TYPE,
+                "application/x-www-form-urlencoded",
+            )
+            .header(http::header::ACCEPT, "application/json")
+            .body(body);
+        if let Some((id, secret)) = basic {
+            use base64::Engine as _;
+            let encode = |value: &str| {
+                url::form_urlencoded::byte_serialize(value.as_bytes()).collect::<String>()
+            };
+            let credentials = base64::engine::general_purpose::STANDARD.encode(format!(
+                "{}:{}",
+                encode(id),
+                encode(secret)
+            ));
+            let mut value = http::HeaderValue::try_from(format!("Basic {credentials}"))?;
+            value.set_sensitive(true);
+            request = request.header(http::header::AUTHORIZATION, value);
+        }
+        let response = request.send().await?;
+        let status = response.status();
+        Ok((status, read_body(response).await?))
+    }
+}
+
+/// A response's body, up to [`MAX_BODY_BYTES`].
+async fn read_body(response: reqwest::Response) -> Result<Vec<u8>, OAuthHttpClientError> {
+    let mut body = Vec::new();
+    let mut chunks = response.bytes_stream();
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk?;
+        if chunk.len() > MAX_BODY_BYTES - body.len() {
+            return Err(OAuthHttpClientError::from(format!(
+                "an OAuth response larger than {MAX_BODY_BYTES} bytes"
+            )));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
 impl OAuthHttpClient for OAuthHttp {
     fn execute(&self, request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
         let client = match request.redirect_policy {
@@ -62,18 +121,7 @@ impl OAuthHttpClient for OAuthHttp {
             for (name, value) in response.headers() {
                 answer = answer.header(name, value);
             }
-            let mut body = Vec::new();
-            let mut chunks = response.bytes_stream();
-            while let Some(chunk) = chunks.next().await {
-                let chunk = chunk?;
-                if chunk.len() > MAX_BODY_BYTES - body.len() {
-                    return Err(OAuthHttpClientError::from(format!(
-                        "an OAuth response larger than {MAX_BODY_BYTES} bytes"
-                    )));
-                }
-                body.extend_from_slice(&chunk);
-            }
-            Ok(answer.body(body)?)
+            Ok(answer.body(read_body(response).await?)?)
         })
     }
 }

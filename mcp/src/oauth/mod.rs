@@ -32,7 +32,11 @@
 //! [`McpOAuth::client_credentials`] with the id and secret the authorization server issued it.
 //! Discovery is the same; steps 2 and 3 are not taken, and the token endpoint gives the token
 //! for the secret (with HTTP Basic or in the form, as the authorization server's metadata
-//! says). A token that expires is asked for again the same way.
+//! says). A token that expires is asked for again the same way. A workload whose platform
+//! gives it an identity — a JWT signed for the authorization server (workload identity
+//! federation, SEP-1933) — uses the JWT-bearer grant (RFC 7523):
+//! [`McpOAuth::jwt_bearer`] with where the current JWT comes from ([`AssertionSource`]); the
+//! same discovery, then the JWT presented at the token endpoint as the `assertion`.
 //!
 //! **Scopes.** Unless [`McpOAuth::scopes`] sets them, the first authorization asks for the
 //! scopes of the server's challenge, else of its metadata (`scopes_supported`), else none;
@@ -45,8 +49,8 @@
 //! the handler waits for a person; the handler bounds that wait. Every response of the OAuth
 //! flow is read up to 1 MiB, within 30 seconds.
 //!
-//! **Secrets.** Tokens, the client secret and the authorization code are never logged, and
-//! the `Debug` of what holds them does not show them.
+//! **Secrets.** Tokens, the client secret, assertions and the authorization code are never
+//! logged, and the `Debug` of what holds them does not show them.
 //!
 //! ```no_run
 //! use hookchain_mcp::oauth::{AuthorizationCallback, AuthorizationPrompt, McpOAuth};
@@ -112,8 +116,8 @@
 //!
 //! The client-credentials grant with a JWT assertion (`private_key_jwt`: rmcp signs it with
 //! `jsonwebtoken` on aws-lc-rs, a C library this crate does not build), DPoP (RFC 9449),
-//! enterprise-managed authorization and workload identity federation; pausing a run on the
-//! authorization a connect needs (the toolset is built before any run).
+//! enterprise-managed authorization; pausing a run on the authorization a connect needs (the
+//! toolset is built before any run).
 
 mod authorizer;
 mod client_credentials;
@@ -121,6 +125,7 @@ mod error;
 mod handler;
 mod http_client;
 mod interrupt;
+mod jwt_bearer;
 mod store;
 
 use std::fmt;
@@ -128,6 +133,7 @@ use std::sync::Arc;
 
 pub(crate) use authorizer::Authorizer;
 use client_credentials::ClientCredentials;
+use jwt_bearer::JwtBearer;
 
 /// The most authorizations one connect, or one call, goes through before it fails: a server
 /// that keeps refusing (a scope the authorization server never grants) does not loop.
@@ -137,6 +143,7 @@ pub use handler::{
     AuthorizationCallback, AuthorizationHandler, AuthorizationPrompt, CallbackError, HandlerError,
 };
 pub use interrupt::McpAuthorization;
+pub use jwt_bearer::AssertionSource;
 /// Where the tokens of a server are kept (rmcp's trait, implemented with `async-trait`): keep
 /// them across restarts of the application, and a restarted agent does not ask its user to
 /// authorize again.
@@ -170,6 +177,9 @@ pub(crate) enum Grant {
     AuthorizationCode { redirect_uri: String },
     /// No person: the client's own id and secret get the token.
     ClientCredentials(ClientCredentials),
+    /// No person: a JWT someone else signed for the client (a workload's identity) gets the
+    /// token (RFC 7523).
+    JwtBearer(JwtBearer),
 }
 
 /// A client id (and secret) issued by the authorization server beforehand.
@@ -224,6 +234,55 @@ impl McpOAuth {
         Self::with_grant(Grant::ClientCredentials(ClientCredentials {
             id: client_id.into(),
             secret: client_secret.into(),
+        }))
+    }
+
+    /// OAuth with the JWT-bearer grant (RFC 7523 §2.1) for workload identity federation
+    /// (SEP-1933): a workload no person stands behind — a pod, a CI job, a cloud function —
+    /// holds a JWT its platform signed (its identity, issued for the authorization server),
+    /// and the authorization server, which trusts that platform, gives a token for it. On a
+    /// refusal, the client finds the server's authorization server, asks `assertion` for the
+    /// current JWT, and presents it at the token endpoint
+    /// (`grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer`, `assertion`), without a
+    /// browser, a redirect or a handler. A token endpoint that is not HTTPS (but on this
+    /// machine) is not sent the assertion.
+    ///
+    /// The source is asked again each time a token is needed (a workload's JWT lives
+    /// minutes; see [`AssertionSource`]). The token asked is for the server's URL (the
+    /// `resource` of RFC 8707) and the scopes chosen as for the client-credentials grant
+    /// ([`client_credentials`](Self::client_credentials)). No refresh token is kept: a token
+    /// that expires is asked for again with a fresh assertion. A refusal of the token
+    /// endpoint (`invalid_grant`: an expired JWT, one for another audience;
+    /// `unauthorized_client`; `invalid_scope`) fails the connect or the call, with the
+    /// authorization server's `error`; it is not retried.
+    ///
+    /// Of the settings below, [`scopes`](Self::scopes),
+    /// [`credential_store`](Self::credential_store) and [`client`](Self::client) apply: a
+    /// client id the authorization server issued is sent as `client_id` (and its secret, if
+    /// any, as the metadata says: HTTP Basic when it names only `client_secret_basic`, else
+    /// in the form); without one the assertion alone names the client.
+    ///
+    /// ```no_run
+    /// use hookchain_mcp::oauth::McpOAuth;
+    /// use hookchain_mcp::{McpServer, McpToolset};
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// // The platform keeps the workload's token in this file, rewritten before it expires.
+    /// let oauth = McpOAuth::jwt_bearer(|| async {
+    ///     std::fs::read_to_string("/var/run/secrets/tokens/mcp-token")
+    ///         .map(|token| token.trim().to_owned())
+    /// })
+    /// .client("reports-workload", None)
+    /// .scopes(["reports:read"]);
+    /// let toolset =
+    ///     McpToolset::connect([McpServer::http("reports", "https://mcp.example.com/mcp").oauth(oauth)])
+    ///         .await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn jwt_bearer(assertion: impl AssertionSource + 'static) -> Self {
+        Self::with_grant(Grant::JwtBearer(JwtBearer {
+            assertion: Arc::new(assertion),
         }))
     }
 
