@@ -83,7 +83,9 @@
 //! behind gets its token with its own id and secret instead (the client-credentials grant,
 //! [`McpOAuth::client_credentials`](oauth::McpOAuth::client_credentials)), or with the JWT
 //! its platform gave it (workload identity federation, the JWT-bearer grant:
-//! [`McpOAuth::jwt_bearer`](oauth::McpOAuth::jwt_bearer)). See [`oauth`].
+//! [`McpOAuth::jwt_bearer`](oauth::McpOAuth::jwt_bearer)); an enterprise's people, through
+//! their IdP's sign-in
+//! ([`McpOAuth::enterprise_managed`](oauth::McpOAuth::enterprise_managed)). See [`oauth`].
 //!
 //! # Elicitation
 //!

@@ -16,7 +16,7 @@ use std::process::Command;
 
 use hookchain::prelude::*;
 use hookchain_mcp::elicitation::accept_defaults;
-use hookchain_mcp::oauth::{AuthorizationCallback, AuthorizationPrompt, McpOAuth};
+use hookchain_mcp::oauth::{AuthorizationCallback, AuthorizationPrompt, EnterpriseIdp, McpOAuth};
 use hookchain_mcp::{McpProtocol, McpServer, McpToolset};
 use serde_json::{Value, json};
 
@@ -118,7 +118,9 @@ async fn client(scenario: &str, url: &str) {
 /// the answer (the redirect URI is never served). The client-id metadata document's URL is
 /// the reference client's (the suite never fetches it); pre-registered credentials come in
 /// the scenario's context. The client-credentials scenarios are a client with no person
-/// behind it: its id and secret, in the context, get the token (SEP-1046).
+/// behind it: its id and secret, in the context, get the token (SEP-1046); so are the workload
+/// of workload identity federation, whose JWT, in the context, gets the token (RFC 7523), and
+/// the enterprise-managed client, whose person's ID token the IdP exchanges (SEP-990).
 fn oauth(scenario: &str, context: &Value) -> McpOAuth {
     if scenario.starts_with("auth/client-credentials")
         && let (Some(id), Some(secret)) = (
@@ -142,6 +144,26 @@ fn oauth(scenario: &str, context: &Value) -> McpOAuth {
             oauth = oauth.client(id, None);
         }
         return oauth;
+    }
+    // Enterprise-managed authorization: the person's ID token, exchanged at the IdP the
+    // context names, and the client's id and secret at the MCP server's authorization server.
+    if scenario == "auth/enterprise-managed-authorization"
+        && let (Some(id_token), Some(endpoint), Some(idp_client)) = (
+            context["idp_id_token"].as_str(),
+            context["idp_token_endpoint"].as_str(),
+            context["idp_client_id"].as_str(),
+        )
+    {
+        let id_token = id_token.to_owned();
+        let oauth =
+            McpOAuth::enterprise_managed(EnterpriseIdp::new(endpoint, idp_client), move || {
+                let id_token = id_token.clone();
+                async move { Ok::<_, std::convert::Infallible>(id_token) }
+            });
+        return match context["client_id"].as_str() {
+            Some(id) => oauth.client(id, context["client_secret"].as_str().map(str::to_owned)),
+            None => oauth,
+        };
     }
     let mut oauth = McpOAuth::new("http://localhost:3000/callback")
         .client_name("hookchain conformance client")

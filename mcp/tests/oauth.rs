@@ -3,7 +3,8 @@
 //! suite: a refusal leads to the handler and a token, no handler to the URL to open, a kept
 //! token to no second authorization; with the client-credentials grant, to a token for the
 //! client's secret, sent as the authorization server says, and no person asked; with the
-//! JWT-bearer grant, to a token for the workload's assertion (a refused one is not retried). A tool call
+//! JWT-bearer grant, to a token for the workload's assertion (a refused one is not retried);
+//! enterprise-managed, to the ID token exchanged at the IdP and the ID-JAG presented. A tool call
 //! that needs a person, without a handler, pauses the run; another toolset and agent (a
 //! restart), sharing only the stores, resume it with the person's answer.
 
@@ -16,8 +17,8 @@ use hookchain::interrupt::Checkpoint;
 use hookchain::prelude::*;
 use hookchain::{EndReason, Role};
 use hookchain_mcp::oauth::{
-    AuthorizationCallback, AuthorizationPrompt, InMemoryCredentialStore, InMemoryStateStore,
-    McpAuthorization, McpOAuth,
+    AuthorizationCallback, AuthorizationPrompt, EnterpriseIdp, InMemoryCredentialStore,
+    InMemoryStateStore, McpAuthorization, McpOAuth,
 };
 use hookchain_mcp::{Error, McpServer, McpToolset};
 use serde_json::{Value, json};
@@ -32,6 +33,9 @@ const CODE: &str = "the-code";
 const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
 const WORKLOAD_JWT: &str = "eyJhbGciOiJFUzI1NiJ9.the-workload.signature";
 const EXPIRED_JWT: &str = "eyJhbGciOiJFUzI1NiJ9.an-expired-one.signature";
+/// The person's ID token the IdP takes, and the ID-JAG it gives for it.
+const ID_TOKEN: &str = "eyJhbGciOiJFUzI1NiJ9.the-person.signature";
+const ID_JAG: &str = "eyJhbGciOiJFUzI1NiIsInR5cCI6Im9hdXRoLWlkLWphZytqd3QifQ.jag.signature";
 
 /// The server: MCP at `/mcp` (JSON answers, no session) behind a bearer token, and the
 /// authorization server at the root. Keeps the token requests: their heads and form bodies.
@@ -202,6 +206,32 @@ async fn serve(
             String::new(),
             json!({"client_id": "registered", "redirect_uris": ["http://localhost:3000/callback"]}),
         ),
+        // The enterprise's IdP: an ID token exchanged for an ID-JAG (RFC 8693).
+        "/idp/token" => {
+            let request = TokenRequest {
+                head: head.clone(),
+                body: String::from_utf8_lossy(&body).into_owned(),
+            };
+            let known = request.form("subject_token").as_deref() == Some(ID_TOKEN);
+            token_requests.lock().unwrap().push(request);
+            if known {
+                (
+                    "200 OK",
+                    String::new(),
+                    json!({
+                        "access_token": ID_JAG,
+                        "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+                        "token_type": "N_A",
+                    }),
+                )
+            } else {
+                (
+                    "400 Bad Request",
+                    String::new(),
+                    json!({"error": "invalid_grant", "error_description": "an unknown ID token"}),
+                )
+            }
+        }
         "/token" => {
             let request = TokenRequest {
                 head: head.clone(),
@@ -805,6 +835,96 @@ async fn a_source_without_an_assertion_fails_the_connect() {
     .await;
 }
 
+/// Enterprise-managed authorization (SEP-990): the person's ID token is exchanged at the IdP
+/// for an ID-JAG for the authorization server (its issuer the audience, the server's URL the
+/// resource), which is presented there with the JWT-bearer grant, the client authenticated
+/// as the metadata says.
+#[tokio::test]
+async fn the_enterprise_idp_exchanges_the_id_token_for_the_grant() {
+    guard(async {
+        let server = Protected::start_with(&["client_secret_basic"]).await;
+        let idp = EnterpriseIdp::new(format!("{}/idp/token", server.base), "agent-at-idp")
+            .client_secret("the-idp-secret");
+        let oauth = McpOAuth::enterprise_managed(idp, || async {
+            Ok::<_, std::io::Error>(ID_TOKEN.to_owned())
+        })
+        .client(CLIENT_ID, Some(CLIENT_SECRET.to_owned()));
+        let toolset =
+            McpToolset::connect([McpServer::http("protected", server.mcp()).oauth(oauth)])
+                .await
+                .expect("connected with the token the ID-JAG got");
+        let messages = call_once(&toolset, "whoami", json!({})).await;
+        assert_eq!(messages, [("an authorized caller".to_owned(), false)]);
+        let requests = server.token_requests.lock().unwrap().clone();
+        assert_eq!(requests.len(), 2);
+        let (exchange, grant) = (&requests[0], &requests[1]);
+        assert!(
+            exchange.head.starts_with("POST /idp/token "),
+            "{}",
+            exchange.head
+        );
+        assert_eq!(
+            exchange.form("grant_type").as_deref(),
+            Some("urn:ietf:params:oauth:grant-type:token-exchange")
+        );
+        assert_eq!(
+            exchange.form("requested_token_type").as_deref(),
+            Some("urn:ietf:params:oauth:token-type:id-jag")
+        );
+        assert_eq!(exchange.form("subject_token").as_deref(), Some(ID_TOKEN));
+        assert_eq!(
+            exchange.form("subject_token_type").as_deref(),
+            Some("urn:ietf:params:oauth:token-type:id_token")
+        );
+        assert_eq!(exchange.form("audience"), Some(server.base.clone()));
+        assert_eq!(exchange.form("resource"), Some(server.mcp()));
+        assert_eq!(exchange.form("client_id").as_deref(), Some("agent-at-idp"));
+        assert_eq!(
+            exchange.form("client_secret").as_deref(),
+            Some("the-idp-secret")
+        );
+        assert!(grant.head.starts_with("POST /token "), "{}", grant.head);
+        assert_eq!(grant.form("grant_type").as_deref(), Some(JWT_BEARER));
+        assert_eq!(grant.form("assertion").as_deref(), Some(ID_JAG));
+        assert_eq!(grant.form("resource"), Some(server.mcp()));
+        assert_eq!(grant.authorization(), Some(BASIC));
+        assert_eq!(grant.form("client_secret"), None);
+        toolset.close().await;
+    })
+    .await;
+}
+
+/// An ID token the IdP refuses fails the connect with the IdP's error; the authorization
+/// server is not asked.
+#[tokio::test]
+async fn an_id_token_the_idp_refuses_fails_the_connect() {
+    guard(async {
+        let server = Protected::start().await;
+        let idp = EnterpriseIdp::new(format!("{}/idp/token", server.base), "agent-at-idp");
+        let oauth = McpOAuth::enterprise_managed(idp, || async {
+            Ok::<_, std::io::Error>(EXPIRED_JWT.to_owned())
+        });
+        let Err(error) =
+            McpToolset::connect([McpServer::http("protected", server.mcp()).oauth(oauth)]).await
+        else {
+            panic!("connected without a token");
+        };
+        let mut chain = error.to_string();
+        let mut source = std::error::Error::source(&error);
+        while let Some(cause) = source {
+            chain.push_str(&format!(": {cause}"));
+            source = cause.source();
+        }
+        assert!(chain.contains("invalid_grant"), "{chain}");
+        assert!(chain.contains("/idp/token"), "{chain}");
+        assert!(!chain.contains(EXPIRED_JWT), "{chain}");
+        let requests = server.token_requests.lock().unwrap().clone();
+        assert_eq!(requests.len(), 1);
+        assert!(requests[0].head.starts_with("POST /idp/token "));
+    })
+    .await;
+}
+
 #[test]
 fn the_client_secret_and_the_code_are_not_in_debug_output() {
     let oauth = McpOAuth::new("http://localhost:3000/callback")
@@ -824,6 +944,14 @@ fn the_client_secret_and_the_code_are_not_in_debug_output() {
     let shown = format!("{workload:?}");
     assert!(shown.contains("JwtBearer"), "{shown}");
     assert!(!shown.contains(WORKLOAD_JWT), "{shown}");
+    let enterprise = McpOAuth::enterprise_managed(
+        EnterpriseIdp::new("https://idp.example.com/token", "agent").client_secret("idp-secret"),
+        || async { Ok::<_, std::io::Error>(ID_TOKEN.to_owned()) },
+    );
+    let shown = format!("{enterprise:?}");
+    assert!(shown.contains("idp.example.com"), "{shown}");
+    assert!(!shown.contains("idp-secret"), "{shown}");
+    assert!(!shown.contains(ID_TOKEN), "{shown}");
     let callback = AuthorizationCallback::new("the-code", "the-state");
     assert!(!format!("{callback:?}").contains("the-code"));
 }

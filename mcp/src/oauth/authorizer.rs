@@ -10,6 +10,7 @@ use rmcp::transport::auth::{
 };
 
 use super::client_credentials;
+use super::enterprise;
 use super::error::AuthorizationError;
 use super::handler::AuthorizationPrompt;
 use super::handler::{AuthorizationCallback, CallbackError};
@@ -111,6 +112,17 @@ impl Authorizer {
             Grant::JwtBearer(grant) => {
                 tracing::info!(server = %self.server, "the MCP server needs an authorization: presenting the workload's assertion");
                 return jwt_bearer::authorize(
+                    &mut manager,
+                    grant,
+                    &self.token_request(),
+                    challenge,
+                )
+                .await
+                .map_err(|error| self.failed(error));
+            }
+            Grant::Enterprise(grant) => {
+                tracing::info!(server = %self.server, "the MCP server needs an authorization: exchanging the ID token at the enterprise's IdP");
+                return enterprise::authorize(
                     &mut manager,
                     grant,
                     &self.token_request(),

@@ -15,8 +15,8 @@ pub enum AuthorizationError {
     /// The [`AuthorizationHandler`](super::AuthorizationHandler) gave no answer.
     #[error("the authorization handler gave no answer")]
     Handler(#[source] HandlerError),
-    /// The [`AssertionSource`](super::AssertionSource) of a JWT-bearer grant gave no
-    /// assertion.
+    /// The [`AssertionSource`](super::AssertionSource) of a JWT-bearer grant (or the ID
+    /// token's, of enterprise-managed authorization) gave no assertion.
     #[error("the assertion source gave no assertion")]
     Assertion(#[source] HandlerError),
     /// The handler's answer is not an authorization server's answer.

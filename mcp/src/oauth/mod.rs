@@ -38,6 +38,12 @@
 //! [`McpOAuth::jwt_bearer`] with where the current JWT comes from ([`AssertionSource`]); the
 //! same discovery, then the JWT presented at the token endpoint as the `assertion`.
 //!
+//! **Enterprise-managed.** An application whose person signed in at the enterprise's
+//! identity provider (SEP-990) uses [`McpOAuth::enterprise_managed`]: the person's ID token
+//! is exchanged at the IdP (RFC 8693) for an ID-JAG for the server's authorization server,
+//! which is presented there with the JWT-bearer grant — no browser, no consent screen; the
+//! enterprise's IdP decides which servers its people may use.
+//!
 //! **Scopes.** Unless [`McpOAuth::scopes`] sets them, the first authorization asks for the
 //! scopes of the server's challenge, else of its metadata (`scopes_supported`), else none;
 //! `offline_access` is added when the authorization server offers it. A `403` with
@@ -115,12 +121,12 @@
 //! # Not yet
 //!
 //! The client-credentials grant with a JWT assertion (`private_key_jwt`: rmcp signs it with
-//! `jsonwebtoken` on aws-lc-rs, a C library this crate does not build), DPoP (RFC 9449),
-//! enterprise-managed authorization; pausing a run on the authorization a connect needs (the
-//! toolset is built before any run).
+//! `jsonwebtoken` on aws-lc-rs, a C library this crate does not build), DPoP (RFC 9449);
+//! pausing a run on the authorization a connect needs (the toolset is built before any run).
 
 mod authorizer;
 mod client_credentials;
+mod enterprise;
 mod error;
 mod handler;
 mod http_client;
@@ -133,11 +139,13 @@ use std::sync::Arc;
 
 pub(crate) use authorizer::Authorizer;
 use client_credentials::ClientCredentials;
+use enterprise::Enterprise;
 use jwt_bearer::JwtBearer;
 
 /// The most authorizations one connect, or one call, goes through before it fails: a server
 /// that keeps refusing (a scope the authorization server never grants) does not loop.
 pub(crate) const MAX_AUTHORIZATIONS: usize = 3;
+pub use enterprise::EnterpriseIdp;
 pub use error::AuthorizationError;
 pub use handler::{
     AuthorizationCallback, AuthorizationHandler, AuthorizationPrompt, CallbackError, HandlerError,
@@ -180,6 +188,9 @@ pub(crate) enum Grant {
     /// No person: a JWT someone else signed for the client (a workload's identity) gets the
     /// token (RFC 7523).
     JwtBearer(JwtBearer),
+    /// A person signed in at the enterprise's IdP: their ID token, exchanged there for an
+    /// ID-JAG, gets the token with the JWT-bearer grant (SEP-990).
+    Enterprise(Enterprise),
 }
 
 /// A client id (and secret) issued by the authorization server beforehand.
@@ -283,6 +294,54 @@ impl McpOAuth {
     pub fn jwt_bearer(assertion: impl AssertionSource + 'static) -> Self {
         Self::with_grant(Grant::JwtBearer(JwtBearer {
             assertion: Arc::new(assertion),
+        }))
+    }
+
+    /// OAuth with enterprise-managed authorization (SEP-990, the Identity Assertion JWT
+    /// Authorization Grant): the person signed in at the enterprise's identity provider, and
+    /// `id_token` gives the ID token the application got then (see [`AssertionSource`]). On
+    /// a refusal, the client finds the server's authorization server, exchanges the ID token
+    /// at the IdP's token endpoint for an ID-JAG (RFC 8693 token exchange:
+    /// `requested_token_type` `…:id-jag`, `subject_token_type` `…:id_token`, the
+    /// authorization server's issuer as the `audience`, the server's URL as the `resource`,
+    /// the scopes; the client `idp` names, its secret in the form), then presents the ID-JAG
+    /// at the authorization server with the JWT-bearer grant, as
+    /// [`jwt_bearer`](Self::jwt_bearer) does its assertion — authenticated as the client
+    /// [`client`](Self::client) names (the authorization server knows this application by
+    /// that id; the IdP puts it in the ID-JAG). Neither token endpoint is sent a credential
+    /// unless it is HTTPS (or on this machine).
+    ///
+    /// The ID token is asked for again at each authorization (it expires: the source gives
+    /// a fresh one, or fails, and the person signs in again). No refresh token is kept; a
+    /// refusal, at the IdP or the authorization server, fails the connect or the call with
+    /// its `error`. Of the settings below, [`client`](Self::client),
+    /// [`scopes`](Self::scopes) and [`credential_store`](Self::credential_store) apply.
+    ///
+    /// ```no_run
+    /// use hookchain_mcp::oauth::{EnterpriseIdp, McpOAuth};
+    /// use hookchain_mcp::{McpServer, McpToolset};
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let idp = EnterpriseIdp::new("https://login.example.com/oauth2/token", "agent-app")
+    ///     .client_secret(std::env::var("IDP_CLIENT_SECRET")?);
+    /// let oauth = McpOAuth::enterprise_managed(idp, || async {
+    ///     // The ID token of the person's sign-in, kept by the application.
+    ///     std::env::var("ID_TOKEN")
+    /// })
+    /// .client("agent-at-docs", Some(std::env::var("DOCS_CLIENT_SECRET")?));
+    /// let toolset =
+    ///     McpToolset::connect([McpServer::http("docs", "https://mcp.example.com/mcp").oauth(oauth)])
+    ///         .await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn enterprise_managed(
+        idp: EnterpriseIdp,
+        id_token: impl AssertionSource + 'static,
+    ) -> Self {
+        Self::with_grant(Grant::Enterprise(Enterprise {
+            idp,
+            id_token: Arc::new(id_token),
         }))
     }
 
