@@ -81,11 +81,12 @@
 //! URL to open), resumed with the redirect the browser came back to; a connect that needs one
 //! fails with [`Error::AuthorizationRequired`], which carries the URL. A client no person stands
 //! behind gets its token with its own id and secret instead (the client-credentials grant,
-//! [`McpOAuth::client_credentials`](oauth::McpOAuth::client_credentials)), or with the JWT
-//! its platform gave it (workload identity federation, the JWT-bearer grant:
+//! [`McpOAuth::client_credentials`](oauth::McpOAuth::client_credentials); or with its key,
+//! [`McpOAuth::client_credentials_jwt`](oauth::McpOAuth::client_credentials_jwt)), or with
+//! the JWT its platform gave it (workload identity federation, the JWT-bearer grant:
 //! [`McpOAuth::jwt_bearer`](oauth::McpOAuth::jwt_bearer)); an enterprise's people, through
-//! their IdP's sign-in
-//! ([`McpOAuth::enterprise_managed`](oauth::McpOAuth::enterprise_managed)). See [`oauth`].
+//! their IdP's sign-in ([`McpOAuth::enterprise_managed`](oauth::McpOAuth::enterprise_managed)).
+//! See [`oauth`].
 //!
 //! # Elicitation
 //!

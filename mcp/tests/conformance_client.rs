@@ -16,7 +16,9 @@ use std::process::Command;
 
 use hookchain::prelude::*;
 use hookchain_mcp::elicitation::accept_defaults;
-use hookchain_mcp::oauth::{AuthorizationCallback, AuthorizationPrompt, EnterpriseIdp, McpOAuth};
+use hookchain_mcp::oauth::{
+    AuthorizationCallback, AuthorizationPrompt, ClientKey, EnterpriseIdp, McpOAuth,
+};
 use hookchain_mcp::{McpProtocol, McpServer, McpToolset};
 use serde_json::{Value, json};
 
@@ -118,10 +120,21 @@ async fn client(scenario: &str, url: &str) {
 /// the answer (the redirect URI is never served). The client-id metadata document's URL is
 /// the reference client's (the suite never fetches it); pre-registered credentials come in
 /// the scenario's context. The client-credentials scenarios are a client with no person
-/// behind it: its id and secret, in the context, get the token (SEP-1046); so are the workload
+/// behind it: its id and secret (or its private key, `private_key_jwt`), in the context, get
+/// the token (SEP-1046); so are the workload
 /// of workload identity federation, whose JWT, in the context, gets the token (RFC 7523), and
 /// the enterprise-managed client, whose person's ID token the IdP exchanges (SEP-990).
 fn oauth(scenario: &str, context: &Value) -> McpOAuth {
+    if scenario.starts_with("auth/client-credentials")
+        && let (Some(id), Some(algorithm), Some(pem)) = (
+            context["client_id"].as_str(),
+            context["signing_algorithm"].as_str(),
+            context["private_key_pem"].as_str(),
+        )
+    {
+        let key = ClientKey::from_pkcs8_pem(algorithm, pem).expect("the scenario's key");
+        return McpOAuth::client_credentials_jwt(id, key);
+    }
     if scenario.starts_with("auth/client-credentials")
         && let (Some(id), Some(secret)) = (
             context["client_id"].as_str(),

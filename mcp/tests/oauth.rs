@@ -4,7 +4,8 @@
 //! token to no second authorization; with the client-credentials grant, to a token for the
 //! client's secret, sent as the authorization server says, and no person asked; with the
 //! JWT-bearer grant, to a token for the workload's assertion (a refused one is not retried);
-//! enterprise-managed, to the ID token exchanged at the IdP and the ID-JAG presented. A tool call
+//! enterprise-managed, to the ID token exchanged at the IdP and the ID-JAG presented; with a
+//! client key, to a signed client assertion. A tool call
 //! that needs a person, without a handler, pauses the run; another toolset and agent (a
 //! restart), sharing only the stores, resume it with the person's answer.
 
@@ -17,7 +18,7 @@ use hookchain::interrupt::Checkpoint;
 use hookchain::prelude::*;
 use hookchain::{EndReason, Role};
 use hookchain_mcp::oauth::{
-    AuthorizationCallback, AuthorizationPrompt, EnterpriseIdp, InMemoryCredentialStore,
+    AuthorizationCallback, AuthorizationPrompt, ClientKey, EnterpriseIdp, InMemoryCredentialStore,
     InMemoryStateStore, McpAuthorization, McpOAuth,
 };
 use hookchain_mcp::{Error, McpServer, McpToolset};
@@ -831,6 +832,75 @@ async fn a_source_without_an_assertion_fails_the_connect() {
             "{error:?}"
         );
         assert!(server.token_requests.lock().unwrap().is_empty());
+    })
+    .await;
+}
+
+/// A client that proves itself with its key (`private_key_jwt`): the client-credentials
+/// grant with a new assertion signed for the authorization server, and no secret.
+#[tokio::test]
+async fn the_client_credentials_with_a_key_send_a_signed_assertion() {
+    use base64::Engine as _;
+    use ring::signature::{self, EcdsaKeyPair, KeyPair as _};
+
+    guard(async {
+        let rng = ring::rand::SystemRandom::new();
+        let pkcs8 = EcdsaKeyPair::generate_pkcs8(&signature::ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
+            .unwrap();
+        let public = EcdsaKeyPair::from_pkcs8(
+            &signature::ECDSA_P256_SHA256_FIXED_SIGNING,
+            pkcs8.as_ref(),
+            &rng,
+        )
+        .unwrap()
+        .public_key()
+        .as_ref()
+        .to_vec();
+        let pem = format!(
+            "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+            base64::engine::general_purpose::STANDARD.encode(pkcs8.as_ref())
+        );
+        let server = Protected::start_with(&["private_key_jwt"]).await;
+        let key = ClientKey::from_pkcs8_pem("ES256", &pem).unwrap();
+        let oauth = McpOAuth::client_credentials_jwt(CLIENT_ID, key);
+        let toolset =
+            McpToolset::connect([McpServer::http("protected", server.mcp()).oauth(oauth)])
+                .await
+                .expect("connected with the client's token");
+        let messages = call_once(&toolset, "whoami", json!({})).await;
+        assert_eq!(messages, [("an authorized caller".to_owned(), false)]);
+        let requests = server.token_requests.lock().unwrap().clone();
+        assert_eq!(requests.len(), 1);
+        let request = &requests[0];
+        assert_eq!(
+            request.form("grant_type").as_deref(),
+            Some("client_credentials")
+        );
+        assert_eq!(
+            request.form("client_assertion_type").as_deref(),
+            Some("urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+        );
+        assert_eq!(request.form("resource"), Some(server.mcp()));
+        assert_eq!(request.form("client_secret"), None);
+        assert_eq!(request.authorization(), None);
+        let assertion = request.form("client_assertion").expect("an assertion");
+        let parts: Vec<&str> = assertion.split('.').collect();
+        let decode = |part: &str| {
+            base64::engine::general_purpose::URL_SAFE_NO_PAD
+                .decode(part)
+                .unwrap()
+        };
+        let claims: Value = serde_json::from_slice(&decode(parts[1])).unwrap();
+        assert_eq!(claims["iss"], CLIENT_ID);
+        assert_eq!(claims["sub"], CLIENT_ID);
+        assert_eq!(claims["aud"], server.base.as_str());
+        signature::UnparsedPublicKey::new(&signature::ECDSA_P256_SHA256_FIXED, &public)
+            .verify(
+                format!("{}.{}", parts[0], parts[1]).as_bytes(),
+                &decode(parts[2]),
+            )
+            .expect("signed with the client's key");
+        toolset.close().await;
     })
     .await;
 }

@@ -17,6 +17,7 @@ use super::handler::{AuthorizationCallback, CallbackError};
 use super::http_client::OAuthHttp;
 use super::interrupt::{McpAuthorization, query_value};
 use super::jwt_bearer;
+use super::private_key_jwt;
 use super::store::{SharedStates, SharedStore};
 use super::{Grant, McpOAuth};
 use crate::error::Error;
@@ -114,6 +115,17 @@ impl Authorizer {
                 return jwt_bearer::authorize(
                     &mut manager,
                     grant,
+                    &self.token_request(),
+                    challenge,
+                )
+                .await
+                .map_err(|error| self.failed(error));
+            }
+            Grant::ClientCredentialsJwt(client) => {
+                tracing::info!(server = %self.server, "the MCP server needs an authorization: asking for a token with a signed client assertion");
+                return private_key_jwt::authorize(
+                    &mut manager,
+                    client,
                     &self.token_request(),
                     challenge,
                 )

@@ -130,8 +130,7 @@ pub(super) async fn discover(
 /// authenticates as the authorization server's metadata says when it has a secret
 /// (`client_secret_basic` when that is the only one it names of the two, else
 /// `client_secret_post`), names itself with `client_id` when it has an id only, and is
-/// not named at all without one (the assertion says who it is). The token's refresh token
-/// is dropped: a token that expires is asked for again, with a fresh assertion.
+/// not named at all without one (the assertion says who it is). See [`keep`].
 pub(super) async fn present(
     manager: &mut AuthorizationManager,
     request: &TokenRequest<'_>,
@@ -162,7 +161,24 @@ pub(super) async fn present(
             None => form.push(("client_id", &client.id)),
         }
     }
-    let mut answer = send(request.http, &metadata.token_endpoint, &form, basic).await?;
+    let answer = send(request.http, &metadata.token_endpoint, &form, basic).await?;
+    let client_id = request
+        .client
+        .map_or_else(|| JWT_BEARER.to_owned(), |client| client.id.clone());
+    keep(manager, request.store, metadata, answer, scopes, &client_id).await
+}
+
+/// Keeps the token of the token endpoint's `answer` (asked for `scopes`, by `client_id`) in
+/// the store, without its refresh token: a token that expires is asked for again, with a
+/// fresh assertion, rather than refreshed.
+pub(super) async fn keep(
+    manager: &mut AuthorizationManager,
+    store: &Arc<dyn CredentialStore>,
+    metadata: &AuthorizationMetadata,
+    mut answer: serde_json::Value,
+    scopes: &[String],
+    client_id: &str,
+) -> Result<(), AuthorizationError> {
     if let Some(answer) = answer.as_object_mut() {
         answer.remove("refresh_token");
     }
@@ -176,22 +192,23 @@ pub(super) async fn present(
             metadata.token_endpoint
         ))
     })?;
-    let client_id = request
-        .client
-        .map_or_else(|| JWT_BEARER.to_owned(), |client| client.id.clone());
     let received_at = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_secs());
-    request
-        .store
+    store
         .save(
-            StoredCredentials::new(client_id.clone(), Some(token), granted, Some(received_at))
-                .with_issuer(metadata.issuer.clone()),
+            StoredCredentials::new(
+                client_id.to_owned(),
+                Some(token),
+                granted,
+                Some(received_at),
+            )
+            .with_issuer(metadata.issuer.clone()),
         )
         .await?;
     // A client for the manager, so that a token about to expire is not refreshed (it has no
     // refresh token) but asked for again, after the server refuses it.
-    manager.configure_client_id(&client_id)?;
+    manager.configure_client_id(client_id)?;
     Ok(())
 }
 

@@ -32,7 +32,9 @@
 //! [`McpOAuth::client_credentials`] with the id and secret the authorization server issued it.
 //! Discovery is the same; steps 2 and 3 are not taken, and the token endpoint gives the token
 //! for the secret (with HTTP Basic or in the form, as the authorization server's metadata
-//! says). A token that expires is asked for again the same way. A workload whose platform
+//! says), or for an assertion signed with the client's key instead of a secret
+//! ([`McpOAuth::client_credentials_jwt`], `private_key_jwt`). A token that expires is asked
+//! for again the same way. A workload whose platform
 //! gives it an identity — a JWT signed for the authorization server (workload identity
 //! federation, SEP-1933) — uses the JWT-bearer grant (RFC 7523):
 //! [`McpOAuth::jwt_bearer`] with where the current JWT comes from ([`AssertionSource`]); the
@@ -120,9 +122,7 @@
 //!
 //! # Not yet
 //!
-//! The client-credentials grant with a JWT assertion (`private_key_jwt`: rmcp signs it with
-//! `jsonwebtoken` on aws-lc-rs, a C library this crate does not build), DPoP (RFC 9449);
-//! pausing a run on the authorization a connect needs (the toolset is built before any run).
+//! DPoP (RFC 9449); pausing a run on the authorization a connect needs (the toolset is built before any run).
 
 mod authorizer;
 mod client_credentials;
@@ -132,6 +132,7 @@ mod handler;
 mod http_client;
 mod interrupt;
 mod jwt_bearer;
+mod private_key_jwt;
 mod store;
 
 use std::fmt;
@@ -141,6 +142,7 @@ pub(crate) use authorizer::Authorizer;
 use client_credentials::ClientCredentials;
 use enterprise::Enterprise;
 use jwt_bearer::JwtBearer;
+use private_key_jwt::ClientJwt;
 
 /// The most authorizations one connect, or one call, goes through before it fails: a server
 /// that keeps refusing (a scope the authorization server never grants) does not loop.
@@ -152,6 +154,7 @@ pub use handler::{
 };
 pub use interrupt::McpAuthorization;
 pub use jwt_bearer::AssertionSource;
+pub use private_key_jwt::{ClientKey, KeyError};
 /// Where the tokens of a server are kept (rmcp's trait, implemented with `async-trait`): keep
 /// them across restarts of the application, and a restarted agent does not ask its user to
 /// authorize again.
@@ -185,6 +188,9 @@ pub(crate) enum Grant {
     AuthorizationCode { redirect_uri: String },
     /// No person: the client's own id and secret get the token.
     ClientCredentials(ClientCredentials),
+    /// No person: the client's id and an assertion signed with its key get the token
+    /// (`private_key_jwt`).
+    ClientCredentialsJwt(ClientJwt),
     /// No person: a JWT someone else signed for the client (a workload's identity) gets the
     /// token (RFC 7523).
     JwtBearer(JwtBearer),
@@ -245,6 +251,43 @@ impl McpOAuth {
         Self::with_grant(Grant::ClientCredentials(ClientCredentials {
             id: client_id.into(),
             secret: client_secret.into(),
+        }))
+    }
+
+    /// OAuth with the client-credentials grant (SEP-1046) for a client that proves itself
+    /// with its private key rather than a secret (`private_key_jwt`, RFC 7523 §2.2): the
+    /// authorization server holds the client's public key (its JWKS), and each token request
+    /// carries a new assertion signed with `key` — `iss` and `sub` the client id, `aud` the
+    /// authorization server's issuer, valid for a minute, a random `jti` — as
+    /// `client_assertion`. As [`client_credentials`](Self::client_credentials) otherwise:
+    /// discovery, the token for the server's URL and the scopes chosen the same way, no
+    /// refresh token (an expired token is asked for again with a new assertion), a token
+    /// endpoint that is not HTTPS (but on this machine) refused. An authorization server
+    /// whose metadata names its token endpoint's methods without `private_key_jwt`, or its
+    /// signing algorithms without the key's, is refused before anything is sent.
+    ///
+    /// The key is signed with in the process (`ring`); see [`ClientKey`] for the algorithms.
+    /// Of the settings below, [`scopes`](Self::scopes) and
+    /// [`credential_store`](Self::credential_store) apply.
+    ///
+    /// ```no_run
+    /// use hookchain_mcp::oauth::{ClientKey, McpOAuth};
+    /// use hookchain_mcp::{McpServer, McpToolset};
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let pem = std::fs::read_to_string("/etc/reports/client-key.pem")?;
+    /// let key = ClientKey::from_pkcs8_pem("ES256", &pem)?.key_id("2026-01");
+    /// let oauth = McpOAuth::client_credentials_jwt("nightly-reports", key);
+    /// let toolset =
+    ///     McpToolset::connect([McpServer::http("reports", "https://mcp.example.com/mcp").oauth(oauth)])
+    ///         .await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn client_credentials_jwt(client_id: impl Into<String>, key: ClientKey) -> Self {
+        Self::with_grant(Grant::ClientCredentialsJwt(ClientJwt {
+            id: client_id.into(),
+            key,
         }))
     }
 
