@@ -9,6 +9,7 @@ use rmcp::transport::auth::AuthClient;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
 use crate::error::Error;
+use crate::oauth::DpopClient;
 use crate::server::HttpEndpoint;
 
 /// The transport to `endpoint` of the server `server`.
@@ -26,13 +27,13 @@ pub(crate) fn transport(
     ))
 }
 
-/// The transport to `endpoint` through `client`, which adds the OAuth bearer token itself (a
+/// The transport to `endpoint` through `client`, which adds the OAuth token itself (a
 /// configured [`bearer_token`](crate::McpServer::bearer_token) is not sent).
 pub(crate) fn authorized_transport(
     server: &str,
     endpoint: &HttpEndpoint,
-    client: AuthClient<reqwest::Client>,
-) -> Result<StreamableHttpClientTransport<AuthClient<reqwest::Client>>, Error> {
+    client: AuthClient<DpopClient>,
+) -> Result<StreamableHttpClientTransport<AuthClient<DpopClient>>, Error> {
     Ok(StreamableHttpClientTransport::with_client(
         client,
         config(server, endpoint)?,

@@ -86,7 +86,7 @@
 //! the JWT its platform gave it (workload identity federation, the JWT-bearer grant:
 //! [`McpOAuth::jwt_bearer`](oauth::McpOAuth::jwt_bearer)); an enterprise's people, through
 //! their IdP's sign-in ([`McpOAuth::enterprise_managed`](oauth::McpOAuth::enterprise_managed)).
-//! See [`oauth`].
+//! Tokens are DPoP-bound (RFC 9449) when the authorization server offers it. See [`oauth`].
 //!
 //! # Elicitation
 //!

@@ -45,8 +45,23 @@ struct Protected {
     token_requests: Arc<Mutex<Vec<TokenRequest>>>,
     /// The `tools/call` requests the server ran (with the token).
     calls: Arc<AtomicUsize>,
+    /// The DPoP proofs the MCP endpoint was sent, verified: their claims.
+    mcp_proofs: Arc<Mutex<Vec<Value>>>,
     task: tokio::task::JoinHandle<()>,
 }
+
+/// Whether the authorization server binds tokens with DPoP, and whether it and the MCP
+/// server ask for a nonce.
+#[derive(Clone, Copy, PartialEq)]
+enum Dpop {
+    Off,
+    On,
+    Nonces,
+}
+
+/// The nonces of the authorization server and of the MCP server.
+const AS_NONCE: &str = "the-as-nonce";
+const RS_NONCE: &str = "the-rs-nonce";
 
 /// How the fake server is set up.
 #[derive(Clone, Copy)]
@@ -56,6 +71,9 @@ struct Setup {
     /// Whether it answers the handshake and the listing without a token (and refuses only
     /// `tools/call`).
     open_listing: bool,
+    /// DPoP: `dpop_signing_alg_values_supported: ["ES256"]`, a proof checked at each token
+    /// request and MCP request, a `DPoP` token.
+    dpop: Dpop,
 }
 
 /// A request of the token endpoint.
@@ -96,6 +114,7 @@ impl Protected {
         Self::start_as(Setup {
             auth_methods,
             open_listing: false,
+            dpop: Dpop::Off,
         })
         .await
     }
@@ -105,6 +124,7 @@ impl Protected {
         Self::start_as(Setup {
             auth_methods: &["none"],
             open_listing: true,
+            dpop: Dpop::Off,
         })
         .await
     }
@@ -114,7 +134,9 @@ impl Protected {
         let base = format!("http://{}", listener.local_addr().unwrap());
         let token_requests = Arc::new(Mutex::new(Vec::new()));
         let calls = Arc::new(AtomicUsize::new(0));
+        let mcp_proofs = Arc::new(Mutex::new(Vec::new()));
         let (kept, counted, served) = (token_requests.clone(), calls.clone(), base.clone());
+        let proofs = mcp_proofs.clone();
         let task = tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
                 tokio::spawn(serve(
@@ -123,6 +145,7 @@ impl Protected {
                     setup,
                     kept.clone(),
                     counted.clone(),
+                    proofs.clone(),
                 ));
             }
         });
@@ -130,6 +153,7 @@ impl Protected {
             base,
             token_requests,
             calls,
+            mcp_proofs,
             task,
         }
     }
@@ -151,17 +175,49 @@ async fn serve(
     setup: Setup,
     token_requests: Arc<Mutex<Vec<TokenRequest>>>,
     calls: Arc<AtomicUsize>,
+    mcp_proofs: Arc<Mutex<Vec<Value>>>,
 ) {
     let auth_methods = setup.auth_methods;
     let Some((head, body)) = read_request(&mut stream).await else {
         return;
     };
     let request_line = head.lines().next().unwrap_or_default().to_owned();
+    let method = request_line
+        .split(' ')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
     let target = request_line.split(' ').nth(1).unwrap_or_default();
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
-    let authorized = head
-        .lines()
-        .any(|line| line.eq_ignore_ascii_case(&format!("authorization: Bearer {TOKEN}")));
+    let proof = header(&head, "dpop").and_then(verified_proof);
+    // With DPoP, the token as `DPoP`, and a proof of this request, for this token, signed
+    // by the key the token was bound to (and with the nonce, when one is asked for).
+    let mut asks_nonce = false;
+    let authorized = if setup.dpop == Dpop::Off {
+        header(&head, "authorization") == Some(&*format!("Bearer {TOKEN}"))
+    } else if path == "/mcp" && header(&head, "authorization") == Some(&*format!("DPoP {TOKEN}")) {
+        let bound = token_requests
+            .lock()
+            .unwrap()
+            .last()
+            .and_then(|request| header(&request.head, "dpop").and_then(verified_proof))
+            .map(|claims| claims["jwk"].clone());
+        match &proof {
+            Some(claims)
+                if claims["htm"] == method
+                    && claims["htu"] == format!("{base}/mcp")
+                    && claims["ath"] == sha256_base64url(TOKEN)
+                    && bound.is_some_and(|jwk| jwk == claims["jwk"]) =>
+            {
+                mcp_proofs.lock().unwrap().push(claims.clone());
+                asks_nonce = setup.dpop == Dpop::Nonces && claims["nonce"] != RS_NONCE;
+                !asks_nonce
+            }
+            _ => false,
+        }
+    } else {
+        false
+    };
     let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let needs_token = !setup.open_listing || message["method"] == "tools/call";
     let (status, extra, body) = match path {
@@ -188,10 +244,8 @@ async fn serve(
             String::new(),
             json!({"resource": format!("{base}/mcp"), "authorization_servers": [base]}),
         ),
-        "/.well-known/oauth-authorization-server" => (
-            "200 OK",
-            String::new(),
-            json!({
+        "/.well-known/oauth-authorization-server" => {
+            let mut metadata = json!({
                 "issuer": base,
                 "authorization_endpoint": format!("{base}/authorize"),
                 "token_endpoint": format!("{base}/token"),
@@ -200,8 +254,12 @@ async fn serve(
                 "code_challenge_methods_supported": ["S256"],
                 "grant_types_supported": ["authorization_code", "client_credentials"],
                 "token_endpoint_auth_methods_supported": auth_methods,
-            }),
-        ),
+            });
+            if setup.dpop != Dpop::Off {
+                metadata["dpop_signing_alg_values_supported"] = json!(["ES256"]);
+            }
+            ("200 OK", String::new(), metadata)
+        }
         "/register" => (
             "201 Created",
             String::new(),
@@ -244,11 +302,38 @@ async fn serve(
                 _ => true,
             };
             token_requests.lock().unwrap().push(request);
-            if known {
+            // With DPoP, a proof of this request (and the nonce, when one is asked for).
+            let proven = proof.as_ref().is_some_and(|claims| {
+                claims["htm"] == "POST"
+                    && claims["htu"] == format!("{base}/token")
+                    && claims.get("ath").is_none()
+            });
+            if setup.dpop != Dpop::Off && !proven {
+                (
+                    "400 Bad Request",
+                    String::new(),
+                    json!({"error": "invalid_dpop_proof"}),
+                )
+            } else if setup.dpop == Dpop::Nonces
+                && proof
+                    .as_ref()
+                    .is_some_and(|claims| claims["nonce"] != AS_NONCE)
+            {
+                (
+                    "400 Bad Request",
+                    format!("dpop-nonce: {AS_NONCE}\r\n"),
+                    json!({"error": "use_dpop_nonce"}),
+                )
+            } else if known {
+                let token_type = if setup.dpop == Dpop::Off {
+                    "Bearer"
+                } else {
+                    "DPoP"
+                };
                 (
                     "200 OK",
                     String::new(),
-                    json!({"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600}),
+                    json!({"access_token": TOKEN, "token_type": token_type, "expires_in": 3600}),
                 )
             } else {
                 (
@@ -258,6 +343,13 @@ async fn serve(
                 )
             }
         }
+        "/mcp" if asks_nonce => (
+            "401 Unauthorized",
+            format!(
+                "www-authenticate: DPoP error=\"use_dpop_nonce\"\r\ndpop-nonce: {RS_NONCE}\r\n"
+            ),
+            json!({"error": "use_dpop_nonce"}),
+        ),
         "/mcp" if !authorized && needs_token => (
             "401 Unauthorized",
             format!(
@@ -303,6 +395,52 @@ async fn serve(
         body.len()
     );
     let _ = stream.write_all(answer.as_bytes()).await;
+}
+
+/// The value of the header `name` in `head`.
+fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.eq_ignore_ascii_case(name).then_some(value.trim())
+    })
+}
+
+/// The claims of a DPoP proof (`typ` `dpop+jwt`, ES256) whose signature its public `jwk`
+/// verifies, with that `jwk` added; else `None`.
+fn verified_proof(proof: &str) -> Option<Value> {
+    use base64::Engine as _;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let mut parts = proof.split('.');
+    let (head, claims, signature) = (parts.next()?, parts.next()?, parts.next()?);
+    let header: Value = serde_json::from_slice(&b64.decode(head).ok()?).ok()?;
+    let jwk = &header["jwk"];
+    if header["typ"] != "dpop+jwt" || header["alg"] != "ES256" || jwk.get("d").is_some() {
+        return None;
+    }
+    let mut point = vec![4];
+    point.extend(b64.decode(jwk["x"].as_str()?).ok()?);
+    point.extend(b64.decode(jwk["y"].as_str()?).ok()?);
+    ring::signature::UnparsedPublicKey::new(&ring::signature::ECDSA_P256_SHA256_FIXED, point)
+        .verify(
+            format!("{head}.{claims}").as_bytes(),
+            &b64.decode(signature).ok()?,
+        )
+        .ok()?;
+    let mut claims: Value = serde_json::from_slice(&b64.decode(claims).ok()?).ok()?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    (claims["jti"].is_string() && claims["iat"].as_u64()?.abs_diff(now) < 60).then_some(())?;
+    claims["jwk"] = jwk.clone();
+    Some(claims)
+}
+
+/// base64url(SHA-256(`text`)): a proof's `ath` of the token `text`.
+fn sha256_base64url(text: &str) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(ring::digest::digest(&ring::digest::SHA256, text.as_bytes()))
 }
 
 /// The head and body of one HTTP/1.1 request.
@@ -378,6 +516,8 @@ async fn a_refused_connect_is_authorized_by_the_handler_and_the_call_goes_throug
         assert_eq!(requests[0].form("code").as_deref(), Some(CODE));
         assert_eq!(requests[0].form("resource"), Some(server.mcp()));
         assert!(requests[0].form("code_verifier").is_some());
+        // An authorization server that does not offer DPoP gets no proof (a bearer token).
+        assert_eq!(header(&requests[0].head, "dpop"), None);
         toolset.close().await;
     })
     .await;
@@ -411,6 +551,96 @@ async fn without_a_handler_the_connect_fails_with_the_url_to_open() {
                 "MCP server `protected` needs an authorization: open http://127.0.0.1:"
             )
         );
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_dpop_authorization_server_binds_the_token_and_each_request_proves_the_key() {
+    guard(async {
+        let server = Protected::start_as(Setup {
+            auth_methods: &["none"],
+            open_listing: false,
+            dpop: Dpop::On,
+        })
+        .await;
+        let asked = Arc::new(AtomicUsize::new(0));
+        let toolset = McpToolset::connect([
+            McpServer::http("protected", server.mcp()).oauth(approving(asked.clone()))
+        ])
+        .await
+        .expect("connected after the authorization");
+        let messages = call_once(&toolset, "whoami", json!({})).await;
+        assert_eq!(messages, [("an authorized caller".to_owned(), false)]);
+        assert_eq!(server.calls.load(Ordering::SeqCst), 1);
+        // The code exchanged with a proof of the token request (no `ath`, no nonce).
+        let requests = server.token_requests.lock().unwrap().clone();
+        assert_eq!(requests.len(), 1);
+        let token_proof = header(&requests[0].head, "dpop")
+            .and_then(verified_proof)
+            .expect("a token request with a verified proof");
+        assert_eq!(token_proof["htu"], format!("{}/token", server.base));
+        assert!(token_proof.get("nonce").is_none());
+        // Every MCP request after it: `DPoP` and a proof of it with the token's `ath`, by
+        // the key the token is bound to (the server checks), each with its own `jti`.
+        let proofs = server.mcp_proofs.lock().unwrap().clone();
+        assert!(
+            proofs.len() >= 3,
+            "initialize, initialized, list, call: {proofs:?}"
+        );
+        let mut jtis: Vec<&str> = proofs.iter().filter_map(|p| p["jti"].as_str()).collect();
+        jtis.sort_unstable();
+        jtis.dedup();
+        assert_eq!(jtis.len(), proofs.len(), "a fresh jti each time");
+        assert!(
+            proofs
+                .iter()
+                .all(|proof| proof["jwk"] == token_proof["jwk"])
+        );
+        toolset.close().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn dpop_nonces_asked_for_are_sent_and_the_refused_request_runs_once() {
+    guard(async {
+        let server = Protected::start_as(Setup {
+            auth_methods: &["none"],
+            open_listing: true,
+            dpop: Dpop::Nonces,
+        })
+        .await;
+        let asked = Arc::new(AtomicUsize::new(0));
+        let toolset = McpToolset::connect([
+            McpServer::http("protected", server.mcp()).oauth(approving(asked.clone()))
+        ])
+        .await
+        .expect("connected without a token");
+        // The call is refused without a token, authorized, refused for want of the MCP
+        // server's nonce, asked again for it, then sent with it: run once.
+        let messages = call_once(&toolset, "whoami", json!({})).await;
+        assert_eq!(messages, [("an authorized caller".to_owned(), false)]);
+        assert_eq!(server.calls.load(Ordering::SeqCst), 1);
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+        // The token request, refused for the authorization server's nonce, sent again with it.
+        let requests = server.token_requests.lock().unwrap().clone();
+        assert_eq!(requests.len(), 2);
+        let nonces: Vec<Value> = requests
+            .iter()
+            .map(|request| {
+                let proof = header(&request.head, "dpop").and_then(verified_proof);
+                proof.expect("a verified proof")["nonce"].clone()
+            })
+            .collect();
+        assert_eq!(nonces, [Value::Null, json!(AS_NONCE)]);
+        let proofs = server.mcp_proofs.lock().unwrap().clone();
+        let last = proofs.last().expect("proofs at the MCP endpoint");
+        assert_eq!(last["nonce"], RS_NONCE);
+        // Refused first: its nonce was the origin's last one, the authorization server's
+        // (both at one origin here).
+        assert_eq!(proofs[0]["nonce"], AS_NONCE);
+        toolset.close().await;
     })
     .await;
 }

@@ -10,6 +10,7 @@ use rmcp::transport::auth::{
 };
 
 use super::client_credentials;
+use super::dpop::{Dpop, DpopClient};
 use super::enterprise;
 use super::error::AuthorizationError;
 use super::handler::AuthorizationPrompt;
@@ -24,13 +25,14 @@ use crate::error::Error;
 
 /// The OAuth of one connection to a server: rmcp's authorization manager (metadata, client,
 /// PKCE state, scopes; tokens in the application's store) inside the HTTP client every
-/// session of the connection sends through.
+/// session of the connection sends through; the connection's DPoP key, shared by its OAuth
+/// requests and that client.
 pub(crate) struct Authorizer {
     server: String,
     url: String,
     oauth: McpOAuth,
     http: Arc<OAuthHttp>,
-    client: AuthClient<reqwest::Client>,
+    client: AuthClient<DpopClient>,
     /// The challenges of the last authorizations left to a person, by their URL: a call
     /// that pauses on one puts it in the interrupt, for the discovery of the resumed call.
     challenges: std::sync::Mutex<std::collections::VecDeque<(String, String)>>,
@@ -59,7 +61,11 @@ impl Authorizer {
         oauth: &McpOAuth,
         within: Duration,
     ) -> Result<Self, Error> {
-        let http = Arc::new(OAuthHttp::new(server)?);
+        let dpop = Arc::new(Dpop::new().map_err(|error| Error::HttpClient {
+            server: server.to_owned(),
+            source: error.into(),
+        })?);
+        let http = Arc::new(OAuthHttp::new(server, dpop.clone())?);
         let mut manager = new_manager(server, url, &http, oauth).await?;
         match tokio::time::timeout(within, manager.initialize_from_store()).await {
             Ok(Ok(_)) => {}
@@ -75,13 +81,19 @@ impl Authorizer {
             url: url.to_owned(),
             oauth: oauth.clone(),
             http,
-            client: AuthClient::new(crate::http::client(server)?, manager),
+            client: AuthClient::new(
+                DpopClient {
+                    inner: crate::http::client(server)?,
+                    dpop,
+                },
+                manager,
+            ),
             challenges: std::sync::Mutex::new(std::collections::VecDeque::new()),
         })
     }
 
     /// The HTTP client of a session's transport.
-    pub(crate) fn client(&self) -> AuthClient<reqwest::Client> {
+    pub(crate) fn client(&self) -> AuthClient<DpopClient> {
         self.client.clone()
     }
 

@@ -1,6 +1,8 @@
 //! The HTTP client of the OAuth flow (discovery, registration, token requests): reqwest with
-//! this crate's TLS, bounded in time and in the size of what it reads.
+//! this crate's TLS, bounded in time and in the size of what it reads; DPoP proofs on the
+//! token requests of an authorization server that takes them (see `dpop`).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -9,6 +11,7 @@ use rmcp::transport::auth::{
     OAuthHttpRequest,
 };
 
+use super::dpop::{self, Dpop};
 use crate::error::Error;
 use crate::http::client_builder;
 
@@ -26,10 +29,19 @@ const MAX_REDIRECTS: usize = 10;
 pub(crate) struct OAuthHttp {
     follow: reqwest::Client,
     stop: reqwest::Client,
+    dpop: Arc<Dpop>,
+}
+
+/// An answer: its status, headers, version and body (up to 1 MiB).
+struct Answer {
+    status: http::StatusCode,
+    headers: http::HeaderMap,
+    version: http::Version,
+    body: Vec<u8>,
 }
 
 impl OAuthHttp {
-    pub(crate) fn new(server: &str) -> Result<Self, Error> {
+    pub(crate) fn new(server: &str, dpop: Arc<Dpop>) -> Result<Self, Error> {
         let build = |policy| {
             client_builder(server)?
                 .timeout(TIMEOUT)
@@ -43,7 +55,64 @@ impl OAuthHttp {
         Ok(Self {
             follow: build(reqwest::redirect::Policy::limited(MAX_REDIRECTS))?,
             stop: build(reqwest::redirect::Policy::none())?,
+            dpop,
         })
+    }
+
+    /// Sends `request` with `client`. Authorization server metadata is noted for DPoP; a
+    /// token request to an endpoint that takes proofs is sent with one (and once again with
+    /// a fresh one carrying the server's nonce, when it refuses with `use_dpop_nonce`), and
+    /// a token bound by its answer is noted.
+    async fn send(
+        &self,
+        client: &reqwest::Client,
+        mut request: reqwest::Request,
+    ) -> Result<Answer, OAuthHttpClientError> {
+        let url = request.url().to_string();
+        let method = request.method().clone();
+        let proofs = method == reqwest::Method::POST && self.dpop.is_token_endpoint(&url);
+        let answer = if proofs {
+            let again = request.try_clone();
+            let nonce = self.dpop.nonce(&url);
+            self.prove(&mut request, &url);
+            let answer = read(client.execute(request).await?).await?;
+            let noted = self.dpop.note_nonce(&url, &answer.headers);
+            match again {
+                Some(mut again)
+                    if answer.status == http::StatusCode::BAD_REQUEST
+                        && noted
+                        && self.dpop.nonce(&url) != nonce
+                        && dpop::asks_nonce(&answer.body) =>
+                {
+                    self.prove(&mut again, &url);
+                    let answer = read(client.execute(again).await?).await?;
+                    self.dpop.note_nonce(&url, &answer.headers);
+                    answer
+                }
+                _ => answer,
+            }
+        } else {
+            read(client.execute(request).await?).await?
+        };
+        if answer.status.is_success() {
+            if proofs {
+                self.dpop.note_token(&answer.body);
+            } else if method == reqwest::Method::GET {
+                self.dpop.note_metadata(&answer.body);
+            }
+        }
+        Ok(answer)
+    }
+
+    /// Puts a proof of the token request `request` to `url` in its `DPoP` header.
+    fn prove(&self, request: &mut reqwest::Request, url: &str) {
+        if let Some(proof) = self
+            .dpop
+            .proof("POST", url, None)
+            .and_then(|proof| dpop::header_value(&proof))
+        {
+            request.headers_mut().insert(dpop::DPOP, proof);
+        }
     }
 }
 
@@ -84,10 +153,19 @@ impl OAuthHttp {
             value.set_sensitive(true);
             request = request.header(http::header::AUTHORIZATION, value);
         }
-        let response = request.send().await?;
-        let status = response.status();
-        Ok((status, read_body(response).await?))
+        let answer = self.send(&self.stop, request.build()?).await?;
+        Ok((answer.status, answer.body))
     }
+}
+
+/// A response, its body read.
+async fn read(response: reqwest::Response) -> Result<Answer, OAuthHttpClientError> {
+    Ok(Answer {
+        status: response.status(),
+        headers: response.headers().clone(),
+        version: response.version(),
+        body: read_body(response).await?,
+    })
 }
 
 /// A response's body, up to [`MAX_BODY_BYTES`].
@@ -114,14 +192,14 @@ impl OAuthHttpClient for OAuthHttp {
         };
         let request = reqwest::Request::try_from(request.request);
         Box::pin(async move {
-            let response = client.execute(request?).await?;
-            let mut answer = http::Response::builder()
-                .status(response.status())
-                .version(response.version());
-            for (name, value) in response.headers() {
-                answer = answer.header(name, value);
+            let answer = self.send(client, request?).await?;
+            let mut response = http::Response::builder()
+                .status(answer.status)
+                .version(answer.version);
+            for (name, value) in &answer.headers {
+                response = response.header(name, value);
             }
-            Ok(answer.body(read_body(response).await?)?)
+            Ok(response.body(answer.body)?)
         })
     }
 }

@@ -57,8 +57,24 @@
 //! the handler waits for a person; the handler bounds that wait. Every response of the OAuth
 //! flow is read up to 1 MiB, within 30 seconds.
 //!
-//! **Secrets.** Tokens, the client secret, assertions and the authorization code are never
-//! logged, and the `Debug` of what holds them does not show them.
+//! **DPoP** (RFC 9449, SEP-1932). When the authorization server's metadata lists `ES256` in
+//! `dpop_signing_alg_values_supported`, tokens are bound to a key of the connection, whatever
+//! the grant; there is nothing to configure. The key (ECDSA P-256, generated with `ring` when
+//! the connection is made) stays in memory: a bound token kept in the credential store from an
+//! earlier run is sent as a bearer token, and the server's refusal leads to a refresh, or a
+//! new authorization, bound to the new key. Each token request carries a proof of the key in
+//! its `DPoP` header (`typ` `dpop+jwt`, the public `jwk`; `jti`, `htm`, `htu`, `iat`); a token
+//! the authorization server answers with `token_type` `DPoP` is sent as
+//! `Authorization: DPoP <token>`, each request with a new proof (its method, its URL without
+//! query, and `ath`, the token's SHA-256), and any other token as a bearer token. A server's
+//! nonce (`DPoP-Nonce`) goes into the next proofs to its origin; a request it refuses with
+//! `use_dpop_nonce` is sent again, once, with the nonce. rmcp's transport does not give back a
+//! `401`'s headers, so the nonce of an MCP server that asks for one is read by sending the
+//! refused request once more with the same stale nonce (which such a server refuses again,
+//! without running it), then the request is sent with the nonce.
+//!
+//! **Secrets.** Tokens, the client secret, assertions, DPoP keys and the authorization code are
+//! never logged, and the `Debug` of what holds them does not show them.
 //!
 //! ```no_run
 //! use hookchain_mcp::oauth::{AuthorizationCallback, AuthorizationPrompt, McpOAuth};
@@ -122,10 +138,12 @@
 //!
 //! # Not yet
 //!
-//! DPoP (RFC 9449); pausing a run on the authorization a connect needs (the toolset is built before any run).
+//! Pausing a run on the authorization a connect needs (the toolset is built before any run);
+//! DPoP with an algorithm other than `ES256`, or with a key that outlives the connection.
 
 mod authorizer;
 mod client_credentials;
+mod dpop;
 mod enterprise;
 mod error;
 mod handler;
@@ -140,6 +158,7 @@ use std::sync::Arc;
 
 pub(crate) use authorizer::Authorizer;
 use client_credentials::ClientCredentials;
+pub(crate) use dpop::DpopClient;
 use enterprise::Enterprise;
 use jwt_bearer::JwtBearer;
 use private_key_jwt::ClientJwt;
