@@ -21,8 +21,8 @@
 //!
 //! rmcp's transport turns a `401` into its `WWW-Authenticate` challenge alone, without the
 //! `DPoP-Nonce` header: when a resource server refuses a proof with `use_dpop_nonce`,
-//! [`DpopClient`] asks it again itself (the same request, with a fresh proof and the nonce it
-//! had, so refused again), reads the nonce of that answer, and only then lets rmcp send the
+//! [`DpopClient`] asks it again itself (a `ping`, never the request itself, with a fresh proof
+//! and the nonce it had, so refused again), reads the nonce of that answer, and only then lets rmcp send the
 //! request with it. Sending every request itself would mean rewriting rmcp's transport client
 //! (its SSE and JSON handling); a server that requires a nonce costs this round trip on the
 //! first request of a connection, and when it changes its nonce.
@@ -43,6 +43,12 @@ use rmcp::transport::streamable_http_client::{
 /// The `DPoP` request header (a proof) and the `DPoP-Nonce` response header.
 pub(crate) const DPOP: HeaderName = HeaderName::from_static("dpop");
 pub(crate) const DPOP_NONCE: HeaderName = HeaderName::from_static("dpop-nonce");
+
+/// What a refused request is asked again with, for the server's nonce: a `ping`, which does
+/// nothing if the server takes it.
+fn nonce_probe() -> serde_json::Value {
+    serde_json::json!({ "jsonrpc": "2.0", "id": "hookchain-dpop-nonce", "method": "ping" })
+}
 
 /// The most tokens, token endpoints and nonces remembered by one connection.
 const KEPT: usize = 64;
@@ -301,7 +307,7 @@ impl DpopClient {
     }
 
     /// Whether a refusal of a request that presented `token` asks for a nonce the server
-    /// has not given yet: asks again (the same request, with a fresh proof, refused again)
+    /// has not given yet: asks again (a `ping`, with a fresh proof, refused again)
     /// for the `DPoP-Nonce` header rmcp's client does not give back, and keeps it.
     async fn learn_nonce(
         &self,
@@ -348,8 +354,16 @@ impl DpopClient {
         custom_headers: &HashMap<HeaderName, HeaderValue>,
     ) -> reqwest::RequestBuilder {
         let mut again = self.inner.request(method, uri);
+        // The headers that name the request's method, name and arguments (SEP-2243) are the
+        // refused request's, not the probe's.
+        let describes_the_request = |name: &HeaderName| {
+            let name = name.as_str();
+            name == "mcp-method" || name == "mcp-name" || name.starts_with("mcp-param-")
+        };
         for (name, value) in custom_headers {
-            again = again.header(name, value);
+            if !describes_the_request(name) {
+                again = again.header(name, value);
+            }
         }
         if let Some(session_id) = session_id {
             again = again.header("mcp-session-id", session_id);
@@ -429,6 +443,8 @@ impl StreamableHttpClient for DpopClient {
         let Err(refused) = result else {
             return result;
         };
+        // Asked again with a `ping`, never the message itself: a server that took the nonce
+        // it refused a moment ago would run the message twice (a tool call, twice).
         let again = self
             .again(
                 reqwest::Method::POST,
@@ -436,7 +452,8 @@ impl StreamableHttpClient for DpopClient {
                 session_id.as_deref(),
                 &custom_headers,
             )
-            .json(&message);
+            .header("mcp-method", "ping")
+            .json(&nonce_probe());
         if !self
             .learn_nonce(&refused, auth_token.as_deref(), again, "POST", &uri)
             .await
