@@ -67,6 +67,8 @@
 //! - `hookchain::mcp` (feature `mcp`): the tools of MCP servers, stdio or streamable HTTP, as
 //!   [`Tool`]s (the crate `hookchain-mcp`); with `mcp-serve`, the other way: an agent's tools
 //!   served as an MCP server (`McpToolServer`), each call through the agent's chain.
+//! - `hookchain::eval` (feature `eval`): a run's trajectory and matchers comparing it with the
+//!   expected one, with agentevals' and ADK's semantics (the crate `hookchain-eval`).
 
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -437,6 +439,21 @@ server
 #[cfg_attr(docsrs, doc(cfg(feature = "mcp")))]
 pub mod mcp {
     pub use hookchain_mcp::*;
+}
+
+/// Evals (feature `eval`): a run's [`Trajectory`](eval::Trajectory) and matchers that compare
+/// it with the expected one, with the semantics of LangChain's agentevals
+/// ([`TrajectoryMatch`](eval::TrajectoryMatch)) and of Google ADK's tool trajectory
+/// ([`ToolTrajectory`](eval::ToolTrajectory)); see the crate `hookchain-eval`.
+///
+/// ```toml
+/// [dev-dependencies]
+/// hookchain = { version = "0.1", features = ["eval"] }
+/// ```
+#[cfg(feature = "eval")]
+#[cfg_attr(docsrs, doc(cfg(feature = "eval")))]
+pub mod eval {
+    pub use hookchain_eval::*;
 }
 
 /// Serving agents over HTTP (feature `axum`): runs streamed as server-sent events in the
