@@ -169,6 +169,13 @@ async fn a_paused_call_goes_on_from_where_it_asked() {
     assert_eq!(ran().len(), 2);
 }
 
+/// Refunds a card: a tool of the `GatePassed` test alone (the other test counts `charge`'s
+/// runs, and the two run at once).
+#[tool]
+async fn refund(cents: u64) -> String {
+    format!("refunded {cents}")
+}
+
 /// `GatePassed` is told once a call has passed its gate — not while it waits there for an
 /// approval, once approved, and not for a call the gate rejected.
 #[tokio::test]
@@ -176,9 +183,9 @@ async fn gate_passed_is_told_when_a_call_leaves_its_gate() {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    let approval = HumanInTheLoop::new().interrupt_on("charge", ToolPolicy::always());
+    let approval = HumanInTheLoop::new().interrupt_on("refund", ToolPolicy::always());
     let agent = Agent::builder(ScriptedModel::new([]))
-        .tool(charge)
+        .tool(refund)
         .chain(chain![approval])
         .build()
         .unwrap();
@@ -189,7 +196,7 @@ async fn gate_passed_is_told_when_a_call_leaves_its_gate() {
     });
     let agent = agent.with_context(hookchain::RunContext::new().with(passed));
 
-    let call = ToolCall::new("g1", "charge", json!({ "cents": 1 }));
+    let call = ToolCall::new("g1", "refund", json!({ "cents": 1 }));
     let waiting = paused(agent.call_tool_or_pause(call).await.unwrap());
     assert_eq!(told.load(Ordering::SeqCst), 0, "told at the gate");
     let reject =
