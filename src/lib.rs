@@ -68,7 +68,8 @@
 //!   [`Tool`]s (the crate `hookchain-mcp`); with `mcp-serve`, the other way: an agent's tools
 //!   served as an MCP server (`McpToolServer`), each call through the agent's chain.
 //! - `hookchain::eval` (feature `eval`): a run's trajectory and matchers comparing it with the
-//!   expected one, with agentevals' and ADK's semantics (the crate `hookchain-eval`).
+//!   expected one, with agentevals' and ADK's semantics; cassettes recording a model's calls
+//!   and replaying them without it (the crate `hookchain-eval`).
 
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -444,7 +445,8 @@ pub mod mcp {
 /// Evals (feature `eval`): a run's [`Trajectory`](eval::Trajectory) and matchers that compare
 /// it with the expected one, with the semantics of LangChain's agentevals
 /// ([`TrajectoryMatch`](eval::TrajectoryMatch)) and of Google ADK's tool trajectory
-/// ([`ToolTrajectory`](eval::ToolTrajectory)); see the crate `hookchain-eval`.
+/// ([`ToolTrajectory`](eval::ToolTrajectory)); [cassettes](eval::cassette) that record a
+/// model's calls to a file and replay them without the model; see the crate `hookchain-eval`.
 ///
 /// ```toml
 /// [dev-dependencies]

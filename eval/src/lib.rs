@@ -1,5 +1,6 @@
-//! Evals for [hookchain](https://docs.rs/hookchain) agents: a run's trajectory, and matchers
-//! that compare it with the trajectory you expect.
+//! Evals for [hookchain](https://docs.rs/hookchain) agents: a run's trajectory, matchers
+//! that compare it with the trajectory you expect, and cassettes that record a model's calls
+//! and replay them without the model.
 //!
 //! Depend on `hookchain` with the feature `eval`; this crate's items are then
 //! `hookchain::eval::…`.
@@ -28,6 +29,15 @@
 //! - [`ToolTrajectory`], Google ADK's tool trajectory criterion: [`ToolTrajectoryMatch`]
 //!   `EXACT`, `IN_ORDER`, `ANY_ORDER`, arguments compared or ignored, and the score of
 //!   several invocations against a threshold ([`ToolTrajectory::evaluate`]).
+//!
+//! # Cassettes
+//!
+//! A [`Cassette`](cassette::Cassette) wraps a [`Model`](hookchain_core::Model) at the model
+//! boundary (not HTTP, so any provider): it records each call to a readable JSON file (the
+//! request's structural fingerprint, the answer, a stream's events with their timing),
+//! redacted, and replays the file in place of the model; a request that drifted from the
+//! recording fails with the fields that differ. Modes `none`, `once`, `new_episodes`, `all`,
+//! as VCR's. See the [`cassette`] module.
 //!
 //! # Matching a run
 //!
@@ -86,6 +96,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod cassette;
 mod error;
 mod matcher;
 mod trajectory;
