@@ -69,7 +69,8 @@
 //!   served as an MCP server (`McpToolServer`), each call through the agent's chain.
 //! - `hookchain::eval` (feature `eval`): a run's trajectory and matchers comparing it with the
 //!   expected one, with agentevals' and ADK's semantics; cassettes recording a model's calls
-//!   and replaying them without it (the crate `hookchain-eval`).
+//!   and replaying them without it; deterministic evaluators of a case's outcome (Pydantic
+//!   Evals' semantics) (the crate `hookchain-eval`).
 
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -446,7 +447,8 @@ pub mod mcp {
 /// it with the expected one, with the semantics of LangChain's agentevals
 /// ([`TrajectoryMatch`](eval::TrajectoryMatch)) and of Google ADK's tool trajectory
 /// ([`ToolTrajectory`](eval::ToolTrajectory)); [cassettes](eval::cassette) that record a
-/// model's calls to a file and replay them without the model; see the crate `hookchain-eval`.
+/// model's calls to a file and replay them without the model; deterministic
+/// [evaluators](eval::evaluator) of a case's outcome; see the crate `hookchain-eval`.
 ///
 /// ```toml
 /// [dev-dependencies]

@@ -39,6 +39,15 @@
 //! recording fails with the fields that differ. Modes `none`, `once`, `new_episodes`, `all`,
 //! as VCR's. See the [`cassette`] module.
 //!
+//! # Evaluators
+//!
+//! An [`Evaluator`](evaluator::Evaluator) checks one case's [`Outcome`](evaluator::Outcome)
+//! (its output, trajectory, duration, token usage, expected output) and returns an
+//! [`EvaluationResult`](evaluator::EvaluationResult): pass, fail or a score, and why.
+//! Built-ins with Pydantic Evals' semantics (`EqualsExpected`, `Equals`, `Contains`,
+//! `IsInstance`, `MaxDuration`), and `Regex`, `ToolCalled`, `ToolNotCalled`, `MaxTokens`;
+//! any closure `Fn(&Outcome) -> bool` is one too. See the [`evaluator`] module.
+//!
 //! # Matching a run
 //!
 //! A run of a [`ScriptedModel`](hookchain_core::ScriptedModel) that calls a tool, matched
@@ -98,6 +107,7 @@
 
 pub mod cassette;
 mod error;
+pub mod evaluator;
 mod matcher;
 mod trajectory;
 

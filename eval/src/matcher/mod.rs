@@ -3,7 +3,7 @@
 mod adk;
 mod agentevals;
 mod args;
-mod json_eq;
+pub(crate) mod json_eq;
 mod mismatch;
 
 pub use adk::{
