@@ -1,5 +1,7 @@
 //! What a streamed model call yields: provider-neutral, block-indexed events.
 
+use serde::{Deserialize, Serialize};
+
 use super::{StopReason, Usage};
 use crate::message::ToolCall;
 
@@ -10,7 +12,11 @@ use crate::message::ToolCall;
 /// a block keeps one kind, and the blocks' order by index is the order of the answer. A
 /// [`ResponseAssembler`](super::ResponseAssembler) turns a sequence of events back into the
 /// [`ModelResponse`](super::ModelResponse) an unstreamed call would return.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Serialized as an object tagged by `event` (`{"event": "text_delta", "index": 0, "text":
+/// "…"}`; a usage report's fields beside the tag): what a recording of a stream writes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ModelEvent {
     /// More text of the text block `index`.

@@ -4,8 +4,7 @@ use std::fs;
 use std::io::Write as _;
 use std::path::Path;
 
-use hookchain_core::model::{ModelEvent, ModelResponse, StopReason, Usage};
-use hookchain_core::{ModelError, ToolCall};
+use hookchain_core::model::{ModelEvent, ModelResponse};
 use serde::{Deserialize, Serialize};
 
 use super::CassetteError;
@@ -39,108 +38,7 @@ pub(crate) struct TimedEvent {
     /// Milliseconds after the call began.
     pub(crate) at_ms: u64,
     #[serde(flatten)]
-    pub(crate) event: RecordedEvent,
-}
-
-/// A [`ModelEvent`] as the file spells it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "event", rename_all = "snake_case")]
-pub(crate) enum RecordedEvent {
-    TextDelta {
-        index: usize,
-        text: String,
-    },
-    ReasoningDelta {
-        index: usize,
-        text: String,
-    },
-    ReasoningSignature {
-        index: usize,
-        signature: String,
-    },
-    RedactedReasoning {
-        index: usize,
-        data: String,
-    },
-    ToolCallStart {
-        index: usize,
-        id: String,
-        name: String,
-    },
-    ToolCallDelta {
-        index: usize,
-        arguments: String,
-    },
-    ToolCallEnd {
-        index: usize,
-        call: ToolCall,
-    },
-    Usage {
-        usage: Usage,
-    },
-    Metadata {
-        key: String,
-        value: serde_json::Value,
-    },
-    Finish {
-        stop_reason: StopReason,
-    },
-}
-
-impl RecordedEvent {
-    /// The event to record, or an error for a kind of event this version cannot write.
-    pub(crate) fn record(event: &ModelEvent) -> Result<Self, ModelError> {
-        let event = event.clone();
-        Ok(match event {
-            ModelEvent::TextDelta { index, text } => Self::TextDelta { index, text },
-            ModelEvent::ReasoningDelta { index, text } => Self::ReasoningDelta { index, text },
-            ModelEvent::ReasoningSignature { index, signature } => {
-                Self::ReasoningSignature { index, signature }
-            }
-            ModelEvent::RedactedReasoning { index, data } => {
-                Self::RedactedReasoning { index, data }
-            }
-            ModelEvent::ToolCallStart { index, id, name } => {
-                Self::ToolCallStart { index, id, name }
-            }
-            ModelEvent::ToolCallDelta { index, arguments } => {
-                Self::ToolCallDelta { index, arguments }
-            }
-            ModelEvent::ToolCallEnd { index, call } => Self::ToolCallEnd { index, call },
-            ModelEvent::Usage(usage) => Self::Usage { usage },
-            ModelEvent::Metadata { key, value } => Self::Metadata { key, value },
-            ModelEvent::Finish { stop_reason } => Self::Finish { stop_reason },
-            other => {
-                return Err(ModelError::other(format!(
-                    "the cassette cannot record the model event {other:?}"
-                )));
-            }
-        })
-    }
-
-    /// The event to replay.
-    pub(crate) fn replay(self) -> ModelEvent {
-        match self {
-            Self::TextDelta { index, text } => ModelEvent::TextDelta { index, text },
-            Self::ReasoningDelta { index, text } => ModelEvent::ReasoningDelta { index, text },
-            Self::ReasoningSignature { index, signature } => {
-                ModelEvent::ReasoningSignature { index, signature }
-            }
-            Self::RedactedReasoning { index, data } => {
-                ModelEvent::RedactedReasoning { index, data }
-            }
-            Self::ToolCallStart { index, id, name } => {
-                ModelEvent::ToolCallStart { index, id, name }
-            }
-            Self::ToolCallDelta { index, arguments } => {
-                ModelEvent::ToolCallDelta { index, arguments }
-            }
-            Self::ToolCallEnd { index, call } => ModelEvent::ToolCallEnd { index, call },
-            Self::Usage { usage } => ModelEvent::Usage(usage),
-            Self::Metadata { key, value } => ModelEvent::Metadata { key, value },
-            Self::Finish { stop_reason } => ModelEvent::Finish { stop_reason },
-        }
-    }
+    pub(crate) event: ModelEvent,
 }
 
 /// Reads the cassette at `path`: `None` if there is no file.

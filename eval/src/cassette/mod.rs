@@ -138,7 +138,7 @@ use hookchain_core::{Model, ModelError, ModelRequest, ModelResponse};
 pub use error::{CassetteError, CassetteErrorKind};
 pub use redact::REDACTED;
 
-use file::{CassetteFile, FORMAT_VERSION, Interaction, RecordedEvent, TimedEvent};
+use file::{CassetteFile, FORMAT_VERSION, Interaction, TimedEvent};
 use redact::Redaction;
 
 /// The environment variable that chooses the mode of every cassette (unless a builder is told
@@ -563,8 +563,6 @@ impl<M: Model> Cassette<M> {
         let events: Events = match interaction.events {
             Some(events) => events.into(),
             None => (interaction.response.into_events().into_iter())
-                // A response's own events are all of kinds the file knows.
-                .filter_map(|event| RecordedEvent::record(&event).ok())
                 .map(|event| TimedEvent { at_ms: 0, event })
                 .collect(),
         };
@@ -575,7 +573,7 @@ impl<M: Model> Cassette<M> {
             if original {
                 tokio::time::sleep_until(start + Duration::from_millis(at_ms)).await;
             }
-            Some((Ok(event.replay()), events))
+            Some((Ok(event), events))
         })
     }
 
@@ -595,14 +593,14 @@ impl<M: Model> Cassette<M> {
             let millis = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
             events.push(TimedEvent {
                 at_ms: millis,
-                event: RecordedEvent::record(&event)?,
+                event: event.clone(),
             });
             if matches!(event, ModelEvent::Finish { .. })
                 && let Some(fingerprint) = fingerprint.take()
             {
                 let mut assembler = ResponseAssembler::new();
                 for timed in &events {
-                    assembler.push(&timed.event.clone().replay())?;
+                    assembler.push(&timed.event)?;
                 }
                 let response = assembler.finish()?;
                 self.record(at, fingerprint, response, Some(std::mem::take(&mut events)))?;
