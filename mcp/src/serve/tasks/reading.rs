@@ -4,7 +4,7 @@
 use std::sync::atomic::Ordering;
 
 use hookchain_core::interrupt::CheckpointError;
-use rmcp::model::ErrorCode;
+use rmcp::ErrorData as McpError;
 
 use super::record::{TaskRecord, TaskState};
 use super::serving::{Reply, fresh_id, visible};
@@ -94,11 +94,11 @@ impl ServedTasks {
                         // Changed meanwhile (renewed, ended): as it stands.
                         return Ok(Change::Keep(Reply::Now(Box::new(stored.record))));
                     }
-                    stored.record.state = TaskState::failed(
-                        ErrorCode::INTERNAL_ERROR.0,
+                    stored.record.state = TaskState::failed(McpError::internal_error(
                         "the server running the task stopped before it ended; whether the tool \
                          acted is unknown, and it is not run again",
-                    );
+                        None,
+                    ));
                     stored.record.updated_at = now;
                     Ok(Change::Put {
                         record: stored.record.clone(),

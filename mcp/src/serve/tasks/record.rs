@@ -62,11 +62,13 @@ impl TaskState {
         )
     }
 
-    /// A JSON-RPC error state: `code` and `message`.
-    pub(super) fn failed(code: i32, message: &str) -> TaskState {
-        let mut error = JsonObject::new();
-        error.insert("code".into(), code.into());
-        error.insert("message".into(), message.into());
+    /// Failed with `error`, as JSON-RPC writes it (`code`, `message`, `data`).
+    pub(super) fn failed(error: rmcp::ErrorData) -> TaskState {
+        let error = match serde_json::to_value(error) {
+            Ok(serde_json::Value::Object(error)) => error,
+            // An error object always serializes to an object; kept total all the same.
+            _ => JsonObject::from_iter([("code".to_owned(), (-32603).into())]),
+        };
         TaskState::Failed { error }
     }
 }

@@ -5,7 +5,8 @@ use std::future::Future;
 
 use hookchain_core::tool::{ToolFailure, ToolFailureKind};
 use hookchain_core::{CallOutcome, Error};
-use rmcp::model::{ClientCapabilities, ErrorCode, JsonObject};
+use rmcp::ErrorData as McpError;
+use rmcp::model::ClientCapabilities;
 
 use super::super::asking::Asking;
 use super::super::content::call_tool_result;
@@ -143,10 +144,10 @@ fn ended(
 ) -> TaskState {
     let completed = |result: rmcp::model::CallToolResult| match serde_json::to_value(result) {
         Ok(serde_json::Value::Object(result)) => TaskState::Completed { result },
-        _ => TaskState::failed(
-            ErrorCode::INTERNAL_ERROR.0,
+        _ => TaskState::failed(McpError::internal_error(
             "the call's result was not kept",
-        ),
+            None,
+        )),
     };
     let paused = match outcome {
         Ok(CallOutcome::Done(result)) => {
@@ -158,10 +159,10 @@ fn ended(
                 // Not what the tool reported (an error result, `completed`), but the server
                 // failing: a task `failed`, its reason in the operator's log.
                 tracing::warn!(task = %id, tool = %name, "a served task's call failed in the server (a panic, a hook's error)");
-                return TaskState::failed(
-                    ErrorCode::INTERNAL_ERROR.0,
+                return TaskState::failed(McpError::internal_error(
                     "the call failed in the server",
-                );
+                    None,
+                ));
             }
             return completed(call_tool_result(result));
         }
@@ -177,7 +178,10 @@ fn ended(
                 error = %hookchain_core::error::Report(&error),
                 "a served task's call failed in the agent's chain"
             );
-            return TaskState::failed(ErrorCode::INTERNAL_ERROR.0, "the call failed in the server");
+            return TaskState::failed(McpError::internal_error(
+                "the call failed in the server",
+                None,
+            ));
         }
     };
     let Some(asking) = Asking::of(&paused.interrupt) else {
@@ -186,22 +190,7 @@ fn ended(
     let Some(requests) = asking.input_requests(&paused.interrupt, capabilities) else {
         // The call needs what the client did not declare it can give (SEP-2575).
         let required = asking.required_capabilities(&paused.interrupt);
-        let mut error = JsonObject::new();
-        error.insert(
-            "code".into(),
-            ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY.0.into(),
-        );
-        error.insert(
-            "message".into(),
-            "the call needs an answer this client cannot give".into(),
-        );
-        if let Ok(required) = serde_json::to_value(required) {
-            error.insert(
-                "data".into(),
-                serde_json::json!({ "requiredCapabilities": required }),
-            );
-        }
-        return TaskState::Failed { error };
+        return TaskState::failed(McpError::missing_required_client_capability(required));
     };
     TaskState::InputRequired {
         paused,
